@@ -1,0 +1,134 @@
+# movebench — GNU Makefile (no autotools).
+#   make                 build programs into $(BUILD)/bin, libraries into $(BUILD)/lib
+#   make check           build and run the tests (last line: N passed, N failed)
+#   make run [NP=2]      the main job: a small mb-coll sweep on a local mpirun
+#   make deps            install the Debian packages (as root), else list them
+#   make install PREFIX=/opt/movebench
+#   make clean
+# Knobs: CUDA=0|1 (default: 1 when nvcc is found), SAN=address,undefined,
+#        BUILD=dir (default build, build-san with SAN).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+SAN ?=
+BUILD ?= build$(if $(SAN),-san)
+PREFIX ?= /usr/local
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+CUDA ?= $(if $(NVCC),1,0)
+
+# Packages found through pkg-config; tools/deps.sh maps them to Debian names.
+PKGS := ompi-c hdf5-openmpi papi hwloc ucx
+
+CC := mpicc
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer,)
+MB_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS)
+MB_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+LIBS := $(PKG_LIBS) -lm
+
+NVCCFLAGS ?= -O2 -g
+ifeq ($(CUDA),1)
+  ifeq ($(NVCC),)
+    $(error CUDA=1 but nvcc is not on PATH nor in CUDA_HOME=$(CUDA_HOME))
+  endif
+  CUDA_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
+  MB_CFLAGS += -DMB_HAVE_CUDA=1
+  LIBS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++
+endif
+
+# ---- libraries: a folder is a library ------------------------------------
+COMMON_SRC := common/log.c common/clock.c common/mem.c
+ifeq ($(CUDA),1)
+  COMMON_CU := common/mem_cuda.cu
+else
+  COMMON_SRC += common/nocuda.c
+endif
+HARNESS_SRC := $(wildcard benchmarks/harness/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+cuobj = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(1))
+
+LIB_COMMON := $(BUILD)/lib/libmbcommon.a
+LIB_HARNESS := $(BUILD)/lib/libmbharness.a
+BUILDINFO := $(BUILD)/gen/buildinfo.c
+
+PROGRAMS := $(patsubst benchmarks/%.c,$(BUILD)/bin/%,$(wildcard benchmarks/mb-*.c))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.SECONDARY:
+.PHONY: all check run deps deps-check install clean help FORCE
+all: $(PROGRAMS) $(UNIT_TESTS)
+
+# Every compile waits for this (order-only), so a missing package is named
+# before the first compiler error.
+deps-check:
+	@tools/deps.sh check
+
+$(BUILD)/obj/%.o: %.c | deps-check
+	@mkdir -p $(@D)
+	$(CC) $(MB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu | deps-check
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+
+# Build provenance: rewritten only when the commit, dirtiness or flags change.
+$(BUILDINFO): FORCE
+	@mkdir -p $(@D)
+	@tools/buildinfo.sh "$(CC)" "$(MB_CFLAGS)" > $@.new && \
+	  { cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@; }
+
+$(LIB_COMMON): $(call obj,$(COMMON_SRC)) $(call cuobj,$(COMMON_CU))
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(LIB_HARNESS): $(call obj,$(HARNESS_SRC)) $(BUILD)/obj/gen/buildinfo.o
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/obj/gen/buildinfo.o: $(BUILDINFO)
+	@mkdir -p $(@D)
+	$(CC) $(MB_CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/%: $(BUILD)/obj/benchmarks/%.o $(LIB_HARNESS) $(LIB_COMMON)
+	@mkdir -p $(@D)
+	$(CC) $(MB_LDFLAGS) $^ $(LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_HARNESS) $(LIB_COMMON)
+	@mkdir -p $(@D)
+	$(CC) $(MB_LDFLAGS) $^ $(LIBS) -o $@
+
+# CHECK_ONLY="unit/ cli/" runs only the tests whose names contain one of the words.
+check: all
+	BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(CHECK_ONLY)
+
+# The main job on a local mpirun: a small mb-coll sweep, its table, its result file.
+NP ?= 2
+run: all
+	tools/run-local.sh $(BUILD) $(NP)
+
+deps:
+	tools/deps.sh install
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/movebench
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIB_COMMON) $(LIB_HARNESS) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/include/movebench/common $(DESTDIR)$(PREFIX)/include/movebench/benchmarks/harness
+	install -m 644 common/common.h $(DESTDIR)$(PREFIX)/include/movebench/common/
+	install -m 644 benchmarks/harness/harness.h $(DESTDIR)$(PREFIX)/include/movebench/benchmarks/harness/
+
+clean:
+	rm -rf build build-san build-cpu build-cuda
+
+help:
+	@sed -n '2,9p' Makefile
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

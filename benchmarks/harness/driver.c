@@ -1,0 +1,308 @@
+/* The one main loop: options, validation, output probe, plan, then per
+ * case set-up, warm-up, timed iterations with counters, checks, statistics
+ * and a table row; finally the result file. Programs only fill a table. */
+#include "harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct case_outcome {
+    int check;         /* enum mb_check */
+    double *samples;   /* rank 0: [iters x nranks] */
+    long long *counts; /* rank 0: [nranks x nevents] */
+};
+
+/* Prints to rank 0's stdout unless quiet. */
+#define OUT(run, ...)                                                                              \
+    do {                                                                                           \
+        if ((run)->rank == 0 && !(run)->common.quiet)                                              \
+            printf(__VA_ARGS__);                                                                   \
+    } while (0)
+
+static int agree_max(MPI_Comm comm, int v)
+{
+    int out;
+    MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, comm);
+    return out;
+}
+
+static char *default_out_path(const char *bench)
+{
+    char stamp[32], path[256];
+    mb_utc_iso8601(stamp, sizeof(stamp));
+    for (char *p = stamp; *p; p++)
+        if (*p == ':')
+            *p = '-';
+    mkdir("results", 0755);
+    snprintf(path, sizeof(path), "results/%s-%s.h5", bench, stamp);
+    return mb_output_unique(path);
+}
+
+/* Runs warm-up and timed iterations of one case on this rank. */
+static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, double *times,
+                   long long *counts, int *check_failed, const char *case_name)
+{
+    const struct mb_bench *b = run->bench;
+    size_t nev = mb_counters_nevents(ctr);
+    long long *now = nev ? calloc(nev, sizeof(*now)) : NULL;
+    long long total = run->common.warmup + run->common.iters;
+    int err = 0;
+    for (long long it = 0; it < total && !err; it++) {
+        int timed = it >= run->common.warmup;
+        if (b->prepare)
+            b->prepare(state, it);
+        MPI_Barrier(run->comm);
+        if (timed && nev)
+            mb_counters_start(ctr);
+        double elapsed = -1;
+        double t0 = MPI_Wtime();
+        err = b->iterate(state, it, &elapsed);
+        double t1 = MPI_Wtime();
+        if (timed) {
+            if (nev) {
+                mb_counters_stop(ctr, now);
+                for (size_t e = 0; e < nev; e++)
+                    counts[e] += now[e];
+            }
+            times[it - run->common.warmup] = elapsed >= 0 ? elapsed : t1 - t0;
+        }
+        if (!err && run->common.check && b->check && !*check_failed) {
+            char msg[512] = "";
+            if (b->check(state, it, msg, sizeof(msg)) != 0) {
+                *check_failed = 1;
+                mb_warn("check failed: %s: rank %d, iteration %lld: %s", case_name, run->rank, it,
+                        msg);
+            }
+        }
+    }
+    free(now);
+    return err;
+}
+
+/* Gathers times and counts to rank 0 and fills the case's result. */
+static void collect(struct mb_run *run, const struct mb_case *c, const double *times,
+                    const long long *counts, int check, size_t nev)
+{
+    size_t iters = (size_t)run->common.iters, p = (size_t)run->nranks;
+    double *all = run->rank == 0 ? malloc(iters * p * sizeof(double)) : NULL;
+    long long *allc = run->rank == 0 && nev ? malloc(p * nev * sizeof(long long)) : NULL;
+    MPI_Gather(times, (int)iters, MPI_DOUBLE, all, (int)iters, MPI_DOUBLE, 0, run->comm);
+    if (nev)
+        MPI_Gather(counts, (int)nev, MPI_LONG_LONG, allc, (int)nev, MPI_LONG_LONG, 0, run->comm);
+    if (run->rank != 0)
+        return;
+
+    struct mb_case_result *cr = mb_result_add_case(&run->result, c->name);
+    for (size_t l = 0; l < run->result.nlabels; l++)
+        cr->labels[l] = strdup(c->labels[l] ? c->labels[l] : "");
+    cr->bytes = c->bytes;
+    cr->count = c->count;
+    cr->iters = iters;
+    cr->nranks = p;
+    cr->samples = malloc(iters * p * sizeof(double));
+    double *slowest = malloc(iters * sizeof(double));
+    for (size_t i = 0; i < iters; i++) {
+        slowest[i] = 0;
+        for (size_t r = 0; r < p; r++) {
+            double t = all[r * iters + i];
+            cr->samples[i * p + r] = t; /* [iterations x ranks] */
+            if (t > slowest[i])
+                slowest[i] = t;
+        }
+    }
+    mb_stats_compute(slowest, iters, &cr->stats);
+    double algbw = cr->stats.median > 0 ? (double)c->bytes / cr->stats.median / 1e9 : 0;
+    cr->algbw = algbw;
+    cr->busbw = algbw * (run->bench->busbw_factor ? run->bench->busbw_factor(run, c) : 1.0);
+    cr->model_s = run->bench->model ? run->bench->model(run, c) : NAN;
+    cr->check = check;
+    cr->counters = allc;
+    free(slowest);
+    free(all);
+}
+
+static void print_row(struct mb_run *run, const struct mb_case_result *cr)
+{
+    OUT(run, "%12llu %12llu %12.2f %12.2f %12.2f %10.3f %10.3f  %s\n",
+        (unsigned long long)cr->bytes, (unsigned long long)cr->count, cr->stats.median * 1e6,
+        cr->stats.min * 1e6, cr->stats.max * 1e6, cr->algbw, cr->busbw, mb_check_name(cr->check));
+}
+
+static void progress(struct mb_run *run, size_t done, double start)
+{
+    if (run->rank != 0 || run->common.quiet || !isatty(STDERR_FILENO))
+        return;
+    double el = mb_now() - start;
+    double left = done ? el / (double)done * (double)(run->ncases - done) : 0;
+    fprintf(stderr, "\r%s: case %zu/%zu, %.1f s elapsed, ~%.0f s left   %s", run->bench->name, done,
+            run->ncases, el, left, done == run->ncases ? "\n" : "");
+    fflush(stderr);
+}
+
+/* Parses and validates; 0 to go on, otherwise the exit status. */
+static int start(struct mb_run *run, char **out_path)
+{
+    int parse = mb_options_parse(run->bench, &run->common, run->argc, run->argv,
+                                 run->rank == 0 ? stderr : NULL);
+    if (parse == 1) {
+        if (run->rank == 0)
+            mb_options_help(run->bench, stdout);
+        return -1; /* help: exit 0 */
+    }
+    if (parse != 0)
+        return parse;
+    char err[512] = "";
+    if (run->common.device == MB_DEV_CUDA && mb_cuda_probe(err, sizeof(err)) != 0) {
+        if (run->rank == 0)
+            mb_warn("-d/--device cuda: %s", err);
+        return MB_EXIT_USAGE;
+    }
+    int bad = run->bench->validate ? run->bench->validate(run) : 0;
+    if (agree_max(run->comm, bad))
+        return MB_EXIT_USAGE;
+    /* The output path is checked before any work. */
+    int probe = 0;
+    if (run->rank == 0) {
+        *out_path = run->common.out ? strdup(run->common.out) : default_out_path(run->bench->name);
+        probe = mb_output_probe(*out_path, run->common.out != NULL, err, sizeof(err));
+        if (probe)
+            mb_warn("%s", err);
+    }
+    return agree_max(run->comm, probe ? MB_EXIT_USAGE : 0);
+}
+
+static void fill_metadata(struct mb_run *run, struct mb_counters *ctr)
+{
+    struct mb_result *r = &run->result;
+    mb_provenance_collect(run->comm, run->bench->name, run->argc, run->argv, r);
+    if (run->rank != 0)
+        return;
+    mb_kv_str(&r->root, "device", run->common.device == MB_DEV_CUDA ? "cuda" : "host");
+    mb_kv_int(&r->root, "seed", run->common.seed);
+    mb_kv_str(&r->root, "papi_unavailable", mb_counters_unavailable(ctr));
+    mb_options_config(run->bench, &run->common, &r->config);
+    if (run->bench->config)
+        run->bench->config(run, &r->config);
+    for (const char *const *l = run->bench->label_names; l && *l && r->nlabels < MB_MAX_LABELS; l++)
+        r->label_names[r->nlabels++] = strdup(*l);
+    r->nevents = mb_counters_nevents(ctr);
+    r->event_names = r->nevents ? calloc(r->nevents, sizeof(char *)) : NULL;
+    for (size_t e = 0; e < r->nevents; e++)
+        r->event_names[e] = strdup(mb_counters_name(ctr, e));
+}
+
+static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
+{
+    size_t nev = mb_counters_nevents(ctr);
+    double *times = malloc((size_t)run->common.iters * sizeof(double));
+    long long *counts = calloc(nev ? nev : 1, sizeof(long long));
+    const char *group = "";
+    double t_start = mb_now();
+    int err = 0;
+    for (size_t k = 0; k < run->ncases && !err; k++) {
+        const struct mb_case *c = &run->cases[k];
+        void *state = NULL;
+        err = agree_max(run->comm, run->bench->setup(run, c, &state));
+        if (err) {
+            if (state && run->bench->teardown)
+                run->bench->teardown(state);
+            break;
+        }
+        if (strcmp(group, c->group) != 0) {
+            group = c->group;
+            OUT(run, "\n# %s\n%12s %12s %12s %12s %12s %10s %10s  %s\n", group, "size(B)", "count",
+                "median(us)", "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
+        }
+        memset(counts, 0, (nev ? nev : 1) * sizeof(long long));
+        int failed = 0;
+        err = agree_max(run->comm, measure(run, state, ctr, times, counts, &failed, c->name));
+        if (run->bench->teardown)
+            run->bench->teardown(state);
+        if (err) {
+            if (run->rank == 0)
+                mb_warn("%s: the benchmark reported an error; stopping", c->name);
+            break;
+        }
+        failed = agree_max(run->comm, failed);
+        *any_fail |= failed;
+        int check = !run->common.check || !run->bench->check ? MB_CHECK_SKIPPED
+                    : failed                                  ? MB_CHECK_FAIL
+                                                              : MB_CHECK_PASS;
+        collect(run, c, times, counts, check, nev);
+        if (run->rank == 0) {
+            print_row(run, &run->result.cases[run->result.ncases - 1]);
+            fflush(stdout);
+        }
+        progress(run, k + 1, t_start);
+    }
+    free(times);
+    free(counts);
+    return err;
+}
+
+int mb_main(const struct mb_bench *bench, int argc, char **argv)
+{
+    mb_set_progname(bench->name);
+    MPI_Init(&argc, &argv);
+    struct mb_run run;
+    memset(&run, 0, sizeof(run));
+    run.bench = bench;
+    run.comm = MPI_COMM_WORLD;
+    run.argc = argc;
+    run.argv = argv;
+    run.emulation = "none";
+    MPI_Comm_rank(run.comm, &run.rank);
+    MPI_Comm_size(run.comm, &run.nranks);
+    mb_result_init(&run.result);
+
+    char *out_path = NULL;
+    int status = start(&run, &out_path);
+    if (status == 0 && bench->plan(&run) != 0)
+        status = MB_EXIT_USAGE;
+    if (status != 0) {
+        free(out_path);
+        mb_result_free(&run.result);
+        MPI_Finalize();
+        return status < 0 ? 0 : status;
+    }
+
+    struct mb_counters *ctr = mb_counters_open(run.comm, run.common.papi);
+    fill_metadata(&run, ctr);
+    OUT(&run, "# %s: %d ranks, device %s, %zu cases, %lld warm-up + %lld timed iterations, check %s\n",
+        bench->name, run.nranks, run.common.device == MB_DEV_CUDA ? "cuda" : "host", run.ncases,
+        run.common.warmup, run.common.iters, run.common.check ? "on" : "off");
+    if (bench->table_header)
+        OUT(&run, "%s", bench->table_header);
+
+    int any_fail = 0;
+    int err = run_cases(&run, ctr, &any_fail);
+    mb_counters_close(ctr);
+
+    if (run.rank == 0) {
+        mb_kv_str(&run.result.root, "emulation", run.emulation);
+        char stamp[32], msg[512];
+        mb_utc_iso8601(stamp, sizeof(stamp));
+        mb_kv_str(&run.result.root, "end_time_utc", stamp);
+        mb_kv_int(&run.result.root, "complete", !err);
+        char *final = mb_output_commit(&run.result, out_path, msg, sizeof(msg));
+        if (!final) {
+            mb_warn("writing the result file failed: %s", msg);
+            err = 1;
+        } else {
+            if (strcmp(final, out_path) != 0)
+                mb_warn("%s appeared during the run; wrote %s instead", out_path, final);
+            OUT(&run, "# result file: %s\n", final);
+            free(final);
+        }
+    }
+    err = agree_max(run.comm, err);
+    if (any_fail && run.rank == 0)
+        mb_warn("FAILED: at least one case gave a wrong result (see above)");
+    free(out_path);
+    mb_result_free(&run.result);
+    MPI_Finalize();
+    return err || any_fail ? 1 : 0;
+}

@@ -1,0 +1,290 @@
+/* movebench benchmark harness: options, timing loop, statistics, result
+ * files (HDF5), hardware counters (PAPI) and provenance, written once and
+ * used by every program. A program fills a struct mb_bench (a table of
+ * callbacks) and calls mb_main(); it never writes its own main loop. */
+#ifndef MB_HARNESS_H
+#define MB_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <mpi.h>
+
+#include "../../common/common.h"
+
+#define MB_SCHEMA_VERSION 1
+
+/* ===== key/value lists (config, provenance, environment) ============== */
+
+enum mb_kv_type { MB_KV_STR, MB_KV_INT, MB_KV_DBL };
+
+struct mb_kv {
+    char *key;
+    enum mb_kv_type type;
+    char *s;
+    long long i;
+    double d;
+};
+
+struct mb_kvlist {
+    struct mb_kv *v;
+    size_t n, cap;
+};
+
+/* Setting an existing key replaces its value. */
+void mb_kv_str(struct mb_kvlist *l, const char *key, const char *val);
+void mb_kv_int(struct mb_kvlist *l, const char *key, long long val);
+void mb_kv_dbl(struct mb_kvlist *l, const char *key, double val);
+const struct mb_kv *mb_kv_get(const struct mb_kvlist *l, const char *key);
+void mb_kv_free(struct mb_kvlist *l);
+
+/* ===== statistics ====================================================== */
+
+struct mb_stats {
+    size_t n;
+    double min, median, p95, max, mean;
+    double ci_lo, ci_hi; /* nonparametric 95% CI of the median */
+};
+
+/* Sorts a copy of x[0..n); n == 0 gives all-NaN fields. */
+void mb_stats_compute(const double *x, size_t n, struct mb_stats *out);
+/* Order-statistic ranks (0-based, inclusive) bounding the median at 95%. */
+void mb_stats_median_ci_ranks(size_t n, size_t *lo, size_t *hi);
+/* Linear-interpolated quantile of sorted[0..n), q in [0,1]. */
+double mb_stats_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* ===== result file ====================================================== */
+
+enum mb_check { MB_CHECK_SKIPPED = 0, MB_CHECK_PASS = 1, MB_CHECK_FAIL = 2 };
+const char *mb_check_name(int check);
+
+#define MB_MAX_LABELS 8
+
+/* One measured case. */
+struct mb_case_result {
+    char *name;                       /* unique in the file, e.g. "allreduce/float/sum/oop/mpi/1024" */
+    char *labels[MB_MAX_LABELS];      /* values of mb_result.label_names, in order */
+    uint64_t bytes, count;
+    size_t iters, nranks;
+    double *samples;                  /* [iters x nranks], seconds */
+    struct mb_stats stats;            /* of the per-iteration slowest-rank time */
+    double algbw, busbw;              /* GB/s (1e9 bytes/s) from the median */
+    double model_s;                   /* predicted time, NaN when no model */
+    int check;                        /* enum mb_check */
+    long long *counters;              /* [nranks x mb_result.nevents], NULL if nevents == 0 */
+};
+
+/* Everything one file holds. Rank 0 fills it; mb_result_write stores it. */
+struct mb_result {
+    struct mb_kvlist root;        /* "/" attributes: provenance (schema_version added by writer) */
+    struct mb_kvlist config;      /* "/config" attributes */
+    struct mb_kvlist environment; /* "/environment" attributes */
+    char *topology_xml;           /* "/topology", may be NULL */
+    size_t nlabels;
+    char *label_names[MB_MAX_LABELS];
+    size_t nevents;
+    char **event_names;
+    size_t ncases, cap;
+    struct mb_case_result *cases;
+};
+
+void mb_result_init(struct mb_result *r);
+/* Appends a zeroed case (name copied) and returns it. */
+struct mb_case_result *mb_result_add_case(struct mb_result *r, const char *name);
+void mb_result_free(struct mb_result *r);
+
+/* Writes exactly `path` (creating it, failing if it exists). 0 or -1 with
+ * a message in err. The harness wraps this in tmp-then-link. */
+int mb_result_write(const struct mb_result *r, const char *path, char *err, size_t errlen);
+/* Reads a file written by mb_result_write back into r (for mb-report and
+ * the round-trip test). 0 or -1 with a message in err. */
+int mb_result_read(const char *path, struct mb_result *r, char *err, size_t errlen);
+
+/* ===== counters (PAPI) ================================================== */
+
+struct mb_counters;
+
+/* Collective over comm. spec: comma-separated PAPI event names; NULL means
+ * $MB_PAPI_EVENTS, else the defaults (hardware presets, falling back to
+ * perf:: software events). Each event is tried; the ones that fail on any
+ * rank are dropped on every rank and listed by mb_counters_unavailable(),
+ * never fatal. Returns NULL only when out of memory. */
+struct mb_counters *mb_counters_open(MPI_Comm comm, const char *spec);
+size_t mb_counters_nevents(const struct mb_counters *c);
+const char *mb_counters_name(const struct mb_counters *c, size_t i);
+/* "EVENT: reason; EVENT: reason" or "" */
+const char *mb_counters_unavailable(const struct mb_counters *c);
+/* Start counting (zeroes the counts). */
+void mb_counters_start(struct mb_counters *c);
+/* Stop and store this rank's counts into values[nevents]. */
+void mb_counters_stop(struct mb_counters *c, long long *values);
+void mb_counters_close(struct mb_counters *c);
+/* PAPI version string ("7.0.0.0"). */
+const char *mb_counters_papi_version(void);
+
+/* ===== provenance ======================================================= */
+
+/* Collective over comm. Rank 0 receives in r->root the provenance
+ * attributes of DESIGN.md (benchmark, command_line, start_time_utc,
+ * git_commit, git_dirty, nranks, nnodes, hostnames, versions, compiler,
+ * cflags, kernel, perf_event_paranoid, slurm_*), in r->environment the
+ * whitelisted environment (OMPI_*, UCX_*, SLURM_*, PAPI_*, HDF5_*, CUDA_*,
+ * MB_*), and in r->topology_xml hwloc's XML of its node. The caller adds
+ * device, seed and emulation. */
+void mb_provenance_collect(MPI_Comm comm, const char *benchmark, int argc, char **argv,
+                           struct mb_result *r);
+/* Baked in at build time. */
+const char *mb_build_git_commit(void);
+int mb_build_git_dirty(void);
+const char *mb_build_compiler(void);
+const char *mb_build_cflags(void);
+
+/* ===== options ========================================================== */
+
+enum mb_opt_kind {
+    MB_OPT_FLAG,   /* no argument; int* set to 1 (a "no-" form sets 0) */
+    MB_OPT_INT,    /* long long* within [min, max] */
+    MB_OPT_SIZE,   /* size_t*, K/M/G suffixes (powers of 1024), within [min, max] */
+    MB_OPT_DOUBLE, /* double* within [min, max] */
+    MB_OPT_STR,    /* char** (not copied) */
+    MB_OPT_CHOICE, /* int* index into choices ("a|b|c") */
+    MB_OPT_LIST,   /* unsigned* bit mask over choices, comma-separated, "all" = every choice */
+};
+
+struct mb_opt {
+    const char *name;    /* long name without "--" */
+    int short_name;      /* 0 for none */
+    enum mb_opt_kind kind;
+    void *dst;
+    const char *def;     /* default, as the user would type it (parsed like input); NULL = unset */
+    const char *choices; /* CHOICE/LIST: "a|b|c" */
+    double min, max;     /* INT/SIZE/DOUBLE bounds */
+    const char *help;
+    const char *metavar;
+};
+
+/* Parses a size with an optional K/M/G suffix (powers of 1024, optional
+ * trailing B/iB). 0 on success, -1 otherwise. */
+int mb_parse_size(const char *s, size_t *out);
+/* Formats bytes as "64M", "4K", "17". */
+void mb_format_size(size_t bytes, char *buf, size_t len);
+
+/* ===== benchmark table and driver ======================================= */
+
+enum mb_device { MB_DEV_HOST = 0, MB_DEV_CUDA = 1 };
+
+/* The flags every program shares (DESIGN.md). */
+struct mb_common {
+    size_t minbytes, maxbytes;
+    long long stepfactor;
+    long long iters, warmup;
+    int check;          /* on by default */
+    int device;         /* enum mb_device */
+    char *out;          /* -o; NULL = results/<bench>-<utc>.h5 */
+    char *papi;         /* --papi */
+    int quiet;
+    long long seed;
+    char *sizes;        /* --sizes: explicit list, overrides -b/-e/-f */
+};
+
+/* The message sizes of this run: --sizes if given, else minbytes times
+ * stepfactor^k up to maxbytes (0 is followed by 1). Returns a malloc'd
+ * array and its length in *n. */
+size_t *mb_sizes(const struct mb_common *common, size_t *n);
+
+/* One case the benchmark wants measured. */
+struct mb_case {
+    char name[160];
+    char group[160];     /* table section heading; a new heading when it changes */
+    const char *labels[MB_MAX_LABELS];
+    uint64_t bytes, count;
+    void *user;          /* the benchmark's own description of the case */
+};
+
+struct mb_bench;
+
+/* State of one run, passed to every callback. */
+struct mb_run {
+    const struct mb_bench *bench;
+    struct mb_common common;
+    MPI_Comm comm;
+    int rank, nranks;
+    int argc;
+    char **argv;
+    const char *emulation; /* set by setup; default "none" */
+    struct mb_result result;
+    struct mb_case *cases;
+    size_t ncases;
+};
+
+struct mb_bench {
+    const char *name;           /* "mb-coll" */
+    const char *description;    /* one line for --help */
+    const struct mb_opt *opts;  /* program flags, terminated by name == NULL */
+    const char *const *label_names; /* case columns of /summary, NULL-terminated */
+    const char *table_header;   /* optional: printed by rank 0 before the first case */
+
+    /* After parsing, before any work: return 0, or print one line naming
+     * the flag and return MB_EXIT_USAGE. Runs on every rank. */
+    int (*validate)(struct mb_run *run);
+    /* Record the program's parameters into /config (common ones are added). */
+    void (*config)(struct mb_run *run, struct mb_kvlist *config);
+    /* Fill run->cases/run->ncases. Allocation owned by the program. */
+    int (*plan)(struct mb_run *run);
+    /* Per case: allocate buffers, set *state. Non-zero aborts the run. */
+    int (*setup)(struct mb_run *run, const struct mb_case *c, void **state);
+    /* Untimed, before each iteration (warm-up included): make this
+     * iteration's input (data differs every iteration). */
+    void (*prepare)(void *state, long long iter);
+    /* Timed: one iteration. Returns 0, or non-zero on an error.
+     * If *elapsed is set (>= 0) it is used instead of the host timer
+     * (device work timed by CUDA events). */
+    int (*iterate)(void *state, long long iter, double *elapsed);
+    /* Untimed, after each iteration: 0 if this rank's output is right;
+     * otherwise write the first wrong index into msg and return 1. */
+    int (*check)(void *state, long long iter, char *msg, size_t msglen);
+    /* Bytes moved for algbw and the bus-bandwidth factor (nccl-tests). */
+    double (*busbw_factor)(struct mb_run *run, const struct mb_case *c);
+    /* Model prediction in seconds or NaN. Optional. */
+    double (*model)(struct mb_run *run, const struct mb_case *c);
+    void (*teardown)(void *state);
+};
+
+/* The whole program: MPI_Init, options, validation, output probe, plan,
+ * per case {setup, warm-up, timed iterations with counters, check,
+ * statistics, table row}, result file, MPI_Finalize. Returns the exit
+ * status: 0, 1 when a check failed, 2 on bad input. */
+int mb_main(const struct mb_bench *bench, int argc, char **argv);
+
+/* ===== internal pieces, exposed for the unit tests ====================== */
+
+/* Parses argv against the common flags and bench->opts. Returns 0, 1 when
+ * --help was printed, or MB_EXIT_USAGE after printing one line. Does not
+ * need MPI. */
+int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int argc,
+                     char **argv, FILE *err);
+void mb_options_help(const struct mb_bench *bench, FILE *out);
+/* Adds every option's value (defaults included) to config. */
+void mb_options_config(const struct mb_bench *bench, const struct mb_common *common,
+                       struct mb_kvlist *config);
+
+/* Output naming: the final name that does not exist yet. If `path` exists,
+ * tries NAME.1.h5, NAME.2.h5, ... Returns a malloc'd path. */
+char *mb_output_unique(const char *path);
+/* Writes r to path via "path.tmp" and link(), never replacing an existing
+ * file; if path appeared meanwhile, picks the next unique name. Returns the
+ * malloc'd final name, or NULL with err set. */
+char *mb_output_commit(const struct mb_result *r, const char *path, char *err, size_t errlen);
+
+/* Before the run: 0 if `path` can be created (its .tmp is created and
+ * removed); -1 with the reason naming -o/--out. must_not_exist: an
+ * existing `path` is an error (an explicit -o). */
+int mb_output_probe(const char *path, int must_not_exist, char *err, size_t errlen);
+/* Installs SIGINT/SIGTERM handlers that remove `tmp` (NULL: nothing). */
+void mb_output_guard(const char *tmp);
+
+/* Fault injection for the tests: $MB_FAULT_INJECT names a fault ("corrupt"),
+ * NULL when unset. */
+const char *mb_fault(void);
+
+#endif

@@ -1,0 +1,555 @@
+/* The result struct and its HDF5 file (DESIGN.md, "Result files").
+ *
+ * Layout, schema_version 1 (rank 0 only, serial API):
+ *   /               attrs: schema_version (int64), then r->root in order
+ *   /config         attrs: r->config
+ *   /environment    attrs: r->environment
+ *   /topology       scalar string dataset: r->topology_xml ("" when NULL)
+ *   /samples/<key>  float64 [iters x nranks], seconds;
+ *                   attrs: case (string), bytes, count (uint64), units "s"
+ *   /counters       only when nevents > 0; attr events (string [nevents])
+ *   /counters/<key> int64 [nranks x nevents], only for cases with counters;
+ *                   attrs: case, events
+ *   /summary        compound [ncases] in case order: case, one string
+ *                   field per label name, bytes, count, iters, nranks
+ *                   (uint64), t_min, t_median, t_p95, t_max, t_mean, ci_lo,
+ *                   ci_hi (float64 s), algbw, busbw (float64 GB/s), model
+ *                   (float64 s, NaN = none), check ("pass"/"fail"/"skipped");
+ *                   attr labels (string [nlabels])
+ * Strings are variable-length UTF-8: h5py gives str for attributes and
+ * bytes inside datasets. kv values are string, int64 or float64 scalars.
+ * Attribute creation order is tracked, so kv lists read back in order.
+ *
+ * <key> is the case name percent-encoded ('%' -> %25, '/' -> %2F, a
+ * leading '.' -> %2E) because HDF5 would read '/' as a path separator;
+ * the exact name is in the "case" attribute and in /summary, which the
+ * reader follows.
+ *
+ * Reading: schema_version is consumed, not put into r->root (the writer
+ * adds it and ignores a "schema_version" key in r->root), so a round trip
+ * gives back r->root exactly. An empty /topology reads back as NULL, a
+ * NULL label as "", and stats.n is iters (it is the number of
+ * per-iteration times by definition).
+ *
+ * This file: the struct, the HDF5 plumbing both directions share, and the
+ * writer; result_read.c: the reader. */
+#include "result_h5.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+/* ===== the struct ====================================================== */
+
+const char *mb_check_name(int check)
+{
+    switch (check) {
+    case MB_CHECK_SKIPPED: return "skipped";
+    case MB_CHECK_PASS: return "pass";
+    case MB_CHECK_FAIL: return "fail";
+    default: return "unknown";
+    }
+}
+
+void mb_result_init(struct mb_result *r) { memset(r, 0, sizeof *r); }
+
+struct mb_case_result *mb_result_add_case(struct mb_result *r, const char *name)
+{
+    if (r->ncases == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        struct mb_case_result *c = realloc(r->cases, cap * sizeof *c);
+        if (!c)
+            mb_die(1, "out of memory");
+        r->cases = c;
+        r->cap = cap;
+    }
+    struct mb_case_result *c = &r->cases[r->ncases++];
+    memset(c, 0, sizeof *c);
+    c->name = mb_h5_xstrdup(name);
+    c->model_s = NAN;
+    return c;
+}
+
+void mb_result_free(struct mb_result *r)
+{
+    mb_kv_free(&r->root);
+    mb_kv_free(&r->config);
+    mb_kv_free(&r->environment);
+    free(r->topology_xml);
+    for (size_t i = 0; i < MB_MAX_LABELS; i++)
+        free(r->label_names[i]);
+    for (size_t i = 0; i < r->nevents; i++)
+        free(r->event_names[i]);
+    free(r->event_names);
+    for (size_t k = 0; k < r->ncases; k++) {
+        struct mb_case_result *c = &r->cases[k];
+        free(c->name);
+        for (size_t i = 0; i < MB_MAX_LABELS; i++)
+            free(c->labels[i]);
+        free(c->samples);
+        free(c->counters);
+    }
+    free(r->cases);
+    mb_result_init(r);
+}
+
+/* ===== HDF5 plumbing (result_h5.h) ===================================== */
+
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+    (void)n;
+    if (e->desc && e->desc[0])
+        snprintf(data, 256, "%s", e->desc);
+    return 1; /* walking upward: the first entry is the most specific */
+}
+
+int mb_h5_fail(struct h5 *c, const char *fmt, ...)
+{
+    if (c->failed)
+        return -1;
+    c->failed = 1;
+    char step[512], detail[256] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(step, sizeof step, fmt, ap);
+    va_end(ap);
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
+    H5Eclear2(H5E_DEFAULT);
+    if (c->err && c->errlen) {
+        if (detail[0])
+            snprintf(c->err, c->errlen, "%s: %s: %s", c->path, step, detail);
+        else
+            snprintf(c->err, c->errlen, "%s: %s", c->path, step);
+    }
+    return -1;
+}
+
+int mb_h5_begin(struct h5 *c, const char *path, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->path = path;
+    c->err = err;
+    c->errlen = errlen;
+    c->str = c->gcpl = -1;
+    if (err && errlen)
+        err[0] = '\0';
+    H5Eget_auto2(H5E_DEFAULT, &c->old_func, &c->old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    c->str = H5Tcopy(H5T_C_S1);
+    if (c->str < 0 || H5Tset_size(c->str, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(c->str, H5T_CSET_UTF8) < 0)
+        return mb_h5_fail(c, "make string type");
+    c->gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    if (c->gcpl < 0 ||
+        H5Pset_attr_creation_order(c->gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
+        return mb_h5_fail(c, "make group property list");
+    return 0;
+}
+
+void mb_h5_end(struct h5 *c)
+{
+    if (c->str >= 0)
+        H5Tclose(c->str);
+    if (c->gcpl >= 0)
+        H5Pclose(c->gcpl);
+    H5Eset_auto2(H5E_DEFAULT, c->old_func, c->old_data);
+}
+
+hid_t mb_h5_fapl(struct h5 *c, int for_write)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) {
+        mb_h5_fail(c, "make file access property list");
+        return -1;
+    }
+    /* 1.8 format: creation-order and dense attribute storage, and readable
+     * by every HDF5 since 1.8. */
+    if (for_write && H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) < 0) {
+        mb_h5_fail(c, "set format version bounds");
+        H5Pclose(fapl);
+        return -1;
+    }
+#ifdef MB_H5_LOCKING
+    /* Network file systems often refuse locks; one writer, so none needed. */
+    H5Pset_file_locking(fapl, 0, 1);
+    H5Eclear2(H5E_DEFAULT);
+#endif
+    return fapl;
+}
+
+/* '%' -> %25, '/' -> %2F, leading '.' -> %2E (see the top comment). */
+char *mb_h5_key(const char *name)
+{
+    size_t n = strlen(name);
+    char *k = mb_h5_xmalloc(3 * n + 1), *p = k;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        if (ch == '%' || ch == '/' || (i == 0 && ch == '.'))
+            p += sprintf(p, "%%%02X", ch);
+        else
+            *p++ = (char)ch;
+    }
+    *p = '\0';
+    return k;
+}
+
+/* ===== writing ========================================================== */
+
+static int put_attr(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
+                    hid_t mtype, const void *buf)
+{
+    int rc = -1;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0 && H5Awrite(a, mtype, buf) >= 0)
+        rc = 0;
+    else
+        mb_h5_fail(c, "write attribute '%s' of %s", name, where);
+    if (a >= 0)
+        H5Aclose(a);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+static int put_str(struct h5 *c, hid_t loc, const char *where, const char *name, const char *s)
+{
+    const char *v = s ? s : "";
+    return put_attr(c, loc, where, name, c->str, c->str, &v);
+}
+
+static int put_u64(struct h5 *c, hid_t loc, const char *where, const char *name, uint64_t v)
+{
+    return put_attr(c, loc, where, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
+}
+
+/* A 1-D string array attribute (labels, events). */
+static int put_strs(struct h5 *c, hid_t loc, const char *where, const char *name,
+                    char *const *strs, size_t n)
+{
+    const char **v = mb_h5_xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = strs[i] ? strs[i] : "";
+    int rc = -1;
+    hsize_t dim = n;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, c->str, sp, H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0 && (n == 0 || H5Awrite(a, c->str, v) >= 0))
+        rc = 0;
+    else
+        mb_h5_fail(c, "write attribute '%s' of %s", name, where);
+    if (a >= 0)
+        H5Aclose(a);
+    if (sp >= 0)
+        H5Sclose(sp);
+    free(v);
+    return rc;
+}
+
+static int put_kvlist(struct h5 *c, hid_t loc, const char *where, const struct mb_kvlist *l,
+                      const char *skip)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const struct mb_kv *e = &l->v[i];
+        int rc;
+        if (skip && strcmp(e->key, skip) == 0)
+            continue;
+        switch (e->type) {
+        case MB_KV_STR:
+            rc = put_str(c, loc, where, e->key, e->s);
+            break;
+        case MB_KV_INT:
+            rc = put_attr(c, loc, where, e->key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &e->i);
+            break;
+        case MB_KV_DBL:
+            rc = put_attr(c, loc, where, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->d);
+            break;
+        default:
+            rc = mb_h5_fail(c, "%s: attribute '%s' has an unknown type %d", where, e->key,
+                            (int)e->type);
+        }
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int put_group_kv(struct h5 *c, hid_t f, const char *name, const struct mb_kvlist *l)
+{
+    hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, c->gcpl, H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "create group %s", name);
+    int rc = put_kvlist(c, g, name, l, NULL);
+    H5Gclose(g);
+    return rc;
+}
+
+static int put_topology(struct h5 *c, hid_t f, const char *xml)
+{
+    const char *v = xml ? xml : "";
+    int rc = -1;
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t d = sp < 0 ? -1 : H5Dcreate2(f, "/topology", c->str, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                       H5P_DEFAULT);
+    if (d >= 0 && H5Dwrite(d, c->str, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0)
+        rc = 0;
+    else
+        mb_h5_fail(c, "write /topology");
+    if (d >= 0)
+        H5Dclose(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+/* Creates and fills a 2-D dataset grp/key; returns it open (for attributes). */
+static hid_t put_matrix(struct h5 *c, hid_t grp, const char *where, const char *key, hid_t ftype,
+                        hid_t mtype, size_t rows, size_t cols, const void *data)
+{
+    hsize_t dims[2] = {rows, cols};
+    hid_t sp = H5Screate_simple(2, dims, NULL);
+    hid_t d = sp < 0 ? -1 : H5Dcreate2(grp, key, ftype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0 || (rows * cols > 0 && H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)) {
+        mb_h5_fail(c, "write %s/%s", where, key);
+        if (d >= 0)
+            H5Dclose(d);
+        d = -1;
+    }
+    if (sp >= 0)
+        H5Sclose(sp);
+    return d;
+}
+
+static int put_case_data(struct h5 *c, hid_t samples, hid_t counters, const struct mb_result *r,
+                         const struct mb_case_result *k)
+{
+    char *key = mb_h5_key(k->name);
+    int rc = -1;
+    hid_t d = put_matrix(c, samples, "/samples", key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, k->iters,
+                         k->nranks, k->samples);
+    if (d < 0)
+        goto out;
+    rc = put_str(c, d, "/samples", "case", k->name) < 0 ||
+                 put_u64(c, d, "/samples", "bytes", k->bytes) < 0 ||
+                 put_u64(c, d, "/samples", "count", k->count) < 0 ||
+                 put_str(c, d, "/samples", "units", "s") < 0
+             ? -1
+             : 0;
+    H5Dclose(d);
+    if (rc < 0 || r->nevents == 0 || !k->counters)
+        goto out;
+    rc = -1;
+    d = put_matrix(c, counters, "/counters", key, H5T_STD_I64LE, H5T_NATIVE_LLONG, k->nranks,
+                   r->nevents, k->counters);
+    if (d < 0)
+        goto out;
+    rc = put_str(c, d, "/counters", "case", k->name) < 0 ||
+                 put_strs(c, d, "/counters", "events", r->event_names, r->nevents) < 0
+             ? -1
+             : 0;
+    H5Dclose(d);
+out:
+    free(key);
+    return rc;
+}
+
+/* The /summary fields after the labels, in slot order. */
+enum fkind { FK_U64, FK_F64, FK_STR };
+static const struct {
+    const char *name;
+    enum fkind kind;
+} fixed_fields[] = {
+    {"bytes", FK_U64},  {"count", FK_U64},    {"iters", FK_U64}, {"nranks", FK_U64},
+    {"t_min", FK_F64},  {"t_median", FK_F64}, {"t_p95", FK_F64}, {"t_max", FK_F64},
+    {"t_mean", FK_F64}, {"ci_lo", FK_F64},    {"ci_hi", FK_F64}, {"algbw", FK_F64},
+    {"busbw", FK_F64},  {"model", FK_F64},    {"check", FK_STR},
+};
+_Static_assert(sizeof fixed_fields / sizeof fixed_fields[0] == MB_SUM_NFIXED, "summary fields");
+
+static int fixed_field(const char *name)
+{
+    for (size_t i = 0; i < MB_SUM_NFIXED; i++)
+        if (strcmp(fixed_fields[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+hid_t mb_h5_summary_type(struct h5 *c, char *const *labels, size_t nlabels)
+{
+    size_t nslots = 1 + nlabels + MB_SUM_NFIXED;
+    hid_t t = H5Tcreate(H5T_COMPOUND, nslots * MB_SUM_SLOT);
+    if (t < 0) {
+        mb_h5_fail(c, "make /summary type");
+        return -1;
+    }
+    int bad = H5Tinsert(t, "case", 0, c->str) < 0;
+    for (size_t i = 0; i < nlabels && !bad; i++) {
+        const char *l = labels[i];
+        if (!l || !l[0] || strcmp(l, "case") == 0 || fixed_field(l) >= 0) {
+            mb_h5_fail(c, "label name '%s' is empty or clashes with a /summary field",
+                       l ? l : "(null)");
+            H5Tclose(t);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(labels[j], l) == 0) {
+                mb_h5_fail(c, "label name '%s' appears twice", l);
+                H5Tclose(t);
+                return -1;
+            }
+        bad = H5Tinsert(t, l, (1 + i) * MB_SUM_SLOT, c->str) < 0;
+    }
+    for (size_t i = 0; i < MB_SUM_NFIXED && !bad; i++) {
+        hid_t ft = fixed_fields[i].kind == FK_U64   ? H5T_NATIVE_UINT64
+                   : fixed_fields[i].kind == FK_F64 ? H5T_NATIVE_DOUBLE
+                                                    : c->str;
+        size_t off = MB_SUM_FIXED_SLOT(nlabels, i) * MB_SUM_SLOT;
+        bad = H5Tinsert(t, fixed_fields[i].name, off, ft) < 0;
+    }
+    if (bad) {
+        mb_h5_fail(c, "make /summary type");
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+static int put_summary(struct h5 *c, hid_t f, const struct mb_result *r)
+{
+    size_t nl = r->nlabels, rowsize = (1 + nl + MB_SUM_NFIXED) * MB_SUM_SLOT;
+    hid_t t = mb_h5_summary_type(c, r->label_names, nl);
+    if (t < 0)
+        return -1;
+    unsigned char *rows = mb_h5_xmalloc(r->ncases * rowsize);
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *cr = &r->cases[k];
+        unsigned char *row = rows + k * rowsize;
+        const char *s = cr->name;
+        mb_h5_slot_set(row, 0, &s, sizeof s);
+        for (size_t i = 0; i < nl; i++) {
+            s = cr->labels[i] ? cr->labels[i] : "";
+            mb_h5_slot_set(row, 1 + i, &s, sizeof s);
+        }
+        uint64_t u[4] = {cr->bytes, cr->count, cr->iters, cr->nranks};
+        double d[10] = {cr->stats.min,   cr->stats.median, cr->stats.p95, cr->stats.max,
+                        cr->stats.mean,  cr->stats.ci_lo,  cr->stats.ci_hi, cr->algbw,
+                        cr->busbw,       cr->model_s};
+        for (size_t i = 0; i < 4; i++)
+            mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_U64 + i), &u[i], sizeof u[i]);
+        for (size_t i = 0; i < 10; i++)
+            mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_F64 + i), &d[i], sizeof d[i]);
+        s = mb_check_name(cr->check);
+        mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_CHECK), &s, sizeof s);
+    }
+    int rc = -1;
+    hsize_t dim = r->ncases;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t d = sp < 0 ? -1 : H5Dcreate2(f, "/summary", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d >= 0 && (r->ncases == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0))
+        rc = put_strs(c, d, "/summary", "labels", r->label_names, nl);
+    else
+        mb_h5_fail(c, "write /summary");
+    if (d >= 0)
+        H5Dclose(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Tclose(t);
+    free(rows);
+    return rc;
+}
+
+/* What HDF5 cannot catch for us, checked before the file exists. */
+static int validate(struct h5 *c, const struct mb_result *r)
+{
+    if (r->nlabels > MB_MAX_LABELS)
+        return mb_h5_fail(c, "%zu labels, at most %d", r->nlabels, MB_MAX_LABELS);
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *cr = &r->cases[k];
+        if (!cr->name || !cr->name[0])
+            return mb_h5_fail(c, "case %zu has no name", k);
+        if (cr->check < MB_CHECK_SKIPPED || cr->check > MB_CHECK_FAIL)
+            return mb_h5_fail(c, "case %s: invalid check status %d", cr->name, cr->check);
+        if (!cr->samples && cr->iters * cr->nranks > 0)
+            return mb_h5_fail(c, "case %s: no samples for %zu x %zu", cr->name, cr->iters,
+                              cr->nranks);
+    }
+    return 0;
+}
+
+static int write_all(struct h5 *c, hid_t f, const struct mb_result *r)
+{
+    long long ver = MB_SCHEMA_VERSION;
+    if (put_attr(c, f, "/", "schema_version", H5T_STD_I64LE, H5T_NATIVE_LLONG, &ver) < 0 ||
+        put_kvlist(c, f, "/", &r->root, "schema_version") < 0 ||
+        put_group_kv(c, f, "/config", &r->config) < 0 ||
+        put_group_kv(c, f, "/environment", &r->environment) < 0 ||
+        put_topology(c, f, r->topology_xml) < 0)
+        return -1;
+
+    int rc = -1;
+    hid_t samples = -1, counters = -1;
+    samples = H5Gcreate2(f, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (samples < 0) {
+        mb_h5_fail(c, "create group /samples");
+        goto out;
+    }
+    if (r->nevents > 0) {
+        counters = H5Gcreate2(f, "/counters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (counters < 0) {
+            mb_h5_fail(c, "create group /counters");
+            goto out;
+        }
+        if (put_strs(c, counters, "/counters", "events", r->event_names, r->nevents) < 0)
+            goto out;
+    }
+    for (size_t k = 0; k < r->ncases; k++)
+        if (put_case_data(c, samples, counters, r, &r->cases[k]) < 0)
+            goto out;
+    rc = put_summary(c, f, r);
+out:
+    if (counters >= 0)
+        H5Gclose(counters);
+    if (samples >= 0)
+        H5Gclose(samples);
+    return rc;
+}
+
+int mb_result_write(const struct mb_result *r, const char *path, char *err, size_t errlen)
+{
+    struct h5 c;
+    hid_t fcpl = -1, fapl = -1, f;
+    int rc = mb_h5_begin(&c, path, err, errlen);
+    if (rc < 0 || (rc = validate(&c, r)) < 0)
+        goto out;
+    rc = -1;
+    fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl < 0 ||
+        H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0) {
+        mb_h5_fail(&c, "make file creation property list");
+        goto out;
+    }
+    if ((fapl = mb_h5_fapl(&c, 1)) < 0)
+        goto out;
+    f = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl); /* never overwrite */
+    if (f < 0) {
+        if (access(path, F_OK) == 0) {
+            H5Eclear2(H5E_DEFAULT); /* HDF5's errno text says no more */
+            mb_h5_fail(&c, "create: file exists (never overwritten)");
+        } else {
+            mb_h5_fail(&c, "create");
+        }
+        goto out;
+    }
+    rc = write_all(&c, f, r);
+    if (H5Fclose(f) < 0 && rc == 0)
+        rc = mb_h5_fail(&c, "close (flush)");
+    if (rc < 0)
+        unlink(path); /* we created it: leave no half-written file */
+out:
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    mb_h5_end(&c);
+    return rc;
+}

@@ -1,0 +1,524 @@
+/* mb-coll: collective latency and bandwidth, OSU/nccl-tests style.
+ * Sizes follow nccl-tests: SIZE is the largest buffer (allgather's output,
+ * reduce_scatter's input, alltoall's per-rank send); counts for the
+ * partitioned collectives are rounded down to a multiple of the ranks.
+ * Every iteration gets fresh data that varies by rank, index, iteration
+ * and seed, chosen so reductions are exact in every dtype, and every
+ * output element is checked. */
+#include "harness/harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BCAST, REDUCE, ALLTOALL, BARRIER, NCOLL };
+static const char *const coll_names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                         "reduce", "alltoall", "barrier"};
+enum dtype { INT8, INT32, INT64, FLOAT, DOUBLE, NDTYPE };
+static const char *const dtype_names[] = {"int8", "int32", "int64", "float", "double"};
+static const size_t dtype_size[] = {1, 4, 8, 4, 8};
+enum op { SUM, PROD, MIN, MAX, NOP };
+static const char *const op_names[] = {"sum", "prod", "min", "max"};
+enum inplace { INPLACE_NO, INPLACE_YES, INPLACE_BOTH };
+enum algo { ALGO_MPI };
+static const char *const algo_names[] = {"mpi"};
+
+static struct {
+    unsigned colls, dtypes, ops, algos;
+    int inplace;
+    long long root;
+} opt;
+
+static const struct mb_opt coll_opts[] = {
+    {"coll", 0, MB_OPT_LIST, &opt.colls, "allreduce",
+     "allreduce|reduce_scatter_block|allgather|bcast|reduce|alltoall|barrier", 0, 0,
+     "collectives to measure", "LIST"},
+    {"dtype", 0, MB_OPT_LIST, &opt.dtypes, "float", "int8|int32|int64|float|double", 0, 0,
+     "element types", "LIST"},
+    {"op", 0, MB_OPT_LIST, &opt.ops, "sum", "sum|prod|min|max", 0, 0,
+     "reduction operations (reducing collectives)", "LIST"},
+    {"inplace", 0, MB_OPT_CHOICE, &opt.inplace, "no", "no|yes|both", 0, 0,
+     "run in place (MPI_IN_PLACE), out of place, or both", "WHEN"},
+    {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", "mpi", 0, 0,
+     "algorithms; mpi is the MPI library's own", "LIST"},
+    {"root", 0, MB_OPT_INT, &opt.root, "0", NULL, 0, 1 << 30, "root rank of bcast and reduce", "RANK"},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const label_names[] = {"coll", "algo", "dtype", "op", "inplace", NULL};
+
+/* What one case measures (mb_case.user). */
+struct coll_case {
+    enum coll coll;
+    enum dtype dtype;
+    enum op op;
+    int inplace;
+    enum algo algo;
+    size_t count; /* elements of the largest buffer */
+};
+
+struct coll_state {
+    struct mb_run *run;
+    const struct coll_case *cc;
+    int rank, p, root;
+    uint64_t seed;
+    int64_t sum_mod;         /* range of the sum pattern, so sums stay exact */
+    size_t send_n, recv_n;   /* elements */
+    void *send, *recv;       /* host or pinned staging */
+    struct mb_buf bsend, brecv, dsend, drecv;
+    int device;              /* buffers live on the CUDA device, staged through pinned host */
+    int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
+};
+
+static MPI_Datatype mpi_dtype(enum dtype d)
+{
+    static const MPI_Datatype t[] = {MPI_INT8_T, MPI_INT32_T, MPI_INT64_T, MPI_FLOAT, MPI_DOUBLE};
+    return t[d];
+}
+
+static MPI_Op mpi_op(enum op o)
+{
+    static const MPI_Op t[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
+    return t[o];
+}
+
+static int is_reduction(enum coll c) { return c == ALLREDUCE || c == REDUCE_SCATTER || c == REDUCE; }
+static int is_partitioned(enum coll c) { return c == REDUCE_SCATTER || c == ALLGATHER || c == ALLTOALL; }
+
+/* ---- data: integers that every dtype and op hold exactly ------------- */
+
+/* Values are arithmetic progressions modulo small numbers, generated
+ * incrementally (no division per element) so checking 64 MiB every
+ * iteration stays cheap. */
+struct progression {
+    uint64_t cur, step, mod;
+};
+
+static struct progression progression(uint64_t base, uint64_t step, uint64_t mod, uint64_t first)
+{
+    struct progression g = {(base + (step % mod) * (first % mod)) % mod, step % mod, mod};
+    return g;
+}
+
+static inline uint64_t next(struct progression *g)
+{
+    uint64_t v = g->cur;
+    g->cur += g->step;
+    if (g->cur >= g->mod)
+        g->cur -= g->mod;
+    return v;
+}
+
+/* Rank r's input elements [first, first + n) at iteration iter. */
+static void gen_row(const struct coll_state *s, int r, uint64_t first, size_t n, long long iter,
+                    int64_t *out)
+{
+    uint64_t t = (uint64_t)iter, ur = (uint64_t)r, p = (uint64_t)s->p, seed = s->seed;
+    if (!is_reduction(s->cc->coll)) {
+        struct progression g = progression(ur * 131 + t * 3 + seed, 7, 251, first);
+        for (size_t i = 0; i < n; i++)
+            out[i] = (int64_t)next(&g) - 125;
+        return;
+    }
+    switch (s->cc->op) {
+    case SUM: {
+        uint64_t m = (uint64_t)s->sum_mod;
+        struct progression g = progression(ur * 7 + t * 5 + seed, 3, m, first);
+        for (size_t i = 0; i < n; i++)
+            out[i] = (int64_t)next(&g) - s->sum_mod / 2;
+        return;
+    }
+    case PROD: { /* one rank gives 2, maybe another -1, the rest 1: products are +-2 */
+        struct progression two = progression(t + seed, 1, p, first);
+        struct progression neg = progression(t + seed + 1, 3, p + 1, first);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a = next(&two), b = next(&neg);
+            out[i] = a == ur ? 2 : b == ur ? -1 : 1;
+        }
+        return;
+    }
+    default: {
+        struct progression g = progression(ur * 7 + t * 5 + seed, 13, 101, first);
+        for (size_t i = 0; i < n; i++)
+            out[i] = (int64_t)next(&g) - 50;
+        return;
+    }
+    }
+}
+
+/* The reduction over all ranks of elements [first, first + n). */
+static void reduced_row(const struct coll_state *s, uint64_t first, size_t n, long long iter,
+                        int64_t *acc, int64_t *tmp)
+{
+    gen_row(s, 0, first, n, iter, acc);
+    for (int r = 1; r < s->p; r++) {
+        gen_row(s, r, first, n, iter, tmp);
+        switch (s->cc->op) {
+        case SUM: for (size_t i = 0; i < n; i++) acc[i] += tmp[i]; break;
+        case PROD: for (size_t i = 0; i < n; i++) acc[i] *= tmp[i]; break;
+        case MIN: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] < acc[i] ? tmp[i] : acc[i]; break;
+        case MAX: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] > acc[i] ? tmp[i] : acc[i]; break;
+        case NOP: break;
+        }
+    }
+}
+
+#define FOR_DTYPE(d, T, body)                                                                          switch (d) {                                                                                       case INT8: { typedef int8_t T; body; } break;                                                      case INT32: { typedef int32_t T; body; } break;                                                    case INT64: { typedef int64_t T; body; } break;                                                    case FLOAT: { typedef float T; body; } break;                                                      case DOUBLE: { typedef double T; body; } break;                                                    case NDTYPE: break;                                                                                }
+
+static void store_row(enum dtype d, void *buf, const int64_t *v, size_t n)
+{
+    FOR_DTYPE(d, T, for (size_t i = 0; i < n; i++) ((T *)buf)[i] = (T)v[i]);
+}
+
+/* Index of the first element of buf[0..n) that differs from want, or n. */
+static size_t compare_row(enum dtype d, const void *buf, const int64_t *want, size_t n)
+{
+    size_t i = 0;
+    FOR_DTYPE(d, T, for (; i < n; i++) if ((double)((const T *)buf)[i] != (double)want[i]) break);
+    return i;
+}
+
+static double load(enum dtype d, const void *buf, size_t i)
+{
+    double v = NAN;
+    FOR_DTYPE(d, T, v = (double)((const T *)buf)[i]);
+    return v;
+}
+
+static void store(enum dtype d, void *buf, size_t i, int64_t v)
+{
+    FOR_DTYPE(d, T, ((T *)buf)[i] = (T)v);
+}
+
+#define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
+
+/* ---- cases ------------------------------------------------------------ */
+
+static int validate(struct mb_run *run)
+{
+    if (opt.root >= run->nranks) {
+        if (run->rank == 0)
+            mb_warn("--root: %lld is not a rank (accepts 0 to %d)", opt.root, run->nranks - 1);
+        return MB_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *proto, size_t count)
+{
+    for (size_t k = 0; k < run->ncases; k++) { /* a size listed twice runs once */
+        const struct coll_case *o = run->cases[k].user;
+        if (o->coll == proto->coll && o->dtype == proto->dtype && o->op == proto->op &&
+            o->inplace == proto->inplace && o->algo == proto->algo && o->count == count)
+            return;
+    }
+    if (run->ncases == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        run->cases = realloc(run->cases, *cap * sizeof(*run->cases));
+    }
+    struct mb_case *c = &run->cases[run->ncases++];
+    memset(c, 0, sizeof(*c));
+    struct coll_case *cc = malloc(sizeof(*cc));
+    *cc = *proto;
+    cc->count = count;
+    c->user = cc;
+    int red = is_reduction(cc->coll), bar = cc->coll == BARRIER;
+    const char *dt = bar ? "-" : dtype_names[cc->dtype];
+    const char *op = red ? op_names[cc->op] : "-";
+    const char *ip = bar ? "-" : cc->inplace ? "inplace" : "oop";
+    c->labels[0] = coll_names[cc->coll];
+    c->labels[1] = algo_names[cc->algo];
+    c->labels[2] = dt;
+    c->labels[3] = op;
+    c->labels[4] = ip;
+    c->count = count;
+    c->bytes = count * (bar ? 0 : dtype_size[cc->dtype]);
+    snprintf(c->name, sizeof(c->name), "%s/%s/%s/%s/%s/%llu", coll_names[cc->coll], dt, op, ip,
+             algo_names[cc->algo], (unsigned long long)c->bytes);
+    snprintf(c->group, sizeof(c->group), "%s  dtype=%s op=%s %s algo=%s  ranks=%d", coll_names[cc->coll],
+             dt, op, bar ? "" : cc->inplace ? "in-place" : "out-of-place", algo_names[cc->algo],
+             run->nranks);
+}
+
+static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *proto)
+{
+    if (proto->coll == BARRIER) {
+        add_case(run, cap, proto, 0);
+        return;
+    }
+    size_t nsizes, p = (size_t)run->nranks;
+    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    for (size_t k = 0; k < nsizes; k++) {
+        size_t count = sizes[k] / dtype_size[proto->dtype];
+        if (is_partitioned(proto->coll))
+            count = count / p * p;
+        add_case(run, cap, proto, count); /* sizes that round to the same count run once */
+    }
+    free(sizes);
+}
+
+static int plan(struct mb_run *run)
+{
+    size_t cap = 0;
+    int first_op = __builtin_ctz(opt.ops);
+    for (int a = 0; a < (int)(sizeof(algo_names) / sizeof(algo_names[0])); a++) {
+        if (!(opt.algos & (1u << a)))
+            continue;
+        for (int c = 0; c < NCOLL; c++) {
+            if (!(opt.colls & (1u << c)))
+                continue;
+            if (c == BARRIER) { /* no data: one case */
+                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, (enum algo)a, 0};
+                plan_sizes(run, &cap, &proto);
+                continue;
+            }
+            for (int d = 0; d < NDTYPE; d++) {
+                if (!(opt.dtypes & (1u << d)))
+                    continue;
+                for (int o = 0; o < NOP; o++) {
+                    /* the op matters only to reductions: others run once */
+                    if (is_reduction((enum coll)c) ? !(opt.ops & (1u << o)) : o != first_op)
+                        continue;
+                    for (int ip = 0; ip < 2; ip++) {
+                        int want = opt.inplace == INPLACE_BOTH || opt.inplace == ip;
+                        if (c == BCAST) /* bcast is always in place: one form */
+                            want = ip == (opt.inplace == INPLACE_YES);
+                        if (!want)
+                            continue;
+                        struct coll_case proto = {(enum coll)c, (enum dtype)d, (enum op)o, ip,
+                                                  (enum algo)a, 0};
+                        plan_sizes(run, &cap, &proto);
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- set-up, iteration, check ----------------------------------------- */
+
+static int alloc_pair(struct coll_state *s, struct mb_buf *host, struct mb_buf *dev, size_t bytes,
+                      void **ptr)
+{
+    char err[256];
+    if (mb_buf_alloc(host, s->device ? MB_MEM_PINNED : MB_MEM_HOST, bytes, 0, MPI_COMM_SELF, err,
+                     sizeof(err)) != 0 ||
+        (s->device && mb_buf_alloc(dev, MB_MEM_DEVICE, bytes, 0, MPI_COMM_SELF, err, sizeof(err)) != 0)) {
+        mb_warn("allocating %zu bytes: %s", bytes, err);
+        return -1;
+    }
+    *ptr = host->ptr;
+    return 0;
+}
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **state)
+{
+    struct coll_state *s = calloc(1, sizeof(*s));
+    *state = s;
+    s->run = run;
+    s->cc = c->user;
+    s->rank = run->rank;
+    s->p = run->nranks;
+    s->root = (int)opt.root;
+    s->seed = (uint64_t)run->common.seed;
+    s->device = run->common.device == MB_DEV_CUDA;
+    /* Sums of p values in [-m/2, m/2) stay within the dtype's exact range. */
+    int64_t limit = s->cc->dtype == INT8 ? 127 : s->cc->dtype == FLOAT ? (1 << 24) : (1 << 30);
+    int64_t m = 2 * limit / s->p;
+    s->sum_mod = m < 1 ? 1 : m > 1000 ? 1000 : m;
+
+    size_t n = s->cc->count, blk = n / (size_t)s->p, es = dtype_size[s->cc->dtype];
+    switch (s->cc->coll) {
+    case ALLREDUCE: case REDUCE: case ALLTOALL: s->send_n = n; s->recv_n = n; break;
+    case REDUCE_SCATTER: s->send_n = n; s->recv_n = s->cc->inplace ? n : blk; break;
+    case ALLGATHER: s->send_n = blk; s->recv_n = n; break;
+    case BCAST: s->send_n = 0; s->recv_n = n; break;
+    case BARRIER: case NCOLL: break;
+    }
+    if (s->cc->inplace)
+        s->send_n = 0;
+    s->fault_rank = -1;
+    if (mb_fault() && strcmp(mb_fault(), "corrupt") == 0 && s->cc->coll != BARRIER)
+        s->fault_rank = s->cc->coll == REDUCE ? s->root : s->p - 1;
+    if (alloc_pair(s, &s->bsend, &s->dsend, s->send_n * es, &s->send) != 0 ||
+        alloc_pair(s, &s->brecv, &s->drecv, s->recv_n * es, &s->recv) != 0)
+        return -1;
+    return 0;
+}
+
+/* The buffer that holds this rank's input, and the global index of its first element. */
+static void input_region(const struct coll_state *s, void **buf, size_t *n, size_t *first)
+{
+    size_t blk = s->cc->count / (size_t)s->p;
+    *buf = s->cc->inplace ? s->recv : s->send;
+    *first = 0;
+    switch (s->cc->coll) {
+    case ALLGATHER:
+        *n = blk;
+        if (s->cc->inplace)
+            *buf = (char *)s->recv + (size_t)s->rank * blk * dtype_size[s->cc->dtype];
+        break;
+    case BCAST: *buf = s->recv; *n = s->rank == s->root ? s->cc->count : 0; break;
+    default: *n = s->cc->count; break;
+    }
+}
+
+static void prepare(void *state, long long iter)
+{
+    struct coll_state *s = state;
+    enum dtype d = s->cc->dtype;
+    if (s->cc->coll == BARRIER)
+        return;
+    /* Poison the output so a collective that writes nothing is caught. */
+    memset(s->recv, 0x5a, s->recv_n * dtype_size[d]);
+    void *buf;
+    size_t n, first;
+    input_region(s, &buf, &n, &first);
+    int64_t v[CHUNK];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t len = n - i < CHUNK ? n - i : CHUNK;
+        gen_row(s, s->rank, first + i, len, iter, v);
+        store_row(d, (char *)buf + i * dtype_size[d], v, len);
+    }
+    if (s->device) {
+        mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * dtype_size[d]);
+        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * dtype_size[d]);
+    }
+}
+
+static int run_mpi(struct coll_state *s)
+{
+    const struct coll_case *cc = s->cc;
+    MPI_Datatype t = mpi_dtype(cc->dtype);
+    const void *in = cc->inplace ? MPI_IN_PLACE : s->send;
+    int n = (int)cc->count, blk = (int)(cc->count / (size_t)s->p);
+    switch (cc->coll) {
+    case ALLREDUCE: return MPI_Allreduce(in, s->recv, n, t, mpi_op(cc->op), MPI_COMM_WORLD);
+    case REDUCE:
+        if (cc->inplace && s->rank != s->root) /* only the root may pass MPI_IN_PLACE */
+            return MPI_Reduce(s->recv, NULL, n, t, mpi_op(cc->op), s->root, MPI_COMM_WORLD);
+        return MPI_Reduce(in, s->recv, n, t, mpi_op(cc->op), s->root, MPI_COMM_WORLD);
+    case REDUCE_SCATTER:
+        return MPI_Reduce_scatter_block(in, s->recv, blk, t, mpi_op(cc->op), MPI_COMM_WORLD);
+    case ALLGATHER:
+        return MPI_Allgather(in, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
+    case ALLTOALL:
+        return MPI_Alltoall(in, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
+    case BCAST: return MPI_Bcast(s->recv, n, t, s->root, MPI_COMM_WORLD);
+    case BARRIER: return MPI_Barrier(MPI_COMM_WORLD);
+    case NCOLL: break;
+    }
+    return MPI_ERR_OTHER;
+}
+
+static int iterate(void *state, long long iter, double *elapsed)
+{
+    struct coll_state *s = state;
+    size_t es = dtype_size[s->cc->dtype];
+    (void)elapsed; /* host timer: the staging copies are synchronous */
+    if (s->device) {
+        mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
+        if (s->cc->inplace || s->cc->coll == BCAST)
+            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
+    }
+    int rc = run_mpi(s);
+    if (s->device)
+        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+    if (s->rank == s->fault_rank && iter == s->run->common.warmup && s->recv_n > 0) {
+        /* Test-only fault: perturb one output element of the first timed iteration. */
+        size_t i = s->recv_n / 2;
+        if (s->cc->coll == REDUCE_SCATTER)
+            i = s->cc->count / (size_t)s->p / 2;
+        if (s->device)
+            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
+        store(s->cc->dtype, s->recv, i, (int64_t)load(s->cc->dtype, s->recv, i) + 1);
+        if (s->device)
+            mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+    }
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int check(void *state, long long iter, char *msg, size_t mlen)
+{
+    struct coll_state *s = state;
+    const struct coll_case *cc = s->cc;
+    size_t blk = cc->count / (size_t)s->p, n = 0;
+    if (cc->coll == BARRIER || (cc->coll == REDUCE && s->rank != s->root))
+        return 0;
+    if (s->device)
+        mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * dtype_size[cc->dtype]);
+    n = cc->coll == REDUCE_SCATTER ? blk : cc->count;
+    static int64_t want[CHUNK], tmp[CHUNK];
+    for (size_t i = 0; i < n;) {
+        size_t len = n - i < CHUNK ? n - i : CHUNK;
+        /* gathered outputs: a segment never crosses a source rank's block */
+        if (cc->coll == ALLGATHER || cc->coll == ALLTOALL)
+            len = len < blk - i % blk ? len : blk - i % blk;
+        switch (cc->coll) {
+        case ALLREDUCE: case REDUCE: reduced_row(s, i, len, iter, want, tmp); break;
+        case REDUCE_SCATTER: reduced_row(s, (size_t)s->rank * blk + i, len, iter, want, tmp); break;
+        case ALLGATHER: gen_row(s, (int)(i / blk), i % blk, len, iter, want); break;
+        case ALLTOALL: gen_row(s, (int)(i / blk), (size_t)s->rank * blk + i % blk, len, iter, want); break;
+        case BCAST: gen_row(s, s->root, i, len, iter, want); break;
+        default: return 0;
+        }
+        const char *seg = (const char *)s->recv + i * dtype_size[cc->dtype];
+        size_t bad = compare_row(cc->dtype, seg, want, len);
+        if (bad < len) {
+            snprintf(msg, mlen, "first wrong element at index %zu: got %.17g, expected %lld", i + bad,
+                     load(cc->dtype, seg, bad), (long long)want[bad]);
+            return 1;
+        }
+        i += len;
+    }
+    return 0;
+}
+
+static void teardown(void *state)
+{
+    struct coll_state *s = state;
+    mb_buf_free(&s->bsend);
+    mb_buf_free(&s->brecv);
+    mb_buf_free(&s->dsend);
+    mb_buf_free(&s->drecv);
+    free(s);
+}
+
+/* nccl-tests' bus-bandwidth factors (PERFORMANCE.md there). */
+static double busbw_factor(struct mb_run *run, const struct mb_case *c)
+{
+    const struct coll_case *cc = c->user;
+    double p = run->nranks;
+    switch (cc->coll) {
+    case ALLREDUCE: return 2 * (p - 1) / p;
+    case REDUCE_SCATTER: case ALLGATHER: case ALLTOALL: return (p - 1) / p;
+    case BCAST: case REDUCE: return 1;
+    default: return 0;
+    }
+}
+
+static void config(struct mb_run *run, struct mb_kvlist *cfg)
+{
+    mb_kv_str(cfg, "size_semantics", "nccl-tests: largest buffer in bytes; partitioned counts rounded down to a multiple of nranks");
+    if (run->common.device == MB_DEV_CUDA)
+        mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed)");
+}
+
+static const struct mb_bench bench = {
+    .name = "mb-coll",
+    .description = "Latency and bandwidth of MPI collectives, validated element by element.",
+    .opts = coll_opts,
+    .label_names = label_names,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .prepare = prepare,
+    .iterate = iterate,
+    .check = check,
+    .busbw_factor = busbw_factor,
+    .teardown = teardown,
+};
+
+int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }

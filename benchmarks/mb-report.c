@@ -1,0 +1,352 @@
+/* mb-report: print or compare movebench result files (DESIGN.md, "Result
+ * files"). Reads with mb_result_read, so it checks the schema exactly as the
+ * harness writes it. Needs no MPI: it never calls MPI_Init and runs without
+ * mpirun. Exit 0, or 2 on bad input (one line on stderr). */
+#include "harness/harness.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "mb-report"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: " PROG " [--csv] FILE...\n"
+            "       " PROG " [--csv] --compare A B\n"
+            "Print the provenance and summary table of movebench result files (HDF5),\n"
+            "or compare two files case by case.\n"
+            "  -c, --compare  per-case ratio of medians, ratio = median_B / median_A\n"
+            "                 (> 1: B is slower), and the cases found in only one file\n"
+            "      --csv      comma-separated values (times in seconds) instead of a table\n"
+            "  -h, --help     this help\n"
+            "Exit status: 0, or 2 on bad input.\n");
+}
+
+/* ---- aligned text tables ------------------------------------------------ */
+
+struct table {
+    size_t ncols, nrows, cap;
+    char **cells; /* nrows x ncols */
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        mb_die(1, "out of memory");
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        mb_die(1, "out of memory");
+    return p;
+}
+
+static void table_row(struct table *t, const char *const *cells)
+{
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 32;
+        t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
+    }
+    for (size_t j = 0; j < t->ncols; j++)
+        t->cells[t->nrows * t->ncols + j] = xstrdup(cells[j]);
+    t->nrows++;
+}
+
+/* First column left-aligned (names), the others right-aligned (numbers). */
+static void table_print(struct table *t, FILE *out)
+{
+    size_t *w = calloc(t->ncols, sizeof *w);
+    if (!w)
+        mb_die(1, "out of memory");
+    for (size_t i = 0; i < t->nrows * t->ncols; i++) {
+        size_t n = strlen(t->cells[i]);
+        if (n > w[i % t->ncols])
+            w[i % t->ncols] = n;
+    }
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t j = 0; j < t->ncols; j++) {
+            const char *s = t->cells[r * t->ncols + j];
+            if (j == 0)
+                fprintf(out, "%-*s", (int)w[j], s);
+            else
+                fprintf(out, "  %*s", (int)w[j], s);
+        }
+        fputc('\n', out);
+    }
+    free(w);
+    for (size_t i = 0; i < t->nrows * t->ncols; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    t->cells = NULL;
+    t->nrows = t->cap = 0;
+}
+
+/* ---- formatting ---------------------------------------------------------- */
+
+/* Formats into one of a ring of buffers, so a row can take several. */
+__attribute__((format(printf, 1, 2))) static const char *fmt(const char *f, ...)
+{
+    static char ring[32][128];
+    static unsigned next;
+    char *b = ring[next++ % 32];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(b, sizeof ring[0], f, ap);
+    va_end(ap);
+    return b;
+}
+
+static const char *us(double s) { return isnan(s) ? "-" : fmt("%.2f", s * 1e6); }
+static const char *gbs(double x) { return isnan(x) ? "-" : fmt("%.3f", x); }
+static const char *num(double x) { return fmt("%.10g", x); }
+
+static const char *kv_text(const struct mb_result *r, const char *key)
+{
+    const struct mb_kv *e = mb_kv_get(&r->root, key);
+    if (!e)
+        return "-";
+    switch (e->type) {
+    case MB_KV_STR: return e->s && e->s[0] ? e->s : "-";
+    case MB_KV_INT: return fmt("%lld", e->i);
+    default: return fmt("%g", e->d);
+    }
+}
+
+/* CSV field, quoted when it holds a separator, quote or newline. */
+static void csv_field(FILE *out, const char *s, int last)
+{
+    if (strpbrk(s, ",\"\n\r")) {
+        fputc('"', out);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
+/* ---- printing one file ---------------------------------------------------- */
+
+static void print_header(const char *path, const struct mb_result *r)
+{
+    static const char *const keys[] = {"benchmark", "start_time_utc", "nranks", "nnodes",
+                                       "hostnames", "git_commit",     "device", "emulation"};
+    printf("# %s\n", path);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = kv_text(r, keys[i]);
+        const struct mb_kv *dirty = mb_kv_get(&r->root, "git_dirty");
+        if (strcmp(keys[i], "git_commit") == 0 && dirty && dirty->type == MB_KV_INT && dirty->i)
+            v = fmt("%s (dirty)", v);
+        printf("%-15s %s\n", keys[i], v);
+    }
+}
+
+static void print_table(const struct mb_result *r)
+{
+    static const char *const head[] = {"case",      "bytes",     "count",     "median(us)",
+                                       "min(us)",   "max(us)",   "p95(us)",   "ci_lo(us)",
+                                       "ci_hi(us)", "algbw(GB/s)", "busbw(GB/s)", "model(us)",
+                                       "check"};
+    struct table t = {.ncols = sizeof head / sizeof head[0]};
+    table_row(&t, head);
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *c = &r->cases[k];
+        const char *row[] = {c->name,
+                             fmt("%llu", (unsigned long long)c->bytes),
+                             fmt("%llu", (unsigned long long)c->count),
+                             us(c->stats.median),
+                             us(c->stats.min),
+                             us(c->stats.max),
+                             us(c->stats.p95),
+                             us(c->stats.ci_lo),
+                             us(c->stats.ci_hi),
+                             gbs(c->algbw),
+                             gbs(c->busbw),
+                             us(c->model_s),
+                             mb_check_name(c->check)};
+        table_row(&t, row);
+    }
+    table_print(&t, stdout);
+}
+
+static int same_labels(const struct mb_result *a, const struct mb_result *b)
+{
+    if (a->nlabels != b->nlabels)
+        return 0;
+    for (size_t i = 0; i < a->nlabels; i++)
+        if (strcmp(a->label_names[i], b->label_names[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* One header, repeated only when a file's label columns differ from the
+ * previous file's. Times in seconds, bandwidths in GB/s. */
+static void print_csv(const char *path, const struct mb_result *r, const struct mb_result *prev)
+{
+    static const char *const tail[] = {"bytes", "count", "iters",  "nranks", "t_min",
+                                       "t_median", "t_p95", "t_max", "t_mean", "ci_lo",
+                                       "ci_hi", "algbw", "busbw",  "model", "check"};
+    if (!prev || !same_labels(prev, r)) {
+        csv_field(stdout, "file", 0);
+        csv_field(stdout, "case", 0);
+        for (size_t i = 0; i < r->nlabels; i++)
+            csv_field(stdout, r->label_names[i], 0);
+        for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+            csv_field(stdout, tail[i], i + 1 == sizeof tail / sizeof tail[0]);
+    }
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *c = &r->cases[k];
+        csv_field(stdout, path, 0);
+        csv_field(stdout, c->name, 0);
+        for (size_t i = 0; i < r->nlabels; i++)
+            csv_field(stdout, c->labels[i] ? c->labels[i] : "", 0);
+        const char *v[] = {fmt("%llu", (unsigned long long)c->bytes),
+                           fmt("%llu", (unsigned long long)c->count),
+                           fmt("%zu", c->iters),
+                           fmt("%zu", c->nranks),
+                           num(c->stats.min),
+                           num(c->stats.median),
+                           num(c->stats.p95),
+                           num(c->stats.max),
+                           num(c->stats.mean),
+                           num(c->stats.ci_lo),
+                           num(c->stats.ci_hi),
+                           num(c->algbw),
+                           num(c->busbw),
+                           num(c->model_s),
+                           mb_check_name(c->check)};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            csv_field(stdout, v[i], i + 1 == sizeof v / sizeof v[0]);
+    }
+}
+
+/* ---- comparing two files -------------------------------------------------- */
+
+static const struct mb_case_result *find_case(const struct mb_result *r, const char *name)
+{
+    for (size_t k = 0; k < r->ncases; k++)
+        if (strcmp(r->cases[k].name, name) == 0)
+            return &r->cases[k];
+    return NULL;
+}
+
+static double ratio(double a, double b) { return a > 0 && !isnan(b) ? b / a : NAN; }
+
+static void compare(const char *pa, const struct mb_result *a, const char *pb,
+                    const struct mb_result *b, int csv)
+{
+    if (csv) {
+        fputs("case,median_a,median_b,ratio\n", stdout);
+        for (size_t k = 0; k < a->ncases; k++) {
+            const struct mb_case_result *x = &a->cases[k], *y = find_case(b, x->name);
+            csv_field(stdout, x->name, 0);
+            csv_field(stdout, num(x->stats.median), 0);
+            csv_field(stdout, y ? num(y->stats.median) : "", 0);
+            csv_field(stdout, y ? num(ratio(x->stats.median, y->stats.median)) : "", 1);
+        }
+        for (size_t k = 0; k < b->ncases; k++)
+            if (!find_case(a, b->cases[k].name)) {
+                csv_field(stdout, b->cases[k].name, 0);
+                csv_field(stdout, "", 0);
+                csv_field(stdout, num(b->cases[k].stats.median), 0);
+                csv_field(stdout, "", 1);
+            }
+        return;
+    }
+    printf("# A: %s\n# B: %s\n# ratio = median_B / median_A (> 1: B is slower)\n", pa, pb);
+    static const char *const head[] = {"case", "median_A(us)", "median_B(us)", "ratio"};
+    struct table t = {.ncols = 4};
+    table_row(&t, head);
+    for (size_t k = 0; k < a->ncases; k++) {
+        const struct mb_case_result *x = &a->cases[k], *y = find_case(b, x->name);
+        if (!y)
+            continue;
+        double q = ratio(x->stats.median, y->stats.median);
+        const char *row[] = {x->name, us(x->stats.median), us(y->stats.median),
+                             isnan(q) ? "-" : fmt("%.3f", q)};
+        table_row(&t, row);
+    }
+    table_print(&t, stdout);
+    for (size_t k = 0; k < a->ncases; k++)
+        if (!find_case(b, a->cases[k].name))
+            printf("only in A: %s\n", a->cases[k].name);
+    for (size_t k = 0; k < b->ncases; k++)
+        if (!find_case(a, b->cases[k].name))
+            printf("only in B: %s\n", b->cases[k].name);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"compare", no_argument, NULL, 'c'},
+        {"csv", no_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int cmp = 0, csv = 0, ch;
+    mb_set_progname(PROG);
+    opterr = 0; /* our own one-line message */
+    while ((ch = getopt_long(argc, argv, "ch", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': cmp = 1; break;
+        case 'C': csv = 1; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[optind - 1]);
+            return MB_EXIT_USAGE;
+        }
+    }
+    int nfiles = argc - optind;
+    if (nfiles == 0) {
+        fprintf(stderr, PROG ": no input files (see --help)\n");
+        return MB_EXIT_USAGE;
+    }
+    if (cmp && nfiles != 2) {
+        fprintf(stderr, PROG ": --compare takes exactly 2 files, got %d\n", nfiles);
+        return MB_EXIT_USAGE;
+    }
+    /* Read everything first: bad input prints nothing on stdout. */
+    struct mb_result *r = calloc((size_t)nfiles, sizeof *r);
+    if (!r)
+        mb_die(1, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < nfiles && rc == 0; i++) {
+        char err[1024];
+        if (mb_result_read(argv[optind + i], &r[i], err, sizeof err) != 0) {
+            fprintf(stderr, PROG ": %s\n", err); /* err starts with the path */
+            rc = MB_EXIT_USAGE;
+        }
+    }
+    if (rc == 0 && cmp) {
+        compare(argv[optind], &r[0], argv[optind + 1], &r[1], csv);
+    } else if (rc == 0) {
+        for (int i = 0; i < nfiles; i++) {
+            const char *path = argv[optind + i];
+            if (csv) {
+                print_csv(path, &r[i], i ? &r[i - 1] : NULL);
+                continue;
+            }
+            if (i)
+                putchar('\n');
+            print_header(path, &r[i]);
+            putchar('\n');
+            print_table(&r[i]);
+        }
+    }
+    for (int i = 0; i < nfiles; i++)
+        mb_result_free(&r[i]);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,2 @@
+NP=1
+. "$(dirname "$0")/coll_matrix.inc"

@@ -1,0 +1,2 @@
+NP=5
+. "$(dirname "$0")/coll_matrix.inc"

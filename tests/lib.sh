@@ -1,0 +1,40 @@
+# Helpers sourced by the shell tests. tests/run.sh exports BIN, TESTS_TMP
+# and the MPI environment; a test run by hand gets defaults.
+set -u
+: "${BIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build/bin}"
+: "${TESTS_TMP:=$(mktemp -d)}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+T=$(mktemp -d "$TESTS_TMP/t.XXXXXX")
+failures=0
+
+# mpi NP PROGRAM ARGS...: runs under mpirun (1 rank runs directly as a singleton).
+mpi() {
+  local np=$1; shift
+  mpirun -np "$np" --oversubscribe --bind-to none "$@"
+}
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect STATUS DESCRIPTION -- COMMAND...: runs it, output in $T/out, checks the status.
+expect() {
+  local want=$1 what=$2; shift 3
+  "$@" >"$T/out" 2>&1
+  local rc=$?
+  if [ "$rc" != "$want" ]; then
+    fail "$what: exit $rc, expected $want"; sed 's/^/  > /' "$T/out" | tail -n 15 >&2
+    return 1
+  fi
+  return 0
+}
+
+# has PATTERN DESCRIPTION: the last command's output matches (grep -E).
+has() {
+  grep -Eq -- "$1" "$T/out" || { fail "$2: output lacks /$1/"; sed 's/^/  > /' "$T/out" | tail -n 15 >&2; }
+}
+
+finish() {
+  if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+  exit 0
+}
