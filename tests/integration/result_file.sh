@@ -1,0 +1,40 @@
+# The result file of a real run: schema attributes and datasets as DESIGN.md
+# lists them, read both with HDF5's own h5dump and with mb-report; an
+# interrupted run leaves nothing under the final name.
+. "$(dirname "$0")/../lib.sh"
+f=$T/r.h5
+expect 0 "mb-coll at 2 ranks" -- mpi 2 "$BIN/mb-coll" --coll allreduce,bcast --sizes 8,64,1024 -n 7 -w 2 -o "$f" || finish
+has "# result file: $f" "the table names the file"
+[ -e "$f.tmp" ] && fail "temporary left behind"
+h5dump -A "$f" >"$T/attrs" 2>&1 || fail "h5dump cannot read $f"
+for a in schema_version benchmark command_line start_time_utc git_commit git_dirty nranks nnodes hostnames \
+  mpi_library_version ucx_version hdf5_version papi_version cuda_version device compiler cflags \
+  slurm_job_id seed emulation kernel perf_event_paranoid; do
+  grep -q "ATTRIBUTE \"$a\"" "$T/attrs" || fail "root attribute $a missing"
+done
+for g in config environment; do grep -q "GROUP \"$g\"" "$T/attrs" || fail "group /$g missing"; done
+for a in coll dtype op inplace algo minbytes maxbytes iters warmup check device seed; do
+  grep -q "ATTRIBUTE \"$a\"" "$T/attrs" || fail "/config attribute $a missing"
+done
+h5dump -H "$f" >"$T/head" 2>&1
+grep -q 'DATASET "topology"' "$T/head" || fail "/topology missing"
+grep -q 'DATASET "summary"' "$T/head" || fail "/summary missing"
+# samples are [iterations x ranks]
+h5dump -H -d '/samples/allreduce%2Ffloat%2Fsum%2Foop%2Fmpi%2F64' "$f" >"$T/s" 2>&1
+grep -q 'DATASPACE  SIMPLE { ( 7, 2 )' "$T/s" || { fail "samples of allreduce 64 B are not [7 x 2]"; cat "$T/s" >&2; }
+h5dump -d /topology "$f" | grep -q '<topology version=' || fail "/topology holds no hwloc XML"
+expect 0 "mb-report" -- "$BIN/mb-report" "$f" && has "^allreduce/float/sum/oop/mpi/64 " "report row"
+expect 0 "mb-report --csv" -- "$BIN/mb-report" --csv "$f" && has "allreduce/float/sum/oop/mpi/1024" "csv row"
+expect 0 "mb-report --compare" -- "$BIN/mb-report" --compare "$f" "$f" && has "1\.00" "self-ratio 1.00"
+expect 2 "mb-report on a missing file" -- "$BIN/mb-report" "$T/none.h5" && has "mb-report: .*none.h5" "names the file"
+
+# SIGTERM mid-run: nothing under the final name, no temporary
+g=$T/killed.h5
+mpi 2 "$BIN/mb-coll" -b 64M -e 64M -n 100000 -o "$g" >"$T/killed.out" 2>&1 &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null
+[ -e "$g" ] && fail "an interrupted run left $g"
+[ -e "$g.tmp" ] && fail "an interrupted run left $g.tmp"
+finish
