@@ -38,13 +38,19 @@ static int papi_lib_version;    /* runtime version when known */
 static char papi_reason[160];
 static char cpu_disabled[200];  /* why the perf_event component is off, or "" */
 
-static int papi_init(void)
+static int papi_init(const char *spec)
 {
     if (papi_state)
         return papi_state > 0;
     if (PAPI_is_initialized() != PAPI_NOT_INITED) {
         papi_state = 1; /* someone else in the process did it */
     } else {
+        /* The AMD GPU components print errors at init on every machine
+         * without ROCm; keep them off unless a rocm event is asked for. */
+        if (!spec || !strstr(spec, "rocm")) {
+            PAPI_disable_component_by_name("rocm_smi");
+            PAPI_disable_component_by_name("rocm");
+        }
         int v = PAPI_library_init(PAPI_VER_CURRENT);
         if (v == PAPI_VER_CURRENT) {
             papi_state = 1;
@@ -80,7 +86,7 @@ static int papi_init(void)
 const char *mb_counters_papi_version(void)
 {
     static char buf[32];
-    papi_init();
+    papi_init(getenv("MB_PAPI_EVENTS"));
     int v = papi_lib_version > 0 ? papi_lib_version : PAPI_VERSION;
     snprintf(buf, sizeof buf, "%d.%d.%d.%d", PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
              PAPI_VERSION_REVISION(v), PAPI_VERSION_INCREMENT(v));
@@ -305,7 +311,7 @@ struct mb_counters *mb_counters_open(MPI_Comm comm, const char *spec)
         free(s);
         return c;
     }
-    if (papi_init() && PAPI_create_eventset(&c->eventset) != PAPI_OK)
+    if (papi_init(s) && PAPI_create_eventset(&c->eventset) != PAPI_OK)
         c->eventset = PAPI_NULL;
 
     size_t n = 0;
