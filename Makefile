@@ -19,7 +19,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc &
 CUDA ?= $(if $(NVCC),1,0)
 
 # Packages found through pkg-config; tools/deps.sh maps them to Debian names.
-PKGS := ompi-c hdf5-openmpi papi hwloc ucx
+PKGS := ompi-c hdf5-openmpi papi hwloc ucx liburing openblas
 
 CC := mpicc
 
@@ -29,8 +29,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer,)
-MB_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS)
-MB_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
+MB_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -fopenmp -pthread -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS)
+MB_LDFLAGS := $(SANFLAGS) -fopenmp -pthread $(LDFLAGS)
 LIBS := $(PKG_LIBS) -lm
 
 NVCCFLAGS ?= -O2 -g
@@ -40,24 +40,41 @@ ifeq ($(CUDA),1)
   endif
   CUDA_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
   MB_CFLAGS += -DMB_HAVE_CUDA=1
-  LIBS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++
+  LIBS += -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcublas -lcudart -lstdc++
+  # NCCL is optional within the CUDA variant.
+  NCCL_H := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+  ifneq ($(NCCL_H),)
+    MB_CFLAGS += -DMB_HAVE_NCCL=1
+    NVCCFLAGS += -DMB_HAVE_NCCL=1
+    LIBS += -lnccl
+  endif
 endif
 
 # ---- libraries: a folder is a library ------------------------------------
-COMMON_SRC := common/log.c common/clock.c common/mem.c
-ifeq ($(CUDA),1)
-  COMMON_CU := common/mem_cuda.cu
-else
-  COMMON_SRC += common/nocuda.c
-endif
-HARNESS_SRC := $(wildcard benchmarks/harness/*.c)
+# Each folder in LIB_DIRS that exists becomes build/lib/libmb<folder>.a from
+# its *.c files; *_cuda.cu files join it in the CUDA variant, *_nocuda.c
+# files (the CPU build's answers to "is CUDA there?") in the CPU variant.
+# Listed top-down, so the link order satisfies "depends only downwards".
+LIB_DIRS := $(wildcard gnn nn offload collectives common)
 
+NOT_THIS_VARIANT := $(if $(filter 1,$(CUDA)),%_nocuda.c,)
+lib_c = $(filter-out $(NOT_THIS_VARIANT),$(wildcard $(1)/*.c))
+lib_cu = $(if $(filter 1,$(CUDA)),$(wildcard $(1)/*_cuda.cu),)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 cuobj = $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(1))
 
-LIB_COMMON := $(BUILD)/lib/libmbcommon.a
+LIBS_BUILT := $(foreach d,$(LIB_DIRS),$(BUILD)/lib/libmb$(d).a)
+define LIB_RULE
+$(BUILD)/lib/libmb$(1).a: $(call obj,$(call lib_c,$(1))) $(call cuobj,$(call lib_cu,$(1)))
+	@mkdir -p $$(@D)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach d,$(LIB_DIRS),$(eval $(call LIB_RULE,$(d))))
+
+HARNESS_SRC := $(wildcard benchmarks/harness/*.c)
 LIB_HARNESS := $(BUILD)/lib/libmbharness.a
 BUILDINFO := $(BUILD)/gen/buildinfo.c
+ALL_LIBS := $(LIB_HARNESS) $(LIBS_BUILT)
 
 PROGRAMS := $(patsubst benchmarks/%.c,$(BUILD)/bin/%,$(wildcard benchmarks/mb-*.c))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -85,23 +102,19 @@ $(BUILDINFO): FORCE
 	@tools/buildinfo.sh "$(CC)" "$(MB_CFLAGS)" > $@.new && \
 	  { cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@; }
 
-$(LIB_COMMON): $(call obj,$(COMMON_SRC)) $(call cuobj,$(COMMON_CU))
-	@mkdir -p $(@D)
-	ar rcs $@ $^
-
 $(LIB_HARNESS): $(call obj,$(HARNESS_SRC)) $(BUILD)/obj/gen/buildinfo.o
 	@mkdir -p $(@D)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/obj/gen/buildinfo.o: $(BUILDINFO)
 	@mkdir -p $(@D)
 	$(CC) $(MB_CFLAGS) -c $< -o $@
 
-$(BUILD)/bin/%: $(BUILD)/obj/benchmarks/%.o $(LIB_HARNESS) $(LIB_COMMON)
+$(BUILD)/bin/%: $(BUILD)/obj/benchmarks/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(MB_LDFLAGS) $^ $(LIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB_HARNESS) $(LIB_COMMON)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(MB_LDFLAGS) $^ $(LIBS) -o $@
 
@@ -120,10 +133,10 @@ deps:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/movebench
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIB_COMMON) $(LIB_HARNESS) $(DESTDIR)$(PREFIX)/lib/
-	install -d $(DESTDIR)$(PREFIX)/include/movebench/common $(DESTDIR)$(PREFIX)/include/movebench/benchmarks/harness
-	install -m 644 common/common.h $(DESTDIR)$(PREFIX)/include/movebench/common/
-	install -m 644 benchmarks/harness/harness.h $(DESTDIR)$(PREFIX)/include/movebench/benchmarks/harness/
+	install -m 644 $(ALL_LIBS) $(DESTDIR)$(PREFIX)/lib/
+	for d in $(LIB_DIRS) benchmarks/harness; do \
+	  install -d $(DESTDIR)$(PREFIX)/include/movebench/$$d && \
+	  install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/movebench/$$d/ || exit 1; done
 
 clean:
 	rm -rf build build-san build-cpu build-cuda

@@ -67,6 +67,7 @@ struct coll_state {
     void *send, *recv;       /* host or pinned staging */
     struct mb_buf bsend, brecv, dsend, drecv;
     int device;              /* buffers live on the CUDA device, staged through pinned host */
+    struct mb_cuda_timer timer; /* device runs: CUDA events bracket copies and the MPI call */
     int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
 };
 
@@ -341,6 +342,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->fault_rank = -1;
     if (mb_fault() && strcmp(mb_fault(), "corrupt") == 0 && s->cc->coll != BARRIER)
         s->fault_rank = s->cc->coll == REDUCE ? s->root : s->p - 1;
+    char err[256];
+    if (s->device && mb_cuda_timer_init(&s->timer, err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
+        return -1;
+    }
     if (alloc_pair(s, &s->bsend, &s->dsend, s->send_n * es, &s->send) != 0 ||
         alloc_pair(s, &s->brecv, &s->drecv, s->recv_n * es, &s->recv) != 0)
         return -1;
@@ -416,15 +422,17 @@ static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
     size_t es = dtype_size[s->cc->dtype];
-    (void)elapsed; /* host timer: the staging copies are synchronous */
     if (s->device) {
+        mb_cuda_timer_start(&s->timer);
         mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
         if (s->cc->inplace || s->cc->coll == BCAST)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
     }
     int rc = run_mpi(s);
-    if (s->device)
+    if (s->device) {
         mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+        *elapsed = mb_cuda_timer_stop(&s->timer);
+    }
     if (s->rank == s->fault_rank && iter == s->run->common.warmup && s->recv_n > 0) {
         /* Test-only fault: perturb one output element of the first timed iteration. */
         size_t i = s->recv_n / 2;
@@ -482,6 +490,8 @@ static void teardown(void *state)
     mb_buf_free(&s->brecv);
     mb_buf_free(&s->dsend);
     mb_buf_free(&s->drecv);
+    if (s->device)
+        mb_cuda_timer_free(&s->timer);
     free(s);
 }
 

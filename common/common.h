@@ -77,4 +77,15 @@ int mb_cuda_probe(char *err, size_t errlen);
 /* Runtime and driver versions and device name, "" in a CPU build. */
 void mb_cuda_describe(char *buf, size_t len);
 
+/* Device-side timing with CUDA events on the default stream, for work that
+ * the GPU does: start records an event, stop records another, waits for it
+ * and returns the seconds between them (-1 in a CPU build or on error). */
+struct mb_cuda_timer {
+    void *start, *stop; /* cudaEvent_t */
+};
+int mb_cuda_timer_init(struct mb_cuda_timer *t, char *err, size_t errlen);
+void mb_cuda_timer_start(struct mb_cuda_timer *t);
+double mb_cuda_timer_stop(struct mb_cuda_timer *t);
+void mb_cuda_timer_free(struct mb_cuda_timer *t);
+
 #endif

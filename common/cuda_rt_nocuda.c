@@ -30,3 +30,16 @@ int mb_cuda_rt_copy(void *dst, const void *src, size_t bytes, int dir)
     (void)dst; (void)src; (void)bytes; (void)dir;
     return -1;
 }
+
+int mb_cuda_rt_event_create(void **ev, char *err, size_t errlen)
+{
+    *ev = NULL;
+    return not_built(err, errlen);
+}
+void mb_cuda_rt_event_record(void *ev) { (void)ev; }
+double mb_cuda_rt_event_elapsed(void *start, void *stop)
+{
+    (void)start; (void)stop;
+    return -1;
+}
+void mb_cuda_rt_event_destroy(void *ev) { (void)ev; }

@@ -1,0 +1,29 @@
+#!/bin/bash
+# GPU checks for a machine with a CUDA device (not part of make check, which
+# needs no GPU): builds the CUDA variant and runs mb-coll on device buffers
+# for every collective and dtype, with validation on, at 1 and 2 ranks.
+# Prints N passed, N failed like the main runner.
+set -u
+cd "$(dirname "$0")/../.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any OMPI_MCA_rmaps_base_oversubscribe=1
+pass=0 fail=0
+t() { # name, command...
+  local name=$1; shift
+  if "$@" >"/tmp/gpu-$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name"
+  else fail=$((fail + 1)); echo "FAIL $name"; tail -n 20 "/tmp/gpu-$name.log"; fi
+}
+nvidia-smi -L || { echo "no GPU here"; echo "0 passed, 1 failed"; exit 1; }
+t build make -j"$(nproc)" CUDA=1 BUILD=build-gpu
+out=$(mktemp -d)
+for np in 1 2; do
+  t "coll-cuda-np$np" mpirun -np $np build-gpu/bin/mb-coll -d cuda --coll all --dtype all --op all \
+    --inplace both --sizes 0,1,13,4104,1M -n 3 -w 1 -o "$out/np$np.h5"
+done
+# the check still catches a corrupted device result
+t fault-cuda bash -c "! MB_FAULT_INJECT=corrupt mpirun -np 2 build-gpu/bin/mb-coll -d cuda --sizes 4K -n 2 -w 1 -o $out/fault.h5"
+# host runs of the CUDA build still work on a GPU machine
+t host-run mpirun -np 2 build-gpu/bin/mb-coll --sizes 4K -n 2 -o "$out/host.h5"
+t report build-gpu/bin/mb-report "$out/np2.h5"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
