@@ -195,13 +195,14 @@ char *mb_h5_key(const char *name)
 
 /* ===== writing ========================================================== */
 
-static int put_attr(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
-                    hid_t mtype, const void *buf)
+/* A scalar attribute (dim NULL) or a 1-D one of *dim elements. */
+static int put_attr_dims(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
+                         hid_t mtype, const hsize_t *dim, const void *buf)
 {
     int rc = -1;
-    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t sp = dim ? H5Screate_simple(1, dim, NULL) : H5Screate(H5S_SCALAR);
     hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a >= 0 && H5Awrite(a, mtype, buf) >= 0)
+    if (a >= 0 && ((dim && *dim == 0) || H5Awrite(a, mtype, buf) >= 0))
         rc = 0;
     else
         mb_h5_fail(c, "write attribute '%s' of %s", name, where);
@@ -210,6 +211,12 @@ static int put_attr(struct h5 *c, hid_t loc, const char *where, const char *name
     if (sp >= 0)
         H5Sclose(sp);
     return rc;
+}
+
+static int put_attr(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
+                    hid_t mtype, const void *buf)
+{
+    return put_attr_dims(c, loc, where, name, ftype, mtype, NULL, buf);
 }
 
 static int put_str(struct h5 *c, hid_t loc, const char *where, const char *name, const char *s)
@@ -230,18 +237,8 @@ static int put_strs(struct h5 *c, hid_t loc, const char *where, const char *name
     const char **v = mb_h5_xmalloc(n * sizeof *v);
     for (size_t i = 0; i < n; i++)
         v[i] = strs[i] ? strs[i] : "";
-    int rc = -1;
     hsize_t dim = n;
-    hid_t sp = H5Screate_simple(1, &dim, NULL);
-    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, c->str, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a >= 0 && (n == 0 || H5Awrite(a, c->str, v) >= 0))
-        rc = 0;
-    else
-        mb_h5_fail(c, "write attribute '%s' of %s", name, where);
-    if (a >= 0)
-        H5Aclose(a);
-    if (sp >= 0)
-        H5Sclose(sp);
+    int rc = put_attr_dims(c, loc, where, name, c->str, c->str, &dim, v);
     free(v);
     return rc;
 }
