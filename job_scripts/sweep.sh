@@ -14,12 +14,13 @@
 #   --wait                wait until every job has ended; exit 1 unless all COMPLETED
 #   --collect OUT.h5      with --wait: merge every result file into OUT.h5
 #   --dry-run             print the sbatch commands, submit nothing
-# Writes $MB_RESULTS/sweep-<first job id>.txt: "job_id nodes tasks result_dirs".
+# Writes $MB_RESULTS/sweep-<first job id>.txt: "job_id nodes tasks result_dirs";
+# each task's output goes to $MB_RESULTS/<job name>-<array id>_<task>.out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 script=$here/job_scripts/mb-coll.sbatch nodes=1 tpn="" groups="" chain=1 wait=0 collect="" dry=0
 extra_sbatch=()
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n "2,18p" "$0" | sed "s/^# \{0,1\}//" >&2; exit "${1:-2}"; }
 need() { [ $# -ge 2 ] && [ -n "$2" ] || { echo "sweep.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
   --wait) wait=1; shift ;;
   --collect) need "$@"; collect=$2; shift 2 ;;
   --dry-run) dry=1; shift ;;
-  -h|--help) usage ;;
+  -h|--help) usage 0 ;;
   --) shift; break ;;
   *) echo "sweep.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -68,10 +69,12 @@ fi
 
 export MB_HOME=$here
 results=${MB_RESULTS:-$here/results}
+[ $dry = 1 ] || mkdir -p "$results"
 ids=() prev="" lines=()
 for n in "${counts[@]}"; do
   cmd=(sbatch --parsable --nodes="$n" --array=0-$((ngroups - 1)) --job-name="$(basename "$script" .sbatch)-n$n")
   [ -n "$tpn" ] && cmd+=(--ntasks-per-node="$tpn")
+  cmd+=(--output="$results/%x-%A_%a.out")   # the job's stdout/stderr beside its results
   [ $chain = 1 ] && [ -n "$prev" ] && cmd+=(--dependency=afterany:"$prev")
   cmd+=("${extra_sbatch[@]}" "$script" "$@")
   if [ $dry = 1 ]; then
@@ -86,7 +89,6 @@ for n in "${counts[@]}"; do
   lines+=("$id $n $ngroups $results/${id}_*")
 done
 [ $dry = 1 ] && exit 0
-mkdir -p "$results"
 manifest=$results/sweep-${ids[0]}.txt
 printf '%s\n' "# job_id nodes tasks result_dirs (script $script)" "${lines[@]}" >"$manifest"
 echo "sweep.sh: manifest $manifest" >&2

@@ -65,7 +65,11 @@ expect 0 "sweep.sh" -- timeout 300 job_scripts/sweep.sh --nodes 1 --sizes "8:64 
 arr=$(grep -E '^[0-9]+$' "$T/out" | head -n1)
 if [ -n "$arr" ]; then
   [ -f "$MB_RESULTS/sweep-$arr.txt" ] || fail "no sweep manifest"
-  for t in 0 1; do [ -f "$MB_RESULTS/${arr}_$t/mb-coll.h5" ] || fail "no result of array task ${arr}_$t"; done
+  for t in 0 1; do
+    [ -f "$MB_RESULTS/${arr}_$t/mb-coll.h5" ] || fail "no result of array task ${arr}_$t"
+    [ -f "$MB_RESULTS/mb-coll-n1-${arr}_$t.out" ] || fail "no output file of array task ${arr}_$t beside the results"
+  done
+  [ -e "slurm-${arr}_0.out" ] && fail "sweep.sh left slurm-${arr}_0.out in the submit folder"
   [ -n "$py" ] && "$py" - "$T/sweep.h5" <<'PY' || fail "the sweep's collection is wrong"
 import sys, h5py
 with h5py.File(sys.argv[1]) as f:
