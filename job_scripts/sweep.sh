@@ -1,7 +1,8 @@
 #!/bin/bash
 # Submit a parameter sweep of one job script: one job array per node count
 # (one array task per size group), the arrays chained one after another by
-# dependencies (afterany) so two measurements never share the machine.
+# dependencies (afterany) and their tasks run one at a time (--array=...%1),
+# so two measurements never share the machine.
 #   job_scripts/sweep.sh [options] [-- extra arguments for the job script]
 # Options:
 #   --script FILE         job script (default job_scripts/mb-coll.sbatch)
@@ -9,7 +10,7 @@
 #   --ntasks-per-node N   ranks per node (default: the script's #SBATCH line)
 #   --sizes "G1 G2 ..."   size groups, one array task each: MIN:MAX or a comma list
 #                         (default: one task with the script's own sizes)
-#   --parallel            submit the node counts without the dependency chain
+#   --parallel            no chain: node counts and array tasks may run at once
 #   --sbatch ARG          one more sbatch option for every job (repeatable)
 #   --wait                wait until every job has ended; exit 1 unless all COMPLETED
 #   --collect OUT.h5      with --wait: merge every result file into OUT.h5
@@ -20,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 script=$here/job_scripts/mb-coll.sbatch nodes=1 tpn="" groups="" chain=1 wait=0 collect="" dry=0
 extra_sbatch=()
-usage() { sed -n "2,18p" "$0" | sed "s/^# \{0,1\}//" >&2; exit "${1:-2}"; }
+usage() { sed -n "2,19p" "$0" | sed "s/^# \{0,1\}//" >&2; exit "${1:-2}"; }
 need() { [ $# -ge 2 ] && [ -n "$2" ] || { echo "sweep.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -72,7 +73,9 @@ results=${MB_RESULTS:-$here/results}
 [ $dry = 1 ] || mkdir -p "$results"
 ids=() prev="" lines=()
 for n in "${counts[@]}"; do
-  cmd=(sbatch --parsable --nodes="$n" --array=0-$((ngroups - 1)) --job-name="$(basename "$script" .sbatch)-n$n")
+  # Chained: the tasks of an array also run one at a time (%1).
+  cmd=(sbatch --parsable --nodes="$n" --array=0-$((ngroups - 1))$([ $chain = 1 ] && echo %1)
+       --job-name="$(basename "$script" .sbatch)-n$n")
   [ -n "$tpn" ] && cmd+=(--ntasks-per-node="$tpn")
   cmd+=(--output="$results/%x-%A_%a.out")   # the job's stdout/stderr beside its results
   [ $chain = 1 ] && [ -n "$prev" ] && cmd+=(--dependency=afterany:"$prev")
