@@ -93,7 +93,7 @@ has "--nodes: '0'" "names the flag"
 
 # 5. the study through Slurm
 if [ -n "$py" ]; then
-  expect 0 "reproduce/collectives/run.sh --slurm" -- timeout 300 reproduce/collectives/run.sh --slurm --out "$T/repro"
+  expect 0 "reproduce/collectives/run.sh --slurm" -- timeout 300 reproduce/collectives/run.sh --slurm --scale tiny --out "$T/repro"
   for x in collectives.png collectives.pdf compare.md; do [ -s "$T/repro/$x" ] || fail "run.sh --slurm wrote no $x"; done
 else
   echo "no Python with h5py and matplotlib: collector and run.sh --slurm not exercised"
