@@ -65,10 +65,17 @@ def main():
     keys = sorted({series_key(r, varying) for r in rows})
     colors = {k: plt.cm.tab10(i % 10) for i, k in enumerate(keys)}
 
-    fig, axes = plt.subplots(2, len(colls), figsize=(4.2 * len(colls) + 0.6, 7.2), squeeze=False,
-                             sharex="col")
+    # Up to four collectives side by side; more wrap into rows of three.
+    ncols = len(colls) if len(colls) <= 4 else 3
+    nblocks = (len(colls) + ncols - 1) // ncols
+    fig, axes = plt.subplots(2 * nblocks, ncols, figsize=(4.2 * ncols + 0.6, 3.6 * 2 * nblocks),
+                             squeeze=False)
+    for j in range(len(colls), nblocks * ncols):  # empty slots of the last row
+        axes[2 * (j // ncols)][j % ncols].set_visible(False)
+        axes[2 * (j // ncols) + 1][j % ncols].set_visible(False)
     for j, coll in enumerate(colls):
-        lat, bw = axes[0][j], axes[1][j]
+        lat, bw = axes[2 * (j // ncols)][j % ncols], axes[2 * (j // ncols) + 1][j % ncols]
+        lat.sharex(bw)
         for key in keys:
             pts = sorted((r for r in rows if r["coll"] == coll and series_key(r, varying) == key),
                          key=lambda r: r["bytes"])
