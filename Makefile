@@ -2,6 +2,8 @@
 #   make                 build programs into $(BUILD)/bin, libraries into $(BUILD)/lib
 #   make check           build and run the tests (last line: N passed, N failed)
 #   make run [NP=2]      the main job: a small mb-coll sweep on a local mpirun
+#   make reproduce       every reproduce/ study at small scale; lists the figures
+#   make reproduce STUDY=collectives SCALE=full   one study at full scale
 #   make deps            install the Debian packages (as root), else list them
 #   make install PREFIX=/opt/movebench
 #   make clean
@@ -127,6 +129,18 @@ NP ?= 2
 run: all
 	tools/run-local.sh $(BUILD) $(NP)
 
+# reproduce/: each study measures, plots and writes compare.md. Python runs
+# in $(BUILD)/venv, made from reproduce/requirements.txt (reproduce/venv.sh).
+SCALE ?= small
+STUDY ?=
+VENV := $(BUILD)/venv
+.PHONY: reproduce
+$(VENV)/.ok: reproduce/requirements.txt reproduce/venv.sh
+	reproduce/venv.sh $(VENV) reproduce/requirements.txt
+
+reproduce: all $(VENV)/.ok
+	BUILD=$(BUILD) MB_PYTHON=$(abspath $(VENV))/bin/python reproduce/run-all.sh "$(SCALE)" "$(STUDY)"
+
 deps:
 	tools/deps.sh install
 
@@ -142,6 +156,6 @@ clean:
 	rm -rf build build-san build-cpu build-cuda
 
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,11p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

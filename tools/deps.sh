@@ -15,7 +15,7 @@ PACKAGES=(
   libhwloc-dev hwloc
   slurm-wlm munge libpmix-dev
   fio
-  python3-h5py python3-matplotlib python3-numpy
+  python3-h5py python3-matplotlib python3-numpy python3-venv
 )
 
 # pkg-config module -> Debian package that provides it.

@@ -150,6 +150,9 @@ static void system_info(struct mb_kvlist *root)
     mb_kv_str(root, "slurm_nodelist", v ? v : "");
     if ((v = getenv("SLURM_JOB_NAME")))
         mb_kv_str(root, "slurm_job_name", v);
+    /* Set by the job_scripts/ batch scripts: which one ran this. */
+    if ((v = getenv("MB_JOB_SCRIPT")))
+        mb_kv_str(root, "job_script", v);
 }
 
 static int by_name(const void *a, const void *b)

@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     setenv("MB_TEST_PROV", "xyz", 1);
+    setenv("MB_JOB_SCRIPT", "job_scripts/mb-test.sbatch", 1);
     setenv("HOME", "/nonexistent-home", 0); /* make sure there is one to leave out */
 
     char *fake[] = {"mb-test", "--label", "two words", "it's", "-n", "5", ""};
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
     const char *slurm = getenv("SLURM_JOB_ID");
     EXPECT((s = str(root, "slurm_job_id")) && !strcmp(s, slurm ? slurm : ""));
     EXPECT(str(root, "slurm_nodelist") != NULL);
+    EXPECT((s = str(root, "job_script")) && !strcmp(s, "job_scripts/mb-test.sbatch"));
     /* the caller's keys are left to the caller */
     EXPECT(!mb_kv_get(root, "device") && !mb_kv_get(root, "seed") && !mb_kv_get(root, "emulation"));
 

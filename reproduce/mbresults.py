@@ -1,0 +1,122 @@
+"""Reading movebench result files (one run each) and collections of them
+(written by collect.py) into plain Python rows, for plots and tables.
+
+A run is a dict of its provenance attributes ("/" of a result file) plus
+"source_file", "config" (the /config attributes) and "cpu_model"/"cores"
+from its hwloc topology. A row is a dict of one /summary row (strings
+decoded) plus "run" (index into the runs) and "nnodes".
+"""
+import glob
+import os
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+COLLECTION_SCHEMA = "movebench-collection"
+
+
+def _py(v):
+    """An HDF5 attribute or field value as a plain Python value."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray):
+        return [_py(x) for x in v.tolist()] if v.dtype.kind in "OSU" else v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def attrs(obj):
+    return {k: _py(v) for k, v in obj.attrs.items()}
+
+
+def topology_summary(xml_text):
+    """(cpu model, number of cores, number of PUs) from hwloc's XML."""
+    if not xml_text:
+        return "unknown CPU", 0, 0
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return "unknown CPU", 0, 0
+    model = "unknown CPU"
+    for info in root.iter("info"):
+        if info.get("name") == "CPUModel":
+            model = info.get("value")
+            break
+    cores = sum(1 for o in root.iter("object") if o.get("type") == "Core")
+    pus = sum(1 for o in root.iter("object") if o.get("type") == "PU")
+    return model, cores, pus
+
+
+def _run_from_group(g, source):
+    run = attrs(g)
+    run.setdefault("source_file", source)
+    run["config"] = attrs(g["config"]) if "config" in g else {}
+    xml = None
+    if "topology" in g:
+        t = g["topology"][()]
+        xml = t.decode() if isinstance(t, bytes) else str(t)
+    run["cpu_model"], run["cores"], run["pus"] = topology_summary(xml)
+    return run
+
+
+def _rows_from_summary(ds, run_index, run):
+    rows = []
+    table = ds[()]
+    for rec in table:
+        row = {name: _py(rec[name]) for name in table.dtype.names}
+        row["run"] = run_index
+        row["nnodes"] = run.get("nnodes", 1)
+        rows.append(row)
+    return rows
+
+
+def expand(paths):
+    """Files as given, and every *.h5 under the folders given, sorted."""
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            out.extend(sorted(glob.glob(os.path.join(p, "**", "*.h5"), recursive=True)))
+        else:
+            out.append(p)
+    return out
+
+
+def is_collection(f):
+    return _py(f.attrs.get("schema", "")) == COLLECTION_SCHEMA
+
+
+def load(paths):
+    """(runs, rows) over every result file and collection in paths."""
+    runs, rows = [], []
+    for path in expand(paths):
+        with h5py.File(path, "r") as f:
+            groups = [f["runs"][k] for k in sorted(f["runs"], key=int)] if is_collection(f) else [f]
+            for g in groups:
+                if "summary" not in g or "schema_version" not in g.attrs:
+                    raise ValueError(f"{path}: not a movebench result file (no /summary or schema_version)")
+                run = _run_from_group(g, path)
+                if g is not f:
+                    run["source_file"] = _py(g.attrs.get("source_file", path))
+                rows.extend(_rows_from_summary(g["summary"], len(runs), run))
+                runs.append(run)
+    return runs, rows
+
+
+def hardware(run):
+    """One line naming the machine a run used."""
+    mpi = str(run.get("mpi_library_version", "")).splitlines()[0] if run.get("mpi_library_version") else "?"
+    mpi = mpi.split(",")[0]
+    where = f"{run.get('nnodes', '?')} node(s), {run.get('nranks', '?')} ranks"
+    job = f", Slurm job {run['slurm_job_id']}" if run.get("slurm_job_id") else ""
+    return (f"{run.get('cpu_model', 'unknown CPU')} ({run.get('cores', '?')} cores/node); {where}; "
+            f"{mpi}, UCX {run.get('ucx_version', '?')}{job}")
+
+
+def fmt_bytes(n):
+    n = int(n)
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"

@@ -1,0 +1,69 @@
+# reproduce/collectives on the committed reference result: plot.py draws the
+# figure (PNG and PDF), compare.py writes compare.md; with a second
+# algorithm in the file (the reference relabelled, 2x faster) the figure
+# gets one line per algorithm and compare.md a measured speedup; the
+# collector merges two files and refuses to overwrite.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+ref=reproduce/collectives/reference/mb-coll-small-2ranks.h5
+[ -f "$ref" ] || { fail "no committed reference $ref"; finish; }
+
+expect 0 "plot.py on the reference" -- "$py" reproduce/collectives/plot.py -o "$T/fig" "$ref"
+for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
+file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
+head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
+expect 0 "compare.py on the reference" -- "$py" reproduce/collectives/compare.py -o "$T/compare.md" "$ref"
+grep -q '| CCCL | Broadcast, average speedup over RDMA | 1.84× |' "$T/compare.md" || fail "compare.md lacks CCCL's broadcast number"
+grep -q 'not measured: only mpi' "$T/compare.md" || fail "compare.md does not say only mpi was measured"
+grep -q '^| allreduce | mpi | 2 | 1 |' "$T/compare.md" || fail "compare.md lacks our allreduce row"
+grep -q 'Xeon\|EPYC\|CPU' "$T/compare.md" || fail "compare.md names no hardware"
+
+# A second algorithm: the reference with algo relabelled "fake2x" and times halved.
+"$py" - "$ref" "$T/two.h5" <<'PY' || fail "could not build the two-algorithm file"
+import sys, h5py, numpy as np
+sys.path.insert(0, "reproduce")
+from collect import copy_members
+src, dst = sys.argv[1:]
+with h5py.File(src) as f, h5py.File(dst, "w") as g:
+    for k, v in f.attrs.items():
+        g.attrs[k] = v
+    copy_members(f, g)
+    del g["summary"]
+    s = f["summary"][()]
+    t = s.copy()
+    t["algo"] = [b"fake2x"] * len(t)
+    t["case"] = [c.replace(b"/mpi/", b"/fake2x/") for c in t["case"]]
+    for k in ("t_min", "t_median", "t_p95", "t_max", "t_mean", "ci_lo", "ci_hi"):
+        t[k] = t[k] / 2
+    for k in ("algbw", "busbw"):
+        t[k] = t[k] * 2
+    g.create_dataset("summary", data=np.concatenate([s, t]), dtype=f["summary"].dtype)
+PY
+expect 0 "compare.py with two algorithms" -- "$py" reproduce/collectives/compare.py -o "$T/compare2.md" "$T/two.h5"
+grep -q 'fake2x: 2.00× (geomean of [0-9]* sizes)' "$T/compare2.md" || { fail "no 2.00× speedup for fake2x"; grep CCCL "$T/compare2.md" | head -2 >&2; }
+expect 0 "plot.py with two algorithms" -- "$py" reproduce/collectives/plot.py -o "$T/fig2" "$T/two.h5"
+[ -s "$T/fig2.png" ] || fail "no two-algorithm figure"
+
+# The collector: two files in, one collection out, then readable by plot.py.
+expect 0 "collect.py merges two files" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref" "$T/two.h5"
+has '2 run\(s\)' "two runs"
+"$py" - "$ref" "$T/two.h5" "$T/both.h5" <<'PY' || fail "the collection does not hold both files"
+import sys, h5py
+a, b, c = (h5py.File(p) for p in sys.argv[1:])
+s = c["summary"][()]
+assert len(s) == len(a["summary"]) + len(b["summary"]), (len(s),)
+assert sorted(set(s["run"].tolist())) == [0, 1]
+assert {x.decode() for x in s["algo"]} == {"mpi", "fake2x"}
+assert c["runs/0"].attrs["benchmark"] == a.attrs["benchmark"]
+assert c["runs/0"].attrs["source_file"].endswith("mb-coll-small-2ranks.h5")
+n = len(a["samples"])
+assert len(c["runs/0/samples"]) == n and n > 0
+k = sorted(a["samples"])[0]
+assert (c["runs/0/samples"][k][()] == a["samples"][k][()]).all(), "samples copied"
+print("collection ok:", len(s), "rows")
+PY
+expect 0 "plot.py reads a collection" -- "$py" reproduce/collectives/plot.py -o "$T/fig3" "$T/both.h5"
+expect 1 "collect.py never overwrites" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref"
+has 'exists' "says the output exists"
+expect 1 "collect.py on a non-result file" -- "$py" reproduce/collect.py -o "$T/x.h5" "$T/fig.png"
+finish
