@@ -4,14 +4,15 @@
 #include "nn.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define ROWS_PAR 64 /* parallelise row loops from this many rows */
+#define PAR_ELEMS 65536 /* parallelise loops over at least this many elements */
 
 void nn_layernorm_fwd(const float *x, const float *g, const float *b, float *y, float *xhat,
                       float *rstd, size_t rows, size_t cols, float eps)
 {
-#pragma omp parallel for schedule(static) if (rows >= ROWS_PAR)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
         double s = 0, ss = 0;
@@ -40,7 +41,7 @@ void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, con
 {
     /* dg/db: column sums, accumulated serially over rows for determinism
      * but parallel over columns. */
-#pragma omp parallel for schedule(static) if (cols >= 256)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t c = 0; c < cols; c++) {
         float sg = 0, sb = 0;
         for (size_t r = 0; r < rows; r++) {
@@ -50,7 +51,7 @@ void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, con
         dg[c] += sg;
         db[c] += sb;
     }
-#pragma omp parallel for schedule(static) if (rows >= ROWS_PAR)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         const float *dyr = dy + r * cols, *xr = xhat + r * cols;
         double m1 = 0, m2 = 0;
@@ -102,7 +103,7 @@ void nn_relu_bwd(const float *y, const float *dy, float *dx, size_t n)
 
 void nn_add_bias(float *y, const float *bias, size_t rows, size_t cols)
 {
-#pragma omp parallel for schedule(static) if (rows >= ROWS_PAR)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             y[r * cols + c] += bias[c];
@@ -110,7 +111,7 @@ void nn_add_bias(float *y, const float *bias, size_t rows, size_t cols)
 
 void nn_bias_bwd(const float *dy, float *db, size_t rows, size_t cols)
 {
-#pragma omp parallel for schedule(static) if (cols >= 256)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t c = 0; c < cols; c++) {
         float s = 0;
         for (size_t r = 0; r < rows; r++)
@@ -122,9 +123,12 @@ void nn_bias_bwd(const float *dy, float *db, size_t rows, size_t cols)
 double nn_softmax_xent_fwd(const float *logits, const int32_t *targets, float *p, size_t rows,
                            size_t cols, size_t *count)
 {
-    double loss = 0;
-    size_t cnt = 0;
-#pragma omp parallel for schedule(static) reduction(+ : loss, cnt) if (rows >= ROWS_PAR)
+    /* per-row losses summed serially afterwards: the same sum for any
+     * thread count */
+    double *lr_loss = malloc((rows ? rows : 1) * sizeof(double));
+    if (!lr_loss)
+        return NAN;
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         const float *lr = logits + r * cols;
         float *pr = p + r * cols;
@@ -141,11 +145,16 @@ double nn_softmax_xent_fwd(const float *logits, const int32_t *targets, float *p
         float inv = (float)(1.0 / s);
         for (size_t c = 0; c < cols; c++)
             pr[c] *= inv;
-        if (t >= 0) {
-            loss += log(s) + mx - lt;
+        lr_loss[r] = t >= 0 ? log(s) + mx - lt : 0;
+    }
+    double loss = 0;
+    size_t cnt = 0;
+    for (size_t r = 0; r < rows; r++)
+        if (targets[r] >= 0) {
+            loss += lr_loss[r];
             cnt++;
         }
-    }
+    free(lr_loss);
     *count = cnt;
     return loss;
 }
@@ -153,7 +162,7 @@ double nn_softmax_xent_fwd(const float *logits, const int32_t *targets, float *p
 void nn_softmax_xent_bwd(const float *p, const int32_t *targets, float *dlogits, size_t rows,
                          size_t cols, float scale)
 {
-#pragma omp parallel for schedule(static) if (rows >= ROWS_PAR)
+#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         float *d = dlogits + r * cols;
         int32_t t = targets[r];

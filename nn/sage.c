@@ -61,7 +61,7 @@ int nn_sage_forward(struct nn_sage *s, const struct nn_sage_block *blk, const fl
     }
     s->x = x;
     s->blk = *blk;
-#pragma omp parallel for schedule(static) if (nd >= 256)
+#pragma omp parallel for schedule(static) if (nd * in >= 65536)
     for (size_t i = 0; i < nd; i++) {
         float *a = s->agg + i * in;
         memset(a, 0, in * sizeof(float));

@@ -28,7 +28,7 @@ typedef double (*gc_fn)(void *ctx);
 
 /* Checks k coordinates of x (chosen by rng) against grad; returns the
  * number of mismatches and prints the worst. */
-static int gc_check(const char *what, gc_fn f, void *ctx, float *x, const float *grad, size_t n,
+static inline int gc_check(const char *what, gc_fn f, void *ctx, float *x, const float *grad, size_t n,
                     size_t k, double h, struct nn_rng *rng)
 {
     int bad = 0;
@@ -58,7 +58,7 @@ static int gc_check(const char *what, gc_fn f, void *ctx, float *x, const float 
     return bad;
 }
 
-static double gc_dot(const float *a, const float *b, size_t n)
+static inline double gc_dot(const float *a, const float *b, size_t n)
 {
     double s = 0;
     for (size_t i = 0; i < n; i++)
@@ -66,7 +66,7 @@ static double gc_dot(const float *a, const float *b, size_t n)
     return s;
 }
 
-static void gc_fill(float *x, size_t n, double scale, struct nn_rng *r)
+static inline void gc_fill(float *x, size_t n, double scale, struct nn_rng *r)
 {
     for (size_t i = 0; i < n; i++)
         x[i] = (float)(scale * nn_rng_normal(r));
