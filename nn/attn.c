@@ -9,7 +9,7 @@
 
 static void softmax_causal(float *P, size_t S)
 {
-#pragma omp parallel for schedule(static) if (S >= 256)
+#pragma omp parallel for schedule(static) if (S * S >= (1u << 22))
     for (size_t i = 0; i < S; i++) {
         float *row = P + i * S;
         float mx = row[0];
@@ -67,7 +67,7 @@ int nn_attn_bwd(enum nn_device dev, const float *qkv, const float *probs, const 
                         (int)ld) != 0)
                 return -1;
             /* dS = P * (dP - rowsum(dP * P)), times the score scale */
-#pragma omp parallel for schedule(static) if (S >= 256)
+#pragma omp parallel for schedule(static) if (S * S >= (1u << 22))
             for (size_t i = 0; i < S; i++) {
                 float *row = dP + i * S;
                 const float *pr = P + i * S;

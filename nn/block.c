@@ -39,7 +39,7 @@ static struct blockp split(float *p, size_t H, size_t F)
 static void ln_apply(const float *xhat, const float *g, const float *b, float *y, size_t rows,
                      size_t cols)
 {
-#pragma omp parallel for schedule(static) if (rows * cols >= 65536)
+#pragma omp parallel for schedule(static) if (rows * cols >= (1u << 22))
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             y[r * cols + c] = xhat[r * cols + c] * g[c] + b[c];

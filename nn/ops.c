@@ -7,7 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAR_ELEMS 65536 /* parallelise loops over at least this many elements */
+/* Parallelise loops over at least this many elements. Lower thresholds
+ * lose: OpenMP's team and OpenBLAS's pthread pool both spin-wait on the
+ * same cores, so a short parallel loop between two GEMMs costs more in
+ * contention than it saves (measured with mb-nn: block/sgemm 0.74 with
+ * 64K, 0.9 serial, on 2 cores). */
+#define PAR_ELEMS (1u << 22)
 
 void nn_layernorm_fwd(const float *x, const float *g, const float *b, float *y, float *xhat,
                       float *rstd, size_t rows, size_t cols, float eps)
@@ -70,7 +75,7 @@ void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, con
 
 void nn_gelu_fwd(const float *x, float *y, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n >= 65536)
+#pragma omp parallel for simd schedule(static) if (n >= PAR_ELEMS)
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         y[i] = 0.5f * v * (1.0f + tanhf(GELU_K * (v + 0.044715f * v * v * v)));
@@ -79,7 +84,7 @@ void nn_gelu_fwd(const float *x, float *y, size_t n)
 
 void nn_gelu_bwd(const float *x, const float *dy, float *dx, size_t n)
 {
-#pragma omp parallel for simd schedule(static) if (n >= 65536)
+#pragma omp parallel for simd schedule(static) if (n >= PAR_ELEMS)
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         float u = GELU_K * (v + 0.044715f * v * v * v);
