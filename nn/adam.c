@@ -3,6 +3,9 @@
 #include "layer_internal.h"
 
 #include <math.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,41 @@ size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt
 }
 
 #define CHUNK 2048
+
+/* The update of one chunk. GCC keeps sqrtf scalar behind an errno branch
+ * unless the whole build has -fno-math-errno, which would stop the loop
+ * from vectorising; on x86 the SSE square root and division (exact,
+ * IEEE) do four elements at a time, with the scalar loop for the rest. */
+static void adam_chunk(size_t len, float *restrict pp, float *restrict mm, float *restrict vv,
+                       const float *restrict g, float grad_scale, float b1, float b2, float c1,
+                       float c2, float lr, float decay, float eps)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128 vs = _mm_set1_ps(grad_scale), vb1 = _mm_set1_ps(b1), vb2 = _mm_set1_ps(b2);
+    const __m128 vb1c = _mm_set1_ps(1.0f - b1), vb2c = _mm_set1_ps(1.0f - b2);
+    const __m128 vc1 = _mm_set1_ps(c1), vc2 = _mm_set1_ps(c2), vlr = _mm_set1_ps(lr);
+    const __m128 vdec = _mm_set1_ps(decay), veps = _mm_set1_ps(eps);
+    for (; i + 4 <= len; i += 4) {
+        __m128 gi = _mm_mul_ps(_mm_loadu_ps(g + i), vs);
+        __m128 mi = _mm_add_ps(_mm_mul_ps(vb1, _mm_loadu_ps(mm + i)), _mm_mul_ps(vb1c, gi));
+        __m128 vi = _mm_add_ps(_mm_mul_ps(vb2, _mm_loadu_ps(vv + i)), _mm_mul_ps(_mm_mul_ps(vb2c, gi), gi));
+        _mm_storeu_ps(mm + i, mi);
+        _mm_storeu_ps(vv + i, vi);
+        __m128 den = _mm_add_ps(_mm_sqrt_ps(_mm_mul_ps(vi, vc2)), veps);
+        __m128 upd = _mm_div_ps(_mm_mul_ps(vlr, _mm_mul_ps(mi, vc1)), den);
+        _mm_storeu_ps(pp + i, _mm_sub_ps(_mm_mul_ps(_mm_loadu_ps(pp + i), vdec), upd));
+    }
+#endif
+    for (; i < len; i++) {
+        float gi = g[i] * grad_scale;
+        float mi = b1 * mm[i] + (1.0f - b1) * gi;
+        float vi = b2 * vv[i] + (1.0f - b2) * gi * gi;
+        mm[i] = mi;
+        vv[i] = vi;
+        pp[i] = pp[i] * decay - lr * (mi * c1) / (sqrtf(vi * c2) + eps);
+    }
+}
 
 void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, float *m, float *v,
                   const void *grad, enum nn_dtype gdt, float grad_scale, void *work,
@@ -39,18 +77,9 @@ void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, flo
             nn_load_f32(gbuf, (const char *)grad + lo * nn_dtype_size(gdt), gdt, len);
             g = gbuf;
         }
-        float *pp = p + lo, *mm = m + lo, *vv = v + lo;
-#pragma omp simd
-        for (size_t i = 0; i < len; i++) {
-            float gi = g[i] * grad_scale;
-            float mi = b1 * mm[i] + (1.0f - b1) * gi;
-            float vi = b2 * vv[i] + (1.0f - b2) * gi * gi;
-            mm[i] = mi;
-            vv[i] = vi;
-            pp[i] = pp[i] * decay - lr * (mi * c1) / (__builtin_sqrtf(vi * c2) + eps);
-        }
+        adam_chunk(len, p + lo, m + lo, v + lo, g, grad_scale, b1, b2, c1, c2, lr, decay, eps);
         if (work)
-            nn_store_f32((char *)work + lo * nn_dtype_size(wdt), wdt, pp, len);
+            nn_store_f32((char *)work + lo * nn_dtype_size(wdt), wdt, p + lo, len);
     }
 }
 

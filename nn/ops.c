@@ -44,17 +44,15 @@ void nn_layernorm_fwd(const float *x, const float *g, const float *b, float *y, 
 void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, const float *g,
                       float *dx, float *dg, float *db, size_t rows, size_t cols)
 {
-    /* dg/db: column sums, accumulated serially over rows for determinism
-     * but parallel over columns. */
-#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
-    for (size_t c = 0; c < cols; c++) {
-        float sg = 0, sb = 0;
-        for (size_t r = 0; r < rows; r++) {
-            sg += dy[r * cols + c] * xhat[r * cols + c];
-            sb += dy[r * cols + c];
+    /* dg/db: column sums, row by row (contiguous, vectorised, a fixed
+     * order) */
+    for (size_t r = 0; r < rows; r++) {
+        const float *dyr = dy + r * cols, *xr = xhat + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++) {
+            dg[c] += dyr[c] * xr[c];
+            db[c] += dyr[c];
         }
-        dg[c] += sg;
-        db[c] += sb;
     }
 #pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
@@ -116,12 +114,11 @@ void nn_add_bias(float *y, const float *bias, size_t rows, size_t cols)
 
 void nn_bias_bwd(const float *dy, float *db, size_t rows, size_t cols)
 {
-#pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
-    for (size_t c = 0; c < cols; c++) {
-        float s = 0;
-        for (size_t r = 0; r < rows; r++)
-            s += dy[r * cols + c];
-        db[c] += s;
+    for (size_t r = 0; r < rows; r++) { /* row by row: contiguous, a fixed order */
+        const float *d = dy + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++)
+            db[c] += d[c];
     }
 }
 
