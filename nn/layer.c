@@ -307,6 +307,10 @@ int nn_layer_forward_head(struct nn_layer *l, const float *in, const int32_t *ta
  * activation recomputation): the forward again, output discarded. */
 static int recompute(struct nn_layer *l)
 {
+    if (l->kind == NN_LAYER_EMBED) { /* nothing intra to rebuild */
+        l->live = 1;
+        return 0;
+    }
     size_t n = l->inter.numel;
     float *x = malloc(n * sizeof(float));
     if (!x || revive(l) != 0) {

@@ -183,6 +183,23 @@ int main(void)
     EXPECT(memcmp(gfirst, nn_layer_grads(g.m->layer[1])->data,
                   nn_layer_grads(g.m->layer[1])->numel * 4) == 0);
     (void)l0;
+    /* dropping the head's and the embedding's intra activations too: the
+     * head recomputes from its saved input and targets */
+    float *ghead = malloc(nn_layer_grads(g.m->layer[3])->numel * 4);
+    g.m->recompute = 0;
+    nn_gpt_zero_grad(g.m);
+    gpt_loss(&g);
+    nn_gpt_backward(g.m);
+    memcpy(ghead, nn_layer_grads(g.m->layer[3])->data, nn_layer_grads(g.m->layer[3])->numel * 4);
+    nn_gpt_zero_grad(g.m);
+    gpt_loss(&g);
+    nn_layer_drop_intra(g.m->layer[3]);
+    nn_layer_drop_intra(g.m->layer[0]);
+    EXPECT(nn_gpt_backward(g.m) == 0);
+    EXPECT(memcmp(ghead, nn_layer_grads(g.m->layer[3])->data,
+                  nn_layer_grads(g.m->layer[3])->numel * 4) == 0);
+    EXPECT(nn_layer_intra_live(g.m->layer[0]) && nn_layer_intra_live(g.m->layer[3]));
+    free(ghead);
 
     /* determinism: two models from the same seed give the same loss;
      * another seed gives another */
