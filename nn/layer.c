@@ -1,0 +1,342 @@
+/* The layer object: allocation of parameters, gradients and saved
+ * activations in their storage types, drop-and-recompute, and the
+ * embedding layer (the blocks are in block.c, the head in head.c). */
+#include "layer_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static float *fbuf(size_t n) { return calloc(n ? n : 1, sizeof(float)); }
+
+struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *c, int B)
+{
+    struct nn_workspace *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->H = (size_t)c->hidden; w->F = (size_t)c->ffn; w->S = (size_t)c->seq;
+    w->A = (size_t)c->heads; w->V = (size_t)c->vocab; w->M = (size_t)B * w->S;
+    size_t M = w->M, H = w->H, F = w->F, S = w->S, V = w->V;
+    size_t pmax = 0;
+    for (int i = 0; i < 3; i++) {
+        struct nn_layer_account a;
+        struct nn_precision p = {NN_F32, NN_F32, NN_F32};
+        nn_gpt_layer_account(c, B, p, i == 0 ? 0 : i == 1 ? 1 : c->layers + 1, &a);
+        pmax = a.params > pmax ? a.params : pmax;
+    }
+    size_t wide = F > 3 * H ? F : 3 * H;
+    w->W = fbuf(pmax); w->G = fbuf(pmax);
+    w->y = fbuf(M * H); w->qkv = fbuf(M * 3 * H); w->probs = fbuf((size_t)B * w->A * S * S);
+    w->att = fbuf(M * H); w->x1 = fbuf(M * H); w->xhat1 = fbuf(M * H); w->xhat2 = fbuf(M * H);
+    w->h1 = fbuf(M * F); w->gl = fbuf(M * F); w->logits = fbuf(M * V);
+    w->d1 = fbuf(M * H); w->d2 = fbuf(M * H); w->d3 = fbuf(M * H); w->db = fbuf(M * wide);
+    w->scr = fbuf(S * S); w->out = fbuf(M * H);
+    float **all[] = {&w->W, &w->G, &w->y, &w->qkv, &w->probs, &w->att, &w->x1, &w->xhat1,
+                     &w->xhat2, &w->h1, &w->gl, &w->logits, &w->d1, &w->d2, &w->d3, &w->db,
+                     &w->scr, &w->out};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (!*all[i]) {
+            nn_workspace_free(w);
+            return NULL;
+        }
+    return w;
+}
+
+void nn_workspace_free(struct nn_workspace *w)
+{
+    if (!w)
+        return;
+    float *all[] = {w->W, w->G, w->y, w->qkv, w->probs, w->att, w->x1, w->xhat1, w->xhat2,
+                    w->h1, w->gl, w->logits, w->d1, w->d2, w->d3, w->db, w->scr, w->out};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        free(all[i]);
+    free(w);
+}
+
+static int alloc1(struct nn_tensor *t, enum nn_dtype dt, size_t rows, size_t cols)
+{
+    char err[128];
+    size_t shape[2] = {rows, cols};
+    return nn_tensor_alloc(t, dt, NN_HOST, cols ? 2 : 1, shape, err, sizeof(err));
+}
+
+static int add_intra(struct nn_layer *l, enum nn_dtype dt, size_t rows, size_t cols, float *ws)
+{
+    int i = l->nintra++;
+    l->wsbuf[i] = ws;
+    return alloc1(&l->intra[i], dt, rows, cols);
+}
+
+/* GPT-2 initialisation of a block or head parameter vector. */
+static void init_params(struct nn_layer *l, uint64_t seed)
+{
+    struct nn_rng r;
+    nn_rng_seed(&r, seed * 1000003u + (uint64_t)l->index);
+    size_t n = l->params.numel, H = (size_t)l->cfg.hidden, F = (size_t)l->cfg.ffn;
+    float *p = fbuf(n);
+    if (!p)
+        return;
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(0.02 * nn_rng_normal(&r));
+    if (l->kind == NN_LAYER_BLOCK) {
+        /* offsets as in block.c: ln1 g,b | Wqkv bqkv | Wo bo | ln2 g,b | W1 b1 | W2 b2 */
+        size_t o = 0;
+        for (size_t c = 0; c < H; c++) { p[c] = 1; p[H + c] = 0; }
+        o = 2 * H + 3 * H * H;
+        memset(p + o, 0, 3 * H * sizeof(float));
+        o += 3 * H + H * H;
+        memset(p + o, 0, H * sizeof(float));
+        o += H;
+        for (size_t c = 0; c < H; c++) { p[o + c] = 1; p[o + H + c] = 0; }
+        o += 2 * H + H * F;
+        memset(p + o, 0, F * sizeof(float));
+        o += F + F * H;
+        memset(p + o, 0, H * sizeof(float));
+    } else if (l->kind == NN_LAYER_HEAD) {
+        for (size_t c = 0; c < H; c++) { p[c] = 1; p[H + c] = 0; }
+    }
+    nn_store_f32(l->params.data, l->params.dtype, p, n);
+    free(p);
+}
+
+struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                              int index, uint64_t seed, struct nn_workspace *ws)
+{
+    if (index < 0 || index > cfg->layers + 1 || cfg->hidden % cfg->heads)
+        return NULL;
+    struct nn_layer *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    struct nn_layer_account a;
+    nn_gpt_layer_account(cfg, B, prec, index, &a);
+    l->kind = a.kind;
+    l->cfg = *cfg;
+    l->B = B;
+    l->index = index;
+    l->prec = prec;
+    l->ws = ws;
+    size_t M = (size_t)B * (size_t)cfg->seq, H = (size_t)cfg->hidden, F = (size_t)cfg->ffn;
+    size_t S = (size_t)cfg->seq, A = (size_t)cfg->heads, V = (size_t)cfg->vocab;
+    int rc = alloc1(&l->params, prec.param, a.params, 0) | alloc1(&l->grads, prec.grad, a.params, 0);
+    switch (l->kind) {
+    case NN_LAYER_EMBED:
+        rc |= alloc1(&l->inter, NN_I32, M, 0);
+        break;
+    case NN_LAYER_BLOCK:
+        rc |= alloc1(&l->inter, prec.act, M, H);
+        rc |= add_intra(l, prec.act, M, H, ws->xhat1);
+        rc |= add_intra(l, NN_F32, M, 0, NULL); /* rstd1 */
+        rc |= add_intra(l, prec.act, M, 3 * H, ws->qkv);
+        {
+            size_t shape[4] = {(size_t)B, A, S, S};
+            int i = l->nintra++;
+            l->wsbuf[i] = ws->probs;
+            char err[128];
+            rc |= nn_tensor_alloc(&l->intra[i], prec.act, NN_HOST, 4, shape, err, sizeof(err));
+        }
+        rc |= add_intra(l, prec.act, M, H, ws->att);
+        rc |= add_intra(l, prec.act, M, H, ws->xhat2);
+        rc |= add_intra(l, NN_F32, M, 0, NULL); /* rstd2 */
+        rc |= add_intra(l, prec.act, M, F, ws->h1);
+        rc |= add_intra(l, prec.act, M, F, ws->gl);
+        break;
+    case NN_LAYER_HEAD:
+        rc |= alloc1(&l->inter, prec.act, M, H);
+        rc |= add_intra(l, prec.act, M, H, ws->xhat1);
+        rc |= add_intra(l, NN_F32, M, 0, NULL); /* rstd */
+        rc |= add_intra(l, prec.act, M, V, ws->logits);
+        rc |= alloc1(&l->aux, NN_I32, M, 0); /* targets, kept with the input */
+        break;
+    case NN_LAYER_SAGE:
+        rc = -1;
+        break;
+    }
+    l->live = 1;
+    if (rc) {
+        nn_layer_free(l);
+        return NULL;
+    }
+    if (l->kind == NN_LAYER_EMBED) {
+        struct nn_rng r;
+        nn_rng_seed(&r, seed * 1000003u);
+        nn_fill_normal(l->params.data, prec.param, a.params, 0.02, &r);
+    } else {
+        init_params(l, seed);
+    }
+    return l;
+}
+
+void nn_layer_free(struct nn_layer *l)
+{
+    if (!l)
+        return;
+    nn_tensor_free(&l->params);
+    nn_tensor_free(&l->grads);
+    nn_tensor_free(&l->inter);
+    nn_tensor_free(&l->aux);
+    for (int i = 0; i < l->nintra; i++)
+        nn_tensor_free(&l->intra[i]);
+    free(l);
+}
+
+enum nn_layer_kind nn_layer_kind(const struct nn_layer *l) { return l->kind; }
+struct nn_tensor *nn_layer_params(struct nn_layer *l) { return &l->params; }
+struct nn_tensor *nn_layer_grads(struct nn_layer *l) { return &l->grads; }
+struct nn_tensor *nn_layer_act_inter(struct nn_layer *l) { return &l->inter; }
+
+size_t nn_layer_act_intra(struct nn_layer *l, struct nn_tensor **out, size_t max)
+{
+    size_t n = 0;
+    for (int i = 0; i < l->nintra && n < max; i++)
+        out[n++] = &l->intra[i];
+    return (size_t)l->nintra;
+}
+
+void nn_layer_account(const struct nn_layer *l, struct nn_layer_account *out)
+{
+    nn_gpt_layer_account(&l->cfg, l->B, l->prec, l->index, out);
+}
+
+float *nn_act(struct nn_layer *l, int i)
+{
+    struct nn_tensor *t = &l->intra[i];
+    return t->dtype == NN_F32 || !l->wsbuf[i] ? (float *)t->data : l->wsbuf[i];
+}
+
+void nn_act_save(struct nn_layer *l)
+{
+    for (int i = 0; i < l->nintra; i++)
+        if (l->intra[i].dtype != NN_F32 && l->intra[i].dtype != NN_I32 && l->wsbuf[i])
+            nn_store_f32(l->intra[i].data, l->intra[i].dtype, l->wsbuf[i], l->intra[i].numel);
+}
+
+void nn_act_load(struct nn_layer *l)
+{
+    for (int i = 0; i < l->nintra; i++)
+        if (l->intra[i].dtype != NN_F32 && l->intra[i].dtype != NN_I32 && l->wsbuf[i])
+            nn_load_f32(l->wsbuf[i], l->intra[i].data, l->intra[i].dtype, l->intra[i].numel);
+}
+
+float *nn_weights(struct nn_layer *l)
+{
+    if (l->params.dtype == NN_F32)
+        return l->params.data;
+    nn_load_f32(l->ws->W, l->params.data, l->params.dtype, l->params.numel);
+    return l->ws->W;
+}
+
+void nn_layer_drop_intra(struct nn_layer *l)
+{
+    for (int i = 0; i < l->nintra; i++) {
+        free(l->intra[i].data);
+        l->intra[i].data = NULL;
+    }
+    l->live = 0;
+}
+
+int nn_layer_intra_live(const struct nn_layer *l) { return l->live; }
+
+void nn_layer_zero_grad(struct nn_layer *l) { memset(l->grads.data, 0, nn_tensor_bytes(&l->grads)); }
+
+/* Re-allocates dropped intra tensors. */
+static int revive(struct nn_layer *l)
+{
+    for (int i = 0; i < l->nintra; i++) {
+        size_t bytes = nn_tensor_bytes(&l->intra[i]);
+        l->intra[i].data = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+        if (!l->intra[i].data)
+            return -1;
+    }
+    l->live = 1;
+    return 0;
+}
+
+/* ---- embedding: x[r] = wte[token[r]] + wpe[r mod S] ------------------- */
+
+static int embed_forward(struct nn_layer *l, const int32_t *tok, float *out)
+{
+    size_t M = l->inter.numel, H = (size_t)l->cfg.hidden, S = (size_t)l->cfg.seq;
+    const float *W = nn_weights(l), *wpe = W + (size_t)l->cfg.vocab * H;
+    memcpy(l->inter.data, tok, M * sizeof(int32_t));
+    for (size_t r = 0; r < M; r++) {
+        if (tok[r] < 0 || tok[r] >= l->cfg.vocab)
+            return -1;
+        const float *e = W + (size_t)tok[r] * H, *p = wpe + (r % S) * H;
+        for (size_t c = 0; c < H; c++)
+            out[r * H + c] = e[c] + p[c];
+    }
+    return 0;
+}
+
+static int embed_backward(struct nn_layer *l, const float *dout)
+{
+    size_t M = l->inter.numel, H = (size_t)l->cfg.hidden, S = (size_t)l->cfg.seq;
+    const int32_t *tok = l->inter.data;
+    float *G = l->ws->G, *gpe = G + (size_t)l->cfg.vocab * H;
+    memset(G, 0, l->grads.numel * sizeof(float));
+    for (size_t r = 0; r < M; r++) /* serial: a deterministic scatter-add */
+        for (size_t c = 0; c < H; c++) {
+            G[(size_t)tok[r] * H + c] += dout[r * H + c];
+            gpe[(r % S) * H + c] += dout[r * H + c];
+        }
+    nn_accum_f32(l->grads.data, l->grads.dtype, G, l->grads.numel);
+    return 0;
+}
+
+/* ---- dispatch -------------------------------------------------------- */
+
+int nn_layer_forward(struct nn_layer *l, const void *in, float *out)
+{
+    switch (l->kind) {
+    case NN_LAYER_EMBED: return embed_forward(l, in, out);
+    case NN_LAYER_BLOCK:
+        if (!l->live && revive(l) != 0)
+            return -1;
+        return nn_block_forward(l, in, out);
+    default: return -1;
+    }
+}
+
+int nn_layer_forward_head(struct nn_layer *l, const float *in, const int32_t *targets, double *loss)
+{
+    if (l->kind != NN_LAYER_HEAD || (!l->live && revive(l) != 0))
+        return -1;
+    return nn_head_forward(l, in, targets, loss);
+}
+
+/* Recomputes the intra activations from the saved input (Ratel/Megatron
+ * activation recomputation): the forward again, output discarded. */
+static int recompute(struct nn_layer *l)
+{
+    if (l->kind == NN_LAYER_EMBED) { /* nothing intra to rebuild */
+        l->live = 1;
+        return 0;
+    }
+    size_t n = l->inter.numel;
+    float *x = malloc(n * sizeof(float));
+    if (!x || revive(l) != 0) {
+        free(x);
+        return -1;
+    }
+    nn_load_f32(x, l->inter.data, l->inter.dtype, n);
+    int rc;
+    if (l->kind == NN_LAYER_BLOCK) {
+        rc = nn_block_forward(l, x, l->ws->out);
+    } else {
+        double loss;
+        rc = nn_head_forward(l, x, l->aux.data, &loss);
+    }
+    free(x);
+    return rc;
+}
+
+int nn_layer_backward(struct nn_layer *l, const float *dout, float *din)
+{
+    if (!l->live && recompute(l) != 0)
+        return -1;
+    switch (l->kind) {
+    case NN_LAYER_EMBED: return embed_backward(l, dout);
+    case NN_LAYER_BLOCK: return nn_block_backward(l, dout, din);
+    case NN_LAYER_HEAD: return nn_head_backward(l, din);
+    default: return -1;
+    }
+}

@@ -1,0 +1,45 @@
+/* Internal to nn/: the layer object shared by layer.c, block.c, head.c. */
+#ifndef MB_NN_LAYER_INTERNAL_H
+#define MB_NN_LAYER_INTERNAL_H
+
+#include "nn.h"
+
+#define NN_MAX_INTRA 10
+
+struct nn_workspace {
+    size_t M, H, F, S, A, V;
+    float *W, *G;                      /* fp32 weights / gradients of one layer */
+    float *y, *qkv, *probs, *att, *x1, *xhat1, *xhat2, *h1, *gl, *logits;
+    float *d1, *d2, *d3, *db, *scr, *out;
+};
+
+struct nn_layer {
+    enum nn_layer_kind kind;
+    struct nn_gpt_config cfg;
+    int B, index;
+    struct nn_precision prec;
+    struct nn_workspace *ws;
+    struct nn_tensor params, grads, inter;
+    struct nn_tensor aux;              /* head: the targets (part of its inter bytes) */
+    int nintra;
+    struct nn_tensor intra[NN_MAX_INTRA];
+    float *wsbuf[NN_MAX_INTRA];        /* fp32 working buffer of each intra tensor */
+    int live;
+    double count;                      /* head: counted targets of the last forward */
+};
+
+/* fp32 view of intra tensor i (its storage when fp32, else the workspace). */
+float *nn_act(struct nn_layer *l, int i);
+/* After forward: store the workspace copies into fp16/bf16 storage. */
+void nn_act_save(struct nn_layer *l);
+/* Before backward: load them back into the workspace. */
+void nn_act_load(struct nn_layer *l);
+/* The layer's fp32 weights (storage when fp32, else converted into ws->W). */
+float *nn_weights(struct nn_layer *l);
+
+int nn_block_forward(struct nn_layer *l, const float *x, float *out);
+int nn_block_backward(struct nn_layer *l, const float *dout, float *din);
+int nn_head_forward(struct nn_layer *l, const float *x, const int32_t *targets, double *loss);
+int nn_head_backward(struct nn_layer *l, float *din);
+
+#endif

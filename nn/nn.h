@@ -1,0 +1,331 @@
+/* movebench nn/: the training math that the DisDP, Ratel and Hyperion
+ * reproductions run. Tensors (fp32 compute, fp16/bf16 storage), one GEMM
+ * interface (OpenBLAS on the host, cuBLAS on a CUDA device), a GPT-style
+ * decoder (embedding, blocks, final norm + LM head + cross-entropy) with a
+ * layer-granular API (parameters, gradients, inter-/intra-block saved
+ * activations, their bytes and FLOPs, drop-and-recompute), GraphSAGE layers
+ * (PyG SAGEConv, mean aggregator), Adam with fp32 master state, and named
+ * model presets with per-layer accounting.
+ *
+ * Layout conventions: row-major; a batch of token activations is
+ * [B*S, H]; weights are [in, out] so y = x W + b. Everything computes in
+ * fp32 on the host; parameters, gradients and saved activations may be
+ * stored in fp16 or bf16 and are converted on the fly. Results are
+ * deterministic for a given seed and thread count. Depends only on
+ * common/ and OpenBLAS. */
+#ifndef MB_NN_H
+#define MB_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ===== tensors ========================================================= */
+
+enum nn_dtype { NN_F32 = 0, NN_F16 = 1, NN_BF16 = 2, NN_I32 = 3 };
+enum nn_device { NN_HOST = 0, NN_CUDA = 1 };
+
+#define NN_MAX_DIMS 4
+
+struct nn_tensor {
+    void *data;
+    enum nn_dtype dtype;
+    enum nn_device device;
+    int ndim;
+    size_t shape[NN_MAX_DIMS];
+    size_t numel;
+    int owner; /* 1: nn_tensor_free releases data; 0: a view */
+};
+
+size_t nn_dtype_size(enum nn_dtype t);
+const char *nn_dtype_name(enum nn_dtype t);
+/* "fp32"/"f32", "fp16"/"f16", "bf16": 0 and *out set, or -1. */
+int nn_dtype_parse(const char *s, enum nn_dtype *out);
+
+/* Allocates a zeroed owning tensor (host) or device memory (NN_CUDA,
+ * needs a CUDA build and a device). 0, or -1 with the reason in err. */
+int nn_tensor_alloc(struct nn_tensor *t, enum nn_dtype dtype, enum nn_device dev, int ndim,
+                    const size_t *shape, char *err, size_t errlen);
+/* A non-owning view of data with the given shape. */
+struct nn_tensor nn_tensor_view(void *data, enum nn_dtype dtype, enum nn_device dev, int ndim,
+                                const size_t *shape);
+/* A 1-D view of elements [off, off + n) of a contiguous tensor. */
+struct nn_tensor nn_tensor_slice(const struct nn_tensor *t, size_t off, size_t n);
+void nn_tensor_free(struct nn_tensor *t);
+size_t nn_tensor_bytes(const struct nn_tensor *t);
+
+/* Conversions between fp32 and fp16 (IEEE binary16, round to nearest even)
+ * or bf16 (round to nearest even), element-wise on host arrays. */
+uint16_t nn_f32_to_f16(float f);
+float nn_f16_to_f32(uint16_t h);
+uint16_t nn_f32_to_bf16(float f);
+float nn_bf16_to_f32(uint16_t h);
+/* dst[i] = src[i] converted; src of dtype st, dst fp32 (load) or the
+ * reverse (store). Host memory. OpenMP-threaded for large n. */
+void nn_load_f32(float *dst, const void *src, enum nn_dtype st, size_t n);
+void nn_store_f32(void *dst, enum nn_dtype dt, const float *src, size_t n);
+/* dst[i] += src[i] with dst stored in dtype dt (accumulate in fp32). */
+void nn_accum_f32(void *dst, enum nn_dtype dt, const float *src, size_t n);
+/* Copies a tensor to another of the same numel, converting dtypes and
+ * crossing host/device as needed. 0 or -1. */
+int nn_tensor_copy(struct nn_tensor *dst, const struct nn_tensor *src);
+
+/* ===== deterministic random numbers ==================================== */
+
+struct nn_rng {
+    uint64_t s[4];
+};
+void nn_rng_seed(struct nn_rng *r, uint64_t seed);
+uint64_t nn_rng_next(struct nn_rng *r);
+double nn_rng_uniform(struct nn_rng *r); /* [0, 1) */
+double nn_rng_normal(struct nn_rng *r);
+/* Fills n fp32 values with N(0, std^2) (then stored in dtype). */
+void nn_fill_normal(void *dst, enum nn_dtype dt, size_t n, double std, struct nn_rng *r);
+
+/* ===== GEMM ============================================================ */
+
+/* C = alpha * op(A) op(B) + beta * C, row-major, op = transpose when ta/tb
+ * is set; op(A) is M x K, op(B) K x N, C M x N. NN_HOST: OpenBLAS
+ * cblas_sgemm; NN_CUDA: cuBLAS on device pointers (CUDA build). Returns 0,
+ * or -1 (CUDA unavailable or a cuBLAS error, message via nn_gemm_error). */
+int nn_gemm(enum nn_device dev, int ta, int tb, int M, int N, int K, float alpha, const float *A,
+            int lda, const float *B, int ldb, float beta, float *C, int ldc);
+const char *nn_gemm_error(void);
+/* 1 when cuBLAS is built in and a device answers. */
+int nn_gemm_cuda_available(void);
+
+/* ===== elementwise and normalisation ops (host, fp32) =================== */
+/* Each forward has its backward; rows x cols arrays are row-major. */
+
+/* Layer norm over cols: xhat = (x - mean) * rstd, y = xhat * g + b.
+ * Saves xhat and rstd[rows] (either may be NULL to skip). */
+void nn_layernorm_fwd(const float *x, const float *g, const float *b, float *y, float *xhat,
+                      float *rstd, size_t rows, size_t cols, float eps);
+/* From xhat, rstd, g and dy: dx (overwritten), dg and db accumulated. */
+void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, const float *g,
+                      float *dx, float *dg, float *db, size_t rows, size_t cols);
+/* GELU, tanh approximation (GPT-2). */
+void nn_gelu_fwd(const float *x, float *y, size_t n);
+/* dx = dy * gelu'(x) */
+void nn_gelu_bwd(const float *x, const float *dy, float *dx, size_t n);
+void nn_relu_fwd(const float *x, float *y, size_t n);
+/* dx = dy where y > 0 */
+void nn_relu_bwd(const float *y, const float *dy, float *dx, size_t n);
+/* y[r, :] += bias */
+void nn_add_bias(float *y, const float *bias, size_t rows, size_t cols);
+/* db += column sums of dy */
+void nn_bias_bwd(const float *dy, float *db, size_t rows, size_t cols);
+/* Softmax cross-entropy over cols per row, targets[r] in [0, cols) or -1
+ * (ignored). Writes probabilities into p (may alias logits). Returns the
+ * summed loss and the number of counted rows in *count. */
+double nn_softmax_xent_fwd(const float *logits, const int32_t *targets, float *p, size_t rows,
+                           size_t cols, size_t *count);
+/* dlogits = scale * (p - onehot(target)); rows with target -1 get 0. */
+void nn_softmax_xent_bwd(const float *p, const int32_t *targets, float *dlogits, size_t rows,
+                         size_t cols, float scale);
+/* Log-softmax over cols + negative log-likelihood (GraphSAGE's head).
+ * logp saved; returns summed loss over rows with targets >= 0. */
+double nn_logsoftmax_nll_fwd(const float *x, const int32_t *targets, float *logp, size_t rows,
+                             size_t cols, size_t *count);
+/* dx = scale * (exp(logp) - onehot) */
+void nn_logsoftmax_nll_bwd(const float *logp, const int32_t *targets, float *dx, size_t rows,
+                           size_t cols, float scale);
+
+/* Causal multi-head attention on qkv [B*S, 3H] (q | k | v, head h owns
+ * columns h*D..h*D+D of each part): probs [B, A, S, S] saved, out [B*S, H].
+ * Masked entries of probs are 0. */
+int nn_attn_fwd(enum nn_device dev, const float *qkv, float *probs, float *out, size_t B,
+                size_t S, size_t A, size_t D);
+/* From qkv, probs and dout [B*S, H]: dqkv [B*S, 3H] (overwritten).
+ * scratch: at least S*S floats. */
+int nn_attn_bwd(enum nn_device dev, const float *qkv, const float *probs, const float *dout,
+                float *dqkv, float *scratch, size_t B, size_t S, size_t A, size_t D);
+
+/* ===== GPT model configuration, presets, accounting ===================== */
+
+struct nn_gpt_config {
+    char name[32];
+    int layers, heads, hidden, seq, vocab;
+    int ffn;      /* MLP width, 4 * hidden */
+};
+
+/* Named presets: "gpt-6b", "gpt-13b", "gpt-30b", "gpt-70b", "gpt-135b",
+ * "gpt-175b", "gpt-276b", "gpt-412b" (Ratel Table IV, seq 1024, vocab
+ * 50257) and small ones that run here: "gpt-tiny", "gpt-small",
+ * "gpt-bench" (GEMM-bound, for mb-nn). 0, or -1 for an unknown name. */
+int nn_gpt_preset(const char *name, struct nn_gpt_config *cfg);
+/* The preset names, NULL-terminated. */
+const char *const *nn_gpt_preset_names(void);
+
+/* Storage types of a run (mixed precision: fp16 everywhere, fp32 master
+ * weights and Adam moments in the optimizer). */
+struct nn_precision {
+    enum nn_dtype param, grad, act;
+};
+
+enum nn_layer_kind { NN_LAYER_EMBED, NN_LAYER_BLOCK, NN_LAYER_HEAD, NN_LAYER_SAGE };
+const char *nn_layer_kind_name(enum nn_layer_kind k);
+
+/* What one layer holds and costs for a micro-batch of B sequences.
+ * FLOPs count GEMM and attention multiply-adds as 2 (elementwise work is
+ * not counted). opt_bytes = fp32 master weights + Adam m and v = 12/param.
+ * act_inter: the layer's input, kept across the pass (Ratel's inter-block
+ * activations); act_intra: everything else backward needs (dropped and
+ * recomputed when the layer recomputes). */
+struct nn_layer_account {
+    enum nn_layer_kind kind;
+    uint64_t params;
+    uint64_t param_bytes, grad_bytes, opt_bytes;
+    uint64_t act_inter_bytes, act_intra_bytes;
+    double flops_fwd, flops_bwd, flops_recompute;
+};
+
+/* Layer i of cfg (0: embedding, 1..layers: blocks, layers+1: head). */
+void nn_gpt_layer_account(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                          int layer, struct nn_layer_account *out);
+/* Sums over all layers (kind of the sum: NN_LAYER_BLOCK). */
+void nn_gpt_account(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                    struct nn_layer_account *total);
+
+/* The GEMMs one block runs, forward then backward (the attention ones
+ * batched: count = B*A). FLOPs of a block = sum 2*M*N*K*count. mb-nn runs
+ * exactly these through plain cblas_sgemm as its peer. Returns the number
+ * written (at most max). */
+struct nn_gemm_shape {
+    int ta, tb, M, N, K, count;
+    int backward;
+};
+int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
+                         int max);
+
+/* ===== layers =========================================================== */
+
+struct nn_layer;
+
+/* Scratch shared by all layers of a model (fp32 working copies of
+ * weights, activations and gradients); one per model, sized for it. */
+struct nn_workspace;
+struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *cfg, int B);
+void nn_workspace_free(struct nn_workspace *ws);
+
+/* Creates layer i of cfg for micro-batch B with the given storage types,
+ * parameters initialised from seed (GPT-2: N(0, 0.02), LN 1 and 0, biases
+ * 0). NULL on allocation failure. */
+struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                              int layer, uint64_t seed, struct nn_workspace *ws);
+void nn_layer_free(struct nn_layer *l);
+enum nn_layer_kind nn_layer_kind(const struct nn_layer *l);
+/* The layer's parameters and gradients, each one contiguous tensor (its
+ * storage dtype), so they can be sharded, offloaded and updated in place. */
+struct nn_tensor *nn_layer_params(struct nn_layer *l);
+struct nn_tensor *nn_layer_grads(struct nn_layer *l);
+/* Its saved activations: inter (the input) and the intra-block tensors. */
+struct nn_tensor *nn_layer_act_inter(struct nn_layer *l);
+size_t nn_layer_act_intra(struct nn_layer *l, struct nn_tensor **out, size_t max);
+/* Sizes and FLOPs as allocated (equal to nn_gpt_layer_account). */
+void nn_layer_account(const struct nn_layer *l, struct nn_layer_account *out);
+
+/* Forward. EMBED: in = token ids (NN_I32, B*S), out = hidden [B*S, H] fp32.
+ * BLOCK: in/out hidden. HEAD: in hidden, targets (B*S, -1 = ignored),
+ * returns the mean loss through *loss. Saves what backward needs. */
+int nn_layer_forward(struct nn_layer *l, const void *in, float *out);
+int nn_layer_forward_head(struct nn_layer *l, const float *in, const int32_t *targets,
+                          double *loss);
+/* Backward: dout -> din (NULL for EMBED), gradients accumulated into the
+ * layer's gradient tensor. HEAD takes no dout (the loss is the end). A
+ * layer whose intra activations were dropped recomputes them first. */
+int nn_layer_backward(struct nn_layer *l, const float *dout, float *din);
+/* Frees the intra-block activations' contents (keeps the inter one). */
+void nn_layer_drop_intra(struct nn_layer *l);
+int nn_layer_intra_live(const struct nn_layer *l);
+void nn_layer_zero_grad(struct nn_layer *l);
+
+/* ===== whole GPT (layers in order) ====================================== */
+
+struct nn_gpt {
+    struct nn_gpt_config cfg;
+    int B;
+    struct nn_precision prec;
+    int nlayers;               /* layers + 2 */
+    struct nn_layer **layer;
+    struct nn_workspace *ws;
+    float *h[2], *dh[2];       /* ping-pong hidden states [B*S, H] */
+    int recompute;             /* drop intra activations after each block's forward */
+};
+struct nn_gpt *nn_gpt_new(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                          uint64_t seed);
+void nn_gpt_free(struct nn_gpt *m);
+/* Mean cross-entropy of predicting targets from tokens (both B*S). */
+int nn_gpt_forward(struct nn_gpt *m, const int32_t *tokens, const int32_t *targets, double *loss);
+int nn_gpt_backward(struct nn_gpt *m);
+void nn_gpt_zero_grad(struct nn_gpt *m);
+
+/* ===== Adam ============================================================= */
+
+struct nn_adam {
+    float lr, beta1, beta2, eps, weight_decay; /* decoupled (AdamW) decay */
+};
+/* Default hyper-parameters: lr 1e-3, 0.9, 0.999, 1e-8, no decay. */
+struct nn_adam nn_adam_default(void);
+/* One step (t >= 1) on n contiguous elements: fp32 master p, moments m
+ * and v; grad in dtype gdt scaled by grad_scale; if work != NULL the
+ * updated weights are also stored there in dtype wdt (the fp16 working
+ * copy). Any shard of a larger tensor may be passed. OpenMP + SIMD. */
+void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, float *m, float *v,
+                  const void *grad, enum nn_dtype gdt, float grad_scale, void *work,
+                  enum nn_dtype wdt);
+/* Bytes one step reads and writes per element. */
+size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt);
+
+/* Optimizer state of a whole model: per layer master weights and moments. */
+struct nn_adam_state {
+    int nlayers;
+    size_t *n;
+    float **p, **m, **v;
+    long long t;
+};
+int nn_adam_state_init(struct nn_adam_state *s, struct nn_gpt *m);
+void nn_adam_state_free(struct nn_adam_state *s);
+/* One step over every layer (grads scaled by grad_scale), then writes the
+ * working weights back into each layer's parameter tensor. */
+void nn_gpt_adam_step(struct nn_gpt *m, struct nn_adam_state *s, const struct nn_adam *hp,
+                      float grad_scale);
+
+/* ===== GraphSAGE ========================================================= */
+
+/* A sampled bipartite block (DGL/PyG): n_dst destination nodes, which are
+ * the first n_dst of the n_src source nodes; neighbours of dst i are
+ * src indices idx[ptr[i] .. ptr[i+1]). */
+struct nn_sage_block {
+    size_t n_src, n_dst;
+    const int64_t *ptr;
+    const int64_t *idx;
+};
+
+/* One SAGEConv (mean aggregator): out = mean_{j in N(i)} x_j W_l + x_i W_r + b
+ * (PyG: lin_l has the bias, lin_r none; a node without neighbours
+ * aggregates 0). Parameters in one contiguous fp32 tensor
+ * [W_l (in x out) | W_r (in x out) | b (out)]; gradients alike. */
+struct nn_sage {
+    int in, out;
+    int relu;                  /* ReLU after the layer (hidden layers) */
+    struct nn_tensor params, grads;
+    float *Wl, *Wr, *b, *dWl, *dWr, *db;
+    /* saved for backward */
+    float *agg, *y;            /* [n_dst x in], [n_dst x out] */
+    size_t cap_dst;
+    const float *x;            /* the input (caller keeps it alive) */
+    struct nn_sage_block blk;
+};
+int nn_sage_init(struct nn_sage *s, int in, int out, int relu, uint64_t seed);
+void nn_sage_free(struct nn_sage *s);
+/* x: [n_src x in]; y: [n_dst x out] (after ReLU when relu). */
+int nn_sage_forward(struct nn_sage *s, const struct nn_sage_block *blk, const float *x, float *y);
+/* dy: [n_dst x out] (modified in place by the ReLU backward); dx:
+ * [n_src x in] overwritten (NULL to skip: first layer). Gradients
+ * accumulate. */
+int nn_sage_backward(struct nn_sage *s, float *dy, float *dx);
+void nn_sage_zero_grad(struct nn_sage *s);
+/* FLOPs (forward) of one layer on a block: aggregation adds + 2 GEMMs. */
+double nn_sage_flops_fwd(const struct nn_sage *s, const struct nn_sage_block *blk);
+
+#endif
