@@ -1,0 +1,40 @@
+# The collectives registry: every algorithm against the MPI library on
+# random cases (tests/unit/test_coll.c) at 2 to 5 ranks and two
+# ranks-per-node splits; mb-coll --algo all over every collective, dtype,
+# op and form; fault injection caught for every algorithm; bad --algo.
+. "$(dirname "$0")/../lib.sh"
+TC=$BIN/../tests/test_coll
+for np in 2 3 4 5; do
+  expect 0 "test_coll at $np ranks" -- mpi $np "$TC" 120 0 $((np * 11))
+done
+for split in "4 2" "5 2" "3 1"; do
+  set -- $split
+  expect 0 "test_coll at $1 ranks, $2 ranks per node" -- mpi $1 "$TC" 120 $2 $(($1 * 13)) &&
+    has "$((($1 + $2 - 1) / $2)) nodes" "test_coll at $1 ranks splits into nodes"
+done
+MB_FAULT_INJECT=corrupt expect 1 "test_coll catches a corrupted result" -- mpi 2 "$TC" 40 0 3 &&
+  has "first difference at element" "test_coll names the wrong element"
+
+for np in 2 3; do
+  expect 0 "mb-coll --algo all at $np ranks" -- mpi $np "$BIN/mb-coll" --coll all --dtype all --op all \
+    --inplace both --algo all --sizes 0,1,13,104,4104,100003 -n 2 -w 1 -o "$T/all$np.h5" || continue
+  grep -q ' fail$' "$T/out" && fail "a case failed at $np ranks"
+  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier; do
+    has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
+  done
+done
+expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ring,rabenseifner,shm \
+  --ranks-per-node 2 --dtype int32,float --op all --inplace both --sizes 0,1,13,4104,100003 -n 2 -w 1 -o "$T/rpn.h5" &&
+  has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
+  "shm says why it is unavailable"
+
+for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier; do
+  colls=allreduce
+  case $a in binomial|scatter-allgather) colls=bcast ;; esac
+  [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
+  [ $a = shm ] || [ $a = shm-copyin ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
+  MB_FAULT_INJECT=corrupt expect 1 "$a with a corrupted element" -- mpi 3 "$BIN/mb-coll" --algo $a --coll $colls \
+    --sizes 96,100000 -n 2 -w 1 -o "$T/f$a.h5" && has "check failed: .*/$a/.*first wrong element" "$a: check names the element"
+done
+expect 2 "unknown --algo" -- mpi 1 "$BIN/mb-coll" --algo nosuch -o "$T/bad.h5" && has "algo" "the message names --algo"
+finish
