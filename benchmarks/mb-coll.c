@@ -34,6 +34,7 @@ static struct {
     int inplace;
     long long root;
     long long ranks_per_node;
+    char *pool_path;
 } opt;
 
 static struct mb_opt coll_opts[] = {
@@ -50,6 +51,8 @@ static struct mb_opt coll_opts[] = {
      "algorithms (collectives/ registry); mpi is the MPI library's own", "LIST"},
     {"ranks-per-node", 0, MB_OPT_INT, &opt.ranks_per_node, "0", NULL, 0, 1 << 30,
      "split the ranks into \"nodes\" of this many consecutive ranks (0: the real nodes)", "N"},
+    {"pool-path", 0, MB_OPT_STR, &opt.pool_path, NULL, NULL, 0, 0,
+     "memory pool of --algo pool: a file, DAX device or directory (default: a new file in /dev/shm)", "PATH"},
     {"root", 0, MB_OPT_INT, &opt.root, "0", NULL, 0, 1 << 30, "root rank of bcast and reduce", "RANK"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
@@ -114,6 +117,7 @@ static struct mb_coll_ctx *coll_ctx(void)
     ctx_world = mb_coll_ctx_create(MPI_COMM_WORLD, (int)opt.ranks_per_node, err, sizeof(err));
     if (!ctx_world)
         mb_die(1, "collectives: %s", err);
+    mb_coll_pool_open(ctx_world, opt.pool_path); /* failure: `pool` reports itself unavailable */
     int key;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
@@ -297,9 +301,51 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
     free(sizes);
 }
 
+/* Memory bandwidth of this machine, measured in this run for mem_busbw:
+ * every rank copies a buffer of the largest size (up to 64 MiB) at once,
+ * three times; bytes copied by all ranks per second (GB/s). */
+static double memcpy_gbps;
+
+static void measure_memcpy(struct mb_run *run)
+{
+    size_t nsizes, bytes = 0;
+    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    for (size_t k = 0; k < nsizes; k++)
+        bytes = sizes[k] > bytes ? sizes[k] : bytes;
+    free(sizes);
+    bytes = bytes > ((size_t)64 << 20) ? (size_t)64 << 20 : bytes < 4096 ? 4096 : bytes;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        MPI_Barrier(run->comm);
+        double t0 = MPI_Wtime();
+        memcpy(b, a, bytes);
+        MPI_Barrier(run->comm);
+        double gbps = (double)bytes * run->nranks / (MPI_Wtime() - t0) / 1e9;
+        best = gbps > best ? gbps : best;
+        char *t = a;
+        a = b, b = t;
+    }
+    free(a);
+    free(b);
+    memcpy_gbps = best;
+    if (run->rank == 0 && !run->common.quiet)
+        printf("# memcpy bandwidth, %d ranks copying %zu bytes each at once: %.2f GB/s "
+               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, best);
+}
+
 static int plan(struct mb_run *run)
 {
     size_t cap = 0;
+    if (opt.algos & ~1u) {
+        measure_memcpy(run);
+        mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
+        const char *pb = mb_coll_pool_backing(coll_ctx());
+        mb_kv_str(&run->result.config, "pool_backing", pb[0] ? pb : "none");
+        mb_kv_int(&run->result.config, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
+    }
     int first_op = __builtin_ctz(opt.ops);
     for (int a = 0; a < (int)nalgos; a++) {
         if (!(opt.algos & (1u << a)))

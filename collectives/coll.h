@@ -53,6 +53,16 @@ int mb_coll_ctx_nnodes(const struct mb_coll_ctx *ctx);
 void *mb_coll_alloc(struct mb_coll_ctx *ctx, size_t bytes, char *err, size_t errlen);
 void mb_coll_release(struct mb_coll_ctx *ctx, void *ptr);
 
+/* The memory pool of the `pool` algorithm: a shared file mapped by every
+ * rank of the node. path NULL: a new file under /dev/shm; a directory: a
+ * new file in it; otherwise that file or device (DAX, CXL memory) is used
+ * as is. Collective over the context's communicator. 0, or -1 when any rank
+ * cannot create or open it: `pool` then reports itself unavailable with
+ * the reason (and the other algorithms are unaffected). */
+int mb_coll_pool_open(struct mb_coll_ctx *ctx, const char *path);
+/* "PATH (tmpfs)" etc., "" when no pool is open. */
+const char *mb_coll_pool_backing(const struct mb_coll_ctx *ctx);
+
 /* One algorithm (fio-style ops table), registered once in the registry. */
 struct mb_coll_algo {
     const char *name;

@@ -22,6 +22,7 @@ static int shared_alloc(MPI_Comm node, struct mb_buf *b, size_t bytes, void ***p
 struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *err, size_t errlen)
 {
     struct mb_coll_ctx *c = calloc(1, sizeof(*c));
+    c->pool_fd = -1;
     MPI_Comm_dup(comm, &c->comm);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
@@ -49,6 +50,7 @@ struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *
     atomic_store(&f->progress, 0);
     atomic_store(&f->done, 0);
     c->scratch.win = MPI_WIN_NULL;
+    c->pool_fd = -1;
     MPI_Barrier(c->comm);
     return c;
 }
@@ -57,6 +59,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
 {
     if (!c)
         return;
+    mb_coll_pool_close(c);
     while (c->regs) {
         struct mb_coll_reg *r = c->regs;
         c->regs = r->next;

@@ -34,6 +34,10 @@ struct mb_coll_ctx {
     struct mb_buf scratch;                 /* copy-in area, grown collectively */
     void **peer_scratch;
     struct mb_coll_reg *regs;
+    char pool_path[512], pool_err[600], pool_backing[700];
+    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none */
+    void *pool_base;                       /* node_size regions of pool_stride bytes */
+    size_t pool_stride;
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
 };
@@ -65,6 +69,7 @@ void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 
 extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_algo_rd,
     mb_coll_algo_rabenseifner, mb_coll_algo_binomial, mb_coll_algo_scatter_allgather,
-    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier;
+    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool;
+void mb_coll_pool_close(struct mb_coll_ctx *ctx);
 
 #endif

@@ -90,7 +90,7 @@ static const char *input_of(struct mb_coll_ctx *c, const struct mb_coll_args *a,
  * raise `arrive`, read the peers' slots. A slot is rewritten two calls
  * later, once every peer has arrived at the call in between, i.e. has
  * finished reading it. */
-static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a)
+static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char **slots)
 {
     int p = c->node_size, r = c->node_rank;
     size_t es = mb_coll_dtype_size(a->dtype), bytes;
@@ -100,7 +100,7 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     if (seq >= 2)
         mb_coll_wait_all(c, 0, seq - 1);
     if (bytes)
-        memcpy((char *)c->peer_small[r] + slot, in, bytes);
+        memcpy((char *)slots[r] + slot, in, bytes);
     atomic_store_explicit(&me(c)->arrive, seq, memory_order_release);
     char *out = a->recvbuf;
     const void *srcs[p];
@@ -110,25 +110,25 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a)
             return 0;
         mb_coll_wait_all(c, 0, seq);
         for (int q = 0; q < p; q++)
-            srcs[q] = (char *)c->peer_small[q] + slot;
+            srcs[q] = (char *)slots[q] + slot;
         mb_coll_reduce_many(a->dtype, a->op, out, srcs, p, a->count);
         return 0;
     case MB_COLL_REDUCE_SCATTER:
         mb_coll_wait_all(c, 0, seq);
         for (int q = 0; q < p; q++)
-            srcs[q] = (char *)c->peer_small[q] + slot + (size_t)r * a->count * es;
+            srcs[q] = (char *)slots[q] + slot + (size_t)r * a->count * es;
         mb_coll_reduce_many(a->dtype, a->op, out, srcs, p, a->count);
         return 0;
     case MB_COLL_ALLGATHER:
         mb_coll_wait_all(c, 0, seq);
         for (int q = 0; q < p; q++)
             if (q != r || a->sendbuf)
-                memcpy(out + (size_t)q * bytes, (char *)c->peer_small[q] + slot, bytes);
+                memcpy(out + (size_t)q * bytes, (char *)slots[q] + slot, bytes);
         return 0;
     case MB_COLL_BCAST:
         if (r != a->root) {
             mb_coll_wait(&c->peer_flags[a->root]->arrive, seq);
-            memcpy(out, (char *)c->peer_small[a->root] + slot, a->count * es);
+            memcpy(out, (char *)slots[a->root] + slot, a->count * es);
         }
         return 0;
     default: return -1;
@@ -199,7 +199,7 @@ static int large_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
 static int shm_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
     if (fits_small(c, a))
-        return small_path(c, a);
+        return small_path(c, a, (char **)c->peer_small);
     int p = c->node_size;
     char *in[p], *rv[p];
     size_t es = mb_coll_dtype_size(a->dtype);
@@ -216,20 +216,31 @@ static int shm_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     return large_path(c, a, in, rv, 0, seq);
 }
 
-static int copyin_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
+/* Copy-in through per-rank slots: small[q] (2 x MB_COLL_SMALL bytes) and
+ * data[q] (data_bytes) are rank q's regions as this rank sees them. */
+int mb_coll_shm_with(struct mb_coll_ctx *c, const struct mb_coll_args *a, char **small, char **data,
+                     size_t data_bytes)
 {
+    (void)data_bytes;
     if (fits_small(c, a))
-        return small_path(c, a);
+        return small_path(c, a, small);
     size_t bytes;
     const char *src = input_of(c, a, &bytes);
-    size_t need = a->kind == MB_COLL_BCAST ? a->count * mb_coll_dtype_size(a->dtype) : bytes;
-    if (mb_coll_scratch(c, need) != 0)
-        return -1;
     if (bytes)
-        memcpy(c->peer_scratch[c->node_rank], src, bytes);
+        memcpy(data[c->node_rank], src, bytes);
     uint64_t seq = ++c->seq;
     arrive(c, seq);
-    return large_path(c, a, (char **)c->peer_scratch, NULL, 1, seq);
+    return large_path(c, a, data, NULL, 1, seq);
+}
+
+static int copyin_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
+{
+    size_t es = mb_coll_dtype_size(a->dtype), need = a->count * es;
+    if (a->kind == MB_COLL_REDUCE_SCATTER)
+        need *= (size_t)c->node_size;
+    if (!fits_small(c, a) && mb_coll_scratch(c, need) != 0)
+        return -1;
+    return mb_coll_shm_with(c, a, (char **)c->peer_small, (char **)c->peer_scratch, need);
 }
 
 static int one_node(struct mb_coll_ctx *c, char *why, size_t len)

@@ -19,7 +19,7 @@ for np in 2 3; do
   expect 0 "mb-coll --algo all at $np ranks" -- mpi $np "$BIN/mb-coll" --coll all --dtype all --op all \
     --inplace both --algo all --sizes 0,1,13,104,4104,100003 -n 2 -w 1 -o "$T/all$np.h5" || continue
   grep -q ' fail$' "$T/out" && fail "a case failed at $np ranks"
-  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier; do
+  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool; do
     has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
   done
 done
@@ -28,13 +28,26 @@ expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ri
   has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
   "shm says why it is unavailable"
 
-for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier; do
+for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool; do
   colls=allreduce
   case $a in binomial|scatter-allgather) colls=bcast ;; esac
   [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
-  [ $a = shm ] || [ $a = shm-copyin ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
+  [ $a = shm ] || [ $a = shm-copyin ] || [ $a = pool ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
   MB_FAULT_INJECT=corrupt expect 1 "$a with a corrupted element" -- mpi 3 "$BIN/mb-coll" --algo $a --coll $colls \
     --sizes 96,100000 -n 2 -w 1 -o "$T/f$a.h5" && has "check failed: .*/$a/.*first wrong element" "$a: check names the element"
 done
+# the pool: in a directory of our choosing, recorded in the result file; an
+# unwritable path makes `pool` unavailable with the reason, the rest still runs
+mkdir -p "$T/pooldir"
+expect 0 "pool in a directory" -- mpi 2 "$BIN/mb-coll" --algo pool --pool-path "$T/pooldir" --coll allreduce,bcast \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/pool.h5" && has "algo=pool " "pool runs from --pool-path"
+h5dump -a /config/pool_backing "$T/pool.h5" 2>/dev/null | grep -q "$T/pooldir/movebench-pool-.*(" ||
+  fail "the result file records what backs the pool"
+[ -z "$(ls "$T/pooldir")" ] || fail "the pool file is removed at the end"
+expect 0 "unwritable pool path falls back" -- mpi 2 "$BIN/mb-coll" --algo pool,shm --pool-path /proc/no/such \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/nopool.h5" &&
+  has "pool: unavailable for allreduce: --pool-path /proc/no/such.*: cannot create the pool: No such file" "pool says why" &&
+  has "algo=shm " "the other algorithms still run"
+grep -q "algo=pool " "$T/out" && fail "an unavailable pool must not run"
 expect 2 "unknown --algo" -- mpi 1 "$BIN/mb-coll" --algo nosuch -o "$T/bad.h5" && has "algo" "the message names --algo"
 finish

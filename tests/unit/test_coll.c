@@ -85,6 +85,8 @@ int main(int argc, char **argv)
         ctxs[k] = mb_coll_ctx_create(comms[k], rpn, err, sizeof(err));
         if (!ctxs[k])
             mb_die(1, "test_coll: %s", err);
+        if (mb_coll_pool_open(ctxs[k], NULL) != 0)
+            mb_die(1, "test_coll: pool under /dev/shm: %s", "cannot open");
     }
     static const size_t fixed[] = {0, 1, 2, 3, 5, 7, 13, 31, 4099, 65537};
     long long runs[32] = {0}, fails = 0;
