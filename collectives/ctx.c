@@ -73,6 +73,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
     free(c->peer_small);
     free(c->peer_scratch);
     free(c->tmp);
+    free(c->node_pids);
     if (c->leader_comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->leader_comm);
     MPI_Comm_free(&c->node_comm);

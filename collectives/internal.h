@@ -16,6 +16,8 @@ struct mb_coll_flags {
     char pad1[56];
     _Atomic uint64_t done;     /* sequence number of the last call finished */
     char pad2[56];
+    uint64_t addr_in, addr_out; /* cma.c: this call's buffers, published before `arrive` */
+    char pad3[48];
 };
 
 struct mb_coll_reg { /* a registered buffer */
@@ -38,6 +40,9 @@ struct mb_coll_ctx {
     int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none */
     void *pool_base;                       /* node_size regions of pool_stride bytes */
     size_t pool_stride;
+    int cma_state;                         /* cma.c: 0 not probed, 1 usable, -1 refused */
+    char cma_why[300];
+    int *node_pids;
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
 };
@@ -69,7 +74,7 @@ void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 
 extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_algo_rd,
     mb_coll_algo_rabenseifner, mb_coll_algo_binomial, mb_coll_algo_scatter_allgather,
-    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool;
+    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool, mb_coll_algo_cma;
 void mb_coll_pool_close(struct mb_coll_ctx *ctx);
 
 #endif

@@ -19,7 +19,7 @@ for np in 2 3; do
   expect 0 "mb-coll --algo all at $np ranks" -- mpi $np "$BIN/mb-coll" --coll all --dtype all --op all \
     --inplace both --algo all --sizes 0,1,13,104,4104,100003 -n 2 -w 1 -o "$T/all$np.h5" || continue
   grep -q ' fail$' "$T/out" && fail "a case failed at $np ranks"
-  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool; do
+  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
     has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
   done
 done
@@ -28,7 +28,7 @@ expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ri
   has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
   "shm says why it is unavailable"
 
-for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool; do
+for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
   colls=allreduce
   case $a in binomial|scatter-allgather) colls=bcast ;; esac
   [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
@@ -49,5 +49,12 @@ expect 0 "unwritable pool path falls back" -- mpi 2 "$BIN/mb-coll" --algo pool,s
   has "pool: unavailable for allreduce: --pool-path /proc/no/such.*: cannot create the pool: No such file" "pool says why" &&
   has "algo=shm " "the other algorithms still run"
 grep -q "algo=pool " "$T/out" && fail "an unavailable pool must not run"
+# CMA refused by the kernel (the answer under ptrace_scope 3, injected):
+# unavailable with the reason, the other algorithms still run
+MB_FAULT_INJECT=cma-refused expect 0 "CMA refused falls back" -- mpi 2 "$BIN/mb-coll" --algo cma,shm \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/nocma.h5" &&
+  has "cma: unavailable for allreduce: CMA refused: process_vm_readv .*Operation not permitted" "cma says why" &&
+  has "algo=shm " "the other algorithms still run without CMA"
+grep -q "algo=cma " "$T/out" && fail "a refused CMA must not run"
 expect 2 "unknown --algo" -- mpi 1 "$BIN/mb-coll" --algo nosuch -o "$T/bad.h5" && has "algo" "the message names --algo"
 finish
