@@ -6,6 +6,7 @@
  * and seed, chosen so reductions are exact in every dtype, and every
  * output element is checked. */
 #include "harness/harness.h"
+#include "../collectives/coll.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,16 +21,23 @@ static const size_t dtype_size[] = {1, 4, 8, 4, 8};
 enum op { SUM, PROD, MIN, MAX, NOP };
 static const char *const op_names[] = {"sum", "prod", "min", "max"};
 enum inplace { INPLACE_NO, INPLACE_YES, INPLACE_BOTH };
-enum algo { ALGO_MPI };
-static const char *const algo_names[] = {"mpi"};
+/* Algorithms: the collectives library's registry, in its order (index 0 is
+ * `mpi`); the --algo choices are built from it in main(). */
+typedef int algo_t;
+#define MAX_ALGOS 32
+static const char *algo_names[MAX_ALGOS];
+static size_t nalgos;
+static char algo_choices[512];
 
 static struct {
     unsigned colls, dtypes, ops, algos;
     int inplace;
     long long root;
+    long long ranks_per_node;
+    char *pool_path;
 } opt;
 
-static const struct mb_opt coll_opts[] = {
+static struct mb_opt coll_opts[] = {
     {"coll", 0, MB_OPT_LIST, &opt.colls, "allreduce",
      "allreduce|reduce_scatter_block|allgather|bcast|reduce|alltoall|barrier", 0, 0,
      "collectives to measure", "LIST"},
@@ -39,8 +47,12 @@ static const struct mb_opt coll_opts[] = {
      "reduction operations (reducing collectives)", "LIST"},
     {"inplace", 0, MB_OPT_CHOICE, &opt.inplace, "no", "no|yes|both", 0, 0,
      "run in place (MPI_IN_PLACE), out of place, or both", "WHEN"},
-    {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", "mpi", 0, 0,
-     "algorithms; mpi is the MPI library's own", "LIST"},
+    {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", NULL /* from the registry */, 0, 0,
+     "algorithms (collectives/ registry); mpi is the MPI library's own", "LIST"},
+    {"ranks-per-node", 0, MB_OPT_INT, &opt.ranks_per_node, "0", NULL, 0, 1 << 30,
+     "split the ranks into \"nodes\" of this many consecutive ranks (0: the real nodes)", "N"},
+    {"pool-path", 0, MB_OPT_STR, &opt.pool_path, NULL, NULL, 0, 0,
+     "memory pool of --algo pool: a file, DAX device or directory (default: a new file in /dev/shm)", "PATH"},
     {"root", 0, MB_OPT_INT, &opt.root, "0", NULL, 0, 1 << 30, "root rank of bcast and reduce", "RANK"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
@@ -53,7 +65,7 @@ struct coll_case {
     enum dtype dtype;
     enum op op;
     int inplace;
-    enum algo algo;
+    algo_t algo;
     size_t count; /* elements of the largest buffer */
 };
 
@@ -69,6 +81,7 @@ struct coll_state {
     int device;              /* buffers live on the CUDA device, staged through pinned host */
     struct mb_cuda_timer timer; /* device runs: CUDA events bracket copies and the MPI call */
     int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
+    int registered;          /* send/recv come from mb_coll_alloc (zero-copy algorithms) */
 };
 
 static MPI_Datatype mpi_dtype(enum dtype d)
@@ -82,6 +95,36 @@ static MPI_Op mpi_op(enum op o)
     static const MPI_Op t[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
     return t[o];
 }
+
+/* ---- the collectives library ---------------------------------------- */
+
+static struct mb_coll_ctx *ctx_world;
+
+static int ctx_delete(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm, (void)key, (void)val, (void)extra;
+    mb_coll_ctx_free(ctx_world); /* runs at the start of MPI_Finalize */
+    ctx_world = NULL;
+    return MPI_SUCCESS;
+}
+
+/* The context of MPI_COMM_WORLD, created on first use (collective). */
+static struct mb_coll_ctx *coll_ctx(void)
+{
+    if (ctx_world)
+        return ctx_world;
+    char err[256];
+    ctx_world = mb_coll_ctx_create(MPI_COMM_WORLD, (int)opt.ranks_per_node, err, sizeof(err));
+    if (!ctx_world)
+        mb_die(1, "collectives: %s", err);
+    mb_coll_pool_open(ctx_world, opt.pool_path); /* failure: `pool` reports itself unavailable */
+    int key;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete, &key, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+    return ctx_world;
+}
+
+static const struct mb_coll_algo *lib_algo(algo_t a) { return a > 0 ? mb_coll_algo_at((size_t)a) : NULL; }
 
 static int is_reduction(enum coll c) { return c == ALLREDUCE || c == REDUCE_SCATTER || c == REDUCE; }
 static int is_partitioned(enum coll c) { return c == REDUCE_SCATTER || c == ALLGATHER || c == ALLTOALL; }
@@ -258,18 +301,71 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
     free(sizes);
 }
 
+/* Memory bandwidth of this machine, measured in this run for mem_busbw:
+ * every rank copies a buffer of the largest size (up to 64 MiB) at once,
+ * three times; bytes copied by all ranks per second (GB/s). */
+static double memcpy_gbps;
+
+static void measure_memcpy(struct mb_run *run)
+{
+    size_t nsizes, bytes = 0;
+    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    for (size_t k = 0; k < nsizes; k++)
+        bytes = sizes[k] > bytes ? sizes[k] : bytes;
+    free(sizes);
+    bytes = bytes > ((size_t)64 << 20) ? (size_t)64 << 20 : bytes < 4096 ? 4096 : bytes;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        MPI_Barrier(run->comm);
+        double t0 = MPI_Wtime();
+        memcpy(b, a, bytes);
+        MPI_Barrier(run->comm);
+        double gbps = (double)bytes * run->nranks / (MPI_Wtime() - t0) / 1e9;
+        best = gbps > best ? gbps : best;
+        char *t = a;
+        a = b, b = t;
+    }
+    free(a);
+    free(b);
+    memcpy_gbps = best;
+    if (run->rank == 0 && !run->common.quiet)
+        printf("# memcpy bandwidth, %d ranks copying %zu bytes each at once: %.2f GB/s "
+               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, best);
+}
+
 static int plan(struct mb_run *run)
 {
     size_t cap = 0;
+    if (opt.algos & ~1u) {
+        measure_memcpy(run);
+        mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
+        const char *pb = mb_coll_pool_backing(coll_ctx());
+        mb_kv_str(&run->result.config, "pool_backing", pb[0] ? pb : "none");
+        mb_kv_int(&run->result.config, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
+    }
     int first_op = __builtin_ctz(opt.ops);
-    for (int a = 0; a < (int)(sizeof(algo_names) / sizeof(algo_names[0])); a++) {
+    for (int a = 0; a < (int)nalgos; a++) {
         if (!(opt.algos & (1u << a)))
             continue;
+        const struct mb_coll_algo *la = lib_algo(a);
         for (int c = 0; c < NCOLL; c++) {
             if (!(opt.colls & (1u << c)))
                 continue;
+            if (la) { /* the library's enum mb_coll_kind follows enum coll up to REDUCE */
+                char why[256];
+                if (c > REDUCE || !(la->kinds & (1u << c)))
+                    continue; /* not implemented: all/lists run what each algorithm has */
+                if (!mb_coll_usable(la, coll_ctx(), (enum mb_coll_kind)c, why, sizeof(why))) {
+                    if (run->rank == 0 && !run->common.quiet)
+                        mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_names[c], why);
+                    continue;
+                }
+            }
             if (c == BARRIER) { /* no data: one case */
-                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, (enum algo)a, 0};
+                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, a, 0};
                 plan_sizes(run, &cap, &proto);
                 continue;
             }
@@ -287,7 +383,7 @@ static int plan(struct mb_run *run)
                         if (!want)
                             continue;
                         struct coll_case proto = {(enum coll)c, (enum dtype)d, (enum op)o, ip,
-                                                  (enum algo)a, 0};
+                                                  a, 0};
                         plan_sizes(run, &cap, &proto);
                     }
                 }
@@ -347,6 +443,24 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         mb_warn("%s", err);
         return -1;
     }
+    const struct mb_coll_algo *la = lib_algo(s->cc->algo);
+    if (la && la->wants_registered) { /* node-shared buffers, registered once per case */
+        s->registered = 1;
+        if (s->device && (mb_buf_alloc(&s->dsend, MB_MEM_DEVICE, s->send_n * es, 0, MPI_COMM_SELF, err,
+                                       sizeof(err)) != 0 ||
+                          mb_buf_alloc(&s->drecv, MB_MEM_DEVICE, s->recv_n * es, 0, MPI_COMM_SELF, err,
+                                       sizeof(err)) != 0)) {
+            mb_warn("allocating device buffers: %s", err);
+            return -1;
+        }
+        s->send = mb_coll_alloc(coll_ctx(), s->send_n * es, err, sizeof(err));
+        s->recv = s->send ? mb_coll_alloc(coll_ctx(), s->recv_n * es, err, sizeof(err)) : NULL;
+        if (!s->send || !s->recv) {
+            mb_warn("registering buffers: %s", err);
+            return -1;
+        }
+        return 0;
+    }
     if (alloc_pair(s, &s->bsend, &s->dsend, s->send_n * es, &s->send) != 0 ||
         alloc_pair(s, &s->brecv, &s->drecv, s->recv_n * es, &s->recv) != 0)
         return -1;
@@ -393,9 +507,28 @@ static void prepare(void *state, long long iter)
     }
 }
 
+static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
+{
+    const struct coll_case *cc = s->cc;
+    size_t blk = cc->count / (size_t)s->p;
+    struct mb_coll_args a = {
+        .kind = (enum mb_coll_kind)cc->coll,
+        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : s->send,
+        .recvbuf = s->recv,
+        .count = cc->coll == REDUCE_SCATTER || cc->coll == ALLGATHER ? blk : cc->count,
+        .dtype = (enum mb_coll_dtype)cc->dtype,
+        .op = (enum mb_coll_op)cc->op,
+        .root = s->root,
+    };
+    return la->run(coll_ctx(), &a);
+}
+
 static int run_mpi(struct coll_state *s)
 {
     const struct coll_case *cc = s->cc;
+    const struct mb_coll_algo *la = lib_algo(cc->algo);
+    if (la)
+        return run_lib(s, la);
     MPI_Datatype t = mpi_dtype(cc->dtype);
     const void *in = cc->inplace ? MPI_IN_PLACE : s->send;
     int n = (int)cc->count, blk = (int)(cc->count / (size_t)s->p);
@@ -486,6 +619,12 @@ static int check(void *state, long long iter, char *msg, size_t mlen)
 static void teardown(void *state)
 {
     struct coll_state *s = state;
+    if (s->registered) {
+        if (s->send)
+            mb_coll_release(coll_ctx(), s->send);
+        if (s->recv)
+            mb_coll_release(coll_ctx(), s->recv);
+    }
     mb_buf_free(&s->bsend);
     mb_buf_free(&s->brecv);
     mb_buf_free(&s->dsend);
@@ -531,4 +670,18 @@ static const struct mb_bench bench = {
     .teardown = teardown,
 };
 
-int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }
+int main(int argc, char **argv)
+{
+    /* --algo's choices are the registry's names, in its order */
+    size_t len = 0;
+    nalgos = mb_coll_nalgos() < MAX_ALGOS ? mb_coll_nalgos() : MAX_ALGOS;
+    for (size_t i = 0; i < nalgos; i++) {
+        algo_names[i] = mb_coll_algo_at(i)->name;
+        len += (size_t)snprintf(algo_choices + len, sizeof(algo_choices) - len, "%s%s", i ? "|" : "",
+                                algo_names[i]);
+    }
+    for (struct mb_opt *o = coll_opts; o->name; o++)
+        if (strcmp(o->name, "algo") == 0)
+            o->choices = algo_choices;
+    return mb_main(&bench, argc, argv);
+}

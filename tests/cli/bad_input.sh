@@ -22,7 +22,7 @@ bad "-b/--minbytes 1M is larger than -e/--maxbytes 1K" -b 1M -e 1K
 bad "--dtype: 'float16' is not a comma-separated list of int8\|int32\|int64\|float\|double" --dtype float16
 bad "--op: 'avg' is not a comma-separated list of sum\|prod\|min\|max" --op avg
 bad "--coll: 'allred' is not a comma-separated list" --coll allred
-bad "--algo: 'ring' is not a comma-separated list of mpi" --algo ring
+bad "--algo: 'nosuch' is not a comma-separated list of mpi" --algo nosuch
 bad "-n/--iters: '0' is out of range" -n 0
 bad "-d/--device: 'tpu' is not one of host\|cuda" -d tpu
 bad "--root: 7 is not a rank" --root 7 --coll bcast

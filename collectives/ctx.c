@@ -1,0 +1,166 @@
+/* Communicator contexts: node split, shared flags, scratch, registration. */
+#include "internal.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int shared_alloc(MPI_Comm node, struct mb_buf *b, size_t bytes, void ***peers, int nnode,
+                        char *err, size_t errlen)
+{
+    if (mb_buf_alloc(b, MB_MEM_SHARED, bytes, 0, node, err, errlen) != 0)
+        return -1;
+    if (peers) {
+        *peers = calloc((size_t)nnode, sizeof(void *));
+        for (int q = 0; q < nnode; q++)
+            (*peers)[q] = mb_buf_peer(b, q);
+    }
+    return 0;
+}
+
+struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *err, size_t errlen)
+{
+    struct mb_coll_ctx *c = calloc(1, sizeof(*c));
+    c->pool_fd = -1;
+    MPI_Comm_dup(comm, &c->comm);
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    if (ranks_per_node > 0)
+        MPI_Comm_split(c->comm, c->rank / ranks_per_node, c->rank, &c->node_comm);
+    else
+        MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &c->node_comm);
+    MPI_Comm_rank(c->node_comm, &c->node_rank);
+    MPI_Comm_size(c->node_comm, &c->node_size);
+    MPI_Comm_split(c->comm, c->node_rank == 0 ? 0 : MPI_UNDEFINED, c->rank, &c->leader_comm);
+    int lead = c->node_rank == 0;
+    MPI_Allreduce(&lead, &c->nnodes, 1, MPI_INT, MPI_SUM, c->comm);
+    void **pf = NULL;
+    if (shared_alloc(c->node_comm, &c->ctrl, sizeof(struct mb_coll_flags), &pf, c->node_size, err,
+                     errlen) != 0 ||
+        shared_alloc(c->node_comm, &c->small, 2 * MB_COLL_SMALL, &c->peer_small, c->node_size, err,
+                     errlen) != 0) {
+        free(pf);
+        mb_coll_ctx_free(c);
+        return NULL;
+    }
+    c->peer_flags = (struct mb_coll_flags **)pf;
+    struct mb_coll_flags *f = c->peer_flags[c->node_rank];
+    atomic_store(&f->arrive, 0);
+    atomic_store(&f->progress, 0);
+    atomic_store(&f->done, 0);
+    c->scratch.win = MPI_WIN_NULL;
+    c->pool_fd = -1;
+    MPI_Barrier(c->comm);
+    return c;
+}
+
+void mb_coll_ctx_free(struct mb_coll_ctx *c)
+{
+    if (!c)
+        return;
+    mb_coll_pool_close(c);
+    while (c->regs) {
+        struct mb_coll_reg *r = c->regs;
+        c->regs = r->next;
+        mb_buf_free(&r->buf);
+        free(r);
+    }
+    mb_buf_free(&c->scratch);
+    mb_buf_free(&c->small);
+    mb_buf_free(&c->ctrl);
+    free(c->peer_flags);
+    free(c->peer_small);
+    free(c->peer_scratch);
+    free(c->tmp);
+    free(c->node_pids);
+    if (c->leader_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->leader_comm);
+    MPI_Comm_free(&c->node_comm);
+    MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+int mb_coll_ctx_nnodes(const struct mb_coll_ctx *c) { return c->nnodes; }
+
+void *mb_coll_alloc(struct mb_coll_ctx *c, size_t bytes, char *err, size_t errlen)
+{
+    struct mb_coll_reg *r = calloc(1, sizeof(*r));
+    if (mb_buf_alloc(&r->buf, MB_MEM_SHARED, bytes, 0, c->node_comm, err, errlen) != 0) {
+        free(r);
+        return NULL;
+    }
+    r->next = c->regs;
+    c->regs = r;
+    return r->buf.ptr;
+}
+
+void mb_coll_release(struct mb_coll_ctx *c, void *ptr)
+{
+    for (struct mb_coll_reg **pp = &c->regs; *pp; pp = &(*pp)->next)
+        if ((*pp)->buf.ptr == ptr) {
+            struct mb_coll_reg *r = *pp;
+            *pp = r->next;
+            mb_buf_free(&r->buf);
+            free(r);
+            return;
+        }
+}
+
+int mb_coll_lookup(struct mb_coll_ctx *c, const void *ptr, void **peers)
+{
+    for (struct mb_coll_reg *r = c->regs; r; r = r->next) {
+        const char *b = r->buf.ptr;
+        if ((const char *)ptr >= b && (const char *)ptr <= b + r->buf.bytes) {
+            size_t off = (size_t)((const char *)ptr - b);
+            for (int q = 0; q < c->node_size; q++)
+                peers[q] = (char *)mb_buf_peer(&r->buf, q) + off;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void *mb_coll_tmp(struct mb_coll_ctx *c, size_t bytes)
+{
+    if (bytes > c->tmp_bytes) {
+        free(c->tmp);
+        c->tmp_bytes = bytes;
+        if (posix_memalign(&c->tmp, 4096, bytes ? bytes : 1) != 0)
+            c->tmp = NULL, c->tmp_bytes = 0;
+    }
+    return c->tmp;
+}
+
+int mb_coll_scratch(struct mb_coll_ctx *c, size_t bytes)
+{
+    if (c->scratch.ptr && c->scratch.bytes >= bytes)
+        return 0;
+    /* every rank of the node calls with the same size: collective is safe */
+    mb_buf_free(&c->scratch);
+    free(c->peer_scratch);
+    c->peer_scratch = NULL;
+    char err[256];
+    size_t want = bytes < ((size_t)1 << 20) ? (size_t)1 << 20 : bytes;
+    if (shared_alloc(c->node_comm, &c->scratch, want, &c->peer_scratch, c->node_size, err,
+                     sizeof(err)) != 0) {
+        mb_warn("collectives: scratch: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+void mb_coll_wait(_Atomic uint64_t *f, uint64_t want)
+{
+    for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < want; spin++)
+        if (spin > 256)
+            sched_yield(); /* oversubscribed ranks must let the others run */
+}
+
+void mb_coll_wait_all(struct mb_coll_ctx *c, int which_done, uint64_t want)
+{
+    for (int q = 0; q < c->node_size; q++) {
+        struct mb_coll_flags *f = c->peer_flags[q];
+        mb_coll_wait(which_done ? &f->done : &f->arrive, want);
+    }
+}

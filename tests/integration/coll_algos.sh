@@ -1,0 +1,60 @@
+# The collectives registry: every algorithm against the MPI library on
+# random cases (tests/unit/test_coll.c) at 2 to 5 ranks and two
+# ranks-per-node splits; mb-coll --algo all over every collective, dtype,
+# op and form; fault injection caught for every algorithm; bad --algo.
+. "$(dirname "$0")/../lib.sh"
+TC=$BIN/../tests/test_coll
+for np in 2 3 4 5; do
+  expect 0 "test_coll at $np ranks" -- mpi $np "$TC" 120 0 $((np * 11))
+done
+for split in "4 2" "5 2" "3 1"; do
+  set -- $split
+  expect 0 "test_coll at $1 ranks, $2 ranks per node" -- mpi $1 "$TC" 120 $2 $(($1 * 13)) &&
+    has "$((($1 + $2 - 1) / $2)) nodes" "test_coll at $1 ranks splits into nodes"
+done
+MB_FAULT_INJECT=corrupt expect 1 "test_coll catches a corrupted result" -- mpi 2 "$TC" 40 0 3 &&
+  has "first difference at element" "test_coll names the wrong element"
+
+for np in 2 3; do
+  expect 0 "mb-coll --algo all at $np ranks" -- mpi $np "$BIN/mb-coll" --coll all --dtype all --op all \
+    --inplace both --algo all --sizes 0,1,13,104,4104,100003 -n 2 -w 1 -o "$T/all$np.h5" || continue
+  grep -q ' fail$' "$T/out" && fail "a case failed at $np ranks"
+  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
+    has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
+  done
+done
+expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ring,rabenseifner,shm \
+  --ranks-per-node 2 --dtype int32,float --op all --inplace both --sizes 0,1,13,4104,100003 -n 2 -w 1 -o "$T/rpn.h5" &&
+  has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
+  "shm says why it is unavailable"
+
+for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
+  colls=allreduce
+  case $a in binomial|scatter-allgather) colls=bcast ;; esac
+  [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
+  [ $a = shm ] || [ $a = shm-copyin ] || [ $a = pool ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
+  MB_FAULT_INJECT=corrupt expect 1 "$a with a corrupted element" -- mpi 3 "$BIN/mb-coll" --algo $a --coll $colls \
+    --sizes 96,100000 -n 2 -w 1 -o "$T/f$a.h5" && has "check failed: .*/$a/.*first wrong element" "$a: check names the element"
+done
+# the pool: in a directory of our choosing, recorded in the result file; an
+# unwritable path makes `pool` unavailable with the reason, the rest still runs
+mkdir -p "$T/pooldir"
+expect 0 "pool in a directory" -- mpi 2 "$BIN/mb-coll" --algo pool --pool-path "$T/pooldir" --coll allreduce,bcast \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/pool.h5" && has "algo=pool " "pool runs from --pool-path"
+h5dump -a /config/pool_backing "$T/pool.h5" 2>/dev/null | grep -q "$T/pooldir/movebench-pool-.*(" ||
+  fail "the result file records what backs the pool"
+[ -z "$(ls "$T/pooldir")" ] || fail "the pool file is removed at the end"
+expect 0 "unwritable pool path falls back" -- mpi 2 "$BIN/mb-coll" --algo pool,shm --pool-path /proc/no/such \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/nopool.h5" &&
+  has "pool: unavailable for allreduce: --pool-path /proc/no/such.*: cannot create the pool: No such file" "pool says why" &&
+  has "algo=shm " "the other algorithms still run"
+grep -q "algo=pool " "$T/out" && fail "an unavailable pool must not run"
+# CMA refused by the kernel (the answer under ptrace_scope 3, injected):
+# unavailable with the reason, the other algorithms still run
+MB_FAULT_INJECT=cma-refused expect 0 "CMA refused falls back" -- mpi 2 "$BIN/mb-coll" --algo cma,shm \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/nocma.h5" &&
+  has "cma: unavailable for allreduce: CMA refused: process_vm_readv .*Operation not permitted" "cma says why" &&
+  has "algo=shm " "the other algorithms still run without CMA"
+grep -q "algo=cma " "$T/out" && fail "a refused CMA must not run"
+expect 2 "unknown --algo" -- mpi 1 "$BIN/mb-coll" --algo nosuch -o "$T/bad.h5" && has "algo" "the message names --algo"
+finish
