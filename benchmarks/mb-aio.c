@@ -159,17 +159,15 @@ static int prepare_files(uint64_t seed)
         snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
         struct stat stt;
         if (!opt.prepare && stat(fpath[f], &stt) == 0 && (size_t)stt.st_size >= opt.file_size) {
-            /* the first block tells whether the file holds this seed's pattern */
+            /* a block of the second stripe unit tells whether the file holds this
+             * seed's pattern for this number of files and stripe */
             int fd = open(fpath[f], O_RDONLY);
             char blk[512];
-            uint64_t lo = 0;
-            int dev = -1;
-            uint64_t devoff = 0;
-            for (lo = 0; dev != (int)f; lo += opt.stripe)
-                mb_aio_map(lo, opt.stripe, (int)opt.files, &dev, &devoff);
-            lo -= opt.stripe;
-            int same = pread(fd, blk, 512, 0) == 512 && mb_aio_pattern_check(blk, lo, 512, seed) == 512;
-            close(fd);
+            uint64_t devoff = opt.stripe, logical = ((uint64_t)opt.files + (uint64_t)f) * opt.stripe;
+            int same = fd >= 0 && opt.file_size > opt.stripe && pread(fd, blk, 512, (off_t)devoff) == 512 &&
+                       mb_aio_pattern_check(blk, logical, 512, seed) == 512;
+            if (fd >= 0)
+                close(fd);
             if (same)
                 continue;
         }
