@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MB_AIO_READ 0
 #define MB_AIO_WRITE 1
 #define MB_AIO_BLOCK 512 /* O_DIRECT alignment of offsets, lengths and buffers */
@@ -80,5 +84,17 @@ int mb_aio_adaptive_threads(int ndev, double io_frac);
 void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed);
 /* Offset (relative to buf) of the first wrong byte, or len when all right. */
 size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t seed);
+
+/* CUDA path: destinations in device memory. Reads land in the registered
+ * (pinned, in the CUDA build) staging buffer `staging`, which is then copied
+ * to `dev` with cudaMemcpyAsync on the runtime's per-thread stream; returns
+ * 0, or -1 with the reason in err (always -1 in the CPU build). */
+int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *err, size_t errlen);
+/* Page-locks [p, p + bytes) for DMA (cudaHostRegister); 0, or -1 (CPU build: -1). */
+int mb_aio_pin(void *p, size_t bytes, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

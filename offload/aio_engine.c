@@ -204,10 +204,10 @@ static void posix_one(struct mb_aio *a, struct seg *s)
 
 /* ---- the io_uring back end ----------------------------------------------- */
 
-static int submit_queued(struct iothread *t)
+static int submit_queued(struct iothread *t, int *dirty)
 {
     struct mb_aio *a = t->a;
-    int dirty[MAX_DEV] = {0}, any = 0;
+    int any = 0;
     while (t->qhead < t->qn) {
         struct seg *s = t->queue[t->qhead];
         if (t->inflight[s->dev] >= a->depth)
@@ -235,9 +235,6 @@ static int submit_queued(struct iothread *t)
         any = 1;
         t->qhead++;
     }
-    for (int d = 0; d < t->nuring; d++)
-        if (dirty[d])
-            io_uring_submit(&t->uring[d]); /* one syscall per device for the whole batch */
     return any;
 }
 
@@ -286,14 +283,24 @@ static void *io_main(void *arg)
             while (t->qhead < t->qn)
                 posix_one(a, t->queue[t->qhead++]);
         } else {
-            submit_queued(t);
+            int dirty[MAX_DEV] = {0};
+            submit_queued(t, dirty);
             unsigned reaped = 0;
+            for (int d = 0; d < t->nuring; d++) {
+                /* one syscall per device for all prepared segments; when nothing
+                 * has completed yet it also waits for the first completion */
+                if (dirty[d] && t->nuring == 1 && !io_uring_cq_ready(&t->uring[d]) &&
+                    mb_aio_ring_empty(&t->ring))
+                    io_uring_submit_and_wait(&t->uring[d], 1);
+                else if (dirty[d])
+                    io_uring_submit(&t->uring[d]);
+            }
             for (int d = 0; d < t->nuring; d++)
                 if (t->inflight[d])
                     reaped += reap(t, d);
             for (int d = 0; d < t->nuring; d++)
                 inflight += t->inflight[d];
-            if (inflight && !reaped && !got) {
+            if (inflight && !reaped && !got && mb_aio_ring_empty(&t->ring)) {
                 /* wait for a completion on the busiest device */
                 int best = 0;
                 for (int d = 1; d < t->nuring; d++)
@@ -595,7 +602,7 @@ uint64_t mb_aio_ticket_count(mb_aio_ticket t) { return atomic_load(&t->done); }
 int mb_aio_wait(mb_aio_ticket t)
 {
     struct mb_aio *a = t->a;
-    for (int spin = 0; spin < 200 && !atomic_load(&t->complete); spin++)
+    for (int spin = 0; spin < 20 && !atomic_load(&t->complete); spin++)
         sched_yield();
     if (!atomic_load(&t->complete)) {
         pthread_mutex_lock(&a->wmu);
