@@ -410,7 +410,15 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
         if ((uint64_t)st.st_size < a->devsize)
             a->devsize = (uint64_t)st.st_size;
         if (a->direct) {
-            a->fd[d] = open(paths[d], acc | O_DIRECT);
+            /* MB_AIO_INJECT=nodirect (tests): behave as a file system that refuses
+             * O_DIRECT (tmpfs before Linux 6.6) */
+            const char *inj = inject_spec();
+            if (inj && strcmp(inj, "nodirect") == 0) {
+                a->fd[d] = -1;
+                errno = EINVAL;
+            } else {
+                a->fd[d] = open(paths[d], acc | O_DIRECT);
+            }
             if (a->fd[d] < 0 && errno == EINVAL) {
                 fprintf(stderr, "offload/aio: warning: %s: O_DIRECT refused, using buffered I/O\n",
                         paths[d]);
