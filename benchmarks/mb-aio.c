@@ -1,0 +1,610 @@
+/* mb-aio: storage I/O through offload/aio (CAM) and its baselines, side by
+ * side with fio's io_uring engine. Files are striped RAID0-like by the
+ * engine (and by the same mapping for the baselines); every 512-byte block
+ * carries a pattern derived from (seed, logical offset), so every read is
+ * checked and every write read back. */
+#include "harness/harness.h"
+#include "../offload/aio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum mode { M_POSIX, M_BOUNCE, M_INLINE, M_MMAP, M_SYNC, M_ASYNC, M_FIO, NMODE };
+static const char *const mode_names[] = {"posix", "bounce", "inline", "mmap", "sync", "async", "fio"};
+
+static struct {
+    unsigned modes;
+    int pattern, rw, prepare, vs_fio, buffered;
+    long long qd, batch, threads, files, ios;
+    size_t file_size, stripe;
+    char *dir;
+} opt;
+
+static const struct mb_opt aio_opts[] = {
+    {"mode", 0, MB_OPT_LIST, &opt.modes, "posix,sync,async", "posix|bounce|inline|mmap|sync|async|fio",
+     0, 0, "I/O paths to measure (sync/async: the engine)", "LIST"},
+    {"pattern", 0, MB_OPT_CHOICE, &opt.pattern, "random", "random|seq", 0, 0, "access pattern", "P"},
+    {"rw", 0, MB_OPT_CHOICE, &opt.rw, "read", "read|write", 0, 0, "direction", "RW"},
+    {"qd", 0, MB_OPT_INT, &opt.qd, "64", NULL, 1, 4096, "requests in flight", "N"},
+    {"batch", 0, MB_OPT_INT, &opt.batch, "16", NULL, 1, 4096, "requests per engine batch (ticket)", "N"},
+    {"io-threads", 0, MB_OPT_INT, &opt.threads, "1", NULL, 0, 64,
+     "engine I/O threads; 0 = CAM's rule (files/4..files/2)", "N"},
+    {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "files striped together (stand-in SSDs)", "N"},
+    {"file-size", 0, MB_OPT_SIZE, &opt.file_size, "256M", NULL, 1 << 20, 1e15, "bytes per file", "SIZE"},
+    {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "1M", NULL, 4096, 1 << 30, "stripe unit", "SIZE"},
+    {"ios", 0, MB_OPT_INT, &opt.ios, "2048", NULL, 1, 1 << 24, "requests per iteration", "N"},
+    {"dir", 0, MB_OPT_STR, &opt.dir, "build/aio-data", NULL, 0, 0, "folder of the data files", "DIR"},
+    {"prepare", 0, MB_OPT_FLAG, &opt.prepare, NULL, NULL, 0, 0,
+     "(re)write the files with the pattern first (done anyway when missing)", NULL},
+    {"vs-fio", 0, MB_OPT_FLAG, &opt.vs_fio, NULL, NULL, 0, 0, "also run fio's io_uring engine", NULL},
+    {"buffered", 0, MB_OPT_FLAG, &opt.buffered, NULL, NULL, 0, 0, "no O_DIRECT", NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const label_names[] = {"mode", "pattern", "rw", NULL};
+
+struct aio_case { enum mode mode; size_t bs; };
+
+struct st {
+    struct mb_run *run;
+    const struct aio_case *ac;
+    struct mb_aio *eng;
+    int fd[64];
+    char *map[64];
+    struct io_uring ring;
+    int ring_ok;
+    size_t nslot, ios;
+    char *slots;          /* nslot * bs */
+    uint64_t *off;        /* per request offset of this iteration */
+    struct mb_aio_req *reqs;
+    uint64_t vol, seqpos, seed;
+    double *lat; size_t nlat, caplat;
+    double cpu; long long cpu_ios;
+    int fio_err; double fio_iops;
+    int inject;
+};
+
+static char fpath[64][1024];
+
+static int validate(struct mb_run *run)
+{
+    size_t n;
+    size_t *s = mb_sizes(&run->common, &n);
+    int ok = 0;
+    for (size_t i = 0; i < n; i++)
+        ok |= s[i] >= 512 && s[i] <= (4u << 20) && s[i] % 512 == 0;
+    free(s);
+    if (!ok) {
+        if (run->rank == 0)
+            mb_warn("-b/--minbytes, -e/--maxbytes: no size between 512 B and 4 MiB that is a multiple of 512");
+        return MB_EXIT_USAGE;
+    }
+    if (opt.batch > opt.qd) {
+        if (run->rank == 0)
+            mb_warn("--batch: %lld exceeds --qd %lld", opt.batch, opt.qd);
+        return MB_EXIT_USAGE;
+    }
+    if (opt.file_size % opt.stripe) {
+        if (run->rank == 0)
+            mb_warn("--file-size: must be a multiple of --stripe");
+        return MB_EXIT_USAGE;
+    }
+    struct stat stt;
+    if (stat(opt.dir, &stt) != 0 && mkdir(opt.dir, 0755) != 0) {
+        if (run->rank == 0)
+            mb_warn("--dir: %s: %s", opt.dir, strerror(errno));
+        return MB_EXIT_USAGE;
+    }
+    if (opt.vs_fio)
+        opt.modes |= 1u << M_FIO;
+    return 0;
+}
+
+static int plan(struct mb_run *run)
+{
+    size_t n, cap = 64;
+    size_t *s = mb_sizes(&run->common, &n);
+    run->cases = calloc(cap, sizeof(*run->cases));
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < 512 || s[i] > (4u << 20) || s[i] % 512)
+            continue;
+        for (int m = 0; m < NMODE; m++) {
+            if (!(opt.modes & (1u << m)))
+                continue;
+            if (run->ncases == cap)
+                run->cases = realloc(run->cases, (cap *= 2) * sizeof(*run->cases));
+            struct mb_case *c = &run->cases[run->ncases++];
+            memset(c, 0, sizeof(*c));
+            struct aio_case *ac = malloc(sizeof(*ac));
+            ac->mode = (enum mode)m;
+            ac->bs = s[i];
+            c->user = ac;
+            c->labels[0] = mode_names[m];
+            c->labels[1] = opt.pattern ? "seq" : "random";
+            c->labels[2] = opt.rw ? "write" : "read";
+            c->bytes = (uint64_t)s[i] * (uint64_t)opt.ios;
+            c->count = (uint64_t)opt.ios;
+            snprintf(c->name, sizeof(c->name), "%s/%s/%s/%zu", mode_names[m], c->labels[1], c->labels[2], s[i]);
+            snprintf(c->group, sizeof(c->group), "%s %s %s  qd=%lld batch=%lld files=%lld io-threads=%lld",
+                     mode_names[m], c->labels[1], c->labels[2], opt.qd, opt.batch, opt.files, opt.threads);
+        }
+    }
+    free(s);
+    return 0;
+}
+
+static void config(struct mb_run *run, struct mb_kvlist *cfg)
+{
+    (void)run;
+    mb_kv_int(cfg, "block", MB_AIO_BLOCK);
+}
+
+/* Writes the pattern into every file (logical volume order). */
+static int prepare_files(uint64_t seed)
+{
+    static int done;
+    if (done)
+        return 0;
+    done = 1;
+    size_t chunk = 1 << 20;
+    char *b = malloc(chunk);
+    for (long long f = 0; f < opt.files; f++) {
+        snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
+        struct stat stt;
+        if (!opt.prepare && stat(fpath[f], &stt) == 0 && (size_t)stt.st_size >= opt.file_size) {
+            /* a block of the second stripe unit tells whether the file holds this
+             * seed's pattern for this number of files and stripe */
+            int fd = open(fpath[f], O_RDONLY);
+            char blk[512];
+            uint64_t devoff = opt.stripe, logical = ((uint64_t)opt.files + (uint64_t)f) * opt.stripe;
+            int same = fd >= 0 && opt.file_size > opt.stripe && pread(fd, blk, 512, (off_t)devoff) == 512 &&
+                       mb_aio_pattern_check(blk, logical, 512, seed) == 512;
+            if (fd >= 0)
+                close(fd);
+            if (same)
+                continue;
+        }
+        int fd = open(fpath[f], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) {
+            mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
+            free(b);
+            return -1;
+        }
+        for (uint64_t o = 0; o < opt.file_size; o += chunk) {
+            /* device offset o of file f -> logical offsets, per stripe unit */
+            for (size_t k = 0; k < chunk; k += opt.stripe) {
+                uint64_t devoff = o + k, unit = devoff / opt.stripe;
+                uint64_t logical = (unit * (uint64_t)opt.files + (uint64_t)f) * opt.stripe;
+                size_t n = opt.stripe < chunk - k ? opt.stripe : chunk - k;
+                mb_aio_pattern_fill(b + k, logical + devoff % opt.stripe, n, seed);
+            }
+            if (pwrite(fd, b, chunk, (off_t)o) != (ssize_t)chunk) {
+                mb_warn("--dir: writing %s: %s", fpath[f], strerror(errno));
+                close(fd);
+                free(b);
+                return -1;
+            }
+        }
+        fsync(fd);
+        close(fd);
+    }
+    free(b);
+    return 0;
+}
+
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **state)
+{
+    struct st *s = calloc(1, sizeof(*s));
+    *state = s;
+    s->run = run;
+    s->ac = c->user;
+    s->seed = (uint64_t)run->common.seed;
+    if (prepare_files(s->seed) != 0)
+        return -1;
+    size_t bs = s->ac->bs;
+    s->ios = (size_t)opt.ios;
+    s->vol = (uint64_t)opt.files * opt.file_size;
+    size_t cap = (64u << 20) / bs;
+    s->nslot = s->ios < cap ? s->ios : cap;
+    if (s->nslot < (size_t)opt.qd)
+        s->nslot = (size_t)opt.qd;
+    s->off = calloc(s->ios, sizeof(uint64_t));
+    s->reqs = calloc(s->ios, sizeof(*s->reqs));
+    s->inject = mb_fault() && strcmp(mb_fault(), "corrupt") == 0;
+    run->emulation = opt.files > 1 ? "several files striped RAID0-like stand in for several SSDs" : "none";
+    const char *p[64];
+    for (long long f = 0; f < opt.files; f++)
+        p[f] = fpath[f];
+    char err[256];
+    enum mode m = s->ac->mode;
+    if (m == M_SYNC || m == M_ASYNC) {
+        struct mb_aio_opts o = {.nthreads = (int)opt.threads, .stripe = opt.stripe,
+                                .arena = s->nslot * bs + (1 << 20), .buffered = opt.buffered,
+                                .depth = (unsigned)(opt.qd < 1024 ? opt.qd * 2 : 2048)};
+        s->eng = mb_aio_open(p, (int)opt.files, &o, err, sizeof(err));
+        if (!s->eng) {
+            mb_warn("--dir: %s", err);
+            return -1;
+        }
+        s->slots = mb_aio_alloc(s->eng, s->nslot * bs);
+        if (run->rank == 0) {
+            struct mb_aio_info inf;
+            mb_aio_info(s->eng, &inf);
+            mb_kv_str(&run->result.config, "aio_engine", inf.engine);
+            mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
+            mb_kv_int(&run->result.config, "aio_direct", inf.direct);
+            mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
+        }
+    } else {
+        if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0)
+            return -1;
+        for (long long f = 0; f < opt.files; f++) {
+            int fl = (opt.rw ? O_RDWR : O_RDONLY) | (opt.buffered || m == M_MMAP ? 0 : O_DIRECT);
+            s->fd[f] = open(fpath[f], fl);
+            if (s->fd[f] < 0 && errno == EINVAL)
+                s->fd[f] = open(fpath[f], fl & ~O_DIRECT);
+            if (s->fd[f] < 0) {
+                mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
+                return -1;
+            }
+            if (m == M_MMAP) {
+                s->map[f] = mmap(NULL, opt.file_size, PROT_READ | (opt.rw ? PROT_WRITE : 0), MAP_SHARED,
+                                 s->fd[f], 0);
+                if (s->map[f] == MAP_FAILED) {
+                    mb_warn("mmap %s: %s", fpath[f], strerror(errno));
+                    return -1;
+                }
+            }
+        }
+        if (m == M_INLINE) {
+            if (io_uring_queue_init((unsigned)opt.qd * 2, &s->ring, 0) < 0) {
+                mb_warn("inline: io_uring refused");
+                return -1;
+            }
+            s->ring_ok = 1;
+            io_uring_register_files(&s->ring, s->fd, (unsigned)opt.files);
+        }
+    }
+    memset(s->slots, 0, s->nslot * bs);
+    return 0;
+}
+
+static char *slot(struct st *s, size_t i) { return s->slots + (i % s->nslot) * s->ac->bs; }
+
+static void prepare(void *state, long long iter)
+{
+    struct st *s = state;
+    size_t bs = s->ac->bs;
+    uint64_t nblk = s->vol / bs;
+    uint64_t x = s->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)iter * 0xbf58476d1ce4e5b9ULL + bs;
+    for (size_t i = 0; i < s->ios; i++) {
+        if (opt.pattern == 0) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            s->off[i] = (x % nblk) * bs;
+        } else {
+            s->off[i] = s->seqpos;
+            s->seqpos = (s->seqpos + bs) % (nblk * bs);
+        }
+        int op = opt.rw ? MB_AIO_WRITE : MB_AIO_READ;
+        s->reqs[i] = (struct mb_aio_req){s->off[i], bs, slot(s, i), op, 0};
+    }
+    if (opt.rw) /* write data: the pattern of each destination */
+        for (size_t i = 0; i < s->ios && i < s->nslot; i++)
+            mb_aio_pattern_fill(slot(s, i), s->off[i], bs, s->seed);
+    else
+        for (size_t i = 0; i < s->nslot; i++)
+            memset(slot(s, i), 0xa5, 64); /* poison: a read that lands nothing is caught */
+}
+
+static void lat_add(struct st *s, double t)
+{
+    if (s->nlat == s->caplat)
+        s->lat = realloc(s->lat, (s->caplat = s->caplat ? 2 * s->caplat : 4096) * sizeof(double));
+    s->lat[s->nlat++] = t;
+}
+
+/* A request through the stripe mapping with blocking calls (posix, bounce, mmap). */
+static int blocking(struct st *s, size_t i, char *bounce)
+{
+    size_t bs = s->ac->bs, done = 0;
+    char *dst = slot(s, i);
+    while (done < bs) {
+        int dev;
+        uint64_t devoff;
+        size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
+        size_t n = bs - done < room ? bs - done : room;
+        ssize_t k;
+        if (s->ac->mode == M_MMAP) {
+            if (opt.rw) memcpy(s->map[dev] + devoff, dst + done, n);
+            else memcpy(dst + done, s->map[dev] + devoff, n);
+            k = (ssize_t)n;
+        } else if (opt.rw) {
+            k = pwrite(s->fd[dev], dst + done, n, (off_t)devoff);
+        } else if (bounce) {
+            k = pread(s->fd[dev], bounce, n, (off_t)devoff);
+            if (k > 0) memcpy(dst + done, bounce, (size_t)k);
+        } else {
+            k = pread(s->fd[dev], dst + done, n, (off_t)devoff);
+        }
+        if (k != (ssize_t)n) {
+            mb_warn("%s: request at %llu: %s", mode_names[s->ac->mode], (unsigned long long)s->off[i],
+                    k < 0 ? strerror(errno) : "short");
+            return -1;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+/* BaM-like: the compute thread owns a ring and spins on its own completions. */
+static int run_inline(struct st *s)
+{
+    size_t bs = s->ac->bs, next = 0, done = 0, inflight = 0;
+    double *t0 = calloc(s->ios, sizeof(double));
+    int err = 0;
+    while (done < s->ios && !err) {
+        while (inflight < (size_t)opt.qd && next < s->ios) {
+            int dev;
+            uint64_t devoff;
+            size_t room = mb_aio_map(s->off[next], opt.stripe, (int)opt.files, &dev, &devoff);
+            if (room < bs) { mb_warn("inline: block crosses a stripe (use --stripe >= size)"); err = -1; break; }
+            struct io_uring_sqe *e = io_uring_get_sqe(&s->ring);
+            if (!e) break;
+            if (opt.rw) io_uring_prep_write(e, dev, slot(s, next), (unsigned)bs, devoff);
+            else io_uring_prep_read(e, dev, slot(s, next), (unsigned)bs, devoff);
+            e->flags |= IOSQE_FIXED_FILE;
+            io_uring_sqe_set_data64(e, next);
+            t0[next] = mb_now();
+            next++; inflight++;
+        }
+        io_uring_submit(&s->ring);
+        struct io_uring_cqe *cq;
+        while (io_uring_peek_cqe(&s->ring, &cq) == 0) {
+            size_t i = (size_t)io_uring_cqe_get_data64(cq);
+            if (cq->res != (int)bs) { mb_warn("inline: request at %llu: res %d", (unsigned long long)s->off[i], cq->res); err = -1; }
+            lat_add(s, mb_now() - t0[i]);
+            io_uring_cqe_seen(&s->ring, cq);
+            done++; inflight--;
+        }
+    }
+    free(t0);
+    return err;
+}
+
+static int run_engine(struct st *s, int async)
+{
+    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? (size_t)opt.qd / b : 1;
+    if (depth < 1) depth = 1;
+    mb_aio_ticket *tk = calloc(nb, sizeof(*tk));
+    double *t0 = calloc(nb, sizeof(double));
+    size_t waited = 0;
+    int failed = 0;
+    for (size_t k = 0; k < nb; k++) {
+        size_t n = s->ios - k * b < b ? s->ios - k * b : b;
+        t0[k] = mb_now();
+        if (mb_aio_submit(s->eng, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
+        while (k + 1 - waited >= depth) { /* keep `depth` tickets in flight; wait for the oldest */
+            failed += mb_aio_wait(tk[waited]);
+            double t = mb_now() - t0[waited];
+            size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
+            for (size_t j = 0; j < m; j++) lat_add(s, t);
+            waited++;
+        }
+    }
+    while (waited < nb) {
+        failed += mb_aio_wait(tk[waited]);
+        double t = mb_now() - t0[waited];
+        size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
+        for (size_t j = 0; j < m; j++) lat_add(s, t);
+        waited++;
+    }
+    free(tk);
+    free(t0);
+    if (failed)
+        for (size_t i = 0; i < s->ios; i++)
+            if (s->reqs[i].status) {
+                mb_warn("engine: request at %llu: %s", (unsigned long long)s->reqs[i].offset, strerror(-s->reqs[i].status));
+                break;
+            }
+    return failed ? -1 : 0;
+}
+
+/* fio's io_uring engine on the same files, block size, queue depth and O_DIRECT. */
+static int run_fio(struct st *s, double *elapsed)
+{
+    char files[8192] = "", cmd[10000];
+    for (long long f = 0; f < opt.files; f++) {
+        char p[1100];
+        snprintf(p, sizeof(p), "%s%.1000s%s", f ? ":" : "", fpath[f], opt.rw ? ".fio" : "");
+        strncat(files, p, sizeof(files) - strlen(files) - 1);
+    }
+    const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
+    snprintf(cmd, sizeof(cmd),
+             "fio --name=mb --filename=%s --ioengine=io_uring --direct=%d --rw=%s --bs=%zu --iodepth=%lld "
+             "--iodepth_batch_submit=%lld --size=%zu --io_size=%llu --fixedbufs --registerfiles --thread "
+             "--randrepeat=0 --norandommap --output-format=terse --terse-version=3 2>&1",
+             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch, opt.file_size,
+             (unsigned long long)(s->ios * s->ac->bs));
+    FILE *p = popen(cmd, "r");
+    if (!p) { mb_warn("fio: %s", strerror(errno)); return -1; }
+    char line[16384];
+    int got = 0;
+    while (fgets(line, sizeof(line), p)) {
+        if (strncmp(line, "3;", 2) != 0) continue;
+        char *f[200], *rest = line, *tok;
+        int nf = 0;
+        while (nf < 200 && (tok = strsep(&rest, ";")) != NULL)
+            f[nf++] = tok;
+        if (nf < 50) break;
+        s->fio_err = atoi(f[4]);
+        double iops = atof(f[opt.rw ? 48 : 7]);
+        s->fio_iops = iops;
+        if (iops > 0) *elapsed = (double)s->ios / iops;
+        got = 1;
+    }
+    int rc = pclose(p);
+    if (!got || rc != 0) { mb_warn("fio failed (exit %d): %s", rc, cmd); return -1; }
+    return 0;
+}
+
+static int iterate(void *state, long long iter, double *elapsed)
+{
+    (void)iter;
+    struct st *s = state;
+    double c0 = cpu_now();
+    int err = 0;
+    switch (s->ac->mode) {
+    case M_POSIX: case M_MMAP: case M_BOUNCE: {
+        char *bounce = NULL;
+        if (s->ac->mode == M_BOUNCE && posix_memalign((void **)&bounce, 4096, s->ac->bs) != 0) return -1;
+        for (size_t i = 0; i < s->ios && !err; i++) {
+            double t = mb_now();
+            err = blocking(s, i, s->ac->mode == M_BOUNCE && !opt.rw ? bounce : NULL);
+            lat_add(s, mb_now() - t);
+        }
+        free(bounce);
+        break;
+    }
+    case M_INLINE: err = run_inline(s); break;
+    case M_SYNC: err = run_engine(s, 0); break;
+    case M_ASYNC: err = run_engine(s, 1); break;
+    case M_FIO: err = run_fio(s, elapsed); break;
+    case NMODE: break;
+    }
+    s->cpu += cpu_now() - c0;
+    s->cpu_ios += (long long)s->ios;
+    if (s->inject && !opt.rw && s->ac->mode != M_FIO)
+        slot(s, s->ios / 2)[100] ^= 0x40; /* a corrupted block must be detected */
+    return err;
+}
+
+static int check(void *state, long long iter, char *msg, size_t len)
+{
+    (void)iter;
+    struct st *s = state;
+    size_t bs = s->ac->bs;
+    if (s->ac->mode == M_FIO) {
+        if (s->fio_err) { snprintf(msg, len, "fio reported error %d", s->fio_err); return 1; }
+        return 0;
+    }
+    size_t first = s->ios > s->nslot ? s->ios - s->nslot : 0; /* slots reused: the last nslot requests */
+    char *rb = NULL;
+    if (opt.rw && posix_memalign((void **)&rb, 4096, bs) != 0) return 1;
+    for (size_t i = first; i < s->ios; i++) {
+        const char *b = slot(s, i);
+        if (opt.rw) { /* read the written block back through buffered descriptors */
+            size_t done = 0;
+            while (done < bs) {
+                int dev;
+                uint64_t devoff;
+                size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
+                size_t n = bs - done < room ? bs - done : room;
+                int fd = open(fpath[dev], O_RDONLY);
+                ssize_t k = pread(fd, rb + done, n, (off_t)devoff);
+                close(fd);
+                if (k != (ssize_t)n) { snprintf(msg, len, "read-back of %llu short", (unsigned long long)s->off[i]); free(rb); return 1; }
+                done += n;
+            }
+            b = rb;
+        }
+        size_t bad = mb_aio_pattern_check(b, s->off[i], bs, s->seed);
+        if (bad != bs) {
+            snprintf(msg, len, "request %zu at offset %llu: byte %zu (block %llu of file data) differs from the pattern",
+                     i, (unsigned long long)s->off[i], bad, (unsigned long long)((s->off[i] + bad) / 512));
+            free(rb);
+            return 1;
+        }
+    }
+    free(rb);
+    return 0;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void teardown(void *state)
+{
+    struct st *s = state;
+    struct mb_run *run = s->run;
+    const char *cn = NULL;
+    for (size_t k = 0; k < run->ncases; k++)
+        if (run->cases[k].user == s->ac) cn = run->cases[k].name;
+    if (run->rank == 0 && cn && s->nlat) {
+        qsort(s->lat, s->nlat, sizeof(double), cmpd);
+        char key[256];
+        double q[] = {0.5, 0.99, 0.999};
+        const char *qn[] = {"p50", "p99", "p999"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(key, sizeof(key), "lat_%s_us/%s", qn[i], cn);
+            mb_kv_dbl(&run->result.config, key, 1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, q[i]));
+        }
+        snprintf(key, sizeof(key), "cpu_us_per_io/%s", cn);
+        mb_kv_dbl(&run->result.config, key, s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
+        if (s->eng) {
+            struct mb_aio_info inf;
+            mb_aio_info(s->eng, &inf);
+            snprintf(key, sizeof(key), "bounce_bytes/%s", cn);
+            mb_kv_int(&run->result.config, key, (long long)inf.bounce_bytes);
+        }
+        if (!run->common.quiet)
+            printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,
+                   1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, 0.5),
+                   1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, 0.99),
+                   s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
+    }
+    if (run->rank == 0 && cn && s->ac->mode == M_FIO && s->fio_iops > 0) {
+        char key[256];
+        snprintf(key, sizeof(key), "fio_iops/%s", cn);
+        mb_kv_dbl(&run->result.config, key, s->fio_iops);
+    }
+    if (s->ring_ok) io_uring_queue_exit(&s->ring);
+    for (long long f = 0; f < opt.files; f++) {
+        if (s->map[f] && s->map[f] != MAP_FAILED) munmap(s->map[f], opt.file_size);
+        if (s->fd[f] > 0) close(s->fd[f]);
+    }
+    if (s->eng) {
+        mb_aio_free(s->eng, s->slots);
+        mb_aio_close(s->eng);
+    } else {
+        free(s->slots);
+    }
+    free(s->off);
+    free(s->reqs);
+    free(s->lat);
+    free(s);
+}
+
+static const struct mb_bench bench = {
+    .name = "mb-aio",
+    .description = "storage I/O through offload/aio (CAM) vs posix, bounce, inline (BaM-like), mmap and fio",
+    .opts = aio_opts,
+    .label_names = label_names,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .prepare = prepare,
+    .iterate = iterate,
+    .check = check,
+    .teardown = teardown,
+};
+
+int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }

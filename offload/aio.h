@@ -1,0 +1,100 @@
+/* offload/aio: a CAM-style asynchronous batched storage engine.
+ * Compute threads submit batches of (offset, length, buffer) block requests
+ * and get a ticket; dedicated I/O threads drain lock-free submission rings
+ * and drive one io_uring per device (O_DIRECT, registered buffers and
+ * files, batched submission and completion reaping). Several files are
+ * striped RAID0-like to stand for several SSDs. Falls back to a pread/pwrite
+ * thread pool when io_uring is refused (or MB_AIO_ENGINE=posix), and to
+ * buffered I/O when O_DIRECT is refused (tmpfs); both are reported by
+ * mb_aio_info(). Errors are per request and reach the waiter. */
+#ifndef MB_OFFLOAD_AIO_H
+#define MB_OFFLOAD_AIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MB_AIO_READ 0
+#define MB_AIO_WRITE 1
+#define MB_AIO_BLOCK 512 /* O_DIRECT alignment of offsets, lengths and buffers */
+
+struct mb_aio_opts {
+    int nthreads;        /* I/O threads; 0 = CAM's rule: ndev/4..ndev/2, at least 1 */
+    size_t stripe;       /* stripe unit in bytes (multiple of 4096); 0 = 64 KiB */
+    size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB */
+    unsigned depth;      /* io_uring entries per device per thread; 0 = 128 */
+    int create;          /* create/extend files to `size` bytes each */
+    uint64_t size;       /* with create: bytes per file */
+    int buffered;        /* never use O_DIRECT */
+};
+
+struct mb_aio_req {
+    uint64_t offset;     /* logical offset in the striped volume */
+    size_t len;
+    void *buf;
+    int op;              /* MB_AIO_READ / MB_AIO_WRITE */
+    int status;          /* out: 0, or -errno (-ENODATA: short file) */
+};
+
+struct mb_aio_info {
+    const char *engine;  /* "io_uring" or "posix" (pread/pwrite pool) */
+    const char *fallback;/* why the fallback engine was chosen, "" when none */
+    int direct;          /* 1 when O_DIRECT is in use */
+    int nthreads, ndev;
+    size_t stripe;
+    uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches;
+    uint64_t completed;  /* batches completed (monotonic) */
+};
+
+struct mb_aio;
+typedef struct mb_aio_batch *mb_aio_ticket;
+
+/* Opens the striped volume over paths[0..n). NULL with a message in err. */
+struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_opts *o,
+                           char *err, size_t errlen);
+void mb_aio_close(struct mb_aio *a);
+/* Aligned memory from the registered arena (falls back to plain aligned
+ * memory when the arena is exhausted); free with mb_aio_free. */
+void *mb_aio_alloc(struct mb_aio *a, size_t bytes);
+void mb_aio_free(struct mb_aio *a, void *p);
+/* Submits reqs[0..n) (the array must live until the wait). 0, or -errno. */
+int mb_aio_submit(struct mb_aio *a, struct mb_aio_req *reqs, size_t n, mb_aio_ticket *t);
+/* 1 when every request of the batch completed, else 0. */
+int mb_aio_test(mb_aio_ticket t);
+/* Waits, frees the ticket; returns the number of failed requests (each
+ * req's status says why). */
+int mb_aio_wait(mb_aio_ticket t);
+/* Ticket's completion counter: requests done so far (monotonic). */
+uint64_t mb_aio_ticket_count(mb_aio_ticket t);
+void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *out);
+/* Total volume size (ndev * smallest file, rounded down to stripes). */
+uint64_t mb_aio_size(const struct mb_aio *a);
+
+/* Striping: logical offset -> (device, device offset); returns bytes left in this stripe unit. */
+size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff);
+/* CAM's rule for N devices: between N/4 and N/2 I/O threads (at least 1);
+ * io_frac is the measured fraction of time spent waiting on I/O (0..1). */
+int mb_aio_adaptive_threads(int ndev, double io_frac);
+
+/* Verification pattern: every 512-byte block of the volume carries 64-bit
+ * words derived from (seed, logical offset). */
+void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed);
+/* Offset (relative to buf) of the first wrong byte, or len when all right. */
+size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t seed);
+
+/* CUDA path: destinations in device memory. Reads land in the registered
+ * (pinned, in the CUDA build) staging buffer `staging`, which is then copied
+ * to `dev` with cudaMemcpyAsync on the runtime's per-thread stream; returns
+ * 0, or -1 with the reason in err (always -1 in the CPU build). */
+int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *err, size_t errlen);
+/* Page-locks [p, p + bytes) for DMA (cudaHostRegister); 0, or -1 (CPU build: -1). */
+int mb_aio_pin(void *p, size_t bytes, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,643 @@
+/* The engine: submission rings, I/O threads, io_uring and pread back ends. */
+#include "aio.h"
+#include "aio_ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEV 64
+
+struct seg {
+    struct mb_aio_batch *b;
+    struct mb_aio_req *r;
+    int dev, write, fixed, file; /* file: registered file index */
+    uint64_t devoff;             /* where the I/O goes (aligned when bounced) */
+    size_t len, iolen, skip;     /* bytes wanted, bytes issued, offset of wanted data in bounce */
+    char *dst, *bounce;
+};
+
+struct mb_aio_batch {
+    struct mb_aio *a;
+    struct mb_aio_req *reqs;
+    size_t n;
+    uint64_t nsegs;
+    _Atomic uint64_t done;   /* the batch's completion counter (segments) */
+    _Atomic int complete, waiting;
+    int failed;
+};
+
+struct iothread {
+    struct mb_aio *a;
+    pthread_t tid;
+    struct mb_aio_ring ring;
+    struct io_uring uring[MAX_DEV];
+    int nuring;
+    _Atomic int sleeping;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct seg **queue; size_t qn, qcap, qhead;
+    unsigned inflight[MAX_DEV];
+};
+
+struct mb_aio {
+    int ndev, nthreads, direct, use_uring, stop;
+    int fd[MAX_DEV], bfd[MAX_DEV];
+    size_t stripe;
+    unsigned depth;
+    uint64_t devsize;
+    const char *fallback;
+    char *arena; size_t arena_size, arena_used; int arena_live;
+    pthread_mutex_t amu;
+    pthread_mutex_t wmu;
+    pthread_cond_t wcv;
+    struct iothread *th;
+    _Atomic unsigned rr;
+    _Atomic uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches, completed;
+    _Atomic uint64_t segno;
+    int inject_errno; uint64_t inject_at;
+};
+
+static const char *inject_spec(void) { return getenv("MB_AIO_INJECT"); }
+
+/* ---- completion -------------------------------------------------------- */
+
+static void batch_done(struct mb_aio_batch *b)
+{
+    struct mb_aio *a = b->a;
+    atomic_fetch_add(&a->completed, 1);
+    atomic_store(&b->complete, 1);
+    if (atomic_load(&b->waiting)) {
+        pthread_mutex_lock(&a->wmu);
+        pthread_cond_broadcast(&a->wcv);
+        pthread_mutex_unlock(&a->wmu);
+    }
+}
+
+static void seg_finish(struct seg *s, long res)
+{
+    struct mb_aio *a = s->b->a;
+    uint64_t k = atomic_fetch_add(&a->segno, 1) + 1;
+    if (a->inject_errno && k == a->inject_at &&
+        (a->inject_errno != ENOSPC || s->write))
+        res = -a->inject_errno;
+    int st = 0;
+    if (res < 0)
+        st = (int)res;
+    else if (s->bounce && !s->write) {
+        if ((size_t)res < s->skip + s->len)
+            st = -ENODATA;
+        else
+            memcpy(s->dst, s->bounce + s->skip, s->len);
+    } else if ((size_t)res < s->iolen)
+        st = s->write ? -ENOSPC : -ENODATA;
+    if (st && !s->r->status) {
+        s->r->status = st;
+        s->b->failed++;
+    }
+    free(s->bounce);
+    struct mb_aio_batch *b = s->b;
+    free(s);
+    if (atomic_fetch_add(&b->done, 1) + 1 == b->nsegs)
+        batch_done(b);
+}
+
+/* ---- splitting a batch into per-device segments ------------------------- */
+
+static int in_arena(const struct mb_aio *a, const void *p, size_t len)
+{
+    return a->arena && (const char *)p >= a->arena && (const char *)p + len <= a->arena + a->arena_size;
+}
+
+static void push_seg(struct iothread *t, struct seg *s)
+{
+    if (t->qn == t->qcap) {
+        if (t->qhead > 0) {
+            memmove(t->queue, t->queue + t->qhead, (t->qn - t->qhead) * sizeof(*t->queue));
+            t->qn -= t->qhead;
+            t->qhead = 0;
+        }
+        if (t->qn == t->qcap) {
+            t->qcap = t->qcap ? 2 * t->qcap : 256;
+            t->queue = realloc(t->queue, t->qcap * sizeof(*t->queue));
+        }
+    }
+    t->queue[t->qn++] = s;
+}
+
+static void expand(struct iothread *t, struct mb_aio_batch *b)
+{
+    struct mb_aio *a = t->a;
+    for (size_t i = 0; i < b->n; i++) {
+        struct mb_aio_req *r = &b->reqs[i];
+        uint64_t off = r->offset;
+        size_t left = r->len;
+        char *p = r->buf;
+        while (left > 0) {
+            struct seg *s = calloc(1, sizeof(*s));
+            uint64_t devoff;
+            size_t room = mb_aio_map(off, a->stripe, a->ndev, &s->dev, &devoff);
+            size_t n = left < room ? left : room;
+            s->b = b; s->r = r; s->write = r->op == MB_AIO_WRITE; s->len = n; s->dst = p;
+            s->devoff = devoff; s->iolen = n; s->file = s->dev;
+            int aligned = devoff % MB_AIO_BLOCK == 0 && n % MB_AIO_BLOCK == 0 &&
+                          (uintptr_t)p % MB_AIO_BLOCK == 0;
+            if (!a->direct) {
+                atomic_fetch_add(&a->buffered_bytes, n);
+            } else if (aligned) {
+                s->fixed = in_arena(a, p, n);
+                atomic_fetch_add(&a->direct_bytes, n);
+            } else if (s->write) {
+                s->file = a->ndev + s->dev; /* the buffered descriptor of the same file */
+                atomic_fetch_add(&a->buffered_bytes, n);
+            } else {
+                uint64_t lo = devoff & ~(uint64_t)(MB_AIO_BLOCK - 1);
+                uint64_t hi = (devoff + n + MB_AIO_BLOCK - 1) & ~(uint64_t)(MB_AIO_BLOCK - 1);
+                s->iolen = (size_t)(hi - lo);
+                s->skip = (size_t)(devoff - lo);
+                s->devoff = lo;
+                if (posix_memalign((void **)&s->bounce, 4096, s->iolen) != 0)
+                    s->bounce = NULL;
+                atomic_fetch_add(&a->bounce_bytes, s->iolen);
+            }
+            push_seg(t, s);
+            off += n; left -= n; p += n;
+        }
+    }
+}
+
+static int real_fd(const struct mb_aio *a, int file)
+{
+    return file < a->ndev ? a->fd[file] : a->bfd[file - a->ndev];
+}
+
+/* ---- the pread/pwrite back end ------------------------------------------ */
+
+static void posix_one(struct mb_aio *a, struct seg *s)
+{
+    int fd = real_fd(a, s->file);
+    char *buf = s->bounce ? s->bounce : s->dst;
+    size_t done = 0;
+    long res = 0;
+    if (s->bounce == NULL && s->skip) { seg_finish(s, -ENOMEM); return; }
+    while (done < s->iolen) {
+        ssize_t k = s->write ? pwrite(fd, buf + done, s->iolen - done, (off_t)(s->devoff + done))
+                             : pread(fd, buf + done, s->iolen - done, (off_t)(s->devoff + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) { res = -errno; break; }
+        if (k == 0)
+            break;
+        done += (size_t)k;
+        res = (long)done;
+    }
+    seg_finish(s, res);
+}
+
+/* ---- the io_uring back end ----------------------------------------------- */
+
+static int submit_queued(struct iothread *t, int *dirty)
+{
+    struct mb_aio *a = t->a;
+    int any = 0;
+    while (t->qhead < t->qn) {
+        struct seg *s = t->queue[t->qhead];
+        if (t->inflight[s->dev] >= a->depth)
+            break;
+        struct io_uring *u = &t->uring[s->dev];
+        struct io_uring_sqe *e = io_uring_get_sqe(u);
+        if (!e)
+            break;
+        char *buf = s->bounce ? s->bounce : s->dst;
+        if (s->bounce == NULL && s->skip) { t->qhead++; seg_finish(s, -ENOMEM); continue; }
+        if (s->fixed) {
+            if (s->write)
+                io_uring_prep_write_fixed(e, s->file, buf, (unsigned)s->iolen, s->devoff, 0);
+            else
+                io_uring_prep_read_fixed(e, s->file, buf, (unsigned)s->iolen, s->devoff, 0);
+        } else if (s->write) {
+            io_uring_prep_write(e, s->file, buf, (unsigned)s->iolen, s->devoff);
+        } else {
+            io_uring_prep_read(e, s->file, buf, (unsigned)s->iolen, s->devoff);
+        }
+        e->flags |= IOSQE_FIXED_FILE;
+        io_uring_sqe_set_data(e, s);
+        t->inflight[s->dev]++;
+        dirty[s->dev] = 1;
+        any = 1;
+        t->qhead++;
+    }
+    return any;
+}
+
+static unsigned reap(struct iothread *t, int dev)
+{
+    struct io_uring_cqe *cqes[64];
+    unsigned n = io_uring_peek_batch_cqe(&t->uring[dev], cqes, 64);
+    for (unsigned i = 0; i < n; i++) {
+        struct seg *s = io_uring_cqe_get_data(cqes[i]);
+        long res = cqes[i]->res;
+        if (res == -EAGAIN || (res >= 0 && (size_t)res < s->iolen && res > 0 && s->write)) {
+            /* partial or retried: finish synchronously */
+            posix_one(t->a, s);
+        } else {
+            seg_finish(s, res);
+        }
+    }
+    io_uring_cq_advance(&t->uring[dev], n);
+    t->inflight[dev] -= n;
+    return n;
+}
+
+static void idle_wait(struct iothread *t)
+{
+    pthread_mutex_lock(&t->mu);
+    atomic_store(&t->sleeping, 1);
+    if (mb_aio_ring_empty(&t->ring) && !t->a->stop)
+        pthread_cond_wait(&t->cv, &t->mu);
+    atomic_store(&t->sleeping, 0);
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void *io_main(void *arg)
+{
+    struct iothread *t = arg;
+    struct mb_aio *a = t->a;
+    for (;;) {
+        struct mb_aio_batch *b;
+        int got = 0;
+        while ((b = mb_aio_ring_pop(&t->ring)) != NULL) {
+            expand(t, b);
+            got = 1;
+        }
+        unsigned inflight = 0;
+        if (!a->use_uring) {
+            while (t->qhead < t->qn)
+                posix_one(a, t->queue[t->qhead++]);
+        } else {
+            int dirty[MAX_DEV] = {0};
+            submit_queued(t, dirty);
+            unsigned reaped = 0;
+            for (int d = 0; d < t->nuring; d++) {
+                /* one syscall per device for all prepared segments; when nothing
+                 * has completed yet it also waits for the first completion */
+                if (dirty[d] && t->nuring == 1 && !io_uring_cq_ready(&t->uring[d]) &&
+                    mb_aio_ring_empty(&t->ring))
+                    io_uring_submit_and_wait(&t->uring[d], 1);
+                else if (dirty[d])
+                    io_uring_submit(&t->uring[d]);
+            }
+            for (int d = 0; d < t->nuring; d++)
+                if (t->inflight[d])
+                    reaped += reap(t, d);
+            for (int d = 0; d < t->nuring; d++)
+                inflight += t->inflight[d];
+            if (inflight && !reaped && !got && mb_aio_ring_empty(&t->ring)) {
+                /* wait for a completion on the busiest device */
+                int best = 0;
+                for (int d = 1; d < t->nuring; d++)
+                    if (t->inflight[d] > t->inflight[best])
+                        best = d;
+                struct io_uring_cqe *cqe;
+                if (t->nuring == 1) {
+                    io_uring_wait_cqe(&t->uring[0], &cqe);
+                } else {
+                    struct __kernel_timespec ts = {0, 50000};
+                    io_uring_wait_cqe_timeout(&t->uring[best], &cqe, &ts);
+                }
+            }
+        }
+        if (t->qhead == t->qn) {
+            t->qhead = t->qn = 0;
+            if (!inflight && mb_aio_ring_empty(&t->ring)) {
+                if (a->stop)
+                    break;
+                idle_wait(t);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ---- open / close --------------------------------------------------------- */
+
+static int setup_uring(struct mb_aio *a, struct iothread *t, char *why, size_t whylen)
+{
+    int files[2 * MAX_DEV];
+    for (int d = 0; d < a->ndev; d++) {
+        files[d] = a->fd[d];
+        files[a->ndev + d] = a->bfd[d];
+    }
+    for (int d = 0; d < a->ndev; d++) {
+        int rc = io_uring_queue_init(a->depth, &t->uring[d], 0);
+        if (rc < 0) {
+            snprintf(why, whylen, "io_uring_queue_init: %s", strerror(-rc));
+            return -1;
+        }
+        t->nuring = d + 1;
+        rc = io_uring_register_files(&t->uring[d], files, (unsigned)(2 * a->ndev));
+        if (rc < 0) {
+            snprintf(why, whylen, "io_uring_register_files: %s", strerror(-rc));
+            return -1;
+        }
+        if (a->arena) {
+            struct iovec iov = {a->arena, a->arena_size};
+            rc = io_uring_register_buffers(&t->uring[d], &iov, 1);
+            if (rc < 0) {
+                snprintf(why, whylen, "io_uring_register_buffers: %s", strerror(-rc));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_opts *o,
+                           char *err, size_t errlen)
+{
+    struct mb_aio_opts def = {0};
+    if (!o)
+        o = &def;
+    if (n < 1 || n > MAX_DEV) {
+        snprintf(err, errlen, "%d files: accepts 1 to %d", n, MAX_DEV);
+        return NULL;
+    }
+    struct mb_aio *a = calloc(1, sizeof(*a));
+    a->ndev = n;
+    a->stripe = o->stripe ? o->stripe : 64 * 1024;
+    a->depth = o->depth ? o->depth : 128;
+    a->nthreads = o->nthreads > 0 ? o->nthreads : mb_aio_adaptive_threads(n, 1.0);
+    a->direct = !o->buffered;
+    a->fallback = "";
+    if (a->stripe % 4096) {
+        snprintf(err, errlen, "stripe %zu: must be a multiple of 4096", a->stripe);
+        free(a);
+        return NULL;
+    }
+    pthread_mutex_init(&a->amu, NULL);
+    pthread_mutex_init(&a->wmu, NULL);
+    pthread_cond_init(&a->wcv, NULL);
+    for (int d = 0; d < n; d++)
+        a->fd[d] = a->bfd[d] = -1;
+    a->devsize = UINT64_MAX;
+    for (int d = 0; d < n; d++) {
+        int fl = O_RDWR | (o->create ? O_CREAT : 0);
+        a->bfd[d] = open(paths[d], fl, 0644);
+        if (a->bfd[d] < 0 && errno == EACCES)
+            a->bfd[d] = open(paths[d], O_RDONLY);
+        if (a->bfd[d] < 0) {
+            snprintf(err, errlen, "%s: %s", paths[d], strerror(errno));
+            goto fail;
+        }
+        int acc = fcntl(a->bfd[d], F_GETFL) & O_ACCMODE;
+        struct stat st;
+        fstat(a->bfd[d], &st);
+        if (o->create && (uint64_t)st.st_size < o->size) {
+            if (ftruncate(a->bfd[d], (off_t)o->size) != 0) {
+                snprintf(err, errlen, "%s: %s", paths[d], strerror(errno));
+                goto fail;
+            }
+            st.st_size = (off_t)o->size;
+        }
+        if ((uint64_t)st.st_size < a->devsize)
+            a->devsize = (uint64_t)st.st_size;
+        if (a->direct) {
+            /* MB_AIO_INJECT=nodirect (tests): behave as a file system that refuses
+             * O_DIRECT (tmpfs before Linux 6.6) */
+            const char *inj = inject_spec();
+            if (inj && strcmp(inj, "nodirect") == 0) {
+                a->fd[d] = -1;
+                errno = EINVAL;
+            } else {
+                a->fd[d] = open(paths[d], acc | O_DIRECT);
+            }
+            if (a->fd[d] < 0 && errno == EINVAL) {
+                fprintf(stderr, "offload/aio: warning: %s: O_DIRECT refused, using buffered I/O\n",
+                        paths[d]);
+                a->direct = 0;
+                a->fallback = "O_DIRECT refused: buffered I/O";
+            } else if (a->fd[d] < 0) {
+                snprintf(err, errlen, "%s: %s", paths[d], strerror(errno));
+                goto fail;
+            }
+        }
+    }
+    if (!a->direct)
+        for (int d = 0; d < n; d++) {
+            if (a->fd[d] >= 0)
+                close(a->fd[d]);
+            a->fd[d] = dup(a->bfd[d]);
+        }
+    a->devsize -= a->devsize % a->stripe;
+    a->arena_size = o->arena ? o->arena : 64u << 20;
+    if (posix_memalign((void **)&a->arena, 4096, a->arena_size) != 0) {
+        snprintf(err, errlen, "arena of %zu bytes: out of memory", a->arena_size);
+        goto fail;
+    }
+    memset(a->arena, 0, a->arena_size);
+    const char *inj = inject_spec();
+    if (inj) {
+        unsigned long long k = 1;
+        if (sscanf(inj, "eio:%llu", &k) >= 0 && strncmp(inj, "eio", 3) == 0)
+            a->inject_errno = EIO;
+        else if (strncmp(inj, "enospc", 6) == 0) {
+            sscanf(inj, "enospc:%llu", &k);
+            a->inject_errno = ENOSPC;
+        }
+        a->inject_at = k ? k : 1;
+    }
+    const char *eng = getenv("MB_AIO_ENGINE");
+    a->use_uring = !(eng && strcmp(eng, "posix") == 0);
+    if (!a->use_uring)
+        a->fallback = "MB_AIO_ENGINE=posix: pread/pwrite thread pool";
+    a->th = calloc((size_t)a->nthreads, sizeof(*a->th));
+    static char why[256];
+    for (int i = 0; i < a->nthreads && a->use_uring; i++) {
+        a->th[i].a = a;
+        if (setup_uring(a, &a->th[i], why, sizeof(why)) != 0) {
+            for (int k = 0; k <= i; k++)
+                for (int d = 0; d < a->th[k].nuring; d++)
+                    io_uring_queue_exit(&a->th[k].uring[d]);
+            for (int k = 0; k <= i; k++)
+                a->th[k].nuring = 0;
+            a->use_uring = 0;
+            fprintf(stderr, "offload/aio: warning: io_uring refused (%s), using the pread/pwrite pool\n",
+                    why);
+            a->fallback = "io_uring refused: pread/pwrite thread pool";
+        }
+    }
+    for (int i = 0; i < a->nthreads; i++) {
+        struct iothread *t = &a->th[i];
+        t->a = a;
+        mb_aio_ring_init(&t->ring, 1024);
+        pthread_mutex_init(&t->mu, NULL);
+        pthread_cond_init(&t->cv, NULL);
+        pthread_create(&t->tid, NULL, io_main, t);
+    }
+    return a;
+fail:
+    for (int d = 0; d < n; d++) {
+        if (a->fd[d] >= 0) close(a->fd[d]);
+        if (a->bfd[d] >= 0) close(a->bfd[d]);
+    }
+    free(a->arena);
+    free(a);
+    return NULL;
+}
+
+static void wake(struct iothread *t)
+{
+    if (atomic_load(&t->sleeping)) {
+        pthread_mutex_lock(&t->mu);
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+void mb_aio_close(struct mb_aio *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < a->nthreads; i++) {
+        pthread_mutex_lock(&a->th[i].mu);
+        a->stop = 1;
+        pthread_cond_signal(&a->th[i].cv);
+        pthread_mutex_unlock(&a->th[i].mu);
+    }
+    for (int i = 0; i < a->nthreads; i++) {
+        struct iothread *t = &a->th[i];
+        pthread_join(t->tid, NULL);
+        for (int d = 0; d < t->nuring; d++)
+            io_uring_queue_exit(&t->uring[d]);
+        mb_aio_ring_free(&t->ring);
+        free(t->queue);
+    }
+    for (int d = 0; d < a->ndev; d++) {
+        close(a->fd[d]);
+        close(a->bfd[d]);
+    }
+    free(a->th);
+    free(a->arena);
+    free(a);
+}
+
+void *mb_aio_alloc(struct mb_aio *a, size_t bytes)
+{
+    size_t r = (bytes + 4095) & ~(size_t)4095;
+    void *p = NULL;
+    pthread_mutex_lock(&a->amu);
+    if (a->arena_used + r <= a->arena_size) {
+        p = a->arena + a->arena_used;
+        a->arena_used += r;
+        a->arena_live++;
+    }
+    pthread_mutex_unlock(&a->amu);
+    if (!p && posix_memalign(&p, 4096, r ? r : 4096) != 0)
+        p = NULL;
+    return p;
+}
+
+void mb_aio_free(struct mb_aio *a, void *p)
+{
+    if (!p)
+        return;
+    if (in_arena(a, p, 1)) {
+        pthread_mutex_lock(&a->amu);
+        if (--a->arena_live == 0)
+            a->arena_used = 0;
+        pthread_mutex_unlock(&a->amu);
+        return;
+    }
+    free(p);
+}
+
+int mb_aio_submit(struct mb_aio *a, struct mb_aio_req *reqs, size_t n, mb_aio_ticket *t)
+{
+    struct mb_aio_batch *b = calloc(1, sizeof(*b));
+    if (!b)
+        return -ENOMEM;
+    b->a = a;
+    b->reqs = reqs;
+    b->n = n;
+    uint64_t segs = 0;
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].status = 0;
+        if (reqs[i].offset + reqs[i].len > (uint64_t)a->ndev * a->devsize || reqs[i].len == 0) {
+            reqs[i].status = reqs[i].len == 0 ? 0 : -ENODATA;
+            if (reqs[i].len) b->failed++;
+            reqs[i].len = reqs[i].status ? 0 : reqs[i].len;
+            continue;
+        }
+        uint64_t off = reqs[i].offset;
+        size_t left = reqs[i].len;
+        while (left) {
+            int dev;
+            uint64_t devoff;
+            size_t room = mb_aio_map(off, a->stripe, a->ndev, &dev, &devoff);
+            size_t k = left < room ? left : room;
+            off += k; left -= k; segs++;
+        }
+    }
+    b->nsegs = segs;
+    atomic_fetch_add(&a->requests, n);
+    atomic_fetch_add(&a->batches, 1);
+    *t = b;
+    if (segs == 0) {
+        batch_done(b);
+        return 0;
+    }
+    struct iothread *th = &a->th[atomic_fetch_add(&a->rr, 1) % (unsigned)a->nthreads];
+    while (!mb_aio_ring_push(&th->ring, b)) {
+        wake(th);
+        sched_yield();
+    }
+    wake(th);
+    return 0;
+}
+
+int mb_aio_test(mb_aio_ticket t) { return atomic_load(&t->complete); }
+
+uint64_t mb_aio_ticket_count(mb_aio_ticket t) { return atomic_load(&t->done); }
+
+int mb_aio_wait(mb_aio_ticket t)
+{
+    struct mb_aio *a = t->a;
+    for (int spin = 0; spin < 20 && !atomic_load(&t->complete); spin++)
+        sched_yield();
+    if (!atomic_load(&t->complete)) {
+        pthread_mutex_lock(&a->wmu);
+        atomic_store(&t->waiting, 1);
+        while (!atomic_load(&t->complete))
+            pthread_cond_wait(&a->wcv, &a->wmu);
+        pthread_mutex_unlock(&a->wmu);
+    }
+    int f = t->failed;
+    free(t);
+    return f;
+}
+
+void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
+{
+    o->engine = a->use_uring ? "io_uring" : "posix";
+    o->fallback = a->fallback;
+    o->direct = a->direct;
+    o->nthreads = a->nthreads;
+    o->ndev = a->ndev;
+    o->stripe = a->stripe;
+    o->bounce_bytes = a->bounce_bytes;
+    o->direct_bytes = a->direct_bytes;
+    o->buffered_bytes = a->buffered_bytes;
+    o->requests = a->requests;
+    o->batches = a->batches;
+    o->completed = a->completed;
+}
+
+uint64_t mb_aio_size(const struct mb_aio *a) { return (uint64_t)a->ndev * a->devsize; }

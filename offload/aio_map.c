@@ -1,0 +1,75 @@
+/* Striping math, CAM's I/O-thread rule and the verification pattern. */
+#include "aio.h"
+
+#include <string.h>
+
+size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff)
+{
+    uint64_t unit = off / stripe, in = off % stripe;
+    *dev = (int)(unit % (uint64_t)ndev);
+    *devoff = unit / (uint64_t)ndev * stripe + in;
+    return stripe - (size_t)in;
+}
+
+int mb_aio_adaptive_threads(int ndev, double io_frac)
+{
+    int lo = ndev / 4, hi = ndev / 2;
+    if (lo < 1)
+        lo = 1;
+    if (hi < lo)
+        hi = lo;
+    if (io_frac < 0)
+        io_frac = 0;
+    if (io_frac > 1)
+        io_frac = 1;
+    /* I/O-bound work gets the upper end, compute-bound the lower. */
+    return lo + (int)((double)(hi - lo) * io_frac + 0.5);
+}
+
+static inline uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline uint64_t word(uint64_t seed, uint64_t woff)
+{
+    return mix(woff * 0x9e3779b97f4a7c15ULL + seed * 0xbf58476d1ce4e5b9ULL + 1);
+}
+
+void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed)
+{
+    unsigned char *p = buf;
+    size_t i = 0;
+    while (i < len) {
+        uint64_t pos = off + i, w = pos & ~7ULL, v = word(seed, w);
+        size_t skip = (size_t)(pos - w), n = 8 - skip;
+        if (n > len - i)
+            n = len - i;
+        memcpy(p + i, (unsigned char *)&v + skip, n);
+        i += n;
+    }
+}
+
+size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t seed)
+{
+    const unsigned char *p = buf;
+    size_t i = 0;
+    while (i < len) {
+        uint64_t pos = off + i, w = pos & ~7ULL, v = word(seed, w);
+        size_t skip = (size_t)(pos - w), n = 8 - skip;
+        if (n > len - i)
+            n = len - i;
+        if (memcmp(p + i, (unsigned char *)&v + skip, n) != 0) {
+            for (size_t k = 0; k < n; k++)
+                if (p[i + k] != ((unsigned char *)&v)[skip + k])
+                    return i + k;
+        }
+        i += n;
+    }
+    return len;
+}

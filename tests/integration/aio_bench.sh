@@ -1,0 +1,34 @@
+# mb-aio: every mode verifies its data, writes are read back, a corrupted
+# block is caught, the fallback engine is chosen by MB_AIO_ENGINE=posix and
+# recorded, bad input exits 2, fio agrees when installed.
+. "$(dirname "$0")/../lib.sh"
+D="$T/data"; mkdir -p "$D"
+A=(--dir "$D" --file-size 4M --stripe 64K -n 2 -w 1 --ios 64 --qd 16 --batch 4)
+expect 0 "all modes, random read, 2 files" -- "$BIN/mb-aio" "${A[@]}" --files 2 --prepare --mode posix,bounce,inline,mmap,sync,async --sizes 512,4K,64K -o "$T/r.h5" &&
+  has "async/random/read/65536" "async case ran"
+expect 0 "sequential writes, read back" -- "$BIN/mb-aio" "${A[@]}" --files 2 --rw write --pattern seq --mode posix,sync,async --sizes 4K,1M -o "$T/w.h5"
+expect 0 "3 files, adaptive threads, unaligned-free reads after writes" -- "$BIN/mb-aio" "${A[@]}" --files 3 --io-threads 0 --prepare --mode sync,async --sizes 8K -o "$T/r3.h5"
+MB_FAULT_INJECT=corrupt expect 1 "corrupted block detected (engine)" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode async --sizes 4K -o "$T/c.h5" &&
+  has "check failed: async/random/read/4096.*differs from the pattern" "names the block"
+MB_FAULT_INJECT=corrupt expect 1 "corrupted block detected (posix)" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode posix --sizes 4K -o "$T/c2.h5"
+MB_AIO_ENGINE=posix expect 0 "fallback engine" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync,async --sizes 4K -o "$T/f.h5"
+h5dump -a /config/aio_engine "$T/f.h5" >"$T/out" 2>&1; has '"posix"' "result file records the fallback engine"
+h5dump -a /config/aio_fallback "$T/f.h5" >"$T/out" 2>&1; has 'MB_AIO_ENGINE=posix' "result file records why"
+# O_DIRECT refused: buffered I/O with a warning, recorded. tmpfs accepts
+# O_DIRECT since Linux 6.6, so the refusal is injected (MB_AIO_INJECT=nodirect)
+# on a tmpfs folder when there is one.
+S=$(mktemp -d "$( [ -d /dev/shm ] && echo /dev/shm || echo "$T")/mb-aio-test.XXXXXX")
+MB_AIO_INJECT=nodirect expect 0 "O_DIRECT refused: buffered fallback" -- "$BIN/mb-aio" "${A[@]}" --dir "$S" --mode sync --sizes 4K -o "$T/nodirect.h5" &&
+  has "O_DIRECT refused" "warns"
+h5dump -a /config/aio_fallback "$T/nodirect.h5" >"$T/out" 2>&1; has 'O_DIRECT refused' "result file records the O_DIRECT fallback"
+h5dump -a /config/aio_direct "$T/nodirect.h5" >"$T/out" 2>&1; has '\(0\): 0' "result file records aio_direct 0"
+rm -rf "$S"
+MB_AIO_INJECT=eio:3 expect 1 "injected EIO reaches the waiter" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync --sizes 4K -o "$T/e.h5" &&
+  has "engine: request at [0-9]+: Input/output error" "names the failed request"
+expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" && has "minbytes" "names the flag"
+expect 2 "batch above qd" -- "$BIN/mb-aio" "${A[@]}" --batch 32 --sizes 4K -o "$T/b2.h5" && has "^mb-aio: --batch" "names the flag"
+[ ! -e "$T/b1.h5" ] || fail "bad input wrote a file"
+if command -v fio >/dev/null; then
+  expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case"
+fi
+finish
