@@ -3,7 +3,7 @@
 # write compare.md.
 #   reproduce/collectives/run.sh [--scale small|full] [--slurm] [--np N] [--nodes LIST] [--out DIR]
 #     --scale small   allreduce, reduce_scatter_block, allgather, bcast, every algorithm; 8 B..4 MiB, x2; 50 iterations
-#                     (about 10 s of measurement at 2 ranks)
+#                     (about 25 s of measurement at 2 ranks)
 #     --scale full    every sized collective, every algorithm; 8 B..64 MiB, x2; 100 iterations
 #     --scale tiny    allreduce and bcast, 8 B..64 KiB, x4, 5 iterations: seconds (the tests)
 #     --slurm         submit job_scripts/mb-coll.sbatch through job_scripts/sweep.sh (node counts
