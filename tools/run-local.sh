@@ -14,6 +14,6 @@ oversub=()
 [ "$np" -gt "$(nproc)" ] && oversub=(--oversubscribe)
 mkdir -p results
 out=results/mb-coll-$(date -u +%Y%m%dT%H%M%SZ).h5
-mpirun -np "$np" "${oversub[@]}" "$build/bin/mb-coll" --coll allreduce,allgather,bcast,reduce_scatter_block \
+mpirun -np "$np" "${oversub[@]}" "$build/bin/mb-coll" --coll allreduce,allgather,bcast,reduce_scatter_block --algo mpi,shm \
   -b 8 -e 4M -f 4 -n 50 -w 5 -o "$out"
 "$build/bin/mb-report" "$out"
