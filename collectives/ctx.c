@@ -60,6 +60,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
     if (!c)
         return;
     mb_coll_pool_close(c);
+    mb_coll_ucx_free(c);
     while (c->regs) {
         struct mb_coll_reg *r = c->regs;
         c->regs = r->next;
@@ -92,6 +93,8 @@ void *mb_coll_alloc(struct mb_coll_ctx *c, size_t bytes, char *err, size_t errle
     }
     r->next = c->regs;
     c->regs = r;
+    if (mb_coll_ucx_map(c, r) != 0)
+        mb_warn("collectives: ucx: cannot map a registered buffer of %zu bytes", bytes);
     return r->buf.ptr;
 }
 
@@ -101,6 +104,7 @@ void mb_coll_release(struct mb_coll_ctx *c, void *ptr)
         if ((*pp)->buf.ptr == ptr) {
             struct mb_coll_reg *r = *pp;
             *pp = r->next;
+            mb_coll_ucx_unmap(c, r);
             mb_buf_free(&r->buf);
             free(r);
             return;

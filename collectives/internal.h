@@ -22,6 +22,7 @@ struct mb_coll_flags {
 
 struct mb_coll_reg { /* a registered buffer */
     struct mb_buf buf;
+    void *ucx;                 /* ucx.c: its memory handle and the peers' rkeys, NULL if unmapped */
     struct mb_coll_reg *next;
 };
 
@@ -43,6 +44,9 @@ struct mb_coll_ctx {
     int cma_state;                         /* cma.c: 0 not probed, 1 usable, -1 refused */
     char cma_why[300];
     int *node_pids;
+    struct mb_coll_ucx *ucx;               /* ucx.c: context, worker, endpoints, flags */
+    int ucx_state;                         /* ucx.c: 0 not probed, 1 usable, -1 not */
+    char ucx_why[300];
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
 };
@@ -76,5 +80,13 @@ extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_al
     mb_coll_algo_rabenseifner, mb_coll_algo_binomial, mb_coll_algo_scatter_allgather,
     mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool, mb_coll_algo_cma;
 void mb_coll_pool_close(struct mb_coll_ctx *ctx);
+
+/* ucx.c: maps a registered buffer for RMA and exchanges its rkeys (collective
+ * over the context's communicator; a no-op until UCX is set up), unmaps one,
+ * and tears UCX down before the registered memory goes. */
+extern const struct mb_coll_algo mb_coll_algo_ucx;
+int mb_coll_ucx_map(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
+void mb_coll_ucx_unmap(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
+void mb_coll_ucx_free(struct mb_coll_ctx *ctx);
 
 #endif

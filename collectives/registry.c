@@ -49,6 +49,7 @@ static const struct mb_coll_algo *const registry[] = {
     &mb_coll_algo_hier,
     &mb_coll_algo_pool,
     &mb_coll_algo_cma,
+    &mb_coll_algo_ucx,
 };
 
 size_t mb_coll_nalgos(void) { return sizeof(registry) / sizeof(registry[0]); }
