@@ -61,6 +61,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
         return;
     mb_coll_pool_close(c);
     mb_coll_ucx_free(c);
+    mb_coll_hier_free(c);
     while (c->regs) {
         struct mb_coll_reg *r = c->regs;
         c->regs = r->next;

@@ -46,6 +46,7 @@ struct mb_coll_ctx {
     int *node_pids;
     struct mb_coll_ucx *ucx;               /* ucx.c: context, worker, endpoints, flags */
     int ucx_state;                         /* ucx.c: 0 not probed, 1 usable, -1 not */
+    struct mb_coll_hier *hier;             /* hier.c: node layout and work buffers */
     char ucx_why[300];
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
@@ -88,5 +89,6 @@ extern const struct mb_coll_algo mb_coll_algo_ucx;
 int mb_coll_ucx_map(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
 void mb_coll_ucx_unmap(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
 void mb_coll_ucx_free(struct mb_coll_ctx *ctx);
+void mb_coll_hier_free(struct mb_coll_ctx *ctx);
 
 #endif

@@ -19,7 +19,7 @@ for np in 2 3; do
   expect 0 "mb-coll --algo all at $np ranks" -- mpi $np "$BIN/mb-coll" --coll all --dtype all --op all \
     --inplace both --algo all --sizes 0,1,13,104,4104,100003 -n 2 -w 1 -o "$T/all$np.h5" || continue
   grep -q ' fail$' "$T/out" && fail "a case failed at $np ranks"
-  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
+  for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma ucx; do
     has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
   done
 done
@@ -28,11 +28,11 @@ expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ri
   has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
   "shm says why it is unavailable"
 
-for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma; do
+for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier pool cma ucx; do
   colls=allreduce
   case $a in binomial|scatter-allgather) colls=bcast ;; esac
   [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
-  [ $a = shm ] || [ $a = shm-copyin ] || [ $a = pool ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
+  [ $a = shm ] || [ $a = shm-copyin ] || [ $a = pool ] || [ $a = ucx ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
   MB_FAULT_INJECT=corrupt expect 1 "$a with a corrupted element" -- mpi 3 "$BIN/mb-coll" --algo $a --coll $colls \
     --sizes 96,100000 -n 2 -w 1 -o "$T/f$a.h5" && has "check failed: .*/$a/.*first wrong element" "$a: check names the element"
 done
@@ -56,5 +56,17 @@ MB_FAULT_INJECT=cma-refused expect 0 "CMA refused falls back" -- mpi 2 "$BIN/mb-
   has "cma: unavailable for allreduce: CMA refused: process_vm_readv .*Operation not permitted" "cma says why" &&
   has "algo=shm " "the other algorithms still run without CMA"
 grep -q "algo=cma " "$T/out" && fail "a refused CMA must not run"
+# UCX with no transport between the ranks (this worker limited to `self`
+# through MB_UCX_TLS; the MPI library's own UCX is untouched): unavailable
+# with UCX's reason, the rest still runs
+MB_UCX_TLS=self expect 0 "UCX without a transport falls back" -- mpi 2 -x MB_UCX_TLS "$BIN/mb-coll" --algo ucx,shm \
+  --sizes 13,100003 -n 2 -w 1 -o "$T/noucx.h5" &&
+  has "ucx: unavailable for allreduce: UCX RMA unusable: no UCX transport reaches rank 1" "ucx says why" &&
+  has "algo=shm " "the other algorithms still run without UCX"
+grep -q "algo=ucx " "$T/out" && fail "an unusable UCX must not run"
+# without CMA, UCX moves the data over its shared-memory transports (or its
+# software RMA, served by the flag waits' progress): still correct
+MB_UCX_TLS=posix,sysv,self expect 0 "test_coll: ucx without CMA" -- mpi 3 -x MB_UCX_TLS "$TC" 40 0 17 &&
+  has "ucx +80 runs" "ucx ran without CMA"
 expect 2 "unknown --algo" -- mpi 1 "$BIN/mb-coll" --algo nosuch -o "$T/bad.h5" && has "algo" "the message names --algo"
 finish
