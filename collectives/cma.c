@@ -1,9 +1,11 @@
-/* CMA single-copy allreduce: process_vm_readv from peers' private buffers.
+/* CMA single-copy collectives: process_vm_readv from peers' private buffers.
  * Each call publishes its buffer addresses in the node's flag area before
- * `arrive` (pids are exchanged once, at the first use); each rank reads
- * its slice of every peer's input chunk by chunk into a cache-resident
- * temporary and reduces it into its own output, then reads the reduced
- * slices straight from the peers' outputs. Where the kernel refuses
+ * `arrive` (pids are exchanged once, at the first use). Allreduce: each
+ * rank reads its slice of every peer's input chunk by chunk into a
+ * cache-resident temporary and reduces it into its own output, then reads
+ * the reduced slices straight from the peers' outputs; reduce_scatter_block
+ * is the first half, allgather and bcast read the blocks straight into the
+ * output, reduce is pulled and reduced by the root. Where the kernel refuses
  * (ptrace policy: Yama, containers without CAP_SYS_PTRACE), the algorithm
  * reports itself unavailable with the kernel's reason. */
 #include "internal.h"
@@ -83,40 +85,44 @@ static size_t bound(size_t n, int p, int b, size_t es)
     return x / a * a;
 }
 
-static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
+/* Reads elements [lo, hi) of every node rank's `addr_in` (plus base bytes)
+ * chunk by chunk and reduces them with this rank's own `in` into dst (dst
+ * indexed from lo; it may be `in` itself). */
+static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const char *in, size_t base,
+                       size_t lo, size_t hi, char *dst, int publish, uint64_t seq)
 {
-    if (a->kind != MB_COLL_ALLREDUCE)
-        return -1;
-    int p = c->node_size, r = c->node_rank;
-    size_t es = mb_coll_dtype_size(a->dtype), n = a->count, ce = MB_COLL_CHUNK / es;
-    char *out = a->recvbuf;
-    const char *in = a->sendbuf ? a->sendbuf : a->recvbuf;
-    struct mb_coll_flags *me = c->peer_flags[r];
-    uint64_t seq = ++c->seq;
-    me->addr_in = (uint64_t)(uintptr_t)in;
-    me->addr_out = (uint64_t)(uintptr_t)out;
-    atomic_store_explicit(&me->arrive, seq, memory_order_release);
-    mb_coll_wait_all(c, 0, seq);
+    int p = c->node_size, r = c->node_rank, rc = 0;
+    size_t es = mb_coll_dtype_size(a->dtype), ce = MB_COLL_CHUNK / es;
     char *tmp = mb_coll_tmp(c, MB_COLL_CHUNK);
-    int rc = 0;
-    size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
     uint64_t k = 0;
     for (size_t off = lo; off < hi; off += ce, k++) {
         size_t len = hi - off < ce ? hi - off : ce;
-        if (out != in)
-            memcpy(out + off * es, in + off * es, len * es);
+        char *d = dst + (off - lo) * es;
+        if (d != in + off * es)
+            memcpy(d, in + off * es, len * es);
         for (int j = 1; j < p; j++) {
             int q = (r + j) % p;
-            if (peer_read(c->node_pids[q], tmp, c->peer_flags[q]->addr_in + off * es, len * es) < 0)
+            if (peer_read(c->node_pids[q], tmp, c->peer_flags[q]->addr_in + base + off * es, len * es) < 0)
                 rc = -1;
-            mb_coll_reduce2(a->dtype, a->op, out + off * es, tmp, len);
+            mb_coll_reduce2(a->dtype, a->op, d, tmp, len);
         }
-        atomic_store_explicit(&me->progress, seq << 32 | (k + 1), memory_order_release);
+        if (publish)
+            atomic_store_explicit(&c->peer_flags[r]->progress, seq << 32 | (k + 1), memory_order_release);
     }
+    return rc;
+}
+
+static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const char *in, char *out,
+                         uint64_t seq)
+{
+    int p = c->node_size, r = c->node_rank;
+    size_t es = mb_coll_dtype_size(a->dtype), n = a->count, ce = MB_COLL_CHUNK / es;
+    size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
+    int rc = pull_reduce(c, a, in, 0, lo, hi, out + lo * es, 1, seq);
     for (int j = 1; j < p; j++) {
         int s = (r + j) % p;
         size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
-        k = 0;
+        uint64_t k = 0;
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
             mb_coll_wait(&c->peer_flags[s]->progress, seq << 32 | (k + 1));
@@ -124,8 +130,61 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
                 rc = -1;
         }
     }
+    return rc;
+}
+
+/* Every kind: addresses published before `arrive`, reads from the peers'
+ * private memory, `done` once nobody reads mine any more. */
+static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
+{
+    int p = c->node_size, r = c->node_rank, rc = 0;
+    size_t es = mb_coll_dtype_size(a->dtype), n = a->count, bytes = n * es;
+    char *out = a->recvbuf;
+    const char *in = a->sendbuf && a->kind != MB_COLL_BCAST ? a->sendbuf : a->recvbuf;
+    if (a->kind == MB_COLL_ALLGATHER && !a->sendbuf)
+        in = out + (size_t)r * bytes;
+    struct mb_coll_flags *me = c->peer_flags[r];
+    uint64_t seq = ++c->seq;
+    me->addr_in = (uint64_t)(uintptr_t)in;
+    me->addr_out = (uint64_t)(uintptr_t)out;
+    atomic_store_explicit(&me->arrive, seq, memory_order_release);
+    mb_coll_wait_all(c, 0, seq);
+    switch (a->kind) {
+    case MB_COLL_ALLREDUCE: rc = cma_allreduce(c, a, in, out, seq); break;
+    case MB_COLL_REDUCE_SCATTER: {
+        /* in place, my block lands on block 0 of my input, which rank 0
+         * reads: reduce into a temporary, copy after `done` */
+        int late = !a->sendbuf && r != 0;
+        char *dst = late ? (char *)mb_coll_tmp(c, MB_COLL_CHUNK + bytes) + MB_COLL_CHUNK : out;
+        rc = pull_reduce(c, a, in, 0, (size_t)r * n, (size_t)(r + 1) * n, dst, 0, seq);
+        atomic_store_explicit(&me->done, seq, memory_order_release);
+        mb_coll_wait_all(c, 1, seq);
+        if (late)
+            memcpy(out, dst, bytes);
+        goto out;
+    }
+    case MB_COLL_ALLGATHER:
+        if (a->sendbuf)
+            memcpy(out + (size_t)r * bytes, in, bytes);
+        for (int j = 1; j < p; j++) {
+            int q = (r + j) % p;
+            if (bytes && peer_read(c->node_pids[q], out + (size_t)q * bytes, c->peer_flags[q]->addr_in, bytes) < 0)
+                rc = -1;
+        }
+        break;
+    case MB_COLL_BCAST:
+        if (r != a->root && bytes && peer_read(c->node_pids[a->root], out, c->peer_flags[a->root]->addr_in, bytes) < 0)
+            rc = -1;
+        break;
+    case MB_COLL_REDUCE: /* the root pulls and reduces every input */
+        if (r == a->root)
+            rc = pull_reduce(c, a, in, 0, 0, n, out, 0, seq);
+        break;
+    default: return -1;
+    }
     atomic_store_explicit(&me->done, seq, memory_order_release);
     mb_coll_wait_all(c, 1, seq);
+out:
     if (rc)
         mb_warn("collectives: cma: process_vm_readv failed: %s", strerror(errno));
     return rc;
@@ -133,8 +192,9 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 
 const struct mb_coll_algo mb_coll_algo_cma = {
     .name = "cma",
-    .description = "single-copy allreduce with process_vm_readv (Linux CMA) from peers' private buffers",
-    .kinds = 1u << MB_COLL_ALLREDUCE,
+    .description = "single copy with process_vm_readv (Linux CMA) from peers' private buffers",
+    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
+             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
     .available = cma_available,
     .run = cma_run,
 };

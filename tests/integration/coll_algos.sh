@@ -23,7 +23,13 @@ for np in 2 3; do
     has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
   done
 done
-expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --algo hier,ring,rabenseifner,shm \
+# hier and ucx over fake nodes: 1 and 2 ranks per node, every collective
+for split in "1 1" "2 1" "2 2"; do
+  set -- $split
+  expect 0 "test_coll at $1 ranks, $2 per node" -- mpi $1 "$TC" 60 $2 $(($1 * 17)) && has "hier +120 runs" "hier ran" &&
+    has "ucx +120 runs" "ucx ran"
+done
+expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --coll all --algo hier,ring,rabenseifner,shm,ucx \
   --ranks-per-node 2 --dtype int32,float --op all --inplace both --sizes 0,1,13,4104,100003 -n 2 -w 1 -o "$T/rpn.h5" &&
   has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
   "shm says why it is unavailable"
@@ -32,7 +38,7 @@ for a in ring rd rabenseifner binomial scatter-allgather shm shm-copyin hier poo
   colls=allreduce
   case $a in binomial|scatter-allgather) colls=bcast ;; esac
   [ $a = ring ] && colls=allreduce,reduce_scatter_block,allgather
-  [ $a = shm ] || [ $a = shm-copyin ] || [ $a = pool ] || [ $a = ucx ] && colls=allreduce,reduce_scatter_block,allgather,bcast,reduce
+  case $a in shm|shm-copyin|pool|ucx|cma|hier) colls=allreduce,reduce_scatter_block,allgather,bcast,reduce ;; esac
   MB_FAULT_INJECT=corrupt expect 1 "$a with a corrupted element" -- mpi 3 "$BIN/mb-coll" --algo $a --coll $colls \
     --sizes 96,100000 -n 2 -w 1 -o "$T/f$a.h5" && has "check failed: .*/$a/.*first wrong element" "$a: check names the element"
 done
