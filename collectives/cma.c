@@ -107,7 +107,7 @@ static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, cons
             mb_coll_reduce2(a->dtype, a->op, d, tmp, len);
         }
         if (publish)
-            atomic_store_explicit(&c->peer_flags[r]->progress, seq << 32 | (k + 1), memory_order_release);
+            mb_coll_post(c->peer_flags[r], &c->peer_flags[r]->progress, seq << 32 | (k + 1));
     }
     return rc;
 }
@@ -125,7 +125,7 @@ static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
         uint64_t k = 0;
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
-            mb_coll_wait(&c->peer_flags[s]->progress, seq << 32 | (k + 1));
+            mb_coll_wait(c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
             if (peer_read(c->node_pids[s], out + off * es, c->peer_flags[s]->addr_out + off * es, len * es) < 0)
                 rc = -1;
         }
@@ -147,7 +147,7 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     uint64_t seq = ++c->seq;
     me->addr_in = (uint64_t)(uintptr_t)in;
     me->addr_out = (uint64_t)(uintptr_t)out;
-    atomic_store_explicit(&me->arrive, seq, memory_order_release);
+    mb_coll_post(me, &me->arrive, seq);
     mb_coll_wait_all(c, 0, seq);
     switch (a->kind) {
     case MB_COLL_ALLREDUCE: rc = cma_allreduce(c, a, in, out, seq); break;
@@ -157,7 +157,7 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         int late = !a->sendbuf && r != 0;
         char *dst = late ? (char *)mb_coll_tmp(c, MB_COLL_CHUNK + bytes) + MB_COLL_CHUNK : out;
         rc = pull_reduce(c, a, in, 0, (size_t)r * n, (size_t)(r + 1) * n, dst, 0, seq);
-        atomic_store_explicit(&me->done, seq, memory_order_release);
+        mb_coll_post(me, &me->done, seq);
         mb_coll_wait_all(c, 1, seq);
         if (late)
             memcpy(out, dst, bytes);
@@ -182,7 +182,7 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         break;
     default: return -1;
     }
-    atomic_store_explicit(&me->done, seq, memory_order_release);
+    mb_coll_post(me, &me->done, seq);
     mb_coll_wait_all(c, 1, seq);
 out:
     if (rc)

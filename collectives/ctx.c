@@ -1,10 +1,14 @@
 /* Communicator contexts: node split, shared flags, scratch, registration. */
 #include "internal.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static int shared_alloc(MPI_Comm node, struct mb_buf *b, size_t bytes, void ***peers, int nnode,
                         char *err, size_t errlen)
@@ -49,6 +53,8 @@ struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *
     atomic_store(&f->arrive, 0);
     atomic_store(&f->progress, 0);
     atomic_store(&f->done, 0);
+    atomic_store(&f->wake, 0);
+    atomic_store(&f->sleepers, 0);
     c->scratch.win = MPI_WIN_NULL;
     c->pool_fd = -1;
     MPI_Barrier(c->comm);
@@ -155,17 +161,50 @@ int mb_coll_scratch(struct mb_coll_ctx *c, size_t bytes)
     return 0;
 }
 
-void mb_coll_wait(_Atomic uint64_t *f, uint64_t want)
+/* Spinning covers a peer that is running; past this the peer is likely
+ * descheduled (more ranks than cores, or a loaded machine), and spinning
+ * or sched_yield would only delay it: sleep until it posts. */
+#define MB_COLL_SPIN_NS 20000
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t v)
 {
-    for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < want; spin++)
-        if (spin > 256)
-            sched_yield(); /* oversubscribed ranks must let the others run */
+    return syscall(SYS_futex, (uint32_t *)w, op, v, NULL, NULL, 0);
+}
+
+void mb_coll_post(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t v)
+{
+    /* seq_cst on both sides: either the waiter sees v, or this rank sees
+     * it among the sleepers (and its futex word changed) */
+    atomic_store_explicit(f, v, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&owner->wake, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&owner->sleepers, memory_order_seq_cst))
+        futex(&owner->wake, FUTEX_WAKE, INT_MAX);
+}
+
+void mb_coll_wait(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want)
+{
+    double t0 = 0;
+    for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < want; spin++) {
+        if (spin % 64 != 63)
+            continue;
+        if (spin == 63)
+            t0 = mb_now();
+        else if ((mb_now() - t0) * 1e9 > MB_COLL_SPIN_NS)
+            break;
+    }
+    while (atomic_load_explicit(f, memory_order_acquire) < want) {
+        atomic_fetch_add_explicit(&owner->sleepers, 1, memory_order_seq_cst);
+        uint32_t w = atomic_load_explicit(&owner->wake, memory_order_seq_cst);
+        if (atomic_load_explicit(f, memory_order_seq_cst) < want)
+            futex(&owner->wake, FUTEX_WAIT, w); /* returns at once if a post came in between */
+        atomic_fetch_sub_explicit(&owner->sleepers, 1, memory_order_seq_cst);
+    }
 }
 
 void mb_coll_wait_all(struct mb_coll_ctx *c, int which_done, uint64_t want)
 {
     for (int q = 0; q < c->node_size; q++) {
         struct mb_coll_flags *f = c->peer_flags[q];
-        mb_coll_wait(which_done ? &f->done : &f->arrive, want);
+        mb_coll_wait(f, which_done ? &f->done : &f->arrive, want);
     }
 }

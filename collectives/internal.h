@@ -18,6 +18,10 @@ struct mb_coll_flags {
     char pad2[56];
     uint64_t addr_in, addr_out; /* cma.c: this call's buffers, published before `arrive` */
     char pad3[48];
+    /* An event count over this rank's three flags: bumped after every
+     * post, a futex for peers that stopped spinning on them. */
+    _Atomic uint32_t wake, sleepers;
+    char pad4[56];
 };
 
 struct mb_coll_reg { /* a registered buffer */
@@ -72,8 +76,12 @@ int mb_coll_lookup(struct mb_coll_ctx *ctx, const void *ptr, void **peers);
 /* Grows the copy-in scratch to at least bytes per rank (collective over the node). */
 int mb_coll_scratch(struct mb_coll_ctx *ctx, size_t bytes);
 
-/* Waits until *f >= want, spinning then yielding. */
-void mb_coll_wait(_Atomic uint64_t *f, uint64_t want);
+/* Raises flag f (arrive, progress or done of owner, this rank's own) to v
+ * and wakes the peers sleeping on it. */
+void mb_coll_post(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t v);
+/* Waits until owner's flag f >= want: spins briefly, then sleeps on the
+ * owner's futex, so a waiter never burns the CPU a descheduled peer needs. */
+void mb_coll_wait(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want);
 /* Node-local flag barrier on the `arrive` or `done` flags. */
 void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 

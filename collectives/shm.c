@@ -13,15 +13,18 @@
 
 static struct mb_coll_flags *me(struct mb_coll_ctx *c) { return c->peer_flags[c->node_rank]; }
 
-static void arrive(struct mb_coll_ctx *c, uint64_t seq)
+static void arrive(struct mb_coll_ctx *c, uint64_t seq, const struct mb_coll_args *a)
 {
-    atomic_store_explicit(&me(c)->arrive, seq, memory_order_release);
-    mb_coll_wait_all(c, 0, seq);
+    mb_coll_post(me(c), &me(c)->arrive, seq);
+    if (a->kind != MB_COLL_BCAST)
+        mb_coll_wait_all(c, 0, seq);
+    else if (c->node_rank != a->root) /* a broadcast reads the root only */
+        mb_coll_wait(c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
 }
 
 static void finish(struct mb_coll_ctx *c, uint64_t seq)
 {
-    atomic_store_explicit(&me(c)->done, seq, memory_order_release);
+    mb_coll_post(me(c), &me(c)->done, seq);
     mb_coll_wait_all(c, 1, seq);
 }
 
@@ -50,7 +53,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
         for (int q = 0; q < p; q++)
             srcs[q] = in[q] + off * es;
         mb_coll_reduce_many(d, op, red[r] + off * es, srcs, p, len);
-        atomic_store_explicit(&me(c)->progress, seq << 32 | (k + 1), memory_order_release);
+        mb_coll_post(me(c), &me(c)->progress, seq << 32 | (k + 1));
     }
     if (!out)
         return;
@@ -61,7 +64,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
             if (s != r)
-                mb_coll_wait(&c->peer_flags[s]->progress, seq << 32 | (k + 1));
+                mb_coll_wait(c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
             if (out + off * es != red[s] + off * es)
                 memcpy(out + off * es, red[s] + off * es, len * es);
         }
@@ -101,7 +104,7 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
         mb_coll_wait_all(c, 0, seq - 1);
     if (bytes)
         memcpy((char *)slots[r] + slot, in, bytes);
-    atomic_store_explicit(&me(c)->arrive, seq, memory_order_release);
+    mb_coll_post(me(c), &me(c)->arrive, seq);
     char *out = a->recvbuf;
     const void *srcs[p];
     switch (a->kind) {
@@ -127,7 +130,7 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
         return 0;
     case MB_COLL_BCAST:
         if (r != a->root) {
-            mb_coll_wait(&c->peer_flags[a->root]->arrive, seq);
+            mb_coll_wait(c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
             memcpy(out, (char *)slots[a->root] + slot, a->count * es);
         }
         return 0;
@@ -187,9 +190,14 @@ static int large_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
                     memcpy(out + (size_t)q * n * es, in[q], n * es);
         break;
     case MB_COLL_BCAST:
+        /* only the root's buffer is read: it waits for every reader, the
+         * readers wait for nobody (one hand-off each way, not two barriers) */
         if (r != a->root && n)
             memcpy(out, in[a->root], n * es);
-        break;
+        mb_coll_post(me(c), &me(c)->done, seq);
+        if (r == a->root)
+            mb_coll_wait_all(c, 1, seq);
+        return 0;
     default: return -1;
     }
     finish(c, seq);
@@ -212,7 +220,7 @@ static int shm_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         for (int q = 0; q < p; q++)
             in[q] += (size_t)q * a->count * es;
     uint64_t seq = ++c->seq;
-    arrive(c, seq);
+    arrive(c, seq, a);
     return large_path(c, a, in, rv, 0, seq);
 }
 
@@ -229,7 +237,7 @@ int mb_coll_shm_with(struct mb_coll_ctx *c, const struct mb_coll_args *a, char *
     if (bytes)
         memcpy(data[c->node_rank], src, bytes);
     uint64_t seq = ++c->seq;
-    arrive(c, seq);
+    arrive(c, seq, a);
     return large_path(c, a, data, NULL, 1, seq);
 }
 

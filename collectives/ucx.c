@@ -459,6 +459,18 @@ static int run_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count;
     rc |= signal_all(c, ARRIVE, seq);
     wait_all(c, ARRIVE, seq);
+    if (n * es <= MB_COLL_SMALL) {
+        /* small: every rank reduces the whole vector, one phase fewer; in
+         * place, into a temporary, since the peers read my input until DONE */
+        size_t scratch = 2 * (size_t)(p - 1) * UCX_CHUNK;
+        char *dst = a->sendbuf ? out->local : (char *)mb_coll_tmp(c, scratch + n * es) + scratch;
+        rc |= pull_reduce(c, a, in, 0, n, dst);
+        rc |= signal_all(c, DONE, seq);
+        wait_all(c, DONE, seq);
+        if (!a->sendbuf)
+            memcpy(out->local, dst, n * es);
+        return rc;
+    }
     size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
     rc |= pull_reduce(c, a, in, lo, hi, out->local + lo * es);
     rc |= signal_all(c, SLICE, seq);
@@ -541,7 +553,11 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
             rem_in[q] += (uint64_t)(q - r) * a->count * es;
     uint64_t seq = ++u->seq;
     switch (a->kind) {
-    case MB_COLL_ALLREDUCE: rc = run_allreduce(c, a, &in, &out, seq); break;
+    case MB_COLL_ALLREDUCE:
+        rc = run_allreduce(c, a, &in, &out, seq);
+        if (a->count * es <= MB_COLL_SMALL)
+            return rc; /* synchronised already */
+        break;
     case MB_COLL_REDUCE_SCATTER: return run_reduce_scatter(c, a, &in, seq);
     case MB_COLL_ALLGATHER: rc = run_allgather(c, a, &in, &out, seq); break;
     case MB_COLL_BCAST:
