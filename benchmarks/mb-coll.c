@@ -358,6 +358,12 @@ static int plan(struct mb_run *run)
                 char why[256];
                 if (c > REDUCE || !(la->kinds & (1u << c)))
                     continue; /* not implemented: all/lists run what each algorithm has */
+                if (la->device && run->common.device != MB_DEV_CUDA) {
+                    if (run->rank == 0 && !run->common.quiet)
+                        mb_warn("--algo %s: unavailable for %s: it works on device buffers (-d cuda)", la->name,
+                                coll_names[c]);
+                    continue;
+                }
                 if (!mb_coll_usable(la, coll_ctx(), (enum mb_coll_kind)c, why, sizeof(why))) {
                     if (run->rank == 0 && !run->common.quiet)
                         mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_names[c], why);
@@ -511,10 +517,11 @@ static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
 {
     const struct coll_case *cc = s->cc;
     size_t blk = cc->count / (size_t)s->p;
+    int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
     struct mb_coll_args a = {
         .kind = (enum mb_coll_kind)cc->coll,
-        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : s->send,
-        .recvbuf = s->recv,
+        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : dev ? s->dsend.ptr : s->send,
+        .recvbuf = dev ? s->drecv.ptr : s->recv,
         .count = cc->coll == REDUCE_SCATTER || cc->coll == ALLGATHER ? blk : cc->count,
         .dtype = (enum mb_coll_dtype)cc->dtype,
         .op = (enum mb_coll_op)cc->op,
@@ -555,17 +562,20 @@ static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
     size_t es = dtype_size[s->cc->dtype];
-    if (s->device) {
+    const struct mb_coll_algo *la = lib_algo(s->cc->algo);
+    int staged = s->device && !(la && la->device); /* pinned staging around a host algorithm */
+    if (s->device)
         mb_cuda_timer_start(&s->timer);
+    if (staged) {
         mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
         if (s->cc->inplace || s->cc->coll == BCAST)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
     }
     int rc = run_mpi(s);
-    if (s->device) {
+    if (staged)
         mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+    if (s->device)
         *elapsed = mb_cuda_timer_stop(&s->timer);
-    }
     if (s->rank == s->fault_rank && iter == s->run->common.warmup && s->recv_n > 0) {
         /* Test-only fault: perturb one output element of the first timed iteration. */
         size_t i = s->recv_n / 2;

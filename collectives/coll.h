@@ -69,6 +69,7 @@ struct mb_coll_algo {
     const char *description;
     unsigned kinds;          /* bit mask over enum mb_coll_kind it implements */
     int wants_registered;    /* needs buffers from mb_coll_alloc (zero-copy) */
+    int device;              /* run() takes CUDA device buffers (cudaMalloc bases), not host memory */
     /* 1 if usable on ctx, else 0 with the reason in why. Collective-safe:
      * the answer is the same on every rank. */
     int (*available)(struct mb_coll_ctx *ctx, char *why, size_t len);

@@ -68,6 +68,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
     mb_coll_pool_close(c);
     mb_coll_ucx_free(c);
     mb_coll_hier_free(c);
+    mb_coll_device_free(c);
     while (c->regs) {
         struct mb_coll_reg *r = c->regs;
         c->regs = r->next;
@@ -207,4 +208,15 @@ void mb_coll_wait_all(struct mb_coll_ctx *c, int which_done, uint64_t want)
         struct mb_coll_flags *f = c->peer_flags[q];
         mb_coll_wait(f, which_done ? &f->done : &f->arrive, want);
     }
+}
+
+int mb_coll_agree(struct mb_coll_ctx *c, int ok, char *reason, size_t len)
+{
+    int all_ok, src, none = c->size;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (all_ok)
+        return 1;
+    MPI_Allreduce(ok ? &none : &c->rank, &src, 1, MPI_INT, MPI_MIN, c->comm);
+    MPI_Bcast(reason, (int)len, MPI_CHAR, src, c->comm);
+    return 0;
 }

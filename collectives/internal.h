@@ -51,6 +51,9 @@ struct mb_coll_ctx {
     struct mb_coll_ucx *ucx;               /* ucx.c: context, worker, endpoints, flags */
     int ucx_state;                         /* ucx.c: 0 not probed, 1 usable, -1 not */
     struct mb_coll_hier *hier;             /* hier.c: node layout and work buffers */
+    void *nccl;                            /* nccl.c: the NCCL communicator */
+    int nccl_state, ipc_state;             /* nccl.c, ipc.c: 0 not probed, 1 usable, -1 not */
+    char nccl_why[300], ipc_why[300];
     char ucx_why[300];
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
@@ -98,5 +101,10 @@ int mb_coll_ucx_map(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
 void mb_coll_ucx_unmap(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
 void mb_coll_ucx_free(struct mb_coll_ctx *ctx);
 void mb_coll_hier_free(struct mb_coll_ctx *ctx);
+extern const struct mb_coll_algo mb_coll_algo_nccl, mb_coll_algo_cuda_ipc;
+void mb_coll_device_free(struct mb_coll_ctx *ctx);
+/* 1 if ok on every rank of the context; else 0, and reason (len bytes)
+ * becomes the lowest failing rank's on every rank. Collective. */
+int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);
 
 #endif

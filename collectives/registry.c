@@ -50,6 +50,8 @@ static const struct mb_coll_algo *const registry[] = {
     &mb_coll_algo_pool,
     &mb_coll_algo_cma,
     &mb_coll_algo_ucx,
+    &mb_coll_algo_nccl,
+    &mb_coll_algo_cuda_ipc,
 };
 
 size_t mb_coll_nalgos(void) { return sizeof(registry) / sizeof(registry[0]); }

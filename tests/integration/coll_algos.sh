@@ -12,6 +12,11 @@ for split in "4 2" "5 2" "3 1"; do
   expect 0 "test_coll at $1 ranks, $2 ranks per node" -- mpi $1 "$TC" 120 $2 $(($1 * 13)) &&
     has "$((($1 + $2 - 1) / $2)) nodes" "test_coll at $1 ranks splits into nodes"
 done
+# the device algorithms without a GPU: unavailable with the reason (the
+# CUDA runtime's error, or a CPU build); tests/gpu/run.sh runs them
+expect 0 "test_coll reports the device algorithms" -- mpi 2 "$TC" 4 0 5 &&
+  has "nccl +(usable on device buffers|unavailable: NCCL unusable: .+)" "nccl says why" &&
+  has "cuda-ipc +(usable on device buffers|unavailable: CUDA IPC unusable: .+)" "cuda-ipc says why"
 MB_FAULT_INJECT=corrupt expect 1 "test_coll catches a corrupted result" -- mpi 2 "$TC" 40 0 3 &&
   has "first difference at element" "test_coll names the wrong element"
 

@@ -146,6 +146,8 @@ int main(int argc, char **argv)
             for (size_t ai = 1; ai < mb_coll_nalgos(); ai++) {
                 const struct mb_coll_algo *al = mb_coll_algo_at(ai);
                 char why[256];
+                if (al->device) /* device buffers: tests/gpu/run.sh checks them */
+                    continue;
                 if (!mb_coll_usable(al, ctxs[k], kind, why, sizeof(why)))
                     continue;
                 int reg = al->wants_registered;
@@ -184,11 +186,22 @@ int main(int argc, char **argv)
             free(rin);
         }
     }
+    for (size_t ai = 1; ai < mb_coll_nalgos(); ai++) { /* device algorithms: usable, or why not */
+        const struct mb_coll_algo *al = mb_coll_algo_at(ai);
+        char why[256] = "";
+        if (!al->device)
+            continue;
+        int ok = mb_coll_usable(al, ctxs[0], MB_COLL_ALLREDUCE, why, sizeof(why));
+        if (rank == 0)
+            printf("  %-18s %s%s\n", al->name, ok ? "usable on device buffers" : "unavailable: ", ok ? "" : why);
+        EXPECT(ok || why[0] != '\0');
+    }
     if (rank == 0) {
         printf("test_coll: %d ranks, ranks-per-node %d, %d nodes, %d random cases x 2 communicators\n", p, rpn,
                mb_coll_ctx_nnodes(ctxs[0]), ncases);
         for (size_t ai = 1; ai < mb_coll_nalgos(); ai++)
-            printf("  %-18s %lld runs compared with the MPI library\n", mb_coll_algo_at(ai)->name, runs[ai]);
+            if (!mb_coll_algo_at(ai)->device)
+                printf("  %-18s %lld runs compared with the MPI library\n", mb_coll_algo_at(ai)->name, runs[ai]);
     }
     EXPECT(fails == 0);
     for (int k = 0; k < 2; k++)
