@@ -1,7 +1,8 @@
 /* movebench collectives library: one registry of collective algorithms
- * (two-copy point-to-point baselines, shared-memory zero-copy and copy-in)
+ * (two-copy point-to-point baselines, shared-memory zero-copy and copy-in,
+ * CMA, UCX RMA, hierarchical, and NCCL / CUDA IPC on device buffers)
  * behind one call signature, with MPI semantics for counts and in-place.
- * Depends only on common/ and MPI. */
+ * Depends on common/, MPI and UCX (and CUDA/NCCL in the CUDA build). */
 #ifndef MB_COLL_H
 #define MB_COLL_H
 
@@ -48,8 +49,9 @@ void mb_coll_ctx_free(struct mb_coll_ctx *ctx);
 int mb_coll_ctx_nnodes(const struct mb_coll_ctx *ctx);
 
 /* Registered buffers: node-shared memory from an MPI-3 shared window,
- * reachable by every rank of the node. Collective over the node. NULL on
- * failure with err set. */
+ * reachable by every rank of the node. Collective over the node, and over
+ * the whole communicator once `ucx` is in use (the buffer is mapped for
+ * RMA and its rkey exchanged then). NULL on failure with err set. */
 void *mb_coll_alloc(struct mb_coll_ctx *ctx, size_t bytes, char *err, size_t errlen);
 void mb_coll_release(struct mb_coll_ctx *ctx, void *ptr);
 
