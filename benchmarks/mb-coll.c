@@ -661,7 +661,8 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
 {
     mb_kv_str(cfg, "size_semantics", "nccl-tests: largest buffer in bytes; partitioned counts rounded down to a multiple of nranks");
     if (run->common.device == MB_DEV_CUDA)
-        mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed)");
+        mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed); "
+                                       "nccl and cuda-ipc work on the device buffers, unstaged");
 }
 
 static const struct mb_bench bench = {
