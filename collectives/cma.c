@@ -125,7 +125,7 @@ static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
         uint64_t k = 0;
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
-            mb_coll_wait(c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
+            mb_coll_wait(c, c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
             if (peer_read(c->node_pids[s], out + off * es, c->peer_flags[s]->addr_out + off * es, len * es) < 0)
                 rc = -1;
         }
@@ -145,6 +145,7 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         in = out + (size_t)r * bytes;
     struct mb_coll_flags *me = c->peer_flags[r];
     uint64_t seq = ++c->seq;
+    mb_coll_spin(c, bytes * (size_t)(a->kind == MB_COLL_BCAST ? 1 : p));
     me->addr_in = (uint64_t)(uintptr_t)in;
     me->addr_out = (uint64_t)(uintptr_t)out;
     mb_coll_post(me, &me->arrive, seq);

@@ -57,6 +57,7 @@ struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *
     atomic_store(&f->sleepers, 0);
     c->scratch.win = MPI_WIN_NULL;
     c->pool_fd = -1;
+    mb_coll_spin(c, 0);
     MPI_Barrier(c->comm);
     return c;
 }
@@ -162,9 +163,10 @@ int mb_coll_scratch(struct mb_coll_ctx *c, size_t bytes)
     return 0;
 }
 
-/* Spinning covers a peer that is running; past this the peer is likely
- * descheduled (more ranks than cores, or a loaded machine), and spinning
- * or sched_yield would only delay it: sleep until it posts. */
+/* Spinning covers a peer that is running; past this (plus the time to move
+ * the call's data, mb_coll_spin) the peer is likely descheduled (more ranks
+ * than cores, or a loaded machine), and spinning or sched_yield would only
+ * delay it: sleep until it posts. */
 #define MB_COLL_SPIN_NS 20000
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t v)
@@ -182,7 +184,12 @@ void mb_coll_post(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t v)
         futex(&owner->wake, FUTEX_WAKE, INT_MAX);
 }
 
-void mb_coll_wait(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want)
+void mb_coll_spin(struct mb_coll_ctx *c, size_t bytes)
+{
+    c->spin_ns = MB_COLL_SPIN_NS + bytes / 2; /* a peer copying at 2 GB/s or better */
+}
+
+void mb_coll_wait(struct mb_coll_ctx *c, struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want)
 {
     double t0 = 0;
     for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < want; spin++) {
@@ -190,7 +197,7 @@ void mb_coll_wait(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t wan
             continue;
         if (spin == 63)
             t0 = mb_now();
-        else if ((mb_now() - t0) * 1e9 > MB_COLL_SPIN_NS)
+        else if ((mb_now() - t0) * 1e9 > (double)c->spin_ns)
             break;
     }
     while (atomic_load_explicit(f, memory_order_acquire) < want) {
@@ -206,7 +213,7 @@ void mb_coll_wait_all(struct mb_coll_ctx *c, int which_done, uint64_t want)
 {
     for (int q = 0; q < c->node_size; q++) {
         struct mb_coll_flags *f = c->peer_flags[q];
-        mb_coll_wait(f, which_done ? &f->done : &f->arrive, want);
+        mb_coll_wait(c, f, which_done ? &f->done : &f->arrive, want);
     }
 }
 

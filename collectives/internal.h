@@ -34,6 +34,7 @@ struct mb_coll_ctx {
     MPI_Comm comm, node_comm, leader_comm; /* leader_comm: node rank 0s, else MPI_COMM_NULL */
     int rank, size, node_rank, node_size, nnodes;
     uint64_t seq;                          /* calls so far on this ctx (same on every rank) */
+    uint64_t spin_ns;                      /* this call's spin before a flag wait sleeps (mb_coll_spin) */
     struct mb_buf ctrl;                    /* flags: one struct mb_coll_flags per node rank */
     struct mb_coll_flags **peer_flags;     /* [node_size] */
     struct mb_buf small;                   /* per rank 2 slots of MB_COLL_SMALL bytes */
@@ -82,9 +83,14 @@ int mb_coll_scratch(struct mb_coll_ctx *ctx, size_t bytes);
 /* Raises flag f (arrive, progress or done of owner, this rank's own) to v
  * and wakes the peers sleeping on it. */
 void mb_coll_post(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t v);
-/* Waits until owner's flag f >= want: spins briefly, then sleeps on the
- * owner's futex, so a waiter never burns the CPU a descheduled peer needs. */
-void mb_coll_wait(struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want);
+/* Waits until owner's flag f >= want: spins for ctx->spin_ns, then sleeps
+ * on the owner's futex, so a waiter does not burn (or, with sched_yield,
+ * hand away for a whole time slice) the CPU that a descheduled peer needs. */
+void mb_coll_wait(struct mb_coll_ctx *ctx, struct mb_coll_flags *owner, _Atomic uint64_t *f, uint64_t want);
+/* Sets the spin of this call's waits: long enough for a running peer to
+ * move `bytes` (so an expected wait never pays a wake-up), short next to
+ * the milliseconds a descheduled peer costs. */
+void mb_coll_spin(struct mb_coll_ctx *ctx, size_t bytes);
 /* Node-local flag barrier on the `arrive` or `done` flags. */
 void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 

@@ -19,7 +19,7 @@ static void arrive(struct mb_coll_ctx *c, uint64_t seq, const struct mb_coll_arg
     if (a->kind != MB_COLL_BCAST)
         mb_coll_wait_all(c, 0, seq);
     else if (c->node_rank != a->root) /* a broadcast reads the root only */
-        mb_coll_wait(c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
+        mb_coll_wait(c, c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
 }
 
 static void finish(struct mb_coll_ctx *c, uint64_t seq)
@@ -64,7 +64,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
             if (s != r)
-                mb_coll_wait(c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
+                mb_coll_wait(c, c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
             if (out + off * es != red[s] + off * es)
                 memcpy(out + off * es, red[s] + off * es, len * es);
         }
@@ -98,6 +98,7 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
     int p = c->node_size, r = c->node_rank;
     size_t es = mb_coll_dtype_size(a->dtype), bytes;
     const char *in = input_of(c, a, &bytes);
+    mb_coll_spin(c, bytes * (size_t)p);
     uint64_t seq = ++c->seq;
     size_t slot = (seq & 1) * MB_COLL_SMALL;
     if (seq >= 2)
@@ -130,7 +131,7 @@ static int small_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
         return 0;
     case MB_COLL_BCAST:
         if (r != a->root) {
-            mb_coll_wait(c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
+            mb_coll_wait(c, c->peer_flags[a->root], &c->peer_flags[a->root]->arrive, seq);
             memcpy(out, (char *)slots[a->root] + slot, a->count * es);
         }
         return 0;
@@ -220,6 +221,7 @@ static int shm_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         for (int q = 0; q < p; q++)
             in[q] += (size_t)q * a->count * es;
     uint64_t seq = ++c->seq;
+    mb_coll_spin(c, a->count * es * (size_t)(a->kind == MB_COLL_BCAST ? 1 : p));
     arrive(c, seq, a);
     return large_path(c, a, in, rv, 0, seq);
 }
@@ -237,6 +239,7 @@ int mb_coll_shm_with(struct mb_coll_ctx *c, const struct mb_coll_args *a, char *
     if (bytes)
         memcpy(data[c->node_rank], src, bytes);
     uint64_t seq = ++c->seq;
+    mb_coll_spin(c, bytes * (size_t)(a->kind == MB_COLL_BCAST ? 1 : c->node_size));
     arrive(c, seq, a);
     return large_path(c, a, data, NULL, 1, seq);
 }
