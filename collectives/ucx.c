@@ -23,10 +23,10 @@
  * owner has it, not when every rank does. */
 #include "internal.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 
 enum { ARRIVE, SLICE, DONE, NPHASE };
@@ -53,9 +53,27 @@ struct ucx_reg {
 
 /* ---- requests --------------------------------------------------------- */
 
-/* Completes a request from the *_nbx calls, progressing the worker. */
-static int wait_req(struct mb_coll_ucx *u, ucs_status_ptr_t req)
+/* Called while polling with nothing progressed: spins for the call's spin
+ * budget (mb_coll_spin), then naps briefly. The flags are written by the
+ * peers' puts, so there is no futex to sleep on; and sched_yield on a busy
+ * core hands the CPU away for a whole time slice. */
+static void backoff(struct mb_coll_ctx *c, double *t0, unsigned spin)
 {
+    if (spin % 64 != 63)
+        return;
+    double now = mb_now();
+    if (*t0 == 0)
+        *t0 = now;
+    else if ((now - *t0) * 1e9 > (double)c->spin_ns) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Completes a request from the *_nbx calls, progressing the worker. */
+static int wait_req(struct mb_coll_ctx *c, ucs_status_ptr_t req)
+{
+    struct mb_coll_ucx *u = c->ucx;
     if (req == NULL)
         return 0;
     if (UCS_PTR_IS_ERR(req)) {
@@ -63,9 +81,10 @@ static int wait_req(struct mb_coll_ucx *u, ucs_status_ptr_t req)
         return -1;
     }
     ucs_status_t st;
+    double t0 = 0;
     for (unsigned spin = 0; (st = ucp_request_check_status(req)) == UCS_INPROGRESS; spin++)
-        if (!ucp_worker_progress(u->worker) && spin > 256)
-            sched_yield(); /* oversubscribed ranks must let the peer run */
+        if (!ucp_worker_progress(u->worker))
+            backoff(c, &t0, spin);
     ucp_request_free(req);
     if (st != UCS_OK) {
         mb_warn("collectives: ucx: %s", ucs_status_string(st));
@@ -88,7 +107,7 @@ static int signal_rank(struct mb_coll_ctx *c, int phase, int q, uint64_t seq)
     u->sent[phase] = seq;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     uint64_t at = u->peer_flags[q] + ((uint64_t)phase * (uint64_t)c->size + (uint64_t)c->rank) * 8;
-    return wait_req(u, ucp_put_nbx(u->ep[q], &u->sent[phase], 8, at, u->flags_rkey[q], &prm));
+    return wait_req(c, ucp_put_nbx(u->ep[q], &u->sent[phase], 8, at, u->flags_rkey[q], &prm));
 }
 
 static int signal_all(struct mb_coll_ctx *c, int phase, uint64_t seq)
@@ -104,9 +123,10 @@ static void wait_rank(struct mb_coll_ctx *c, int phase, int q, uint64_t seq)
 {
     struct mb_coll_ucx *u = c->ucx;
     _Atomic uint64_t *f = &u->flags[phase * c->size + q];
+    double t0 = 0;
     for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < seq; spin++)
-        if (!ucp_worker_progress(u->worker) && spin > 256)
-            sched_yield();
+        if (!ucp_worker_progress(u->worker))
+            backoff(c, &t0, spin);
 }
 
 static void wait_all(struct mb_coll_ctx *c, int phase, uint64_t seq)
@@ -340,7 +360,7 @@ static int flags_and_probe(struct mb_coll_ctx *c, int ok, char *why, size_t len)
         atomic_store(&u->flags[0], 0x6d62756378ull); /* slot 0 of ARRIVE, reset below */
         MPI_Barrier(c->comm);
         ucs_status_ptr_t req = get(u, q, &v, u->peer_flags[q], u->flags_rkey[q], 8);
-        if (wait_req(u, req) != 0 || v != 0x6d62756378ull) {
+        if (wait_req(c, req) != 0 || v != 0x6d62756378ull) {
             snprintf(why, len, "ucp_get_nbx from rank %d failed", q);
             ok = 0;
         }
@@ -443,7 +463,7 @@ static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, cons
         size_t kk = k - 1, off = lo + kk * ce, n = hi - off < ce ? hi - off : ce; /* reduce chunk k-1 */
         srcs[0] = in->local + off * es;
         for (int j = 1; j < p; j++) {
-            rc |= wait_req(u, req[kk % 2][j - 1]);
+            rc |= wait_req(c, req[kk % 2][j - 1]);
             srcs[j] = tmp + ((kk % 2) * (size_t)(p - 1) + (size_t)(j - 1)) * UCX_CHUNK;
         }
         mb_coll_reduce_many(a->dtype, a->op, dst + (off - lo) * es, srcs, p, n);
@@ -485,7 +505,7 @@ static int run_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
         req[j] = get(u, s, out->local + slo * es, out->remote[s] + slo * es, out->rkey[s], (shi - slo) * es);
     }
     for (int j = 1; j < p; j++)
-        rc |= wait_req(u, req[j]);
+        rc |= wait_req(c, req[j]);
     return rc;
 }
 
@@ -526,7 +546,7 @@ static int run_allgather(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
         req[j] = get(u, q, out->local + (size_t)q * bytes, in->remote[q], in->rkey[q], bytes);
     }
     for (int j = 1; j < p; j++)
-        rc |= wait_req(u, req[j]);
+        rc |= wait_req(c, req[j]);
     return rc;
 }
 
@@ -552,6 +572,7 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
         for (int q = 0; q < p; q++)
             rem_in[q] += (uint64_t)(q - r) * a->count * es;
     uint64_t seq = ++u->seq;
+    mb_coll_spin(c, a->count * es * (size_t)(a->kind == MB_COLL_BCAST ? 1 : p));
     switch (a->kind) {
     case MB_COLL_ALLREDUCE:
         rc = run_allreduce(c, a, &in, &out, seq);
@@ -567,7 +588,7 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
             return rc;
         }
         wait_rank(c, ARRIVE, a->root, seq);
-        rc |= wait_req(u, get(u, a->root, out.local, in.remote[a->root], in.rkey[a->root], a->count * es));
+        rc |= wait_req(c, get(u, a->root, out.local, in.remote[a->root], in.rkey[a->root], a->count * es));
         return rc | signal_rank(c, DONE, a->root, seq);
     case MB_COLL_REDUCE:
         if (r != a->root) {
