@@ -77,4 +77,8 @@ extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_al
     mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool, mb_coll_algo_cma;
 void mb_coll_pool_close(struct mb_coll_ctx *ctx);
 
+/* model.c: the node's working set in bytes of a call with n bytes of count
+ * on L ranks per node (calibrate.c fits with the same definition). */
+double mb_coll_model_ws(enum mb_coll_kind kind, double n, int oop, int L);
+
 #endif
