@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,10 +87,13 @@ static void once(struct cal *k, struct op *o)
     }
 }
 
-/* Median over repetitions of the slowest rank's time (one warm-up). */
+/* Median over repetitions of the slowest rank's time (one warm-up). A
+ * loaded machine stretches every repetition: after 5, a measurement stops
+ * at 0.2 s, so the calibration stays short (every rank sees the same
+ * slowest times, so all stop together). */
 static double timed(struct cal *k, struct op *o, int reps)
 {
-    double *t = malloc(sizeof(double) * (size_t)reps);
+    double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
     for (int i = -1; i < reps; i++) {
         MPI_Barrier(k->c->comm);
         double t0 = MPI_Wtime();
@@ -97,7 +101,9 @@ static double timed(struct cal *k, struct op *o, int reps)
         double dt = MPI_Wtime() - t0, slowest;
         MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, k->c->comm);
         if (i >= 0)
-            t[i] = slowest;
+            t[i] = slowest, spent += slowest;
+        if (i >= 4 && spent > 0.2)
+            reps = i + 1;
     }
     qsort(t, (size_t)reps, sizeof(double), cmp);
     double m = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
@@ -185,9 +191,31 @@ static void fill_floats(char *buf, size_t bytes)
         f[i] = 1.0f;
 }
 
-int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE *log)
+static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE *log)
 {
     struct cal k = {.c = c, .log = log};
+    static const char *const kn[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
+    say(&k, "# cost model on %d ranks (each value the median of 3 rounds)\n"
+            "#   effective cache of the node: %.1f MiB\n", c->size, p->cache_bytes / MIB);
+    show(&k, "memcpy (all ranks at once)", p->copy);
+    show(&k, "reduce (float sum)", p->reduce);
+    say(&k, "#   point-to-point exchange      %8.2f us per message\n", p->p2p_alpha * 1e6);
+    show(&k, "point-to-point exchange", p->p2p);
+    say(&k, "#   flag synchronisation         %8.2f us\n", p->flag * 1e6);
+    if (isnan(p->cma_alpha)) {
+        say(&k, "#   process_vm_readv: not measured (CMA unavailable)\n");
+    } else {
+        say(&k, "#   process_vm_readv             %8.2f us per call\n", p->cma_alpha * 1e6);
+        show(&k, "process_vm_readv", p->cma);
+    }
+    for (int kind = 0; kind < MB_COLL_NKIND; kind++)
+        say(&k, "#   MPI %-21s    %8.2f us + %6.2f GB/s in cache, %6.2f GB/s out of cache (per byte of count)\n",
+            kn[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
+}
+
+static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
+{
+    struct cal k = {.c = c};
     memset(prof, 0, sizeof(*prof));
     if (c->size < 2 || c->nnodes != 1)
         return -1;
@@ -221,22 +249,16 @@ int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE 
     }
     prof->cache_bytes = floor(prof->cache_bytes);
     double C = prof->cache_bytes;
-    say(&k, "# calibrating the cost model on %d ranks\n#   effective cache of the node: %.1f MiB\n", c->size,
-        C / MIB);
-    show(&k, "memcpy (all ranks at once)", prof->copy);
 
     static const size_t red_sz[] = {256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB};
     o.what = REDUCE;
     measure_rate(&k, &o, red_sz, 5, 0, 0, C, pts, &prof->reduce, 2.0 * L);
-    show(&k, "reduce (float sum)", prof->reduce);
 
     o.what = XCHG;
     o.bytes = 8;
     prof->p2p_alpha = timed(&k, &o, 300);
     static const size_t x_sz[] = {64 << 10, 512 << 10, 4 * MIB, 32 * MIB};
     measure_rate(&k, &o, x_sz, 4, prof->p2p_alpha, 0, C, pts, &prof->p2p, 2.0 * L);
-    say(&k, "#   point-to-point exchange      %8.2f us per message\n", prof->p2p_alpha * 1e6);
-    show(&k, "point-to-point exchange", prof->p2p);
 
     /* flags: private ones, one cache line per rank, node-shared */
     struct mb_buf fb;
@@ -257,7 +279,6 @@ int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE 
     prof->flag = timed(&k, &o, 300);
     MPI_Barrier(c->comm);
     mb_buf_free(&fb);
-    say(&k, "#   flag synchronisation         %8.2f us\n", prof->flag * 1e6);
 
     char why[256];
     prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;
@@ -272,13 +293,8 @@ int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE 
         prof->cma_alpha = timed(&k, &o, 300);
         static const size_t cma_sz[] = {256 << 10, 2 * MIB, 32 * MIB};
         measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
-        say(&k, "#   process_vm_readv             %8.2f us per call\n", prof->cma_alpha * 1e6);
-        show(&k, "process_vm_readv", prof->cma);
-    } else {
-        say(&k, "#   cma: not measured: %s\n", why);
     }
 
-    static const char *const kn[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
     static const size_t mpi_sz[] = {64 << 10, 1 * MIB, 16 * MIB};
     o.what = MPI;
     for (int kind = 0; kind < MB_COLL_NKIND; kind++) {
@@ -294,12 +310,38 @@ int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE 
                                  fmax(t - prof->mpi_alpha[kind], 1e-9)};
         }
         fit(C, pts, 3, &prof->mpi[kind]);
-        say(&k, "#   MPI %-21s    %8.2f us + %6.2f GB/s in cache, %6.2f GB/s out of cache (per byte of count)\n",
-            kn[kind], prof->mpi_alpha[kind] * 1e6, 1e-9 / prof->mpi[kind].cache, 1e-9 / prof->mpi[kind].mem);
     }
 
     free(k.a);
     free(k.b);
+    return 0;
+}
+
+/* The parameters are the doubles from cache_bytes to the end of the struct. */
+#define FIRST offsetof(struct mb_coll_profile, cache_bytes)
+#define NPARAM ((sizeof(struct mb_coll_profile) - FIRST) / sizeof(double))
+_Static_assert((sizeof(struct mb_coll_profile) - FIRST) % sizeof(double) == 0,
+               "the profile's parameters are doubles from cache_bytes on");
+
+int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE *log)
+{
+    /* Three rounds, each parameter the median of them: a burst of load
+     * from other processes spoils one round, not the profile. */
+    enum { ROUNDS = 3 };
+    struct mb_coll_profile round[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        if (one_round(c, &round[i]) != 0)
+            return -1;
+    }
+    *prof = round[0];
+    for (size_t j = 0; j < NPARAM; j++) {
+        double v[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++)
+            v[i] = ((const double *)((const char *)&round[i] + FIRST))[j];
+        qsort(v, ROUNDS, sizeof(double), cmp);
+        ((double *)((char *)prof + FIRST))[j] = v[ROUNDS / 2]; /* NaN (no CMA) sorts anywhere: all NaN */
+    }
+    report(c, prof, log);
     prof->ranks = c->size;
     gethostname(prof->host, sizeof(prof->host) - 1);
     time_t now = time(NULL);
