@@ -201,12 +201,13 @@ static int load_profile(struct mb_run *run)
     int needed = opt.profile || (opt.algos & (1u << algo_auto)), state = 0; /* 1 loaded, 0 none, -1 bad */
     if (root) {
         char err[1400];
-        if (!needed && access(profile_path, F_OK) != 0)
+        int missing = access(profile_path, F_OK) != 0;
+        if (!needed && missing)
             state = 0;
         else if (mb_coll_profile_read(profile_path, &profile, err, sizeof(err)) == 0)
             state = 1;
         else {
-            mb_warn("--profile: %s%s", err, errno == ENOENT ? " (make one with mb-coll --calibrate)" : "");
+            mb_warn("--profile: %s%s", err, missing ? " (make one with mb-coll --calibrate)" : "");
             state = -1;
         }
     }
@@ -219,6 +220,29 @@ static int load_profile(struct mb_run *run)
         printf("# no cost-model profile %s: the model column is NaN (mb-coll --calibrate makes one)\n",
                profile_path);
     return 0;
+}
+
+/* Where the cases run, for the model: from the collectives context when
+ * the run has one, else from the same node split without creating it. */
+static void model_shape(struct mb_run *run)
+{
+    if (opt.algos & ~1u) {
+        mb_coll_model_shape(coll_ctx(), &shape);
+        return;
+    }
+    MPI_Comm node;
+    if (opt.ranks_per_node > 0)
+        MPI_Comm_split(run->comm, run->rank / (int)opt.ranks_per_node, run->rank, &node);
+    else
+        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &node);
+    int local, lead;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &lead);
+    lead = lead == 0;
+    MPI_Allreduce(&local, &shape.node_size, 1, MPI_INT, MPI_MAX, run->comm);
+    MPI_Allreduce(&lead, &shape.nnodes, 1, MPI_INT, MPI_SUM, run->comm);
+    shape.nranks = run->nranks;
+    MPI_Comm_free(&node);
 }
 
 /* Measures the parameters here and writes the profile (rank 0). */
@@ -489,7 +513,7 @@ static int plan(struct mb_run *run)
     if (opt.calibrate)
         return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
     if (have_profile)
-        mb_coll_model_shape(coll_ctx(), &shape);
+        model_shape(run);
     if (opt.algos & ~1u) {
         measure_memcpy(run);
         mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
