@@ -295,21 +295,21 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
         measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
     }
 
-    static const size_t mpi_sz[] = {64 << 10, 1 * MIB, 16 * MIB};
+    static const size_t mpi_sz[] = {64 << 10, 1 * MIB, 16 * MIB, 64 * MIB}; /* the last well out of cache */
     o.what = MPI;
     for (int kind = 0; kind < MB_COLL_NKIND; kind++) {
         int block = kind == MB_COLL_REDUCE_SCATTER || kind == MB_COLL_ALLGATHER;
         o.kind = (enum mb_coll_kind)kind;
         o.bytes = block ? 4 : 8; /* one float per rank's block, two for the others */
         prof->mpi_alpha[kind] = timed(&k, &o, 300);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             size_t n = block ? mpi_sz[i] / (size_t)c->size / 4 * 4 : mpi_sz[i];
             o.bytes = n;
             double t = timed(&k, &o, reps_for(mpi_sz[i]));
             pts[i] = (struct pt){(double)n, mb_coll_model_ws(o.kind, (double)n, 1, L),
                                  fmax(t - prof->mpi_alpha[kind], 1e-9)};
         }
-        fit(C, pts, 3, &prof->mpi[kind]);
+        fit(C, pts, 4, &prof->mpi[kind]);
     }
 
     free(k.a);
