@@ -899,7 +899,7 @@ static void model_errors(struct mb_run *run)
 static void auto_report(struct mb_run *run)
 {
     struct mb_result *r = &run->result;
-    double *slow = malloc(sizeof(double) * (r->ncases + 1));
+    double *slow = malloc(sizeof(double) * (r->ncases + 1)), *own = malloc(sizeof(double) * (r->ncases + 1));
     size_t compared = 0, hits = 0, nauto = 0, picks_len = 0;
     double geo = 0, worst = 0;
     char *picks = calloc(1, 1);
@@ -936,6 +936,7 @@ static void auto_report(struct mb_run *run)
         if (!run->common.quiet)
             printf("# %-44s %-18s %-18s %9.3f %9.3f\n", ca->name, pick, best->labels[1], sd,
                    ca->stats.median / best->stats.median);
+        own[compared] = ca->stats.median / best->stats.median;
         slow[compared++] = sd;
         hits += mine == best;
         geo += log(sd);
@@ -954,6 +955,8 @@ static void auto_report(struct mb_run *run)
         mb_kv_dbl(&r->config, "auto_slowdown_median", med);
         mb_kv_dbl(&r->config, "auto_slowdown_geomean", geo);
         mb_kv_dbl(&r->config, "auto_slowdown_max", worst);
+        /* auto's own run of its pick against the best: the same choice, measured again */
+        mb_kv_dbl(&r->config, "auto_run_slowdown_median", median_of(own, compared));
         if (!run->common.quiet)
             printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
                    "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);
@@ -962,6 +965,7 @@ static void auto_report(struct mb_run *run)
     }
     free(picks);
     free(slow);
+    free(own);
 }
 
 static void finish(struct mb_run *run)
