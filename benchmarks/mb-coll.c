@@ -8,9 +8,12 @@
 #include "harness/harness.h"
 #include "../collectives/coll.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BCAST, REDUCE, ALLTOALL, BARRIER, NCOLL };
 static const char *const coll_names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
@@ -28,6 +31,9 @@ typedef int algo_t;
 static const char *algo_names[MAX_ALGOS];
 static size_t nalgos;
 static char algo_choices[512];
+/* `auto`: after the registry's names (outside `all`); each case runs the
+ * algorithm the cost model predicts fastest. */
+static algo_t algo_auto;
 
 static struct {
     unsigned colls, dtypes, ops, algos;
@@ -35,6 +41,8 @@ static struct {
     long long root;
     long long ranks_per_node;
     char *pool_path;
+    int calibrate;
+    char *profile;
 } opt;
 
 static struct mb_opt coll_opts[] = {
@@ -48,12 +56,17 @@ static struct mb_opt coll_opts[] = {
     {"inplace", 0, MB_OPT_CHOICE, &opt.inplace, "no", "no|yes|both", 0, 0,
      "run in place (MPI_IN_PLACE), out of place, or both", "WHEN"},
     {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", NULL /* from the registry */, 0, 0,
-     "algorithms (collectives/ registry); mpi is the MPI library's own", "LIST"},
+     "algorithms (collectives/ registry; all: every one but auto); mpi is the MPI library's own; "
+     "auto: the cost model's pick per case", "LIST"},
     {"ranks-per-node", 0, MB_OPT_INT, &opt.ranks_per_node, "0", NULL, 0, 1 << 30,
      "split the ranks into \"nodes\" of this many consecutive ranks (0: the real nodes)", "N"},
     {"pool-path", 0, MB_OPT_STR, &opt.pool_path, NULL, NULL, 0, 0,
      "memory pool of --algo pool: a file, DAX device or directory (default: a new file in /dev/shm)", "PATH"},
     {"root", 0, MB_OPT_INT, &opt.root, "0", NULL, 0, 1 << 30, "root rank of bcast and reduce", "RANK"},
+    {"calibrate", 0, MB_OPT_FLAG, &opt.calibrate, "0", NULL, 0, 0,
+     "measure the cost model's parameters here, write them to --profile and exit", NULL},
+    {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
+     "cost-model profile for the model column and --algo auto (default: profiles/<host>.txt)", "FILE"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -66,6 +79,7 @@ struct coll_case {
     enum op op;
     int inplace;
     algo_t algo;
+    algo_t pick;  /* what runs: algo, or the model's choice for auto */
     size_t count; /* elements of the largest buffer */
 };
 
@@ -128,6 +142,160 @@ static const struct mb_coll_algo *lib_algo(algo_t a) { return a > 0 ? mb_coll_al
 
 static int is_reduction(enum coll c) { return c == ALLREDUCE || c == REDUCE_SCATTER || c == REDUCE; }
 static int is_partitioned(enum coll c) { return c == REDUCE_SCATTER || c == ALLGATHER || c == ALLTOALL; }
+
+/* The library call of a case (count as in mb_coll_args). */
+static struct mb_coll_args case_args(const struct coll_case *cc, int p, const void *send, void *recv)
+{
+    size_t blk = cc->count / (size_t)p;
+    struct mb_coll_args a = {
+        .kind = (enum mb_coll_kind)cc->coll,
+        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : send,
+        .recvbuf = recv,
+        .count = cc->coll == REDUCE_SCATTER || cc->coll == ALLGATHER ? blk : cc->count,
+        .dtype = (enum mb_coll_dtype)cc->dtype,
+        .op = (enum mb_coll_op)cc->op,
+        .root = (int)opt.root,
+    };
+    return a;
+}
+
+/* ---- the cost model (collectives/model.c) ----------------------------- */
+
+static struct mb_coll_profile profile;
+static int have_profile;
+static char profile_path[1024];
+static struct mb_coll_shape shape;
+
+/* Before any work: --calibrate can write its profile; otherwise the
+ * profile loads (rank 0 reads, every rank gets the same parameters). A
+ * missing default profile only leaves the model column NaN, unless auto
+ * needs it; a named or malformed one is an error. */
+static int load_profile(struct mb_run *run)
+{
+    int root = run->rank == 0, bad = 0;
+    if (opt.profile)
+        snprintf(profile_path, sizeof(profile_path), "%s", opt.profile);
+    else
+        mb_coll_profile_default(profile_path, sizeof(profile_path));
+    if (opt.calibrate) {
+        if (run->nranks < 2) {
+            if (root)
+                mb_warn("--calibrate: needs 2 or more ranks on one node (got %d)", run->nranks);
+            return MB_EXIT_USAGE;
+        }
+        if (root) { /* the profile must be writable before the calibration starts */
+            char tmp[1100];
+            snprintf(tmp, sizeof(tmp), "%s.tmp", profile_path);
+            int fd = open(tmp, O_WRONLY | O_CREAT, 0644);
+            if (fd < 0) {
+                mb_warn("--profile %s: cannot write: %s", profile_path, strerror(errno));
+                bad = 1;
+            } else {
+                close(fd);
+                unlink(tmp);
+            }
+        }
+        MPI_Bcast(&bad, 1, MPI_INT, 0, run->comm);
+        return bad ? MB_EXIT_USAGE : 0;
+    }
+    int needed = opt.profile || (opt.algos & (1u << algo_auto)), state = 0; /* 1 loaded, 0 none, -1 bad */
+    if (root) {
+        char err[1400];
+        int missing = access(profile_path, F_OK) != 0;
+        if (!needed && missing)
+            state = 0;
+        else if (mb_coll_profile_read(profile_path, &profile, err, sizeof(err)) == 0)
+            state = 1;
+        else {
+            mb_warn("--profile: %s%s", err, missing ? " (make one with mb-coll --calibrate)" : "");
+            state = -1;
+        }
+    }
+    MPI_Bcast(&state, 1, MPI_INT, 0, run->comm);
+    if (state < 0)
+        return MB_EXIT_USAGE;
+    have_profile = state;
+    MPI_Bcast(&profile, (int)sizeof(profile), MPI_BYTE, 0, run->comm);
+    if (!have_profile && root && !run->common.quiet)
+        printf("# no cost-model profile %s: the model column is NaN (mb-coll --calibrate makes one)\n",
+               profile_path);
+    return 0;
+}
+
+/* Where the cases run, for the model: from the collectives context when
+ * the run has one, else from the same node split without creating it. */
+static void model_shape(struct mb_run *run)
+{
+    if (opt.algos & ~1u) {
+        mb_coll_model_shape(coll_ctx(), &shape);
+        return;
+    }
+    MPI_Comm node;
+    if (opt.ranks_per_node > 0)
+        MPI_Comm_split(run->comm, run->rank / (int)opt.ranks_per_node, run->rank, &node);
+    else
+        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &node);
+    int local, lead;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &lead);
+    lead = lead == 0;
+    MPI_Allreduce(&local, &shape.node_size, 1, MPI_INT, MPI_MAX, run->comm);
+    MPI_Allreduce(&lead, &shape.nnodes, 1, MPI_INT, MPI_SUM, run->comm);
+    shape.nranks = run->nranks;
+    MPI_Comm_free(&node);
+}
+
+/* Measures the parameters here and writes the profile (rank 0). */
+static int calibrate(struct mb_run *run)
+{
+    double t0 = MPI_Wtime();
+    struct mb_coll_profile prof;
+    int rc = mb_coll_calibrate(coll_ctx(), &prof, run->common.quiet ? NULL : stdout);
+    if (rc != 0) {
+        if (run->rank == 0)
+            mb_warn("--calibrate: the ranks must share one node (found %d nodes)", mb_coll_ctx_nnodes(coll_ctx()));
+        return MB_EXIT_USAGE;
+    }
+    if (run->rank == 0) {
+        size_t len = 0;
+        for (int i = 0; i < run->argc && len < sizeof(prof.command); i++)
+            len += (size_t)snprintf(prof.command + len, sizeof(prof.command) - len, "%s%s", i ? " " : "",
+                                    run->argv[i]);
+        char err[1400];
+        if (mb_coll_profile_write(profile_path, &prof, err, sizeof(err)) != 0) {
+            mb_warn("--profile: %s", err);
+            rc = 1;
+        } else if (!run->common.quiet) {
+            printf("# wrote %s in %.1f s\n", profile_path, MPI_Wtime() - t0);
+        }
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
+    return rc;
+}
+
+/* auto: the registry index of the model's pick for this case (collective). */
+static algo_t auto_pick(const struct coll_case *cc, int p)
+{
+    if (cc->coll > REDUCE)
+        return 0; /* only mpi implements it */
+    static char dummy;
+    struct mb_coll_args a = case_args(cc, p, &dummy, &dummy);
+    const struct mb_coll_algo *al = mb_coll_pick(&profile, coll_ctx(), &a, 1, NULL);
+    for (size_t i = 0; al && i < nalgos; i++)
+        if (mb_coll_algo_at(i) == al)
+            return (algo_t)i;
+    return 0;
+}
+
+static double model(struct mb_run *run, const struct mb_case *c)
+{
+    const struct coll_case *cc = c->user;
+    if (!have_profile || cc->coll > REDUCE)
+        return NAN;
+    static char dummy;
+    struct mb_coll_args a = case_args(cc, run->nranks, &dummy, &dummy);
+    return mb_coll_model(&profile, algo_names[cc->pick], &a, &shape);
+}
 
 /* ---- data: integers that every dtype and op hold exactly ------------- */
 
@@ -245,7 +413,7 @@ static int validate(struct mb_run *run)
             mb_warn("--root: %lld is not a rank (accepts 0 to %d)", opt.root, run->nranks - 1);
         return MB_EXIT_USAGE;
     }
-    return 0;
+    return load_profile(run);
 }
 
 static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *proto, size_t count)
@@ -265,6 +433,7 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
     struct coll_case *cc = malloc(sizeof(*cc));
     *cc = *proto;
     cc->count = count;
+    cc->pick = cc->algo == algo_auto ? auto_pick(cc, run->nranks) : cc->algo;
     c->user = cc;
     int red = is_reduction(cc->coll), bar = cc->coll == BARRIER;
     const char *dt = bar ? "-" : dtype_names[cc->dtype];
@@ -336,9 +505,15 @@ static void measure_memcpy(struct mb_run *run)
                "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, best);
 }
 
+static void print_picks(struct mb_run *run);
+
 static int plan(struct mb_run *run)
 {
     size_t cap = 0;
+    if (opt.calibrate)
+        return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
+    if (have_profile)
+        model_shape(run);
     if (opt.algos & ~1u) {
         measure_memcpy(run);
         mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
@@ -347,7 +522,7 @@ static int plan(struct mb_run *run)
         mb_kv_int(&run->result.config, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
     }
     int first_op = __builtin_ctz(opt.ops);
-    for (int a = 0; a < (int)nalgos; a++) {
+    for (int a = 0; a <= algo_auto; a++) { /* the registry, then auto */
         if (!(opt.algos & (1u << a)))
             continue;
         const struct mb_coll_algo *la = lib_algo(a);
@@ -371,7 +546,7 @@ static int plan(struct mb_run *run)
                 }
             }
             if (c == BARRIER) { /* no data: one case */
-                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, a, 0};
+                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, a, a, 0};
                 plan_sizes(run, &cap, &proto);
                 continue;
             }
@@ -389,14 +564,37 @@ static int plan(struct mb_run *run)
                         if (!want)
                             continue;
                         struct coll_case proto = {(enum coll)c, (enum dtype)d, (enum op)o, ip,
-                                                  a, 0};
+                                                  a, a, 0};
                         plan_sizes(run, &cap, &proto);
                     }
                 }
             }
         }
     }
+    print_picks(run);
     return 0;
+}
+
+/* One line per auto section: size:pick. */
+static void print_picks(struct mb_run *run)
+{
+    if (run->rank != 0 || run->common.quiet)
+        return;
+    const char *group = NULL;
+    for (size_t k = 0; k < run->ncases; k++) {
+        const struct coll_case *cc = run->cases[k].user;
+        if (cc->algo != algo_auto)
+            continue;
+        if (!group || strcmp(group, run->cases[k].group) != 0) {
+            group = run->cases[k].group;
+            printf("%s# auto picks for %s:", k ? "\n" : "", group);
+        }
+        char sz[32];
+        mb_format_size(run->cases[k].bytes, sz, sizeof(sz));
+        printf(" %s:%s", sz, algo_names[cc->pick]);
+    }
+    if (group)
+        printf("\n");
 }
 
 /* ---- set-up, iteration, check ----------------------------------------- */
@@ -449,7 +647,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         mb_warn("%s", err);
         return -1;
     }
-    const struct mb_coll_algo *la = lib_algo(s->cc->algo);
+    const struct mb_coll_algo *la = lib_algo(s->cc->pick);
     if (la && la->wants_registered) { /* node-shared buffers, registered once per case */
         s->registered = 1;
         if (s->device && (mb_buf_alloc(&s->dsend, MB_MEM_DEVICE, s->send_n * es, 0, MPI_COMM_SELF, err,
@@ -515,25 +713,15 @@ static void prepare(void *state, long long iter)
 
 static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
 {
-    const struct coll_case *cc = s->cc;
-    size_t blk = cc->count / (size_t)s->p;
     int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
-    struct mb_coll_args a = {
-        .kind = (enum mb_coll_kind)cc->coll,
-        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : dev ? s->dsend.ptr : s->send,
-        .recvbuf = dev ? s->drecv.ptr : s->recv,
-        .count = cc->coll == REDUCE_SCATTER || cc->coll == ALLGATHER ? blk : cc->count,
-        .dtype = (enum mb_coll_dtype)cc->dtype,
-        .op = (enum mb_coll_op)cc->op,
-        .root = s->root,
-    };
+    struct mb_coll_args a = case_args(s->cc, s->p, dev ? s->dsend.ptr : s->send, dev ? s->drecv.ptr : s->recv);
     return la->run(coll_ctx(), &a);
 }
 
 static int run_mpi(struct coll_state *s)
 {
     const struct coll_case *cc = s->cc;
-    const struct mb_coll_algo *la = lib_algo(cc->algo);
+    const struct mb_coll_algo *la = lib_algo(cc->pick);
     if (la)
         return run_lib(s, la);
     MPI_Datatype t = mpi_dtype(cc->dtype);
@@ -663,6 +851,140 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     if (run->common.device == MB_DEV_CUDA)
         mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed); "
                                        "nccl and cuda-ipc work on the device buffers, unstaged");
+    mb_kv_str(cfg, "model_profile", have_profile ? profile_path : "none");
+    if (have_profile)
+        mb_kv_str(cfg, "model_profile_date", profile.date);
+}
+
+/* ---- after the run: the model against the measurements ----------------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    qsort(v, n, sizeof(double), cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Cases that differ only in the algorithm. */
+static int same_case(const struct mb_case_result *a, const struct mb_case_result *b)
+{
+    return a->bytes == b->bytes && a->count == b->count && !strcmp(a->labels[0], b->labels[0]) &&
+           !strcmp(a->labels[2], b->labels[2]) && !strcmp(a->labels[3], b->labels[3]) &&
+           !strcmp(a->labels[4], b->labels[4]);
+}
+
+/* Per algorithm: the median relative error |model - measured| / measured. */
+static void model_errors(struct mb_run *run)
+{
+    struct mb_result *r = &run->result;
+    double *err = malloc(sizeof(double) * (r->ncases + 1));
+    char line[2048] = "", key[96];
+    size_t used = 0;
+    for (size_t a = 0; a < nalgos; a++) {
+        size_t n = 0;
+        for (size_t k = 0; k < r->ncases; k++) {
+            const struct mb_case_result *cr = &r->cases[k];
+            if (strcmp(cr->labels[1], algo_names[a]) == 0 && isfinite(cr->model_s) && cr->stats.median > 0)
+                err[n++] = fabs(cr->model_s - cr->stats.median) / cr->stats.median;
+        }
+        if (!n)
+            continue;
+        double m = median_of(err, n);
+        snprintf(key, sizeof(key), "model_error_median_%s", algo_names[a]);
+        mb_kv_dbl(&r->config, key, m);
+        used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", algo_names[a], 100 * m, n);
+    }
+    free(err);
+    if (used && !run->common.quiet)
+        printf("\n# model: median |predicted - measured| / measured per algorithm (cases):%s\n", line);
+}
+
+/* auto against the measured-fastest algorithm of the same case. */
+static void auto_report(struct mb_run *run)
+{
+    struct mb_result *r = &run->result;
+    double *slow = malloc(sizeof(double) * (r->ncases + 1)), *own = malloc(sizeof(double) * (r->ncases + 1));
+    size_t compared = 0, hits = 0, nauto = 0, picks_len = 0;
+    double geo = 0, worst = 0;
+    char *picks = calloc(1, 1);
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *ca = &r->cases[k];
+        if (strcmp(ca->labels[1], "auto") != 0)
+            continue;
+        nauto++;
+        const char *pick = NULL;
+        for (size_t j = 0; j < run->ncases && !pick; j++)
+            if (strcmp(run->cases[j].name, ca->name) == 0)
+                pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
+        if (!pick)
+            continue;
+        const struct mb_case_result *best = NULL, *mine = NULL;
+        for (size_t j = 0; j < r->ncases; j++) {
+            const struct mb_case_result *o = &r->cases[j];
+            if (o == ca || !same_case(o, ca) || strcmp(o->labels[1], "auto") == 0)
+                continue;
+            if (!best || o->stats.median < best->stats.median)
+                best = o;
+            if (strcmp(o->labels[1], pick) == 0)
+                mine = o;
+        }
+        size_t add = strlen(ca->name) + strlen(pick) + 3;
+        picks = realloc(picks, picks_len + add + 1);
+        picks_len += (size_t)snprintf(picks + picks_len, add + 1, "%s%s=%s", picks_len ? ";" : "", ca->name, pick);
+        if (!mine || !best) /* the pick was not measured on its own: not compared */
+            continue;
+        double sd = mine->stats.median / best->stats.median;
+        if (compared == 0 && !run->common.quiet)
+            printf("\n# auto against the measured-fastest of the same run (pick/best: the pick's own case)\n"
+                   "# %-44s %-18s %-18s %9s %9s\n", "case", "pick", "fastest", "pick/best", "auto/best");
+        if (!run->common.quiet)
+            printf("# %-44s %-18s %-18s %9.3f %9.3f\n", ca->name, pick, best->labels[1], sd,
+                   ca->stats.median / best->stats.median);
+        own[compared] = ca->stats.median / best->stats.median;
+        slow[compared++] = sd;
+        hits += mine == best;
+        geo += log(sd);
+        worst = sd > worst ? sd : worst;
+    }
+    if (nauto) {
+        mb_kv_str(&r->config, "auto_picks", picks);
+        mb_kv_int(&r->config, "auto_cases", (long long)nauto);
+        mb_kv_int(&r->config, "auto_compared", (long long)compared);
+    }
+    if (compared) {
+        double rate = (double)hits / (double)compared, med = median_of(slow, compared);
+        geo = exp(geo / (double)compared);
+        mb_kv_int(&r->config, "auto_hits", (long long)hits);
+        mb_kv_dbl(&r->config, "auto_hit_rate", rate);
+        mb_kv_dbl(&r->config, "auto_slowdown_median", med);
+        mb_kv_dbl(&r->config, "auto_slowdown_geomean", geo);
+        mb_kv_dbl(&r->config, "auto_slowdown_max", worst);
+        /* auto's own run of its pick against the best: the same choice, measured again */
+        mb_kv_dbl(&r->config, "auto_run_slowdown_median", median_of(own, compared));
+        if (!run->common.quiet)
+            printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
+                   "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);
+    } else if (nauto && !run->common.quiet) {
+        printf("# auto: no case had its pick measured beside it (run --algo all,auto for the hit rate)\n");
+    }
+    free(picks);
+    free(slow);
+    free(own);
+}
+
+static void finish(struct mb_run *run)
+{
+    if (run->rank != 0 || !have_profile)
+        return;
+    model_errors(run);
+    auto_report(run);
 }
 
 static const struct mb_bench bench = {
@@ -678,19 +1000,24 @@ static const struct mb_bench bench = {
     .iterate = iterate,
     .check = check,
     .busbw_factor = busbw_factor,
+    .model = model,
     .teardown = teardown,
+    .finish = finish,
 };
 
 int main(int argc, char **argv)
 {
     /* --algo's choices are the registry's names, in its order */
     size_t len = 0;
-    nalgos = mb_coll_nalgos() < MAX_ALGOS ? mb_coll_nalgos() : MAX_ALGOS;
+    nalgos = mb_coll_nalgos() < MAX_ALGOS - 1 ? mb_coll_nalgos() : MAX_ALGOS - 1;
     for (size_t i = 0; i < nalgos; i++) {
         algo_names[i] = mb_coll_algo_at(i)->name;
         len += (size_t)snprintf(algo_choices + len, sizeof(algo_choices) - len, "%s%s", i ? "|" : "",
                                 algo_names[i]);
     }
+    algo_auto = (algo_t)nalgos;
+    algo_names[nalgos] = "auto";
+    snprintf(algo_choices + len, sizeof(algo_choices) - len, ";auto");
     for (struct mb_opt *o = coll_opts; o->name; o++)
         if (strcmp(o->name, "algo") == 0)
             o->choices = algo_choices;

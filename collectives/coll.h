@@ -7,6 +7,7 @@
 #define MB_COLL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <mpi.h>
 
 enum mb_coll_kind {
@@ -85,5 +86,74 @@ const struct mb_coll_algo *mb_coll_find(const char *name);
 /* 1 if algo implements kind and is available on ctx; else 0 and why. */
 int mb_coll_usable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx,
                    enum mb_coll_kind kind, char *why, size_t len);
+
+/* ---- cost model and auto-selection (model.c, profile.c, calibrate.c) ----
+ * An alpha-beta-gamma model per algorithm and collective, counting the
+ * steps and bytes of each algorithm as implemented here: alpha per message
+ * or flag synchronisation, beta per byte moved point-to-point, gamma per
+ * byte reduced, and a memory-copy term for the shared-memory algorithms.
+ * Every per-byte cost depends on whether the node's working set W (all its
+ * ranks' buffers) fits the cache: cost = f*cache + (1-f)*mem per byte,
+ * f = min(1, cache_bytes / W). The parameters are measured on the machine
+ * (mb_coll_calibrate) and kept in a profile file (profiles/README.md). */
+
+struct mb_coll_rate {
+    double cache, mem; /* seconds per byte, working set in / far out of cache */
+};
+
+struct mb_coll_profile {
+    char host[128], date[32], command[512]; /* where, when and how it was measured */
+    int ranks;                              /* ranks the calibration ran with */
+    double cache_bytes;                     /* effective cache of a node (fitted) */
+    double p2p_alpha;                       /* s per MPI_Sendrecv exchange of 8 B */
+    struct mb_coll_rate p2p;                /* beta: per byte exchanged point-to-point */
+    struct mb_coll_rate reduce;             /* gamma: per byte of dst op= src */
+    struct mb_coll_rate copy;               /* per byte of memcpy (all node ranks at once) */
+    double flag;                            /* s per flag synchronisation of the node's ranks */
+    double cma_alpha;                       /* s per process_vm_readv call; NaN: not measured */
+    struct mb_coll_rate cma;                /* per byte read with process_vm_readv */
+    /* the MPI library's own, fitted per collective: alpha + bytes * rate */
+    double mpi_alpha[MB_COLL_NKIND];
+    struct mb_coll_rate mpi[MB_COLL_NKIND];
+};
+
+/* Profile files: "key = value" lines, '#' comments (profiles/README.md).
+ * Reading fails, with one line in err naming the file (and line), on a
+ * missing file, a malformed line, a missing or non-numeric required value;
+ * unknown keys are ignored. 0 or -1. */
+int mb_coll_profile_read(const char *path, struct mb_coll_profile *prof, char *err, size_t errlen);
+/* The same on text already in memory; name is used in messages. */
+int mb_coll_profile_parse(const char *text, const char *name, struct mb_coll_profile *prof, char *err,
+                          size_t errlen);
+/* Writes path (through path.tmp and rename). 0 or -1 with err. */
+int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, char *err, size_t errlen);
+/* "profiles/<hostname>.txt" into buf. */
+void mb_coll_profile_default(char *buf, size_t len);
+
+/* Measures every parameter on ctx's ranks (collective over ctx's
+ * communicator; needs 2 or more ranks on one node; a few seconds).
+ * Progress lines go to log on rank 0 when log is not NULL. 0 or -1. */
+int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log);
+
+/* Where a call runs: ranks, ranks per node (the largest node), nodes. */
+struct mb_coll_shape {
+    int nranks, node_size, nnodes;
+};
+void mb_coll_model_shape(const struct mb_coll_ctx *ctx, struct mb_coll_shape *shape);
+/* Predicted seconds of algorithm `algo` on call a (kind, count, dtype and
+ * whether sendbuf is NULL, i.e. in place, are read); NaN when the model
+ * does not know the algorithm or collective, or the profile lacks a
+ * parameter it needs. */
+double mb_coll_model(const struct mb_coll_profile *prof, const char *algo, const struct mb_coll_args *a,
+                     const struct mb_coll_shape *shape);
+/* 1 if the model has an entry for algo (some collectives may still be NaN). */
+int mb_coll_model_knows(const char *algo);
+/* The usable algorithm (mb_coll_usable) with the smallest finite
+ * prediction for a; algorithms that want registered buffers only when
+ * `registered`. Ties go to the earlier registry entry. Collective like
+ * mb_coll_usable (every rank must call it); NULL when none is modelled.
+ * *predicted gets its prediction. */
+const struct mb_coll_algo *mb_coll_pick(const struct mb_coll_profile *prof, struct mb_coll_ctx *ctx,
+                                        const struct mb_coll_args *a, int registered, double *predicted);
 
 #endif

@@ -112,5 +112,8 @@ void mb_coll_device_free(struct mb_coll_ctx *ctx);
 /* 1 if ok on every rank of the context; else 0, and reason (len bytes)
  * becomes the lowest failing rank's on every rank. Collective. */
 int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);
+/* model.c: the node's working set in bytes of a call with n bytes of count
+ * on L ranks per node (calibrate.c fits with the same definition). */
+double mb_coll_model_ws(enum mb_coll_kind kind, double n, int oop, int L);
 
 #endif

@@ -126,9 +126,12 @@ static void collect(struct mb_run *run, const struct mb_case *c, const double *t
 
 static void print_row(struct mb_run *run, const struct mb_case_result *cr)
 {
-    OUT(run, "%12llu %12llu %12.2f %12.2f %12.2f %10.3f %10.3f  %s\n",
-        (unsigned long long)cr->bytes, (unsigned long long)cr->count, cr->stats.median * 1e6,
-        cr->stats.min * 1e6, cr->stats.max * 1e6, cr->algbw, cr->busbw, mb_check_name(cr->check));
+    OUT(run, "%12llu %12llu %12.2f %12.2f %12.2f %10.3f %10.3f  ", (unsigned long long)cr->bytes,
+        (unsigned long long)cr->count, cr->stats.median * 1e6, cr->stats.min * 1e6, cr->stats.max * 1e6,
+        cr->algbw, cr->busbw);
+    if (run->bench->model) /* the model column only for programs with a model */
+        OUT(run, "%10.2f  ", cr->model_s * 1e6);
+    OUT(run, "%s\n", mb_check_name(cr->check));
 }
 
 static void progress(struct mb_run *run, size_t done, double start)
@@ -213,8 +216,11 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
         }
         if (strcmp(group, c->group) != 0) {
             group = c->group;
-            OUT(run, "\n# %s\n%12s %12s %12s %12s %12s %10s %10s  %s\n", group, "size(B)", "count",
-                "median(us)", "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)", "check");
+            OUT(run, "\n# %s\n%12s %12s %12s %12s %12s %10s %10s  ", group, "size(B)", "count",
+                "median(us)", "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)");
+            if (run->bench->model)
+                OUT(run, "%10s  ", "model(us)");
+            OUT(run, "check\n");
         }
         memset(counts, 0, (nev ? nev : 1) * sizeof(long long));
         int failed = 0;
@@ -260,8 +266,10 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
 
     char *out_path = NULL;
     int status = start(&run, &out_path);
-    if (status == 0 && bench->plan(&run) != 0)
-        status = MB_EXIT_USAGE;
+    if (status == 0) {
+        int planned = bench->plan(&run);
+        status = planned == MB_PLAN_DONE ? -1 : planned ? MB_EXIT_USAGE : 0;
+    }
     if (status != 0) {
         free(out_path);
         mb_result_free(&run.result);
@@ -280,6 +288,8 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
     int any_fail = 0;
     int err = run_cases(&run, ctr, &any_fail);
     mb_counters_close(ctr);
+    if (bench->finish)
+        bench->finish(&run);
 
     if (run.rank == 0) {
         mb_kv_str(&run.result.root, "emulation", run.emulation);

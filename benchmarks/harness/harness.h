@@ -148,7 +148,8 @@ enum mb_opt_kind {
     MB_OPT_DOUBLE, /* double* within [min, max] */
     MB_OPT_STR,    /* char** (not copied) */
     MB_OPT_CHOICE, /* int* index into choices ("a|b|c") */
-    MB_OPT_LIST,   /* unsigned* bit mask over choices, comma-separated, "all" = every choice */
+    MB_OPT_LIST,   /* unsigned* bit mask over choices, comma-separated, "all" = every choice
+                    * before a ';' in choices ("a|b;c": c is named only explicitly) */
 };
 
 struct mb_opt {
@@ -229,7 +230,9 @@ struct mb_bench {
     int (*validate)(struct mb_run *run);
     /* Record the program's parameters into /config (common ones are added). */
     void (*config)(struct mb_run *run, struct mb_kvlist *config);
-    /* Fill run->cases/run->ncases. Allocation owned by the program. */
+    /* Fill run->cases/run->ncases. Allocation owned by the program.
+     * MB_PLAN_DONE: the program did all its work here (e.g. a calibration)
+     * and exits 0 without cases or a result file. */
     int (*plan)(struct mb_run *run);
     /* Per case: allocate buffers, set *state. Non-zero aborts the run. */
     int (*setup)(struct mb_run *run, const struct mb_case *c, void **state);
@@ -245,10 +248,17 @@ struct mb_bench {
     int (*check)(void *state, long long iter, char *msg, size_t msglen);
     /* Bytes moved for algbw and the bus-bandwidth factor (nccl-tests). */
     double (*busbw_factor)(struct mb_run *run, const struct mb_case *c);
-    /* Model prediction in seconds or NaN. Optional. */
+    /* Model prediction in seconds or NaN. Optional; when set, the table
+     * prints a model(us) column. */
     double (*model)(struct mb_run *run, const struct mb_case *c);
     void (*teardown)(void *state);
+    /* Optional, on every rank after the last case and before the result
+     * file is written; rank 0 holds run->result (e.g. to add attributes
+     * derived from all cases). */
+    void (*finish)(struct mb_run *run);
 };
+
+#define MB_PLAN_DONE (-1)
 
 /* The whole program: MPI_Init, options, validation, output probe, plan,
  * per case {setup, warm-up, timed iterations with counters, check,

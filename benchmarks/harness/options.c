@@ -110,7 +110,7 @@ static int choice_index(const char *choices, const char *word, size_t n)
     int idx = 0;
     const char *p = choices;
     while (*p) {
-        const char *bar = strchr(p, '|');
+        const char *bar = strpbrk(p, "|;");
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
         if (len == n && strncmp(p, word, n) == 0)
             return idx;
@@ -122,10 +122,11 @@ static int choice_index(const char *choices, const char *word, size_t n)
     return -1;
 }
 
+/* Choices that "all" selects: those before a ';' (every one when none). */
 static int nchoices(const char *choices)
 {
     int n = 1;
-    for (const char *p = choices; *p; p++)
+    for (const char *p = choices; *p && *p != ';'; p++)
         n += *p == '|';
     return n;
 }
@@ -408,7 +409,7 @@ static void format_value(const struct mb_opt *o, const void *dst, char *buf, siz
         int idx = 0;
         buf[0] = '\0';
         for (const char *p = o->choices; *p && used < len; idx++) {
-            const char *bar = strchr(p, '|');
+            const char *bar = strpbrk(p, "|;");
             int n = bar ? (int)(bar - p) : (int)strlen(p);
             if (mask & (1u << idx))
                 used += (size_t)snprintf(buf + used, len - used, "%s%.*s", used ? "," : "", n, p);

@@ -11,6 +11,7 @@ static struct {
     long long n;
     double x;
     int flag;
+    unsigned picks;
 } p;
 
 static const struct mb_opt opts[] = {
@@ -19,6 +20,7 @@ static const struct mb_opt opts[] = {
     {"count", 0, MB_OPT_INT, &p.n, "3", NULL, 1, 10, "int", "N"},
     {"ratio", 0, MB_OPT_DOUBLE, &p.x, "0.5", NULL, 0, 1, "double", "X"},
     {"extra", 'x', MB_OPT_FLAG, &p.flag, "0", NULL, 0, 0, "flag", NULL},
+    {"pick", 0, MB_OPT_LIST, &p.picks, "x", "x|y;z", 0, 0, "list with a choice outside all", "LIST"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -156,6 +158,18 @@ int main(void)
     EXPECT(kv && strcmp(kv->s, "host") == 0);
     kv = mb_kv_get(&cfg, "out");
     EXPECT(kv && strcmp(kv->s, "") == 0);
+    mb_kv_free(&cfg);
+
+    /* a choice after ';' is named only explicitly: `all` leaves it out */
+    EXPECT(PARSE("--pick", "all") == 0 && p.picks == 3u);
+    EXPECT(PARSE("--pick", "all,z") == 0 && p.picks == 7u);
+    EXPECT(PARSE("--pick", "z") == 0 && p.picks == 4u);
+    BAD("--pick", "--pick", "w");
+    cfg = (struct mb_kvlist){0};
+    EXPECT(PARSE("--pick", "y,z") == 0);
+    mb_options_config(&bench, &c, &cfg);
+    kv = mb_kv_get(&cfg, "pick");
+    EXPECT(kv && strcmp(kv->s, "y,z") == 0);
     mb_kv_free(&cfg);
     return TEST_EXIT();
 }

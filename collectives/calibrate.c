@@ -1,0 +1,352 @@
+/* Calibration of the cost model: each parameter is timed the way mb-coll
+ * times a case (MPI_Barrier, then the operation on every rank at once;
+ * the slowest rank counts; the median over repetitions), at sizes on
+ * both sides of the cache, and fitted with the model's own working-set
+ * blend (model.c), so predictions invert the measurements. */
+#include "internal.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB ((size_t)1 << 20)
+#define MAXBUF (64 * MIB) /* per rank per buffer */
+
+struct cal {
+    struct mb_coll_ctx *c;
+    FILE *log;
+    char *a, *b; /* MAXBUF each, private */
+};
+
+static int cmp(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* What one repetition does on this rank. */
+struct op {
+    enum { COPY, REDUCE, XCHG, FLAG, CMA, MPI } what;
+    size_t bytes;
+    enum mb_coll_kind kind; /* MPI */
+    struct mb_coll_flags **flags;
+    uint64_t seq;
+    int peer_pid;
+    uint64_t peer_addr;
+};
+
+static int reps_for(size_t bytes) { return bytes <= 64 * 1024 ? 60 : bytes <= 4 * MIB ? 15 : 5; }
+
+static void once(struct cal *k, struct op *o)
+{
+    struct mb_coll_ctx *c = k->c;
+    int r = c->rank, peer = r ^ 1, n = (int)(o->bytes / sizeof(float));
+    switch (o->what) {
+    case COPY: memcpy(k->b, k->a, o->bytes); break;
+    case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
+    case XCHG:
+        if (peer < c->size)
+            MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer, 7401,
+                         c->comm, MPI_STATUS_IGNORE);
+        break;
+    case FLAG: { /* the entry synchronisation of the shm algorithms */
+        uint64_t s = ++o->seq;
+        mb_coll_post(o->flags[c->node_rank], &o->flags[c->node_rank]->arrive, s);
+        for (int q = 0; q < c->node_size; q++)
+            mb_coll_wait(c, o->flags[q], &o->flags[q]->arrive, s);
+        break;
+    }
+    case CMA: /* the peer's buffer in MB_COLL_CHUNK pieces, as cma.c reads */
+        for (size_t off = 0; off < o->bytes; off += MB_COLL_CHUNK) {
+            size_t len = o->bytes - off < MB_COLL_CHUNK ? o->bytes - off : MB_COLL_CHUNK;
+            struct iovec l = {k->b, len}, rv = {(void *)(uintptr_t)(o->peer_addr + off), len};
+            if (process_vm_readv(o->peer_pid, &l, 1, &rv, 1, 0) < 0)
+                break;
+        }
+        break;
+    case MPI: {
+        int blk = n / c->size;
+        switch (o->kind) {
+        case MB_COLL_ALLREDUCE: MPI_Allreduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm); break;
+        case MB_COLL_REDUCE_SCATTER:
+            MPI_Reduce_scatter_block(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm);
+            (void)blk;
+            break;
+        case MB_COLL_ALLGATHER: MPI_Allgather(k->a, n, MPI_FLOAT, k->b, n, MPI_FLOAT, c->comm); break;
+        case MB_COLL_BCAST: MPI_Bcast(k->b, n, MPI_FLOAT, 0, c->comm); break;
+        case MB_COLL_REDUCE: MPI_Reduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, 0, c->comm); break;
+        default: break;
+        }
+        break;
+    }
+    }
+}
+
+/* Median over repetitions of the slowest rank's time (one warm-up). A
+ * loaded machine stretches every repetition: after 5, a measurement stops
+ * at 0.2 s, so the calibration stays short (every rank sees the same
+ * slowest times, so all stop together). */
+static double timed(struct cal *k, struct op *o, int reps)
+{
+    double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
+    for (int i = -1; i < reps; i++) {
+        MPI_Barrier(k->c->comm);
+        double t0 = MPI_Wtime();
+        once(k, o);
+        double dt = MPI_Wtime() - t0, slowest;
+        MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, k->c->comm);
+        if (i >= 0)
+            t[i] = slowest, spent += slowest;
+        if (i >= 4 && spent > 0.2)
+            reps = i + 1;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp);
+    double m = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+    free(t);
+    return m;
+}
+
+/* A measurement for a per-byte fit: `bytes` cost t seconds (latency
+ * removed) with the node's working set ws. */
+struct pt {
+    double bytes, ws, t;
+};
+
+static double frac(double cache, double ws) { return ws <= cache ? 1 : cache / ws; }
+
+/* Least squares on relative error of t = bytes * (f*x + (1-f)*y);
+ * returns the sum of squared relative errors. */
+static double fit(double cache, const struct pt *p, int n, struct mb_coll_rate *r)
+{
+    double uu = 0, uv = 0, vv = 0, u1 = 0, v1 = 0;
+    for (int i = 0; i < n; i++) {
+        double f = frac(cache, p[i].ws), s = p[i].bytes / p[i].t, u = f * s, v = (1 - f) * s;
+        uu += u * u, uv += u * v, vv += v * v, u1 += u, v1 += v;
+    }
+    double det = uu * vv - uv * uv, x, y;
+    if (det > 1e-12 * (uu * vv) && det > 0) {
+        x = (u1 * vv - v1 * uv) / det;
+        y = (v1 * uu - u1 * uv) / det;
+    } else {
+        x = y = NAN;
+    }
+    if (!(x > 0 && y > 0)) { /* one side of the cache only, or noise: one rate */
+        double s2 = 0, s1 = 0;
+        for (int i = 0; i < n; i++) {
+            double s = p[i].bytes / p[i].t;
+            s2 += s * s, s1 += s;
+        }
+        x = y = s1 / s2;
+    }
+    r->cache = x, r->mem = y;
+    double e = 0;
+    for (int i = 0; i < n; i++) {
+        double f = frac(cache, p[i].ws), d = p[i].bytes * (f * x + (1 - f) * y) / p[i].t - 1;
+        e += d * d;
+    }
+    return e;
+}
+
+static void say(struct cal *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct cal *k, const char *fmt, ...)
+{
+    if (!k->log || k->c->rank != 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(k->log, fmt, ap);
+    va_end(ap);
+    fflush(k->log);
+}
+
+static void show(struct cal *k, const char *what, struct mb_coll_rate r)
+{
+    say(k, "#   %-28s %8.2f GB/s in cache, %8.2f GB/s out of cache\n", what, 1e-9 / r.cache, 1e-9 / r.mem);
+}
+
+/* A rate from the sizes in sz[] (alpha subtracted per call, `calls` of
+ * them per measurement: 1, or the chunk count for CMA). */
+static void measure_rate(struct cal *k, struct op *o, const size_t *sz, int nsz, double alpha, int chunked,
+                         double cache, struct pt *pts, struct mb_coll_rate *r, double ws_per_byte)
+{
+    for (int i = 0; i < nsz; i++) {
+        o->bytes = sz[i];
+        double calls = chunked ? ceil((double)sz[i] / MB_COLL_CHUNK) : 1, t = timed(k, o, reps_for(sz[i]));
+        pts[i].bytes = (double)sz[i];
+        pts[i].ws = ws_per_byte * (double)sz[i];
+        pts[i].t = fmax(t - calls * alpha, 1e-9);
+    }
+    fit(cache, pts, nsz, r);
+}
+
+static void fill_floats(char *buf, size_t bytes)
+{
+    float *f = (float *)buf;
+    for (size_t i = 0; i < bytes / sizeof(float); i++)
+        f[i] = 1.0f;
+}
+
+static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE *log)
+{
+    struct cal k = {.c = c, .log = log};
+    static const char *const kn[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
+    say(&k, "# cost model on %d ranks (each value the median of 3 rounds)\n"
+            "#   effective cache of the node: %.1f MiB\n", c->size, p->cache_bytes / MIB);
+    show(&k, "memcpy (all ranks at once)", p->copy);
+    show(&k, "reduce (float sum)", p->reduce);
+    say(&k, "#   point-to-point exchange      %8.2f us per message\n", p->p2p_alpha * 1e6);
+    show(&k, "point-to-point exchange", p->p2p);
+    say(&k, "#   flag synchronisation         %8.2f us\n", p->flag * 1e6);
+    if (isnan(p->cma_alpha)) {
+        say(&k, "#   process_vm_readv: not measured (CMA unavailable)\n");
+    } else {
+        say(&k, "#   process_vm_readv             %8.2f us per call\n", p->cma_alpha * 1e6);
+        show(&k, "process_vm_readv", p->cma);
+    }
+    for (int kind = 0; kind < MB_COLL_NKIND; kind++)
+        say(&k, "#   MPI %-21s    %8.2f us + %6.2f GB/s in cache, %6.2f GB/s out of cache (per byte of count)\n",
+            kn[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
+}
+
+static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
+{
+    struct cal k = {.c = c};
+    memset(prof, 0, sizeof(*prof));
+    if (c->size < 2 || c->nnodes != 1)
+        return -1;
+    int L = c->node_size;
+    k.a = malloc(MAXBUF);
+    k.b = malloc(MAXBUF);
+    if (!k.a || !k.b) {
+        free(k.a), free(k.b);
+        return -1;
+    }
+    fill_floats(k.a, MAXBUF);
+    fill_floats(k.b, MAXBUF);
+    struct pt pts[16];
+    struct op o = {0};
+
+    /* memory copy over a size sweep: the effective cache and the copy rate */
+    static const size_t copy_sz[] = {256 << 10, 512 << 10, 1 * MIB, 2 * MIB, 4 * MIB, 8 * MIB,
+                                     16 * MIB, 32 * MIB, 64 * MIB};
+    int ncopy = (int)(sizeof(copy_sz) / sizeof(copy_sz[0]));
+    o.what = COPY;
+    for (int i = 0; i < ncopy; i++) {
+        o.bytes = copy_sz[i];
+        pts[i] = (struct pt){(double)copy_sz[i], 2.0 * L * (double)copy_sz[i], timed(&k, &o, reps_for(copy_sz[i]))};
+    }
+    double best = INFINITY;
+    for (double cand = 256 << 10; cand <= (double)(1u << 30); cand *= 1.1892071150027210667) { /* 2^(1/4) */
+        struct mb_coll_rate r;
+        double e = fit(cand, pts, ncopy, &r);
+        if (e < best)
+            best = e, prof->cache_bytes = cand, prof->copy = r;
+    }
+    prof->cache_bytes = floor(prof->cache_bytes);
+    double C = prof->cache_bytes;
+
+    static const size_t red_sz[] = {256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB};
+    o.what = REDUCE;
+    measure_rate(&k, &o, red_sz, 5, 0, 0, C, pts, &prof->reduce, 2.0 * L);
+
+    o.what = XCHG;
+    o.bytes = 8;
+    prof->p2p_alpha = timed(&k, &o, 300);
+    static const size_t x_sz[] = {64 << 10, 512 << 10, 4 * MIB, 32 * MIB};
+    measure_rate(&k, &o, x_sz, 4, prof->p2p_alpha, 0, C, pts, &prof->p2p, 2.0 * L);
+
+    /* flags: private ones, one cache line per rank, node-shared */
+    struct mb_buf fb;
+    char err[256];
+    if (mb_buf_alloc(&fb, MB_MEM_SHARED, sizeof(struct mb_coll_flags), 0, c->node_comm, err, sizeof(err)) != 0) {
+        mb_warn("calibrate: %s", err);
+        free(k.a), free(k.b);
+        return -1;
+    }
+    struct mb_coll_flags *flags[L];
+    for (int q = 0; q < L; q++)
+        flags[q] = mb_buf_peer(&fb, q);
+    atomic_store(&flags[c->node_rank]->arrive, 0);
+    MPI_Barrier(c->comm);
+    o.what = FLAG;
+    o.flags = flags;
+    o.seq = 0;
+    prof->flag = timed(&k, &o, 300);
+    MPI_Barrier(c->comm);
+    mb_buf_free(&fb);
+
+    char why[256];
+    prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;
+    if (mb_coll_usable(&mb_coll_algo_cma, c, MB_COLL_ALLREDUCE, why, sizeof(why))) {
+        struct { int pid; uint64_t addr; } me = {(int)getpid(), (uint64_t)(uintptr_t)k.a}, all[L];
+        MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);
+        int peer = (c->node_rank + 1) % L;
+        o.what = CMA;
+        o.peer_pid = all[peer].pid;
+        o.peer_addr = all[peer].addr;
+        o.bytes = 8;
+        prof->cma_alpha = timed(&k, &o, 300);
+        static const size_t cma_sz[] = {256 << 10, 2 * MIB, 32 * MIB};
+        measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
+    }
+
+    static const size_t mpi_sz[] = {64 << 10, 1 * MIB, 16 * MIB, 64 * MIB}; /* the last well out of cache */
+    o.what = MPI;
+    for (int kind = 0; kind < MB_COLL_NKIND; kind++) {
+        int block = kind == MB_COLL_REDUCE_SCATTER || kind == MB_COLL_ALLGATHER;
+        o.kind = (enum mb_coll_kind)kind;
+        o.bytes = block ? 4 : 8; /* one float per rank's block, two for the others */
+        prof->mpi_alpha[kind] = timed(&k, &o, 300);
+        for (int i = 0; i < 4; i++) {
+            size_t n = block ? mpi_sz[i] / (size_t)c->size / 4 * 4 : mpi_sz[i];
+            o.bytes = n;
+            double t = timed(&k, &o, reps_for(mpi_sz[i]));
+            pts[i] = (struct pt){(double)n, mb_coll_model_ws(o.kind, (double)n, 1, L),
+                                 fmax(t - prof->mpi_alpha[kind], 1e-9)};
+        }
+        fit(C, pts, 4, &prof->mpi[kind]);
+    }
+
+    free(k.a);
+    free(k.b);
+    return 0;
+}
+
+/* The parameters are the doubles from cache_bytes to the end of the struct. */
+#define FIRST offsetof(struct mb_coll_profile, cache_bytes)
+#define NPARAM ((sizeof(struct mb_coll_profile) - FIRST) / sizeof(double))
+_Static_assert((sizeof(struct mb_coll_profile) - FIRST) % sizeof(double) == 0,
+               "the profile's parameters are doubles from cache_bytes on");
+
+int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE *log)
+{
+    /* Three rounds, each parameter the median of them: a burst of load
+     * from other processes spoils one round, not the profile. */
+    enum { ROUNDS = 3 };
+    struct mb_coll_profile round[ROUNDS];
+    for (int i = 0; i < ROUNDS; i++) {
+        if (one_round(c, &round[i]) != 0)
+            return -1;
+    }
+    *prof = round[0];
+    for (size_t j = 0; j < NPARAM; j++) {
+        double v[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++)
+            v[i] = ((const double *)((const char *)&round[i] + FIRST))[j];
+        qsort(v, ROUNDS, sizeof(double), cmp);
+        ((double *)((char *)prof + FIRST))[j] = v[ROUNDS / 2]; /* NaN (no CMA) sorts anywhere: all NaN */
+    }
+    report(c, prof, log);
+    prof->ranks = c->size;
+    gethostname(prof->host, sizeof(prof->host) - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(prof->date, sizeof(prof->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return 0;
+}

@@ -1,0 +1,235 @@
+/* Cost-model profiles: a small text file of "key = value" lines with '#'
+ * comments (profiles/README.md), read strictly (every required number
+ * present, finite and not negative; a malformed line names its number) and
+ * written through a temporary name. */
+#include "internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FORMAT "movebench-coll-profile 1"
+
+static const char *const kind_key[MB_COLL_NKIND] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                                    "reduce"};
+
+/* Every number of the profile: its key, where it lives, what it means. */
+struct key {
+    char name[64];
+    size_t off;      /* offset of the double in struct mb_coll_profile */
+    int optional;    /* may be "nan" (not measured) or absent */
+    char help[120];
+};
+
+#define NKEYS (14 + 3 * MB_COLL_NKIND)
+
+static int keys(struct key *k)
+{
+    int n = 0;
+#define K(NAME, FIELD, OPT, HELP)                                                                   \
+    do {                                                                                        \
+        snprintf(k[n].name, sizeof(k[n].name), "%s", NAME);                                     \
+        k[n].off = offsetof(struct mb_coll_profile, FIELD);                                     \
+        k[n].optional = OPT;                                                                    \
+        snprintf(k[n].help, sizeof(k[n].help), "%s", HELP);                                     \
+        n++;                                                                                    \
+    } while (0)
+    K("cache_bytes", cache_bytes, 0, "effective cache of a node: per-byte costs blend from cache to memory above it");
+    K("p2p_alpha_s", p2p_alpha, 0, "MPI_Sendrecv exchange of 8 B between rank pairs");
+    K("p2p_cache_s_per_B", p2p.cache, 0, "beta: per byte exchanged, in cache");
+    K("p2p_mem_s_per_B", p2p.mem, 0, "beta: per byte exchanged, out of cache");
+    K("reduce_cache_s_per_B", reduce.cache, 0, "gamma: per byte of dst += src (float), in cache");
+    K("reduce_mem_s_per_B", reduce.mem, 0, "gamma: out of cache");
+    K("copy_cache_s_per_B", copy.cache, 0, "memcpy per byte, every node rank copying at once, in cache");
+    K("copy_mem_s_per_B", copy.mem, 0, "memcpy, out of cache");
+    K("flag_s", flag, 0, "one synchronisation of the node's ranks through shared-memory flags");
+    K("cma_alpha_s", cma_alpha, 1, "one process_vm_readv call (nan: CMA refused here)");
+    K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache");
+    K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
+    for (int i = 0; i < MB_COLL_NKIND; i++) {
+        char nm[64], h[120];
+        snprintf(nm, sizeof(nm), "mpi_%s_alpha_s", kind_key[i]);
+        snprintf(h, sizeof(h), "MPI library's %s of 8 B (per rank for the block collectives)", kind_key[i]);
+        K(nm, mpi_alpha[i], 0, h);
+        snprintf(nm, sizeof(nm), "mpi_%s_cache_s_per_B", kind_key[i]);
+        K(nm, mpi[i].cache, 0, "  per byte of count, in cache (at the calibration's ranks)");
+        snprintf(nm, sizeof(nm), "mpi_%s_mem_s_per_B", kind_key[i]);
+        K(nm, mpi[i].mem, 0, "  per byte of count, out of cache");
+    }
+#undef K
+    return n;
+}
+
+static double *field(struct mb_coll_profile *p, const struct key *k) { return (double *)((char *)p + k->off); }
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        *--e = '\0';
+    return s;
+}
+
+int mb_coll_profile_parse(const char *text, const char *name, struct mb_coll_profile *prof, char *err,
+                          size_t errlen)
+{
+    struct key k[NKEYS];
+    int nk = keys(k);
+    int seen[NKEYS] = {0}, have_format = 0, have_ranks = 0;
+    memset(prof, 0, sizeof(*prof));
+    for (int i = 0; i < nk; i++)
+        *field(prof, &k[i]) = NAN;
+    char *copy = strdup(text), *save = NULL;
+    int lineno = 0, rc = 0;
+    for (char *line = copy; line && rc == 0; line = save) {
+        save = strchr(line, '\n');
+        if (save)
+            *save++ = '\0';
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *t = trim(line);
+        if (!*t)
+            continue;
+        char *eq = strchr(t, '=');
+        if (!eq) {
+            rc = fail(err, errlen, "profile %s:%d: expected KEY = VALUE, got '%.60s'", name, lineno, t);
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(t), *val = trim(eq + 1);
+        if (strcmp(key, "format") == 0) {
+            if (strcmp(val, FORMAT) != 0)
+                rc = fail(err, errlen, "profile %s:%d: format '%.60s' is not '" FORMAT "'", name, lineno, val);
+            have_format = 1;
+            continue;
+        }
+        if (strcmp(key, "host") == 0 || strcmp(key, "date") == 0 || strcmp(key, "command") == 0) {
+            char *dst = key[0] == 'h' ? prof->host : key[0] == 'd' ? prof->date : prof->command;
+            size_t cap = key[0] == 'h' ? sizeof(prof->host) : key[0] == 'd' ? sizeof(prof->date)
+                                                                             : sizeof(prof->command);
+            snprintf(dst, cap, "%s", val);
+            continue;
+        }
+        char *end = NULL;
+        errno = 0;
+        if (strcmp(key, "ranks") == 0) {
+            long r = strtol(val, &end, 10);
+            if (end == val || *end || errno || r < 2 || r > 1 << 24)
+                rc = fail(err, errlen, "profile %s:%d: ranks: '%.40s' is not a rank count of 2 or more", name,
+                          lineno, val);
+            prof->ranks = (int)r;
+            have_ranks = 1;
+            continue;
+        }
+        int i = 0;
+        while (i < nk && strcmp(k[i].name, key) != 0)
+            i++;
+        if (i == nk)
+            continue; /* unknown keys: a newer profile's extras */
+        if (seen[i]) {
+            rc = fail(err, errlen, "profile %s:%d: %s is given twice", name, lineno, key);
+            break;
+        }
+        seen[i] = 1;
+        double v = strtod(val, &end);
+        if (end == val || *end || (isnan(v) && !k[i].optional) || (!isnan(v) && (!isfinite(v) || v < 0))) {
+            rc = fail(err, errlen, "profile %s:%d: %s: '%.40s' is not a %snumber >= 0", name, lineno, key, val,
+                      k[i].optional ? "nan or " : "finite ");
+            break;
+        }
+        *field(prof, &k[i]) = v;
+    }
+    free(copy);
+    if (rc)
+        return rc;
+    if (!have_format)
+        return fail(err, errlen, "profile %s: no 'format = " FORMAT "' line (not a cost-model profile)", name);
+    if (!have_ranks)
+        return fail(err, errlen, "profile %s: missing key ranks", name);
+    for (int i = 0; i < nk; i++)
+        if (!seen[i] && !k[i].optional)
+            return fail(err, errlen, "profile %s: missing key %s", name, k[i].name);
+    return 0;
+}
+
+int mb_coll_profile_read(const char *path, struct mb_coll_profile *prof, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(err, errlen, "profile %s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16;
+    char *text = malloc(cap + 1);
+    size_t len = fread(text, 1, cap, f);
+    int toolong = len == cap && fgetc(f) != EOF, bad = ferror(f);
+    fclose(f);
+    text[len] = '\0';
+    int rc = bad ? fail(err, errlen, "profile %s: read error", path)
+           : toolong ? fail(err, errlen, "profile %s: larger than 64 KiB, not a profile", path)
+           : memchr(text, '\0', len) ? fail(err, errlen, "profile %s: binary data, not a profile", path)
+           : mb_coll_profile_parse(text, path, prof, err, errlen);
+    free(text);
+    return rc;
+}
+
+int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, char *err, size_t errlen)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fail(err, errlen, "profile %s: cannot write: %s", tmp, strerror(errno));
+    struct key k[NKEYS];
+    int nk = keys(k);
+    fprintf(f, "# movebench collectives cost-model profile, written by mb-coll --calibrate.\n"
+               "# Seconds and seconds per byte; see profiles/README.md and README.md (cost model).\n"
+               "format = " FORMAT "\nhost = %s\ndate = %s\ncommand = %s\nranks = %d\n",
+            prof->host, prof->date, prof->command, prof->ranks);
+    for (int i = 0; i < nk; i++) {
+        double v = *field((struct mb_coll_profile *)prof, &k[i]);
+        fprintf(f, "\n# %s\n%s = ", k[i].help, k[i].name);
+        if (isnan(v))
+            fprintf(f, "nan\n");
+        else
+            fprintf(f, "%.6g\n", v);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        unlink(tmp);
+        return fail(err, errlen, "profile %s: write error", tmp);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail(err, errlen, "profile %s: cannot rename %s: %s", path, tmp, strerror(e));
+    }
+    return 0;
+}
+
+void mb_coll_profile_default(char *buf, size_t len)
+{
+    char host[256] = "localhost";
+    gethostname(host, sizeof(host) - 1);
+    host[sizeof(host) - 1] = '\0';
+    char *dot = strchr(host, '.');
+    if (dot)
+        *dot = '\0';
+    snprintf(buf, len, "profiles/%s.txt", host);
+}

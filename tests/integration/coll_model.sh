@@ -1,0 +1,102 @@
+# The collectives cost model in mb-coll: --calibrate writes a profile that
+# reads back; bad profiles are one line and exit 2; the model column is
+# finite for modelled algorithms and NaN for the others; --algo auto picks
+# only available algorithms and passes the check at 1 to 3 ranks;
+# --algo all,auto records the hit rate. No timing is asserted.
+. "$(dirname "$0")/../lib.sh"
+C=$BIN/mb-coll
+R=$BIN/mb-report
+cd "$T" # no profiles/<host>.txt here: only the profiles the tests name
+
+# one error line from rank 0, exit 2, no result file
+bad() { # pattern, np, args...
+  local pat=$1 np=$2; shift 2
+  expect 2 "mb-coll $* (np $np)" -- mpi $np "$C" -o "$T/never.h5" "$@" && has "$pat" "mb-coll $*"
+  [ "$(grep -c 'mb-coll:' "$T/out")" = 1 ] || fail "mb-coll $* (np $np): expected exactly one error line"
+  [ ! -e "$T/never.h5" ] || fail "mb-coll $*: a result file was written"
+}
+
+# calibration: a profile that parses back and is used
+expect 0 "--calibrate at 2 ranks" -- mpi 2 "$C" --calibrate --profile "$T/cal.txt" &&
+  has "wrote $T/cal.txt" "calibrate names the profile"
+grep -q '^format = movebench-coll-profile 1$' "$T/cal.txt" || fail "the profile has its format line"
+grep -q '^ranks = 2$' "$T/cal.txt" || fail "the profile records its ranks"
+expect 0 "a run with the calibrated profile" -- mpi 2 "$C" --profile "$T/cal.txt" --algo mpi,ring,shm \
+  --coll allreduce --sizes 8,4096,100000 -n 2 -w 1 -o "$T/cal.h5" && has "model\(us\)" "the table has a model column"
+bad "--calibrate: needs 2 or more ranks" 1 --calibrate --profile "$T/one.txt"
+bad "--profile /proc/no/such/p.txt: cannot write" 2 --calibrate --profile /proc/no/such/p.txt
+
+# bad profiles
+printf 'format = movebench-coll-profile 1\nranks = 2\ngarbage\n' >"$T/garbage.txt"
+for np in 1 2; do
+  bad "--profile: profile $T/garbage.txt:3: expected KEY = VALUE" $np --profile "$T/garbage.txt"
+done
+sed 's/^flag_s = .*/flag_s = soon/' "$T/cal.txt" >"$T/badnum.txt"
+bad "badnum.txt:[0-9]+: flag_s: 'soon' is not a finite number" 2 --profile "$T/badnum.txt"
+grep -v '^copy_mem_s_per_B' "$T/cal.txt" >"$T/missing.txt"
+bad "missing.txt: missing key copy_mem_s_per_B" 2 --profile "$T/missing.txt"
+bad "--profile: profile $T/nosuch.txt: cannot open: No such file or directory" 2 --profile "$T/nosuch.txt"
+bad "profiles/.*\.txt: cannot open.*--calibrate" 2 --algo auto
+
+# a fixed profile: CMA and the pool are made the cheapest, so auto would
+# pick them wherever they are available
+sed -e 's/^cma_alpha_s = .*/cma_alpha_s = 1e-12/' -e 's/^cma_\(cache\|mem\)_s_per_B = .*/cma_\1_s_per_B = 1e-15/' \
+  "$T/cal.txt" >"$T/cheapcma.txt"
+sed -e 's/^copy_\(cache\|mem\)_s_per_B = .*/copy_\1_s_per_B = 1e-16/' -e 's/^flag_s = .*/flag_s = 1e-12/' \
+  -e 's/^reduce_\(cache\|mem\)_s_per_B = .*/reduce_\1_s_per_B = 1e-16/' "$T/cal.txt" >"$T/cheapshm.txt"
+
+# auto: runs its pick, verified, at 1 to 3 ranks; every pick is an available algorithm
+names=$("$C" --help | sed -n 's/.*--algo LIST.*one of \([^ ]*\) .*/\1/p' | tr '|;' '  ')
+[ -n "$names" ] || fail "--help lists the algorithms"
+for np in 1 2 3; do
+  for prof in cal cheapcma cheapshm; do
+    expect 0 "auto at $np ranks ($prof)" -- mpi $np "$C" --algo auto --profile "$T/$prof.txt" --coll all \
+      --dtype int32,float --op sum,max --inplace both --sizes 0,1,13,4104,100003 -n 2 -w 1 -o "$T/auto$np$prof.h5" ||
+      continue
+    grep -q ' fail$' "$T/out" && fail "auto: a case failed at $np ranks ($prof)"
+    has "algo=auto " "auto runs at $np ranks"
+    has "# auto picks for allreduce" "auto prints its picks"
+    picks=$(grep '^# auto picks' "$T/out" | sed 's/^# auto picks for [^:]*ranks=[0-9]*://' | tr ' ' '\n' | sed -n 's/^[^:]*://p' | sort -u)
+    [ -n "$picks" ] || fail "auto picks are listed at $np ranks"
+    for p in $picks; do
+      [[ " $names " == *" $p "* ]] || fail "auto picked '$p', not a registry algorithm"
+      [ "$p" = auto ] && fail "auto picked itself"
+    done
+    [ $prof = cheapcma ] && [ $np -ge 2 ] && ! grep -q '^# auto picks for allreduce.*:cma' "$T/out" &&
+      fail "auto picks cma where it is available and the cheapest"
+  done
+done
+# cma refused by the kernel: auto never picks it and still passes
+MB_FAULT_INJECT=cma-refused expect 0 "auto with CMA refused" -- mpi 2 "$C" --algo auto --profile "$T/cheapcma.txt" \
+  --coll allreduce --sizes 13,100003,1000000 -n 2 -w 1 -o "$T/nocma.h5" &&
+  ! grep '^# auto picks' "$T/out" | grep -q ':cma' || fail "auto picked a refused cma"
+# several nodes: shared memory is unavailable, auto picks across them
+expect 0 "auto over 2 fake nodes" -- mpi 4 "$C" --algo auto --profile "$T/cheapshm.txt" --ranks-per-node 2 \
+  --coll allreduce --sizes 13,100003 -n 2 -w 1 -o "$T/rpn.h5" &&
+  ! grep '^# auto picks' "$T/out" | grep -Eq ':(shm|shm-copyin|pool|cma)( |$)' || fail "auto picked node-local shm over 2 nodes"
+
+# all,auto: the hit rate and the slowdown, printed and recorded
+expect 0 "--algo all,auto" -- mpi 2 "$C" --algo all,auto --profile "$T/cal.txt" --coll allreduce,bcast \
+  --sizes 8,4096,100000 -n 3 -w 1 -o "$T/hit.h5" &&
+  has "auto picked the measured-fastest in [0-9]+ of 6 cases \(hit rate [0-9.]+\); pick/best: median [0-9.]+" "hit rate line" &&
+  has "model: median \|predicted - measured\| / measured per algorithm" "model error line"
+for a in auto_hit_rate auto_slowdown_median auto_slowdown_max auto_compared auto_picks model_error_median_shm; do
+  h5dump -a "/config/$a" "$T/hit.h5" >/dev/null 2>&1 || fail "the result file records /config/$a"
+done
+h5dump -a /config/auto_compared "$T/hit.h5" 2>/dev/null | grep -q '(0): 6' || fail "auto_compared is 6"
+expect 0 "--algo all runs without auto" -- mpi 2 "$C" --algo all --profile "$T/cal.txt" --sizes 8 -n 1 -w 0 -o "$T/noauto.h5"
+grep -q "algo=auto " "$T/out" && fail "--algo all must not include auto"
+
+# the model column: finite for modelled algorithms, NaN for the rest (mpi's alltoall and barrier)
+expect 0 "model column" -- mpi 2 "$C" --profile "$T/cal.txt" --algo mpi,ring,rd,shm,shm-copyin,pool,cma,hier \
+  --coll allreduce,alltoall,barrier --sizes 8,100000 -n 2 -w 1 -o "$T/model.h5"
+"$R" --csv "$T/model.h5" >"$T/model.csv" || fail "mb-report reads the model column"
+awk -F, 'NR > 1 {
+  nan = ($21 == "nan" || $21 == "NaN" || $21 == "-nan" || $21 == "")
+  if ($3 == "allreduce" && (nan || $21 + 0 <= 0)) { print "not finite: " $2; bad = 1 }
+  if ($3 != "allreduce" && !nan) { print "not NaN: " $2 " " $21; bad = 1 }
+  n++ } END { exit bad || n < 15 }' "$T/model.csv" || fail "model column: finite for modelled, NaN for unmodelled"
+# without a profile: the column is NaN and the run says why
+expect 0 "no profile" -- mpi 2 "$C" --algo mpi --sizes 8 -n 1 -w 0 -o "$T/noprof.h5" &&
+  has "no cost-model profile profiles/.*: the model column is NaN" "a missing default profile is explained"
+finish

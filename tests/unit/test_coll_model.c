@@ -1,0 +1,242 @@
+/* The collectives cost model on known parameters: each algorithm's steps
+ * and bytes against the sum written out by hand, the cache blend, the
+ * fitted MPI model's scaling, NaN for what the model does not know; the
+ * profile's write/read round trip and every class of malformed profile. */
+#include "../../collectives/coll.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct mb_coll_profile known(void)
+{
+    struct mb_coll_profile p;
+    memset(&p, 0, sizeof(p));
+    snprintf(p.host, sizeof(p.host), "testhost");
+    snprintf(p.date, sizeof(p.date), "2026-01-01T00:00:00Z");
+    snprintf(p.command, sizeof(p.command), "test_coll_model");
+    p.ranks = 2;
+    p.cache_bytes = 1e6;
+    p.p2p_alpha = 1e-6;
+    p.p2p = (struct mb_coll_rate){1e-9, 2e-9};
+    p.reduce = (struct mb_coll_rate){0.5e-9, 1e-9};
+    p.copy = (struct mb_coll_rate){0.25e-9, 0.5e-9};
+    p.flag = 2e-6;
+    p.cma_alpha = 3e-6;
+    p.cma = (struct mb_coll_rate){1e-9, 1e-9};
+    for (int k = 0; k < MB_COLL_NKIND; k++) {
+        p.mpi_alpha[k] = 1e-6 * (k + 1);
+        p.mpi[k] = (struct mb_coll_rate){1e-9, 3e-9};
+    }
+    return p;
+}
+
+static char dummy;
+
+static double predict(const struct mb_coll_profile *p, const char *algo, enum mb_coll_kind kind, size_t bytes,
+                      int inplace, int P, int L, int N)
+{
+    struct mb_coll_args a = {.kind = kind, .sendbuf = inplace ? NULL : &dummy, .recvbuf = &dummy,
+                             .count = bytes / 4, .dtype = MB_COLL_FLOAT, .op = MB_COLL_SUM};
+    struct mb_coll_shape s = {P, L, N};
+    return mb_coll_model(p, algo, &a, &s);
+}
+
+#define NEAR(x, want) EXPECT_NEAR((x), (want), 1e-9 * fabs(want) + 1e-15)
+
+static void test_model(void)
+{
+    struct mb_coll_profile p = known();
+    const double a = 1e-6, b = 1e-9, g = 0.5e-9, c = 0.25e-9, fl = 2e-6;
+    double n = 16384; /* in cache: working sets stay below 1e6 bytes */
+
+    /* ring allreduce, 4 ranks: copy in, 2(P-1) exchanges of n/P, P-1 reductions of n/P */
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1), n * c + 6 * (a + n / 4 * b) + 3 * n / 4 * g);
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 16384, 1, 4, 4, 1), 6 * (a + n / 4 * b) + 3 * n / 4 * g);
+    /* ring reduce_scatter with a 4096-byte block at 4 ranks */
+    double blk = 4096;
+    NEAR(predict(&p, "ring", MB_COLL_REDUCE_SCATTER, 4096, 0, 4, 4, 1),
+         4 * blk * c + 3 * (a + blk * b + blk * g) + blk * c);
+    NEAR(predict(&p, "ring", MB_COLL_ALLGATHER, 4096, 0, 4, 4, 1), blk * c + 3 * (a + blk * b));
+    EXPECT(isnan(predict(&p, "ring", MB_COLL_BCAST, 4096, 0, 4, 4, 1)));
+
+    /* recursive doubling: 3 ranks fold (send + reduce in, send out) onto 2: one step */
+    NEAR(predict(&p, "rd", MB_COLL_ALLREDUCE, 16384, 1, 3, 3, 1), 2 * (a + n * b) + n * g + (a + n * b + n * g));
+    NEAR(predict(&p, "rd", MB_COLL_ALLREDUCE, 16384, 1, 8, 8, 1), 3 * (a + n * b + n * g));
+    /* Rabenseifner at 8: 3 halving + 3 doubling steps, (1-1/8) n each way */
+    NEAR(predict(&p, "rabenseifner", MB_COLL_ALLREDUCE, 16384, 1, 8, 8, 1),
+         6 * a + n * 7.0 / 8 * (2 * b + g));
+    /* at 5 ranks: the fold, then Rabenseifner over 4 */
+    NEAR(predict(&p, "rabenseifner", MB_COLL_ALLREDUCE, 16384, 1, 5, 5, 1),
+         2 * (a + n * b) + n * g + 4 * a + n * 3.0 / 4 * (2 * b + g));
+
+    /* binomial: ceil(log2 5) = 3 levels */
+    NEAR(predict(&p, "binomial", MB_COLL_BCAST, 16384, 1, 5, 5, 1), 3 * (a + n * b));
+    NEAR(predict(&p, "binomial", MB_COLL_REDUCE, 16384, 0, 5, 5, 1), 2 * n * c + 3 * (a + n * b + n * g));
+    NEAR(predict(&p, "scatter-allgather", MB_COLL_BCAST, 16384, 1, 4, 4, 1),
+         3 * a + 3 * n / 4 * b + 3 * (a + n / 4 * b));
+
+    /* shm, small path (<= 16 KiB): copy into the slot, one flag, L-1 reductions over n */
+    double s = 1024;
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 1024, 0, 3, 3, 1), s * c + fl + 2 * s * g);
+    NEAR(predict(&p, "shm-copyin", MB_COLL_ALLREDUCE, 1024, 0, 3, 3, 1), s * c + fl + 2 * s * g);
+    NEAR(predict(&p, "shm", MB_COLL_BCAST, 1024, 1, 3, 3, 1), 2 * s * c + fl);
+    /* large path, 2 ranks, 64 KiB: ws = 2 ranks * (in + out) = 256 KiB, in cache */
+    double m = 65536;
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 65536, 0, 2, 2, 1), 2 * fl + m / 2 * g + m / 2 * c);
+    NEAR(predict(&p, "shm-copyin", MB_COLL_ALLREDUCE, 65536, 0, 2, 2, 1), 2 * fl + m * c + m / 2 * g + m * c);
+    NEAR(predict(&p, "pool", MB_COLL_ALLREDUCE, 65536, 0, 2, 2, 1), 2 * fl + m * c + m / 2 * g + m * c);
+    NEAR(predict(&p, "shm", MB_COLL_ALLGATHER, 65536, 0, 2, 2, 1), 2 * fl + 2 * m * c);
+    NEAR(predict(&p, "shm", MB_COLL_REDUCE_SCATTER, 65536, 0, 2, 2, 1), 2 * fl + m * g);
+    /* shared memory reaches one node */
+    EXPECT(isnan(predict(&p, "shm", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2)));
+    EXPECT(isnan(predict(&p, "pool", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2)));
+
+    /* out of cache: 8 MiB on 2 ranks, ws = 2 * 2 * 8 MiB; f = 1e6 / ws of the cache rate */
+    double big = 8 << 20, ws = 4 * big, f = 1e6 / ws;
+    double cb = f * 0.25e-9 + (1 - f) * 0.5e-9, gb = f * 0.5e-9 + (1 - f) * 1e-9;
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big / 2 * cb);
+
+    /* cma: 2 ranks, 256 KiB: 2 chunks of its slice per peer read, twice */
+    double sl = 131072, rd = 2 * 3e-6 + sl * 1e-9;
+    NEAR(predict(&p, "cma", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * rd + sl * g);
+    struct mb_coll_profile nocma = p;
+    nocma.cma_alpha = NAN;
+    EXPECT(isnan(predict(&nocma, "cma", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
+    EXPECT(isfinite(predict(&nocma, "shm", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
+    /* ucx: 2 ranks, 256 KiB in place: two flag phases, one 128 KiB get of a
+     * slice each way, one reduction of the slice; as copies without CMA */
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (3e-6 + sl * 1e-9) + sl * g);
+    NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * sl * c + sl * g);
+    EXPECT(isnan(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 4, 2, 2)));
+
+    /* hier over 2 nodes of 2: copy-in reduce and broadcast on the node, Rabenseifner over 2 leaders */
+    double node_reduce = 2 * fl + 2 * m * c + m / 2 * g, node_bcast = 2 * fl + 2 * m * c;
+    NEAR(predict(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2),
+         node_reduce + node_bcast + 2 * a + m / 2 * (2 * b + g));
+
+    /* mpi: fitted at 2 ranks; at 4: the latency doubles (log2), the volume 2(p-1)/p grows 1.5x */
+    NEAR(predict(&p, "mpi", MB_COLL_ALLREDUCE, 16384, 0, 2, 2, 1), 1e-6 + n * 1e-9);
+    NEAR(predict(&p, "mpi", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1), 2e-6 + n * 1e-9 * 1.5);
+    NEAR(predict(&p, "mpi", MB_COLL_ALLGATHER, 4096, 0, 4, 4, 1), 2 * 3e-6 + 4096 * 1e-9 * 3);
+    NEAR(predict(&p, "mpi", MB_COLL_BCAST, 16384, 1, 2, 2, 1), 4e-6 + n * 1e-9);
+
+    /* what the model does not know */
+    EXPECT(isnan(predict(&p, "nccl", MB_COLL_ALLREDUCE, 16384, 0, 2, 2, 1)));
+    EXPECT(!mb_coll_model_knows("nccl") && mb_coll_model_knows("shm") && mb_coll_model_knows("mpi"));
+    EXPECT(isnan(predict(&p, "rd", MB_COLL_BCAST, 16384, 0, 2, 2, 1)));
+    EXPECT(isnan(predict(NULL, "rd", MB_COLL_ALLREDUCE, 16384, 0, 2, 2, 1)));
+    /* one rank: finite and cheap */
+    EXPECT(isfinite(predict(&p, "ring", MB_COLL_ALLREDUCE, 16384, 0, 1, 1, 1)));
+    EXPECT(isfinite(predict(&p, "mpi", MB_COLL_ALLREDUCE, 16384, 0, 1, 1, 1)));
+    /* every known algorithm: finite, positive, and not faster for more bytes */
+    static const char *const names[] = {"mpi", "ring", "rd", "rabenseifner", "shm", "shm-copyin", "pool", "cma", "hier", "ucx"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        for (int P = 2; P <= 5; P++) {
+            double prev = 0;
+            for (size_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
+                double t = predict(&p, names[i], MB_COLL_ALLREDUCE, bytes, 0, P, P, 1);
+                EXPECT(isfinite(t) && t > 0 && t >= prev);
+                prev = t;
+            }
+        }
+}
+
+static const char *tmpfile_with(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/test_coll_model.XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        abort();
+    close(fd);
+    return path;
+}
+
+static void test_profile(void)
+{
+    struct mb_coll_profile p = known(), q;
+    char err[600], path[64];
+    snprintf(path, sizeof(path), "%s", tmpfile_with(""));
+    EXPECT(mb_coll_profile_write(path, &p, err, sizeof(err)) == 0);
+    EXPECT(mb_coll_profile_read(path, &q, err, sizeof(err)) == 0);
+    EXPECT(strcmp(q.host, "testhost") == 0 && strcmp(q.date, p.date) == 0 && q.ranks == 2);
+    EXPECT_NEAR(q.cache_bytes, 1e6, 1e-3);
+    EXPECT_NEAR(q.reduce.mem, 1e-9, 1e-15);
+    EXPECT_NEAR(q.mpi_alpha[MB_COLL_REDUCE], 5e-6, 1e-12);
+    EXPECT_NEAR(q.mpi[MB_COLL_BCAST].mem, 3e-9, 1e-15);
+    NEAR(predict(&q, "ring", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1), predict(&p, "ring", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1));
+
+    /* CMA refused: nan is written and read back; cma predicts NaN */
+    p.cma_alpha = p.cma.cache = p.cma.mem = NAN;
+    EXPECT(mb_coll_profile_write(path, &p, err, sizeof(err)) == 0);
+    EXPECT(mb_coll_profile_read(path, &q, err, sizeof(err)) == 0 && isnan(q.cma_alpha));
+    unlink(path);
+
+    /* text edits of a good profile, each with the words its error must hold */
+    p = known();
+    char good[8192];
+    snprintf(path, sizeof(path), "%s", tmpfile_with(""));
+    mb_coll_profile_write(path, &p, err, sizeof(err));
+    FILE *f = fopen(path, "r");
+    size_t len = fread(good, 1, sizeof(good) - 1, f);
+    good[len] = '\0';
+    fclose(f);
+    unlink(path);
+    EXPECT(mb_coll_profile_parse(good, "x", &q, err, sizeof(err)) == 0);
+    char text[9000];
+    snprintf(text, sizeof(text), "%s\nsome_future_key = 12\n", good); /* unknown keys are ignored */
+    EXPECT(mb_coll_profile_parse(text, "x", &q, err, sizeof(err)) == 0);
+
+    static const struct {
+        const char *from, *to, *needle;
+    } bad[] = {
+        {"flag_s = 2e-06", "flag_s = fast", "flag_s: 'fast'"},
+        {"flag_s = 2e-06", "flag_s = -2e-06", "flag_s: '-2e-06'"},
+        {"flag_s = 2e-06", "flag_s = nan", "flag_s: 'nan'"},
+        {"flag_s = ", "flag_s 2", "expected KEY = VALUE"},
+        {"flag_s = ", "xflag_s = ", "missing key flag_s"},
+        {"ranks = 2", "ranks = 1", "ranks"},
+        {"ranks = 2", "ranks = two", "ranks"},
+        {"format = movebench-coll-profile 1", "format = other 9", "format"},
+        {"format = movebench-coll-profile 1", "", "no 'format"},
+        {"cache_bytes = ", "cache_bytes = inf", "cache_bytes"},
+        {"cache_bytes = ", "cache_bytes = 7\ncache_bytes = ", "given twice"},
+        {"copy_mem_s_per_B = ", "copy_mem_s_per_B = 1e-9x", "copy_mem_s_per_B"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *at = strstr(good, bad[i].from);
+        EXPECT(at != NULL);
+        if (!at)
+            continue;
+        snprintf(text, sizeof(text), "%.*s%s%s", (int)(at - good), good, bad[i].to, at + strlen(bad[i].from));
+        err[0] = '\0';
+        int rc = mb_coll_profile_parse(text, "x.txt", &q, err, sizeof(err));
+        EXPECT(rc == -1);
+        if (!strstr(err, bad[i].needle) || !strstr(err, "x.txt") || strchr(err, '\n')) {
+            fprintf(stderr, "case %zu: error '%s' lacks '%s' or is not one line\n", i, err, bad[i].needle);
+            test_failures++;
+        }
+    }
+    /* a malformed line names its number */
+    snprintf(text, sizeof(text), "# c\nformat = movebench-coll-profile 1\ngarbage\n");
+    EXPECT(mb_coll_profile_parse(text, "y", &q, err, sizeof(err)) == -1 && strstr(err, "y:3:"));
+    EXPECT(mb_coll_profile_read("/no/such/profile.txt", &q, err, sizeof(err)) == -1 && strstr(err, "cannot open"));
+    snprintf(path, sizeof(path), "%s", tmpfile_with("\x7f" "ELF\x01\x02"));
+    EXPECT(mb_coll_profile_read(path, &q, err, sizeof(err)) == -1);
+    unlink(path);
+    EXPECT(mb_coll_profile_write("/proc/no/such/dir/p.txt", &p, err, sizeof(err)) == -1 && strstr(err, "cannot write"));
+
+    char def[300];
+    mb_coll_profile_default(def, sizeof(def));
+    EXPECT(strncmp(def, "profiles/", 9) == 0 && strlen(def) > 13 && strcmp(def + strlen(def) - 4, ".txt") == 0);
+}
+
+int main(void)
+{
+    test_model();
+    test_profile();
+    return TEST_EXIT();
+}
