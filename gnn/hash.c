@@ -1,0 +1,94 @@
+/* Counter-based hashing: the generator, the row verifier and the sampler
+ * all derive their randomness from (seed, indices), never from a stream,
+ * so results do not depend on how work is split over threads or ranks. */
+#include "gnn.h"
+
+#include <math.h>
+
+uint64_t gnn_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t gnn_hash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t h = gnn_mix64(seed ^ 0x6a09e667f3bcc909ULL);
+    h = gnn_mix64(h ^ a);
+    h = gnn_mix64(h ^ (b + 0x3c6ef372fe94f82bULL));
+    return gnn_mix64(h ^ (c + 0xa54ff53a5f1d36f1ULL));
+}
+
+/* Bijection on [0, 2^scale): rounds of (odd multiply + add) and xor-shift,
+ * each invertible modulo 2^scale. */
+uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x)
+{
+    uint64_t mask = scale >= 64 ? ~0ULL : ((1ULL << scale) - 1);
+    int sh = scale / 2 > 0 ? scale / 2 : 1;
+    for (int r = 0; r < 3; r++) {
+        uint64_t k = gnn_hash4(seed, 0x5c7a3b1eULL, (uint64_t)r, 0);
+        x = (x * (k | 1) + (k >> 17)) & mask;
+        x ^= x >> sh;
+    }
+    return x & mask;
+}
+
+/* Graph500 initiator as 32-bit thresholds. */
+#define P32 4294967296.0
+static const uint64_t T_AB = (uint64_t)(0.76 * P32);            /* A+B */
+static const uint64_t T_A_AB = (uint64_t)(0.57 / 0.76 * P32);   /* A/(A+B) */
+static const uint64_t T_C_CD = (uint64_t)(0.19 / 0.24 * P32);   /* C/(C+D) */
+
+void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *v)
+{
+    uint64_t s = 0, t = 0;
+    uint64_t k = gnn_hash4(seed, 0x72aa7ULL, e, 0);
+    for (int ib = 0; ib < scale; ib++) {
+        uint64_t r = gnn_mix64(k + (uint64_t)ib * 0x9e3779b97f4a7c15ULL);
+        uint64_t u1 = r & 0xffffffffULL, u2 = r >> 32;
+        uint64_t sb = u1 >= T_AB;
+        uint64_t tb = u2 >= (sb ? T_C_CD : T_A_AB);
+        s |= sb << ib;
+        t |= tb << ib;
+    }
+    *u = s;
+    *v = t;
+}
+
+int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v)
+{
+    return (int32_t)(gnn_hash4(seed, 0x1abe1ULL, v, 0) % (uint64_t)classes);
+}
+
+int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v)
+{
+    double u = (double)(gnn_hash4(seed, 0x5b117ULL, v, 0) >> 11) * (1.0 / 9007199254740992.0);
+    if (u < train_frac)
+        return 1;
+    if (u < train_frac + val_frac)
+        return 2;
+    return 0;
+}
+
+float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
+{
+    int32_t y = gnn_node_label(seed, classes, v);
+    uint64_t c = gnn_hash4(seed, 0xce47ULL, (uint64_t)y, j);
+    uint64_t n = gnn_hash4(seed, 0xfea7ULL, v, j);
+    /* noise: 24 random bits -> [-1, 1), exact in float */
+    float noise = (float)(int32_t)((n >> 40) & 0xffffff) * (1.0f / 8388608.0f) - 1.0f;
+    float cent = (c & 1) ? signal : -signal;
+    return cent + noise;
+}
+
+uint64_t gnn_checksum(const void *p, size_t len, uint64_t pos)
+{
+    const uint64_t *w = p;
+    size_t nw = len / 8;
+    uint64_t base = pos / 8, sum = 0;
+    for (size_t i = 0; i < nw; i++)
+        sum += gnn_mix64(w[i] ^ ((base + i) * 0xd6e8feb86659fd93ULL));
+    return sum;
+}
