@@ -147,7 +147,7 @@ struct gnn_header {
 
 /* Position-keyed 64-bit checksum of len bytes that start at byte `pos` of
  * a longer stream; checksums of consecutive pieces combine by addition
- * (so it parallelises and streams). pos and len multiples of 8. */
+ * (so it parallelises and streams). pos and len multiples of 4. */
 uint64_t gnn_checksum(const void *p, size_t len, uint64_t pos);
 
 enum gnn_access {

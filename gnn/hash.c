@@ -72,23 +72,53 @@ int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v
     return 0;
 }
 
-float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
+/* Element j of a node with label y: centroid sign from (seed, y, j),
+ * noise (24 random bits -> [-1, 1), exact in float) from (seed, v, j). */
+static inline float feature_elem(uint64_t seed, float signal, uint64_t v, int32_t y, uint32_t j)
 {
-    int32_t y = gnn_node_label(seed, classes, v);
     uint64_t c = gnn_hash4(seed, 0xce47ULL, (uint64_t)y, j);
     uint64_t n = gnn_hash4(seed, 0xfea7ULL, v, j);
-    /* noise: 24 random bits -> [-1, 1), exact in float */
     float noise = (float)(int32_t)((n >> 40) & 0xffffff) * (1.0f / 8388608.0f) - 1.0f;
-    float cent = (c & 1) ? signal : -signal;
-    return cent + noise;
+    return ((c & 1) ? signal : -signal) + noise;
+}
+
+float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
+{
+    return feature_elem(seed, signal, v, gnn_node_label(seed, classes, v), j);
+}
+
+void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
+{
+    int32_t y = gnn_node_label(h->seed, h->classes, v);
+    for (int j = 0; j < h->dim; j++)
+        row[j] = feature_elem(h->seed, h->signal, v, y, (uint32_t)j);
+}
+
+size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full)
+{
+    int32_t y = gnn_node_label(h->seed, h->classes, v);
+    if (full) {
+        for (int j = 0; j < h->dim; j++)
+            if (row[j] != feature_elem(h->seed, h->signal, v, y, (uint32_t)j))
+                return (size_t)j + 1;
+        return 0;
+    }
+    /* first and last element plus two node-dependent positions */
+    uint64_t r = gnn_mix64(v ^ h->seed);
+    uint32_t pos[4] = {0, (uint32_t)(r % (uint64_t)h->dim), (uint32_t)((r >> 32) % (uint64_t)h->dim),
+                       (uint32_t)h->dim - 1};
+    for (int i = 0; i < 4; i++)
+        if (row[pos[i]] != feature_elem(h->seed, h->signal, v, y, pos[i]))
+            return (size_t)pos[i] + 1;
+    return 0;
 }
 
 uint64_t gnn_checksum(const void *p, size_t len, uint64_t pos)
 {
-    const uint64_t *w = p;
-    size_t nw = len / 8;
-    uint64_t base = pos / 8, sum = 0;
+    const uint32_t *w = p;
+    size_t nw = len / 4;
+    uint64_t base = pos / 4, sum = 0;
     for (size_t i = 0; i < nw; i++)
-        sum += gnn_mix64(w[i] ^ ((base + i) * 0xd6e8feb86659fd93ULL));
+        sum += gnn_mix64(((uint64_t)w[i] << 32 | 0x5bd1e995u) ^ ((base + i) * 0xd6e8feb86659fd93ULL));
     return sum;
 }
