@@ -298,6 +298,10 @@ struct gnn_sample {
     uint32_t *map_val;
     size_t map_cap;
     uint64_t epoch, batch;
+    /* scratch: the destinations' neighbour lists of the hop being sampled */
+    const uint32_t **lists;
+    uint32_t *degs;
+    size_t cap_lists;
 };
 void gnn_sample_init(struct gnn_sample *s);
 void gnn_sample_free(struct gnn_sample *s);
