@@ -193,6 +193,7 @@ static int enforce_budget(struct mb_run *run)
         rc = gnn_budget_enforce(&budget, opt.mem_budget, (enum gnn_budget_how)opt.budget_how, err, sizeof(err));
     MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     MPI_Bcast(&budget, (int)sizeof(budget), MPI_BYTE, 0, node);
+    budget.owner = lr == 0 && !rc;
     if (!rc && lr != 0)
         rc = gnn_budget_join(&budget, err, sizeof(err));
     MPI_Comm_free(&node);

@@ -38,8 +38,8 @@ struct gnn_budget {
  * tests on a shared machine). */
 int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how how, char *err,
                        size_t errlen);
-/* Another process of the node joins the cgroup `b` describes (MPI ranks:
- * the node's first rank creates, the others join). 0 or -1. */
+/* This process (re)joins the cgroup `b` describes (MPI ranks: the node's
+ * first rank creates, the others join a copy with owner = 0). 0 or -1. */
 int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen);
 /* Charged bytes now and the peak since enforcement (cgroup), else 0. */
 uint64_t gnn_budget_usage(const struct gnn_budget *b);

@@ -233,7 +233,6 @@ int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how h
 
 int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen)
 {
-    b->owner = 0;
     if (!b->cgroup[0])
         return 0; /* mlock: the node's first process pinned for everyone */
     int e = move_self(b->cgroup);
