@@ -43,4 +43,7 @@ struct gnn_dataset {
 /* mmap: copy logical [off, off+len) out of the mapped files. */
 void gnn_map_copy(const struct gnn_dataset *ds, uint64_t off, void *dst, size_t len);
 
+/* The dataset a reader reads. */
+struct gnn_dataset *gnn_reader_dataset(const struct gnn_reader *r);
+
 #endif

@@ -374,3 +374,5 @@ int gnn_gather(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out)
         return -1;
     return gnn_gather_wait(r);
 }
+
+struct gnn_dataset *gnn_reader_dataset(const struct gnn_reader *r) { return r->ds; }
