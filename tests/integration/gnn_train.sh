@@ -9,7 +9,7 @@
 G=$BIN/mb-gnn
 D=$T/data
 expect 0 "generate" -- "$G" --generate --data "$D" --scale 11 --feat-dim 128 --classes 4 --train-frac 0.1 \
-  --files 2 --stripe 16K -q -o "$T/gen.h5" && has "generate/rmat11-ef16-d128-f2 .* pass$" "generate case passes"
+  --files 2 --stripe 16K -o "$T/gen.h5" && has " pass$" "generate case passes"
 [ -f "$D/graph.meta" ] && [ -f "$D/data.0" ] && [ -f "$D/data.1" ] || fail "dataset files written"
 
 small=(--data "$D" --batch 64 --fanout 5,5 --hidden 32 --lr 0.01 -n 3 -w 0 --cache-host 192K --cache-dev 64K
