@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, NSYS };
@@ -35,6 +36,7 @@ static struct {
     double train_frac;
     char *data;
     unsigned systems;
+    long long epoch_batches;
     long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes;
     char *fanout;
     double lr;
@@ -75,6 +77,8 @@ static const struct mb_opt gnn_opts[] = {
      "threads completing a batch's reads (wait, copy, verify)", "N"},
     {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
     {"io-threads", 0, MB_OPT_INT, &opt.io_threads, "0", NULL, 0, 64, "engine I/O threads (0: engine's rule)", "N"},
+    {"epoch-batches", 0, MB_OPT_INT, &opt.epoch_batches, "0", NULL, 0, 1 << 30,
+     "batches per epoch and rank (0 = all the training nodes); the same for every system", "N"},
     {"eval-nodes", 0, MB_OPT_INT, &opt.eval_nodes, "2000", NULL, 0, 1 << 30,
      "held-out (validation) nodes scored after every epoch", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
@@ -152,6 +156,30 @@ static int validate(struct mb_run *run)
 #undef BAD
 }
 
+/* The kernel's read-ahead of the data's block device: what mmap's page
+ * faults read around each miss (-1 when unknown). */
+static long long read_ahead_kb(void)
+{
+    char path[1100];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/data.0", opt.data);
+    if (stat(path, &st) != 0)
+        return -1;
+    const char *fmt[] = {"/sys/dev/block/%u:%u/queue/read_ahead_kb", "/sys/dev/block/%u:%u/../queue/read_ahead_kb"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), fmt[i], major(st.st_dev), minor(st.st_dev));
+        FILE *f = fopen(path, "r");
+        long long v = -1;
+        if (f) {
+            int ok = fscanf(f, "%lld", &v) == 1;
+            fclose(f);
+            if (ok)
+                return v;
+        }
+    }
+    return -1;
+}
+
 static void config(struct mb_run *run, struct mb_kvlist *c)
 {
     mb_kv_str(c, "fanout_order", "PyG: the first fan-out is the hop next to the seeds; layer 0 consumes the outermost hop");
@@ -168,6 +196,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_int(c, "topology_bytes", (long long)gnn_topology_bytes(&hdr));
     mb_kv_str(c, "epoch_time", "one timed iteration = one epoch over this rank's share of the training nodes");
     mb_kv_int(c, "budget_bytes", (long long)opt.mem_budget);
+    mb_kv_int(c, "read_ahead_kb", read_ahead_kb());
     mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
     mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
@@ -301,7 +330,8 @@ static int plan(struct mb_run *run)
             c->labels[0] = sys_names[s];
             c->labels[1] = ds_label;
             c->user = (void *)(intptr_t)s;
-            c->count = hdr.n_train;
+            uint64_t per_epoch = (uint64_t)opt.epoch_batches * (uint64_t)opt.batch * (uint64_t)run->nranks;
+            c->count = opt.epoch_batches && per_epoch < hdr.n_train ? per_epoch : hdr.n_train;
         }
     return 0;
 }
@@ -686,6 +716,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     (void)tr;
     long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
     MPI_Allreduce(MPI_IN_PLACE, &nb, 1, MPI_LONG, MPI_MAX, run->comm);
+    if (opt.epoch_batches > 0 && opt.epoch_batches < nb)
+        nb = (long)opt.epoch_batches;
     s->nbatches = nb;
     if (gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
                        (uint64_t)run->common.seed, coll, algo, run->nranks) != 0) {

@@ -3,6 +3,7 @@
  * charged against the limit; else the rest of memory pinned with mlock. */
 #include "gnn_pipeline.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +107,27 @@ static int move_self(const char *folder)
     return write_file(p, pid);
 }
 
+/* Empty mb-gnn-<pid> folders of processes that are gone (killed before
+ * they could remove theirs). */
+static void remove_stale(const char *home)
+{
+    DIR *d = opendir(home);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int pid;
+        char path[1400];
+        if (sscanf(e->d_name, "mb-gnn-%d", &pid) != 1 || pid == (int)getpid())
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d", pid);
+        if (access(path, F_OK) == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", home, e->d_name);
+        rmdir(path); /* fails, harmlessly, while anything is inside */
+    }
+    if (d)
+        closedir(d);
+}
+
 static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
 {
     char mnt[512], own[512], home[1100];
@@ -128,6 +150,7 @@ static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
         snprintf(p, sizeof(p), "%s/cgroup.subtree_control", home);
         write_file(p, "+memory"); /* may be set already; failure shows below */
     }
+    remove_stale(home);
     char child[1200];
     snprintf(child, sizeof(child), "%s/mb-gnn-%d", home, (int)getpid());
     if (mkdir(child, 0755) != 0 && errno != EEXIST) {
