@@ -10,7 +10,6 @@ over every hyperion case (the sweep over files and cache sizes).
 """
 import argparse
 import datetime
-import math
 import os
 import sys
 
@@ -127,7 +126,6 @@ def main():
     with open(a.out, "w") as f:
         f.write("\n".join(L) + "\n")
     print(a.out)
-    del math
 
 
 if __name__ == "__main__":

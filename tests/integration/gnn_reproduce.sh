@@ -1,0 +1,20 @@
+#!/bin/bash
+# reproduce/hyperion at tiny scale: run.sh generates, trains every system
+# and the sweep through job_scripts/mb-gnn.sbatch, plot.py draws the
+# figure (PNG and PDF), compare.py writes compare.md with the paper's
+# numbers beside ours; a bad --scale is exit 2.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+expect 2 "bad scale" -- reproduce/hyperion/run.sh --scale huge && has "scale" "names --scale"
+expect 0 "run.sh --scale tiny" -- env BUILD="${BUILD:-build}" reproduce/hyperion/run.sh --scale tiny --out "$T/out" --data "$T/data" && {
+  for x in png pdf; do [ -s "$T/out/hyperion.$x" ] || fail "no hyperion.$x"; done
+  file "$T/out/hyperion.png" | grep -q 'PNG image' || fail "hyperion.png is not a PNG"
+  head -c 5 "$T/out/hyperion.pdf" | grep -q '%PDF' || fail "hyperion.pdf is not a PDF"
+  md=$T/out/compare.md
+  grep -q '| Pipeline vs Hyperion-NoPipe (SAGE), up to | 1.74× |' "$md" || fail "compare.md lacks the pipeline claim"
+  grep -q '^| hyperion | [0-9.]* |' "$md" || fail "compare.md lacks our hyperion row"
+  grep -q '^| mmap | [0-9.]* |' "$md" || fail "compare.md lacks our mmap row"
+  grep -q 'TPC model error < 15%' "$md" || fail "compare.md lacks the TPC model target"
+  [ "$(ls "$T/out/results"/*/mb-gnn.h5 | wc -l)" = 3 ] || fail "three training runs (systems + 2 sweep points)"
+}
+finish
