@@ -34,7 +34,23 @@ def load(inputs):
         r["feature_bytes"] = int(cfg.get("feature_bytes", 1))
         r["bound"] = last_epoch(cfg, r["system"], "bound_s")
         r["nsys"] = len({x["system"] for x in rows if x["run"] == r["run"]})
+        batches = max(1.0, r["count"] / (float(cfg.get("batch", 1)) * max(1, r["nranks"])))
+        r["per_batch"] = r["t_median"] / batches
     return runs, rows
+
+
+def pair_ratio(rows, a, b):
+    """t(a) / t(b) from the run with the most systems holding both."""
+    runs = {}
+    for r in rows:
+        runs.setdefault(r["run"], {})[r["system"]] = r
+    best = None
+    for sysrows in runs.values():
+        if a in sysrows and b in sysrows and (best is None or len(sysrows) > len(best)):
+            best = sysrows
+    if not best or best[b]["t_median"] <= 0:
+        return float("nan"), None
+    return best[a]["t_median"] / best[b]["t_median"], best
 
 
 def last_epoch(cfg, system, key):
@@ -55,19 +71,27 @@ def main():
         sys.exit("plot.py: no mb-gnn training cases in " + " ".join(a.inputs))
     fig, ax = plt.subplots(1, 3, figsize=(16, 4.6))
 
-    # (a) the run with the most systems
+    # (a) the run with the most systems; mmap from its pair run with hyperion
+    # when it ran apart (per-batch times, so runs of other lengths compare)
     best = max(rows, key=lambda r: r["nsys"])["run"]
     sysrows = sorted([r for r in rows if r["run"] == best], key=lambda r: ORDER.index(r["system"]))
+    if not any(r["system"] == "mmap" for r in sysrows):
+        _, pair = pair_ratio(rows, "mmap", "hyperion")
+        if pair:
+            sysrows.append(pair["mmap"])
     x = range(len(sysrows))
-    med = [r["t_median"] for r in sysrows]
-    err = [[r["t_median"] - r["t_min"] for r in sysrows], [r["t_max"] - r["t_median"] for r in sysrows]]
+    pb = [r["per_batch"] / r["t_median"] if r["t_median"] > 0 else 0 for r in sysrows]
+    med = [1e3 * r["per_batch"] for r in sysrows]
+    err = [[1e3 * (r["t_median"] - r["t_min"]) * k for r, k in zip(sysrows, pb)],
+           [1e3 * (r["t_max"] - r["t_median"]) * k for r, k in zip(sysrows, pb)]]
     colors = ["tab:red" if r["check"] == "fail" else "tab:blue" for r in sysrows]
     ax[0].bar(x, med, yerr=err, color=colors, capsize=3, label="measured (median, min-max)")
-    ax[0].plot(x, [r["model"] for r in sysrows], "k^", label="TPC model")
-    ax[0].plot(x, [r["bound"] for r in sysrows], "g_", markersize=18, mew=2, label="bound")
+    ax[0].plot(x, [1e3 * r["model"] * k for r, k in zip(sysrows, pb)], "k^", label="TPC model")
+    ax[0].plot(x, [1e3 * r["bound"] * k for r, k in zip(sysrows, pb)], "g_", markersize=18, mew=2, label="bound")
     ax[0].set_xticks(list(x))
     ax[0].set_xticklabels([r["system"] for r in sysrows], rotation=30)
-    ax[0].set_ylabel("epoch time (s)")
+    ax[0].set_yscale("log")
+    ax[0].set_ylabel("time per batch (ms, log)")
     run = runs[best]
     ax[0].set_title(f"(a) epoch time, {run['config'].get('n', '?')} nodes, "
                     f"budget {mbresults.fmt_bytes(run['config'].get('budget_bytes', 0) or 0)}", fontsize=9)
@@ -81,7 +105,8 @@ def main():
         xs = sorted(pts)
         pct = 100.0 * cache / max(1, pts[xs[0]]["feature_bytes"])
         ax[1].plot(xs, [pts[n]["count"] / pts[n]["t_median"] for n in xs], "o-", label=f"measured, cache {pct:.0f}%")
-        ax[1].plot(xs, [pts[n]["count"] / pts[n]["model"] for n in xs], "x--", label=f"TPC model, cache {pct:.0f}%")
+        ax[1].plot(xs, [pts[n]["count"] / pts[n]["model"] if pts[n]["model"] > 0 else float("nan") for n in xs], "x--",
+                   label=f"TPC model, cache {pct:.0f}%")
     ax[1].set_xlabel("data files (stand-in SSDs)")
     ax[1].set_ylabel("training seeds / s")
     ax[1].set_title("(b) hyperion throughput vs devices", fontsize=9)

@@ -6,10 +6,11 @@
 #   reproduce/hyperion/run.sh [--scale tiny|small|full] [--out DIR] [--data DIR]
 #     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
-#                     budget), host cache 820 MiB (20% of the features), 3 epochs; sweep over
-#                     1, 2, 4 files x cache 10%, 20% of the features (hyperion only)
-#     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, 3 epochs;
-#                     sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
+#                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
+#                     hidden 16, 20 batches per epoch, 3 epochs; sweep over 1, 2, 4 files x cache
+#                     10%, 20% of the features (hyperion only)
+#     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
+#                     50 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
 #     --data DIR      where datasets are generated (default $BUILD/gnn-data); kept between runs
 # Every run uses job_scripts/mb-gnn.sbatch, which falls back to mpirun outside Slurm.
@@ -22,18 +23,18 @@ while [ $# -gt 0 ]; do
   --scale) scale=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
   --data) data=${2:-}; shift 2 ;;
-  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 MiB=$((1 << 20))
 case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2
-      extra=(--eval-nodes 200) ;;
-small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="10 20" budget=$((1024 * MiB)) batch=256 fanout=10,5
-       hidden=256 epochs=3 extra=(--slots 2) ;;
-full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="10 20 40" budget=$((4096 * MiB)) batch=1024
-      fanout=10,5 hidden=256 epochs=3 extra=(--slots 2) ;;
+      extra=(--eval-nodes 200) mmap_batches=0 ;;
+small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="10 20" budget=$((1024 * MiB)) batch=64
+       fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 20) mmap_batches=3 ;;
+full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="10 20 40" budget=$((4096 * MiB)) batch=256
+      fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 50) mmap_batches=5 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
@@ -44,20 +45,29 @@ mkdir -p "$MB_RESULTS" "$data"
 feat_bytes=$(((1 << gscale) * dim * 4))
 t0=$SECONDS
 
-# run NAME FILES CACHE_PCT SYSTEMS: one mb-gnn job; prints its result file
+# run NAME FILES CACHE_PCT SYSTEMS [EPOCHS [MB-GNN FLAGS]]: one mb-gnn job; prints its result file
 run() {
-  local name=$1 nf=$2 pct=$3 systems=$4 log
+  local name=$1 nf=$2 pct=$3 systems=$4 epochs=${5:-$epochs} log
+  shift 4; shift || true
   log=$out/$name.log
   MB_GNN_DATA=$data/rmat$gscale-d$dim-f$nf MB_GNN_SCALE=$gscale MB_GNN_DIM=$dim MB_GNN_FILES=$nf \
   MB_GNN_SYSTEMS=$systems MB_GNN_BATCH=$batch MB_GNN_FANOUT=$fanout MB_GNN_BUDGET=$budget \
   MB_GNN_CACHE_HOST=$((feat_bytes * pct / 100)) MB_GNN_CACHE_DEV=0 MB_ITERS=$epochs MB_WARMUP=0 \
-    bash job_scripts/mb-gnn.sbatch --hidden "$hidden" "${extra[@]}" >"$log" 2>&1 ||
+    bash job_scripts/mb-gnn.sbatch --hidden "$hidden" "${extra[@]}" "$@" >"$log" 2>&1 ||
     { echo "run.sh: mb-gnn ($name) failed; see $log" >&2; tail -5 "$log" >&2; return 1; }
   sed -n 's/^# result file: //p' "$log" | tail -1
 }
 
-# Fig 8/9/11: every system side by side, cache 20% of the features
-run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache,mmap >/dev/null
+# Fig 8/9/11: every system side by side, cache 20% of the features. mmap
+# thrashes the page cache under the budget (minutes per batch where the
+# disk's read-ahead is large), so at small/full scale it runs beside
+# hyperion in its own pair with a few batches, one epoch.
+if [ "$mmap_batches" = 0 ]; then
+  run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache,mmap >/dev/null
+else
+  run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache >/dev/null
+  run mmap-pair "$files" 20 hyperion,mmap 1 --epoch-batches "$mmap_batches" >/dev/null
+fi
 # Fig 12/13/14: hyperion over the number of files and the cache size
 for nf in $sweep_files; do
   for pct in $cache_pcts; do
