@@ -17,8 +17,10 @@
 #include "../gnn/gnn_pipeline.h"
 #include "../offload/aio.h"
 
+#include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -37,7 +39,7 @@ static struct {
     double train_frac;
     char *data;
     unsigned systems;
-    long long epoch_batches;
+    long long epoch_batches, train_threads;
     long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes;
     char *fanout;
     double lr;
@@ -78,6 +80,9 @@ static const struct mb_opt gnn_opts[] = {
      "threads completing a batch's reads (wait, copy, verify)", "N"},
     {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
     {"io-threads", 0, MB_OPT_INT, &opt.io_threads, "0", NULL, 0, 64, "engine I/O threads (0: engine's rule)", "N"},
+    {"train-threads", 0, MB_OPT_INT, &opt.train_threads, "1", NULL, 1, 1024,
+     "threads of the training step (OpenMP and OpenBLAS); the pipeline's stage threads run their own "
+     "work single-threaded, so cores are partitioned as Hyperion partitions SMs", "N"},
     {"epoch-batches", 0, MB_OPT_INT, &opt.epoch_batches, "0", NULL, 0, 1 << 30,
      "batches per epoch and rank (0 = all the training nodes); the same for every system", "N"},
     {"eval-nodes", 0, MB_OPT_INT, &opt.eval_nodes, "2000", NULL, 0, 1 << 30,
@@ -146,13 +151,10 @@ static int validate(struct mb_run *run)
         if (gnn_profile_load(opt.profile, &p, err, sizeof(err)) != 0)
             BAD("--profile: %s", err);
     }
-    uint64_t feat = gnn_feature_bytes(&hdr), topo = gnn_topology_bytes(&hdr);
     if (opt.mem_budget && opt.cache_dev + opt.cache_host >= opt.mem_budget)
         BAD("--cache-dev/--cache-host: the caches (%zu B) must leave room in --mem-budget (%zu B)",
             opt.cache_dev + opt.cache_host, opt.mem_budget);
     snprintf(ds_label, sizeof(ds_label), "rmat%d-ef%d-d%d-f%u", hdr.scale, hdr.edge_factor, hdr.dim, hdr.ndev);
-    (void)feat;
-    (void)topo;
     return 0;
 #undef BAD
 }
@@ -302,6 +304,8 @@ static int plan(struct mb_run *run)
         c->count = 1ull << opt.scale;
         return 0;
     }
+    omp_set_num_threads((int)opt.train_threads); /* the training step (main thread) */
+    openblas_set_num_threads((int)opt.train_threads);
     int key;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
@@ -386,6 +390,7 @@ struct st {
 
 static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
 {
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     (void)tid; (void)nt;
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
@@ -439,6 +444,7 @@ static void share(size_t rows, int k, int K, size_t *lo, size_t *hi)
 
 static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
 {
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
@@ -460,6 +466,7 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
 
 static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
 {
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
@@ -567,8 +574,6 @@ static void measure_rates(struct st *s)
     for (int rep = 0; rep < 3; rep++) {
         for (size_t i = 0; i < n; i++)
             ids[i] = (int64_t)(gnn_hash4(77, (uint64_t)rep, i, 0) % hdr.n);
-        for (size_t i = 0; i < n; i++) /* evict them from nothing: O_DIRECT reads */
-            ;
         double t0 = mb_now();
         /* the engine path: a few large batches, as the pipeline submits them */
         int rc = gnn_gather(r, ids, n, x);
@@ -707,7 +712,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     };
     s->pipe = gnn_pipe_new(stages, 3, s->nslots, s);
     size_t ntr;
-    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+    gnn_train_ids(s->ds, &ntr);
     s->n_train = ntr;
     s->order = malloc((ntr ? ntr : 1) * sizeof(int64_t));
     size_t nval;
@@ -716,7 +721,6 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     s->eval_ids = malloc((s->n_eval ? s->n_eval : 1) * sizeof(int64_t));
     for (size_t i = 0; i < s->n_eval; i++)
         s->eval_ids[i] = val[i];
-    (void)tr;
     long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
     MPI_Allreduce(MPI_IN_PLACE, &nb, 1, MPI_LONG, MPI_MAX, run->comm);
     if (opt.epoch_batches > 0 && opt.epoch_batches < nb)
@@ -746,9 +750,6 @@ static void prepare(void *st, long long iter)
     gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, s->epoch, s->order);
     struct gnn_read_stats drop;
     collect_stats(s, &drop, 1);
-    if (budget_on && s->sys != S_INMEM && iter == 0 && budget.cgroup[0]) {
-        /* nothing */
-    }
 }
 
 static void epoch_report(struct st *s, double epoch_s);
@@ -977,7 +978,6 @@ static double model(struct mb_run *run, const struct mb_case *c)
     }
     if (kv)
         v = kv->d;
-    snprintf(key, sizeof(key), "%s/bytes_read_per_epoch", sys_names[sys]);
     return v;
 }
 
