@@ -7,10 +7,10 @@
 #     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
 #                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
-#                     hidden 16, 20 batches per epoch, 3 epochs; sweep over 1, 2, 4 files x cache
+#                     hidden 16, 40 batches per epoch, 3 epochs; sweep over 1, 2, 4 files x cache
 #                     10%, 20% of the features (hyperion only)
 #     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
-#                     50 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
+#                     100 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
 #     --data DIR      where datasets are generated (default $BUILD/gnn-data); kept between runs
 # Every run uses job_scripts/mb-gnn.sbatch, which falls back to mpirun outside Slurm.
@@ -32,9 +32,9 @@ case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2
       extra=(--eval-nodes 200) mmap_batches=0 ;;
 small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="10 20" budget=$((1024 * MiB)) batch=64
-       fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 20) mmap_batches=3 ;;
+       fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 40) mmap_batches=1 ;;
 full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="10 20 40" budget=$((4096 * MiB)) batch=256
-      fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 50) mmap_batches=5 ;;
+      fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 100) mmap_batches=1 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
