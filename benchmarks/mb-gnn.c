@@ -843,9 +843,11 @@ static double predict_epoch(const struct st *s, const char **bound)
     memset(&w, 0, sizeof(w));
     w.batch_size = (double)opt.batch;
     double nb = (double)s->nbatches;
-    if (s->cache) { /* the cache model's transactions per batch */
-        w.n_ssd_tx = s->cinfo.tx_ssd / nb;
-        w.n_mem_tx = s->cinfo.tx_mem / nb;
+    if (s->cache) { /* the cache model's transactions per batch: its counts
+                     * are for one presampled epoch over every training node */
+        double presampled = ceil((double)s->n_train / (double)opt.batch);
+        w.n_ssd_tx = s->cinfo.tx_ssd / presampled;
+        w.n_mem_tx = s->cinfo.tx_mem / presampled;
     } else {
         w.n_ssd_tx = s->prof_ssd_tx_pb;
         w.n_mem_tx = s->prof_mem_tx_pb;

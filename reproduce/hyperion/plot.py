@@ -98,7 +98,8 @@ def main():
     ax[0].legend(fontsize=7)
 
     # (b) throughput vs files, hyperion, per cache size
-    hy = [r for r in rows if r["system"] == "hyperion"]
+    with_mmap = {r["run"] for r in rows if r["system"] == "mmap"} if len({r["run"] for r in rows}) > 1 else set()
+    hy = [r for r in rows if r["system"] == "hyperion" and r["run"] not in with_mmap]
     for cache in sorted({r["cache"] for r in hy}):
         pts = sorted([r for r in hy if r["cache"] == cache], key=lambda r: r["ndev"])
         pts = {r["ndev"]: r for r in pts}  # the last run per file count
@@ -113,7 +114,8 @@ def main():
     ax[1].legend(fontsize=7)
 
     # (c) predicted vs measured
-    pr = [(r["t_median"], r["model"], r["system"]) for r in rows if r["model"] == r["model"] and r["model"] > 0]
+    pr = [(r["t_median"], r["model"], r["system"]) for r in rows
+          if r["model"] == r["model"] and r["model"] > 0 and r["run"] not in with_mmap]
     if pr:
         ax[2].scatter([p[0] for p in pr], [p[1] for p in pr], s=14)
         lim = max(max(p[0] for p in pr), max(p[1] for p in pr)) * 1.1

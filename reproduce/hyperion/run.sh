@@ -13,17 +13,19 @@
 #                     100 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
 #     --data DIR      where datasets are generated (default $BUILD/gnn-data); kept between runs
+#     --no-mmap       skip the mmap pair (minutes per batch at small scale), e.g. to keep an earlier one
 # Every run uses job_scripts/mb-gnn.sbatch, which falls back to mpirun outside Slurm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small out="" data=""
+scale=small out="" data="" no_mmap=0
 while [ $# -gt 0 ]; do
   case $1 in
   --scale) scale=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
   --data) data=${2:-}; shift 2 ;;
-  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --no-mmap) no_mmap=1; shift ;;
+  -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,7 +68,7 @@ if [ "$mmap_batches" = 0 ]; then
   run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache,mmap >/dev/null
 else
   run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache >/dev/null
-  run mmap-pair "$files" 20 hyperion,mmap 1 --epoch-batches "$mmap_batches" >/dev/null
+  [ $no_mmap = 1 ] || run mmap-pair "$files" 20 hyperion,mmap 1 --epoch-batches "$mmap_batches" >/dev/null
 fi
 # Fig 12/13/14: hyperion over the number of files and the cache size
 for nf in $sweep_files; do
