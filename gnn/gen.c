@@ -68,12 +68,13 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /* Both endpoints (scrambled) of tuple e. */
-static inline void tuple(uint64_t seed, int scale, uint64_t e, uint32_t *a, uint32_t *b)
+static inline void tuple(const struct gnn_scrambler *sc, uint64_t seed, int scale, uint64_t e, uint32_t *a,
+                         uint32_t *b)
 {
     uint64_t u, v;
     gnn_rmat_edge(seed, scale, e, &u, &v);
-    *a = (uint32_t)gnn_scramble(seed, scale, u);
-    *b = (uint32_t)gnn_scramble(seed, scale, v);
+    *a = (uint32_t)gnn_scramble_fast(sc, u);
+    *b = (uint32_t)gnn_scramble_fast(sc, v);
 }
 
 int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, size_t errlen)
@@ -114,6 +115,8 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
     const uint64_t n = 1ULL << p.scale, T = (uint64_t)p.edge_factor * n;
     const uint64_t seed = p.seed;
     const int scale = p.scale;
+    struct gnn_scrambler scr;
+    gnn_scrambler_init(&scr, seed, scale);
     struct gnn_header h;
     memset(&h, 0, sizeof(h));
     h.magic = GNN_MAGIC;
@@ -168,7 +171,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
 #pragma omp parallel for schedule(static)
     for (uint64_t e = 0; e < T; e++) {
         uint32_t a, b;
-        tuple(seed, scale, e, &a, &b);
+        tuple(&scr, seed, scale, e, &a, &b);
         if (a == b)
             continue;
 #pragma omp atomic
@@ -223,7 +226,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
 #pragma omp parallel for schedule(static)
         for (uint64_t e = 0; e < T; e++) {
             uint32_t a, b;
-            tuple(seed, scale, e, &a, &b);
+            tuple(&scr, seed, scale, e, &a, &b);
             if (a == b)
                 continue;
             if (a >= lo && a < hi) {

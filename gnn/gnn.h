@@ -110,6 +110,20 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *p, char *err, siz
  * and the scrambling bijection on [0, 2^scale); exposed for tests. */
 void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *v);
 uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x);
+/* The same bijection with its seed-derived constants computed once. */
+struct gnn_scrambler {
+    uint64_t mul[3], add[3], mask;
+    int sh;
+};
+void gnn_scrambler_init(struct gnn_scrambler *s, uint64_t seed, int scale);
+static inline uint64_t gnn_scramble_fast(const struct gnn_scrambler *s, uint64_t x)
+{
+    for (int r = 0; r < 3; r++) {
+        x = (x * s->mul[r] + s->add[r]) & s->mask;
+        x ^= x >> s->sh;
+    }
+    return x;
+}
 /* Label, split membership (0 none, 1 train, 2 validation) and feature
  * value of node v, as the generator computes them. */
 int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v);
