@@ -70,9 +70,9 @@ void gnn_hotness_free(struct gnn_hotness *h)
 }
 
 /* hotness-descending order of the nodes with hot > 0 and 0 < bytes <= z */
-static const uint32_t *sort_hot;
-static int cmp_hot(const void *x, const void *y)
+static int cmp_hot(const void *x, const void *y, void *arg)
 {
+    const uint32_t *sort_hot = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     if (sort_hot[a] != sort_hot[b])
         return sort_hot[a] > sort_hot[b] ? -1 : 1;
@@ -108,8 +108,7 @@ static int build_queue(struct queue *q, const uint32_t *hot, uint64_t n, const u
         }
         q->node[q->n++] = (uint32_t)v;
     }
-    sort_hot = hot;
-    qsort(q->node, q->n, sizeof(uint32_t), cmp_hot);
+    qsort_r(q->node, q->n, sizeof(uint32_t), cmp_hot, (void *)hot);
     q->chunk_start = malloc(sizeof(size_t) * (q->n + 2));
     q->cost = calloc(q->n + 1, sizeof(*q->cost));
     q->chunk_bytes = calloc(q->n + 1, sizeof(uint64_t));
