@@ -140,10 +140,11 @@ static void free_queue(struct queue *q)
     free(q->chunk_bytes);
 }
 
-struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
-                                  const struct gnn_cache_cfg *cfgin, char *err, size_t errlen)
+/* Plans (fill = 0: queues, placement, sizes and hit rates only) or builds
+ * the cache (fill = 1: tier memory filled through r). */
+static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r, const struct gnn_hotness *h,
+                                    const struct gnn_cache_cfg *cfgin, int fill, char *err, size_t errlen)
 {
-    struct gnn_dataset *ds = gnn_reader_dataset(r);
     const struct gnn_header *hd = &ds->h;
     struct gnn_cache_cfg cfg = *cfgin;
     unsigned cls = cfg.cls ? cfg.cls : 64, ssds = cfg.ssds ? cfg.ssds : 512;
@@ -168,9 +169,13 @@ struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness
         goto oom;
     c->ds = ds;
     c->offsets = ds->offsets;
-    c->tloc = calloc(hd->n, sizeof(uint64_t));
-    c->floc = calloc(hd->n, sizeof(uint64_t));
-    if (!c->tloc || !c->floc || build_queue(&qt, h->topo, hd->n, ds->offsets, 0, z, &cfg, cls, ssds) ||
+    if (fill) {
+        c->tloc = calloc(hd->n, sizeof(uint64_t));
+        c->floc = calloc(hd->n, sizeof(uint64_t));
+        if (!c->tloc || !c->floc)
+            goto oom;
+    }
+    if (build_queue(&qt, h->topo, hd->n, ds->offsets, 0, z, &cfg, cls, ssds) ||
         build_queue(&qf, h->feat, hd->n, NULL, hd->row_bytes, z, &cfg, cls, ssds))
         goto oom;
     size_t kdev = (size_t)(cfg.cap[GNN_TIER_DEV] / z), khost = (size_t)(cfg.cap[GNN_TIER_HOST] / z);
@@ -200,6 +205,13 @@ struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness
         in->feat_bytes[t] = fb;
         in->topo_bytes[t] = tb;
         c->mem_bytes[t] = fb + tb;
+        if (!fill) {
+            for (size_t i = f0; i < f1; i++)
+                hot_f[t] += h->feat[qf.node[i]];
+            for (size_t i = t0; i < t1; i++)
+                hot_t[t] += h->topo[qt.node[i]];
+            continue;
+        }
         if (posix_memalign((void **)&c->mem[t], 4096, fb + tb + 4096) != 0) {
             c->mem[t] = NULL;
             goto oom;
@@ -256,6 +268,23 @@ fail:
     free_queue(&qf);
     gnn_cache_free(c);
     return NULL;
+}
+
+struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
+                                  const struct gnn_cache_cfg *cfg, char *err, size_t errlen)
+{
+    return cache_make(gnn_reader_dataset(r), r, h, cfg, 1, err, errlen);
+}
+
+int gnn_cache_plan(const struct gnn_dataset *ds, const struct gnn_hotness *h, const struct gnn_cache_cfg *cfg,
+                   struct gnn_cache_info *out, char *err, size_t errlen)
+{
+    struct gnn_cache *c = cache_make((struct gnn_dataset *)ds, NULL, h, cfg, 0, err, errlen);
+    if (!c)
+        return -1;
+    *out = c->info;
+    gnn_cache_free(c);
+    return 0;
 }
 
 void gnn_cache_free(struct gnn_cache *c)

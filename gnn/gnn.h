@@ -422,6 +422,12 @@ struct gnn_cache_info {
 struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
                                   const struct gnn_cache_cfg *cfg, char *err, size_t errlen);
 void gnn_cache_free(struct gnn_cache *c);
+/* The same placement without allocating or reading anything: what a cache
+ * of these capacities would hold and its predicted hit rates and
+ * transactions per presampled epoch (for TPC predictions over cache
+ * sizes). 0, or -1 with a message. */
+int gnn_cache_plan(const struct gnn_dataset *ds, const struct gnn_hotness *h, const struct gnn_cache_cfg *cfg,
+                   struct gnn_cache_info *out, char *err, size_t errlen);
 void gnn_cache_info(const struct gnn_cache *c, struct gnn_cache_info *out);
 /* Lookups: tier of v's topology / features, and the pointer into tier
  * memory (NULL on a miss). */

@@ -166,8 +166,10 @@ static void test_cache(const char *dir)
             fprintf(stderr, "%s\n", err);
             continue;
         }
-        struct gnn_cache_info in;
+        struct gnn_cache_info in, plan;
         gnn_cache_info(c, &in);
+        EXPECT(gnn_cache_plan(ds, &hot, &cc, &plan, err, sizeof(err)) == 0);
+        EXPECT(!memcmp(&plan, &in, sizeof(in)));
         EXPECT(in.topo_bytes[1] + in.feat_bytes[1] <= cc.cap[1] && in.topo_bytes[2] + in.feat_bytes[2] <= cc.cap[2]);
         EXPECT(gnn_cache_mem_bytes(c, GNN_TIER_DEV) == in.topo_bytes[1] + in.feat_bytes[1]);
         EXPECT(in.feat_nodes[1] + in.feat_nodes[2] + in.topo_nodes[1] + in.topo_nodes[2] > 0);
