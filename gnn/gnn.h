@@ -323,8 +323,9 @@ void gnn_sample_free(struct gnn_sample *s);
 int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg,
                      const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
 /* Samples the next hop (reads the destinations' neighbour lists through
- * r). Returns the hop number just sampled (0-based), or -1 on an error
- * (gnn_reader_error), or 0-based hops when all were done already. After
+ * r). Returns the hop number just sampled (0-based), -1 on an error
+ * (a read error: gnn_reader_error; else out of memory), or `hops` when
+ * all were done already. After
  * it, nodes[hop_end[h]..hop_end[h+1]) are new: their features can be
  * gathered while the next hop samples (Hyperion's intra-batch overlap). */
 int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
@@ -374,7 +375,9 @@ int gnn_placement_parse(const char *s, enum gnn_placement_policy *out);
 
 struct gnn_cache_cfg {
     uint64_t cap[3];          /* bytes: cap[GNN_TIER_DEV], cap[GNN_TIER_HOST]; cap[0] unused */
-    uint64_t chunk;           /* Z, bytes; 0 = 100 MB (paper), capped to what fits */
+    uint64_t chunk;           /* Z, bytes; 0 = 100 MB (paper) capped to a quarter of
+                                 the smallest non-empty tier. Items larger than Z
+                                 (huge neighbour lists) are never cached. */
     unsigned cls;             /* PCIe transaction bytes; 0 = 64 */
     unsigned ssds;            /* SSD access granularity; 0 = 512 */
     int per_access_ceil;      /* 0: ceil(H*size/g) as printed; 1: H*ceil(size/g) */
