@@ -91,11 +91,13 @@ struct gnn_gen_params {
     int ndev;           /* data files (stand-in SSDs); 0 = 1 */
     size_t stripe;      /* stripe unit, multiple of 4096; 0 = 64 KiB */
     int nthreads;       /* OpenMP threads; 0 = default. Output does not depend on it */
-    uint64_t topo_mem;  /* bytes the topology build may hold; 0 = unlimited.
-                           Below the topology's size the neighbours are built
-                           in vertex-range passes (each pass regenerates the
-                           edges), so memory stays bounded. Features always
-                           stream through a fixed buffer. */
+    uint64_t topo_mem;  /* bytes the topology build may hold; 0 = up to half the
+                           machine's memory. With 32 B per tuple available the
+                           CSR is built by a parallel radix sort of all
+                           entries; below that in vertex-range passes (each
+                           regenerates the tuples) so memory stays bounded.
+                           Both give the same bytes. Features always stream
+                           through a fixed 16 MiB buffer. */
     int quiet;          /* no progress lines on stderr */
 };
 
