@@ -78,17 +78,23 @@ int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v
     return 0;
 }
 
-/* Element j of a node: centroid sign from the class key, noise (24
- * random bits -> [-1, 1), exact in float) from the node key; keys are
- * hashes of (seed, label) and (seed, v), so one mix per term. */
+/* Element j of a node: the centroid sign is bit j%64 of a hash of (class
+ * key, j/64), the noise 24 bits (-> [-1, 1), exact in float) of a hash of
+ * (node key, j/2), two elements per hash; the keys hash (seed, label) and
+ * (seed, v). About half a mix per element. */
 static inline uint64_t class_key(uint64_t seed, int32_t y) { return gnn_hash4(seed, 0xce47ULL, (uint64_t)y, 0); }
 static inline uint64_t node_key(uint64_t seed, uint64_t v) { return gnn_hash4(seed, 0xfea7ULL, v, 0); }
+static inline float elem_of(uint64_t signs, uint64_t noise, float signal, uint32_t j)
+{
+    uint32_t bits = (uint32_t)((j & 1) ? (noise >> 8) : (noise >> 40)) & 0xffffffu;
+    float u = (float)(int32_t)bits * (1.0f / 8388608.0f) - 1.0f;
+    return (((signs >> (j & 63)) & 1) ? signal : -signal) + u;
+}
+static inline uint64_t sign_word(uint64_t ck, uint32_t j) { return gnn_mix64(ck + (uint64_t)(j >> 6) * 0x9e3779b97f4a7c15ULL); }
+static inline uint64_t noise_word(uint64_t nk, uint32_t j) { return gnn_mix64(nk ^ ((uint64_t)(j >> 1) * 0xc2b2ae3d27d4eb4fULL)); }
 static inline float feature_elem(uint64_t ck, uint64_t nk, float signal, uint32_t j)
 {
-    uint64_t c = gnn_mix64(ck + (uint64_t)j * 0x9e3779b97f4a7c15ULL);
-    uint64_t n = gnn_mix64(nk ^ ((uint64_t)j * 0xc2b2ae3d27d4eb4fULL));
-    float noise = (float)(int32_t)((n >> 40) & 0xffffff) * (1.0f / 8388608.0f) - 1.0f;
-    return ((c & 1) ? signal : -signal) + noise;
+    return elem_of(sign_word(ck, j), noise_word(nk, j), signal, j);
 }
 
 float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
@@ -99,17 +105,29 @@ float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, ui
 void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
 {
     uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
-    for (int j = 0; j < h->dim; j++)
-        row[j] = feature_elem(ck, nk, h->signal, (uint32_t)j);
+    uint64_t signs = 0, noise = 0;
+    for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
+        if ((j & 63) == 0)
+            signs = sign_word(ck, j);
+        if ((j & 1) == 0)
+            noise = noise_word(nk, j);
+        row[j] = elem_of(signs, noise, h->signal, j);
+    }
 }
 
 size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full)
 {
     uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     if (full) {
-        for (int j = 0; j < h->dim; j++)
-            if (row[j] != feature_elem(ck, nk, h->signal, (uint32_t)j))
+        uint64_t signs = 0, noise = 0;
+        for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
+            if ((j & 63) == 0)
+                signs = sign_word(ck, j);
+            if ((j & 1) == 0)
+                noise = noise_word(nk, j);
+            if (row[j] != elem_of(signs, noise, h->signal, j))
                 return (size_t)j + 1;
+        }
         return 0;
     }
     /* first and last element plus two node-dependent positions */
