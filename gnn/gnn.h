@@ -190,8 +190,8 @@ struct gnn_dataset;
 /* Opens DIR. Checks magic, version, header checksum, sizes of every file
  * (a short or long file is named), labels and split checksums, and with
  * verify_topology the topology checksum. The CSR offsets are always held
- * in memory (8 B per node); labels and split ids too. Errors: NULL and one
- * line in err naming the file. */
+ * in memory (8 B per node); labels and split ids too. o may be NULL:
+ * everything in memory. Errors: NULL and one line in err naming the file. */
 struct gnn_dataset *gnn_open(const char *dir, const struct gnn_open_opts *o, char *err,
                              size_t errlen);
 void gnn_close(struct gnn_dataset *ds);
