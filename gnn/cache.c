@@ -70,9 +70,9 @@ void gnn_hotness_free(struct gnn_hotness *h)
 }
 
 /* hotness-descending order of the nodes with hot > 0 and 0 < bytes <= z */
-static const uint32_t *sort_hot;
-static int cmp_hot(const void *x, const void *y)
+static int cmp_hot(const void *x, const void *y, void *arg)
 {
+    const uint32_t *sort_hot = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     if (sort_hot[a] != sort_hot[b])
         return sort_hot[a] > sort_hot[b] ? -1 : 1;
@@ -108,8 +108,7 @@ static int build_queue(struct queue *q, const uint32_t *hot, uint64_t n, const u
         }
         q->node[q->n++] = (uint32_t)v;
     }
-    sort_hot = hot;
-    qsort(q->node, q->n, sizeof(uint32_t), cmp_hot);
+    qsort_r(q->node, q->n, sizeof(uint32_t), cmp_hot, (void *)hot);
     q->chunk_start = malloc(sizeof(size_t) * (q->n + 2));
     q->cost = calloc(q->n + 1, sizeof(*q->cost));
     q->chunk_bytes = calloc(q->n + 1, sizeof(uint64_t));
@@ -141,10 +140,11 @@ static void free_queue(struct queue *q)
     free(q->chunk_bytes);
 }
 
-struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
-                                  const struct gnn_cache_cfg *cfgin, char *err, size_t errlen)
+/* Plans (fill = 0: queues, placement, sizes and hit rates only) or builds
+ * the cache (fill = 1: tier memory filled through r). */
+static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r, const struct gnn_hotness *h,
+                                    const struct gnn_cache_cfg *cfgin, int fill, char *err, size_t errlen)
 {
-    struct gnn_dataset *ds = gnn_reader_dataset(r);
     const struct gnn_header *hd = &ds->h;
     struct gnn_cache_cfg cfg = *cfgin;
     unsigned cls = cfg.cls ? cfg.cls : 64, ssds = cfg.ssds ? cfg.ssds : 512;
@@ -169,9 +169,13 @@ struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness
         goto oom;
     c->ds = ds;
     c->offsets = ds->offsets;
-    c->tloc = calloc(hd->n, sizeof(uint64_t));
-    c->floc = calloc(hd->n, sizeof(uint64_t));
-    if (!c->tloc || !c->floc || build_queue(&qt, h->topo, hd->n, ds->offsets, 0, z, &cfg, cls, ssds) ||
+    if (fill) {
+        c->tloc = calloc(hd->n, sizeof(uint64_t));
+        c->floc = calloc(hd->n, sizeof(uint64_t));
+        if (!c->tloc || !c->floc)
+            goto oom;
+    }
+    if (build_queue(&qt, h->topo, hd->n, ds->offsets, 0, z, &cfg, cls, ssds) ||
         build_queue(&qf, h->feat, hd->n, NULL, hd->row_bytes, z, &cfg, cls, ssds))
         goto oom;
     size_t kdev = (size_t)(cfg.cap[GNN_TIER_DEV] / z), khost = (size_t)(cfg.cap[GNN_TIER_HOST] / z);
@@ -201,6 +205,13 @@ struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness
         in->feat_bytes[t] = fb;
         in->topo_bytes[t] = tb;
         c->mem_bytes[t] = fb + tb;
+        if (!fill) {
+            for (size_t i = f0; i < f1; i++)
+                hot_f[t] += h->feat[qf.node[i]];
+            for (size_t i = t0; i < t1; i++)
+                hot_t[t] += h->topo[qt.node[i]];
+            continue;
+        }
         if (posix_memalign((void **)&c->mem[t], 4096, fb + tb + 4096) != 0) {
             c->mem[t] = NULL;
             goto oom;
@@ -257,6 +268,23 @@ fail:
     free_queue(&qf);
     gnn_cache_free(c);
     return NULL;
+}
+
+struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
+                                  const struct gnn_cache_cfg *cfg, char *err, size_t errlen)
+{
+    return cache_make(gnn_reader_dataset(r), r, h, cfg, 1, err, errlen);
+}
+
+int gnn_cache_plan(const struct gnn_dataset *ds, const struct gnn_hotness *h, const struct gnn_cache_cfg *cfg,
+                   struct gnn_cache_info *out, char *err, size_t errlen)
+{
+    struct gnn_cache *c = cache_make((struct gnn_dataset *)ds, NULL, h, cfg, 0, err, errlen);
+    if (!c)
+        return -1;
+    *out = c->info;
+    gnn_cache_free(c);
+    return 0;
 }
 
 void gnn_cache_free(struct gnn_cache *c)

@@ -43,12 +43,6 @@ static void progress(const struct gnn_gen_params *p, const char *fmt, ...)
     va_end(ap);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Writes the whole of buf to fd. */
 static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -65,15 +59,6 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
         len -= (size_t)r;
     }
     return 0;
-}
-
-/* Both endpoints (scrambled) of tuple e. */
-static inline void tuple(uint64_t seed, int scale, uint64_t e, uint32_t *a, uint32_t *b)
-{
-    uint64_t u, v;
-    gnn_rmat_edge(seed, scale, e, &u, &v);
-    *a = (uint32_t)gnn_scramble(seed, scale, u);
-    *b = (uint32_t)gnn_scramble(seed, scale, v);
 }
 
 int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, size_t errlen)
@@ -133,8 +118,8 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
     h.stripe = p.stripe;
 
     int rc = -1;
-    uint64_t *raw = NULL, *offs = NULL;
-    uint32_t *nb = NULL, *ids = NULL;
+    uint64_t *offs = NULL;
+    uint32_t *ids = NULL;
     int32_t *labels = NULL;
     char *fbuf = NULL;
     struct gnn_vol vol = {.ndev = p.ndev, .stripe = p.stripe};
@@ -154,129 +139,30 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
     snprintf(mfin, sizeof(mfin), "%s/graph.meta", dir);
     snprintf(mtmp, sizeof(mtmp), "%s/graph.meta.tmp", dir);
 
-    double t0 = (double)clock() / CLOCKS_PER_SEC;
-    (void)t0;
-    /* 1: raw degrees (both directions, self-loops dropped) */
-    raw = calloc(n + 1, sizeof(*raw));
     offs = calloc(n + 1, sizeof(*offs));
-    if (!raw || !offs) {
-        snprintf(err, errlen, "out of memory for %llu degrees", (unsigned long long)n);
+    if (!offs) {
+        snprintf(err, errlen, "out of memory for %llu offsets", (unsigned long long)n);
         goto out;
     }
     progress(&p, "scale %d: %llu vertices, %llu tuples", scale, (unsigned long long)n,
              (unsigned long long)T);
-#pragma omp parallel for schedule(static)
-    for (uint64_t e = 0; e < T; e++) {
-        uint32_t a, b;
-        tuple(seed, scale, e, &a, &b);
-        if (a == b)
-            continue;
-#pragma omp atomic
-        raw[a]++;
-#pragma omp atomic
-        raw[b]++;
-    }
-    /* raw -> exclusive prefix (raw[v] = start of v's raw slots) */
-    uint64_t acc = 0, maxdeg = 0;
-    for (uint64_t v = 0; v < n; v++) {
-        uint64_t d = raw[v];
-        raw[v] = acc;
-        acc += d;
-        if (d > maxdeg)
-            maxdeg = d;
-    }
-    raw[n] = acc;
-
-    /* 2: fill passes over vertex ranges; the neighbours section is written
-     * at its final place only after the offsets are known, so each pass
-     * writes behind a running cursor and the offsets go last. */
-    uint64_t cap_entries = p.topo_mem ? p.topo_mem / 4 : acc;
-    if (cap_entries < maxdeg)
-        cap_entries = maxdeg;
-    if (cap_entries < 1)
-        cap_entries = 1;
-    nb = malloc((cap_entries < acc ? cap_entries : acc) * 4 + 4);
-    uint64_t *cur = malloc(sizeof(uint64_t) * (n + 1));
-    if (!nb || !cur) {
-        free(cur);
-        snprintf(err, errlen, "out of memory for the topology build (%llu entries)",
-                 (unsigned long long)cap_entries);
-        goto out;
-    }
-    /* final m is unknown until dedup: neighbours are written at a
-     * provisional section start (the layout with m = raw count), then the
-     * layout is recomputed with the final m and, if the section moved,
-     * nothing needs moving because off_neigh depends only on n. */
+    /* off_neigh depends only on n and the stripe, so the neighbours can be
+     * written before m is known */
     uint64_t off_neigh = gnn_round_up(8 * (n + 1), p.stripe);
-    uint64_t m = 0, passes = 0;
-    uint64_t sum_neigh = 0;
-    offs[0] = 0;
-    for (uint64_t lo = 0; lo < n;) {
-        uint64_t hi = lo;
-        while (hi < n && raw[hi + 1] - raw[lo] <= cap_entries)
-            hi++;
-        if (hi == lo)
-            hi = lo + 1;
-        uint64_t base = raw[lo];
-        for (uint64_t v = lo; v < hi; v++)
-            cur[v] = raw[v] - base;
-#pragma omp parallel for schedule(static)
-        for (uint64_t e = 0; e < T; e++) {
-            uint32_t a, b;
-            tuple(seed, scale, e, &a, &b);
-            if (a == b)
-                continue;
-            if (a >= lo && a < hi) {
-                uint64_t s;
-#pragma omp atomic capture
-                s = cur[a]++;
-                nb[s] = b;
-            }
-            if (b >= lo && b < hi) {
-                uint64_t s;
-#pragma omp atomic capture
-                s = cur[b]++;
-                nb[s] = a;
-            }
-        }
-        /* sort + dedup each list; new degrees into offs[v+1] */
-#pragma omp parallel for schedule(dynamic, 1024)
-        for (uint64_t v = lo; v < hi; v++) {
-            uint32_t *l = nb + (raw[v] - base);
-            uint64_t d = raw[v + 1] - raw[v], k = 0;
-            qsort(l, d, 4, cmp_u32);
-            for (uint64_t i = 0; i < d; i++)
-                if (k == 0 || l[i] != l[k - 1])
-                    l[k++] = l[i];
-            offs[v + 1] = k;
-        }
-        /* compact the range in place, in order */
-        uint64_t w = 0;
-        for (uint64_t v = lo; v < hi; v++) {
-            uint32_t *l = nb + (raw[v] - base);
-            memmove(nb + w, l, offs[v + 1] * 4);
-            w += offs[v + 1];
-            offs[v + 1] += offs[v];
-        }
-        /* checksum position: the neighbours follow the offsets in the
-         * topology stream */
-        sum_neigh += gnn_checksum(nb, w * 4, 8 * (n + 1) + 4 * m);
-        int e = gnn_vol_pwrite(&vol, off_neigh + 4 * m, nb, w * 4);
+    uint64_t m = 0, sum_neigh = 0;
+    int passes = 0;
+    {
+        int e = gnn_gen_topology(&vol, off_neigh, seed, scale, T, p.topo_mem, offs, &m, &sum_neigh, &passes);
         if (e) {
-            free(cur);
-            snprintf(err, errlen, "%s: write: %s", dir, strerror(-e));
+            snprintf(err, errlen, "%s: building the topology: %s", dir, strerror(-e));
             goto out;
         }
-        m += w;
-        passes++;
-        lo = hi;
     }
-    free(cur);
-    free(nb);
-    nb = NULL;
     h.m = m;
-    progress(&p, "topology: %llu neighbour entries in %llu pass(es)", (unsigned long long)m,
-             (unsigned long long)passes);
+    if (passes)
+        progress(&p, "topology: %llu neighbour entries in %d vertex-range pass(es)", (unsigned long long)m, passes);
+    else
+        progress(&p, "topology: %llu neighbour entries (sorted build)", (unsigned long long)m);
     {
         int e = gnn_vol_pwrite(&vol, 0, offs, 8 * (n + 1));
         if (e) {
@@ -285,8 +171,6 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         }
     }
     h.sum_topology = gnn_checksum(offs, 8 * (n + 1), 0) + sum_neigh;
-    free(raw);
-    raw = NULL;
     free(offs);
     offs = NULL;
 
@@ -404,9 +288,7 @@ out:
             close(vol.fd[i]);
     if (metafd >= 0)
         close(metafd);
-    free(raw);
     free(offs);
-    free(nb);
     free(ids);
     free(labels);
     free(fbuf);

@@ -91,11 +91,13 @@ struct gnn_gen_params {
     int ndev;           /* data files (stand-in SSDs); 0 = 1 */
     size_t stripe;      /* stripe unit, multiple of 4096; 0 = 64 KiB */
     int nthreads;       /* OpenMP threads; 0 = default. Output does not depend on it */
-    uint64_t topo_mem;  /* bytes the topology build may hold; 0 = unlimited.
-                           Below the topology's size the neighbours are built
-                           in vertex-range passes (each pass regenerates the
-                           edges), so memory stays bounded. Features always
-                           stream through a fixed buffer. */
+    uint64_t topo_mem;  /* bytes the topology build may hold; 0 = up to half the
+                           machine's memory. With 32 B per tuple available the
+                           CSR is built by a parallel radix sort of all
+                           entries; below that in vertex-range passes (each
+                           regenerates the tuples) so memory stays bounded.
+                           Both give the same bytes. Features always stream
+                           through a fixed 16 MiB buffer. */
     int quiet;          /* no progress lines on stderr */
 };
 
@@ -110,6 +112,20 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *p, char *err, siz
  * and the scrambling bijection on [0, 2^scale); exposed for tests. */
 void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *v);
 uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x);
+/* The same bijection with its seed-derived constants computed once. */
+struct gnn_scrambler {
+    uint64_t mul[3], add[3], mask;
+    int sh;
+};
+void gnn_scrambler_init(struct gnn_scrambler *s, uint64_t seed, int scale);
+static inline uint64_t gnn_scramble_fast(const struct gnn_scrambler *s, uint64_t x)
+{
+    for (int r = 0; r < 3; r++) {
+        x = (x * s->mul[r] + s->add[r]) & s->mask;
+        x ^= x >> s->sh;
+    }
+    return x;
+}
 /* Label, split membership (0 none, 1 train, 2 validation) and feature
  * value of node v, as the generator computes them. */
 int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v);
@@ -174,8 +190,8 @@ struct gnn_dataset;
 /* Opens DIR. Checks magic, version, header checksum, sizes of every file
  * (a short or long file is named), labels and split checksums, and with
  * verify_topology the topology checksum. The CSR offsets are always held
- * in memory (8 B per node); labels and split ids too. Errors: NULL and one
- * line in err naming the file. */
+ * in memory (8 B per node); labels and split ids too. o may be NULL:
+ * everything in memory. Errors: NULL and one line in err naming the file. */
 struct gnn_dataset *gnn_open(const char *dir, const struct gnn_open_opts *o, char *err,
                              size_t errlen);
 void gnn_close(struct gnn_dataset *ds);
@@ -309,8 +325,9 @@ void gnn_sample_free(struct gnn_sample *s);
 int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg,
                      const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
 /* Samples the next hop (reads the destinations' neighbour lists through
- * r). Returns the hop number just sampled (0-based), or -1 on an error
- * (gnn_reader_error), or 0-based hops when all were done already. After
+ * r). Returns the hop number just sampled (0-based), -1 on an error
+ * (a read error: gnn_reader_error; else out of memory), or `hops` when
+ * all were done already. After
  * it, nodes[hop_end[h]..hop_end[h+1]) are new: their features can be
  * gathered while the next hop samples (Hyperion's intra-batch overlap). */
 int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
@@ -360,7 +377,9 @@ int gnn_placement_parse(const char *s, enum gnn_placement_policy *out);
 
 struct gnn_cache_cfg {
     uint64_t cap[3];          /* bytes: cap[GNN_TIER_DEV], cap[GNN_TIER_HOST]; cap[0] unused */
-    uint64_t chunk;           /* Z, bytes; 0 = 100 MB (paper), capped to what fits */
+    uint64_t chunk;           /* Z, bytes; 0 = 100 MB (paper) capped to a quarter of
+                                 the smallest non-empty tier. Items larger than Z
+                                 (huge neighbour lists) are never cached. */
     unsigned cls;             /* PCIe transaction bytes; 0 = 64 */
     unsigned ssds;            /* SSD access granularity; 0 = 512 */
     int per_access_ceil;      /* 0: ceil(H*size/g) as printed; 1: H*ceil(size/g) */
@@ -408,6 +427,12 @@ struct gnn_cache_info {
 struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
                                   const struct gnn_cache_cfg *cfg, char *err, size_t errlen);
 void gnn_cache_free(struct gnn_cache *c);
+/* The same placement without allocating or reading anything: what a cache
+ * of these capacities would hold and its predicted hit rates and
+ * transactions per presampled epoch (for TPC predictions over cache
+ * sizes). 0, or -1 with a message. */
+int gnn_cache_plan(const struct gnn_dataset *ds, const struct gnn_hotness *h, const struct gnn_cache_cfg *cfg,
+                   struct gnn_cache_info *out, char *err, size_t errlen);
 void gnn_cache_info(const struct gnn_cache *c, struct gnn_cache_info *out);
 /* Lookups: tier of v's topology / features, and the pointer into tier
  * memory (NULL on a miss). */

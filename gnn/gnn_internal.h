@@ -43,6 +43,12 @@ struct gnn_dataset {
 /* mmap: copy logical [off, off+len) out of the mapped files. */
 void gnn_map_copy(const struct gnn_dataset *ds, uint64_t off, void *dst, size_t len);
 
+/* The generator's CSR: writes the neighbours at off_neigh of vol, fills
+ * offs[0..n]; *passes = 0 for the sorted build, else the number of vertex
+ * range passes. 0, or -errno. */
+int gnn_gen_topology(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t seed, int scale, uint64_t T,
+                     uint64_t topo_mem, uint64_t *offs, uint64_t *m, uint64_t *sum, int *passes);
+
 /* The dataset a reader reads. */
 struct gnn_dataset *gnn_reader_dataset(const struct gnn_reader *r);
 

@@ -23,16 +23,22 @@ uint64_t gnn_hash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 
 /* Bijection on [0, 2^scale): rounds of (odd multiply + add) and xor-shift,
  * each invertible modulo 2^scale. */
-uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x)
+void gnn_scrambler_init(struct gnn_scrambler *s, uint64_t seed, int scale)
 {
-    uint64_t mask = scale >= 64 ? ~0ULL : ((1ULL << scale) - 1);
-    int sh = scale / 2 > 0 ? scale / 2 : 1;
+    s->mask = scale >= 64 ? ~0ULL : ((1ULL << scale) - 1);
+    s->sh = scale / 2 > 0 ? scale / 2 : 1;
     for (int r = 0; r < 3; r++) {
         uint64_t k = gnn_hash4(seed, 0x5c7a3b1eULL, (uint64_t)r, 0);
-        x = (x * (k | 1) + (k >> 17)) & mask;
-        x ^= x >> sh;
+        s->mul[r] = k | 1;
+        s->add[r] = k >> 17;
     }
-    return x & mask;
+}
+
+uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x)
+{
+    struct gnn_scrambler s;
+    gnn_scrambler_init(&s, seed, scale);
+    return gnn_scramble_fast(&s, x);
 }
 
 /* Graph500 initiator as 32-bit thresholds. */
@@ -72,35 +78,56 @@ int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v
     return 0;
 }
 
-/* Element j of a node with label y: centroid sign from (seed, y, j),
- * noise (24 random bits -> [-1, 1), exact in float) from (seed, v, j). */
-static inline float feature_elem(uint64_t seed, float signal, uint64_t v, int32_t y, uint32_t j)
+/* Element j of a node: the centroid sign is bit j%64 of a hash of (class
+ * key, j/64), the noise 24 bits (-> [-1, 1), exact in float) of a hash of
+ * (node key, j/2), two elements per hash; the keys hash (seed, label) and
+ * (seed, v). About half a mix per element. */
+static inline uint64_t class_key(uint64_t seed, int32_t y) { return gnn_hash4(seed, 0xce47ULL, (uint64_t)y, 0); }
+static inline uint64_t node_key(uint64_t seed, uint64_t v) { return gnn_hash4(seed, 0xfea7ULL, v, 0); }
+static inline float elem_of(uint64_t signs, uint64_t noise, float signal, uint32_t j)
 {
-    uint64_t c = gnn_hash4(seed, 0xce47ULL, (uint64_t)y, j);
-    uint64_t n = gnn_hash4(seed, 0xfea7ULL, v, j);
-    float noise = (float)(int32_t)((n >> 40) & 0xffffff) * (1.0f / 8388608.0f) - 1.0f;
-    return ((c & 1) ? signal : -signal) + noise;
+    uint32_t bits = (uint32_t)((j & 1) ? (noise >> 8) : (noise >> 40)) & 0xffffffu;
+    float u = (float)(int32_t)bits * (1.0f / 8388608.0f) - 1.0f;
+    return (((signs >> (j & 63)) & 1) ? signal : -signal) + u;
+}
+static inline uint64_t sign_word(uint64_t ck, uint32_t j) { return gnn_mix64(ck + (uint64_t)(j >> 6) * 0x9e3779b97f4a7c15ULL); }
+static inline uint64_t noise_word(uint64_t nk, uint32_t j) { return gnn_mix64(nk ^ ((uint64_t)(j >> 1) * 0xc2b2ae3d27d4eb4fULL)); }
+static inline float feature_elem(uint64_t ck, uint64_t nk, float signal, uint32_t j)
+{
+    return elem_of(sign_word(ck, j), noise_word(nk, j), signal, j);
 }
 
 float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
 {
-    return feature_elem(seed, signal, v, gnn_node_label(seed, classes, v), j);
+    return feature_elem(class_key(seed, gnn_node_label(seed, classes, v)), node_key(seed, v), signal, j);
 }
 
 void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
 {
-    int32_t y = gnn_node_label(h->seed, h->classes, v);
-    for (int j = 0; j < h->dim; j++)
-        row[j] = feature_elem(h->seed, h->signal, v, y, (uint32_t)j);
+    uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
+    uint64_t signs = 0, noise = 0;
+    for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
+        if ((j & 63) == 0)
+            signs = sign_word(ck, j);
+        if ((j & 1) == 0)
+            noise = noise_word(nk, j);
+        row[j] = elem_of(signs, noise, h->signal, j);
+    }
 }
 
 size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full)
 {
-    int32_t y = gnn_node_label(h->seed, h->classes, v);
+    uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     if (full) {
-        for (int j = 0; j < h->dim; j++)
-            if (row[j] != feature_elem(h->seed, h->signal, v, y, (uint32_t)j))
+        uint64_t signs = 0, noise = 0;
+        for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
+            if ((j & 63) == 0)
+                signs = sign_word(ck, j);
+            if ((j & 1) == 0)
+                noise = noise_word(nk, j);
+            if (row[j] != elem_of(signs, noise, h->signal, j))
                 return (size_t)j + 1;
+        }
         return 0;
     }
     /* first and last element plus two node-dependent positions */
@@ -108,7 +135,7 @@ size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, 
     uint32_t pos[4] = {0, (uint32_t)(r % (uint64_t)h->dim), (uint32_t)((r >> 32) % (uint64_t)h->dim),
                        (uint32_t)h->dim - 1};
     for (int i = 0; i < 4; i++)
-        if (row[pos[i]] != feature_elem(h->seed, h->signal, v, y, pos[i]))
+        if (row[pos[i]] != feature_elem(ck, nk, h->signal, pos[i]))
             return (size_t)pos[i] + 1;
     return 0;
 }

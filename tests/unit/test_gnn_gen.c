@@ -207,6 +207,28 @@ static void test_dataset(void)
     for (size_t i = 0; i < nva; i++)
         splitok &= gnn_node_split(h->seed, h->train_frac, h->val_frac, va[i]) == 2;
     EXPECT(splitok);
+    /* learnable: class means of the training rows classify validation
+     * rows far above chance (1/16) */
+    int C = h->classes, D = h->dim;
+    double *mean = calloc((size_t)C * D, sizeof(double));
+    for (size_t i = 0; i < ntr; i++)
+        for (int j = 0; j < D; j++)
+            mean[lab[tr[i]] * D + j] += F[tr[i] * D + j];
+    size_t right = 0;
+    for (size_t i = 0; i < nva; i++) {
+        int best = -1;
+        double bd = -1e300;
+        for (int k = 0; k < C; k++) {
+            double dot = 0;
+            for (int j = 0; j < D; j++)
+                dot += mean[k * D + j] * F[va[i] * D + j];
+            if (dot > bd)
+                bd = dot, best = k;
+        }
+        right += best == lab[va[i]];
+    }
+    EXPECT((double)right / (double)nva > 0.5);
+    free(mean);
     gnn_close(ds);
 }
 
