@@ -1,0 +1,1068 @@
+/* mb-gnn: out-of-core GraphSAGE training (Hyperion, ICDE'25) on an R-MAT
+ * graph whose topology and features live on storage, under a memory
+ * budget, with Hyperion's system and its baselines side by side:
+ *   inmem       everything loaded into memory (the upper bound; runs
+ *               outside the budget)
+ *   hyperion    offload/aio engine + presampled unified static cache
+ *               (Hyperion's placement) + pipeline
+ *   topo-first, feat-first   the same with another cache placement
+ *   nopipe      hyperion with the stages serialised (one batch in flight)
+ *   nocache     the engine and pipeline, nothing cached
+ *   mmap        topology and features through the page cache (PyG/Ginex)
+ * One timed iteration is one epoch. Every feature row read is verified
+ * against the generator (gnn_verify_row) unless --no-check; a wrong row
+ * fails the run. `mb-gnn --generate` writes a dataset instead. */
+#include "harness/harness.h"
+#include "../gnn/gnn.h"
+#include "../gnn/gnn_pipeline.h"
+#include "../offload/aio.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, NSYS };
+static const char *const sys_names[] = {"inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap"};
+
+#define MAX_SHARES 32
+
+static struct {
+    int generate;
+    long long scale, edge_factor, dim, classes, files, gen_threads;
+    double train_frac;
+    char *data;
+    unsigned systems;
+    long long epoch_batches, train_threads;
+    long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes;
+    char *fanout;
+    double lr;
+    size_t mem_budget, cache_dev, cache_host, stripe;
+    int budget_how;
+    char *profile, *allreduce;
+} opt;
+
+static const struct mb_opt gnn_opts[] = {
+    {"generate", 0, MB_OPT_FLAG, &opt.generate, NULL, NULL, 0, 0,
+     "write a dataset into --data (R-MAT, Graph500 parameters) instead of training", NULL},
+    {"scale", 0, MB_OPT_INT, &opt.scale, "14", NULL, 4, 31, "generate: 2^SCALE vertices", "SCALE"},
+    {"edge-factor", 0, MB_OPT_INT, &opt.edge_factor, "16", NULL, 1, 1024, "generate: edge tuples per vertex", "N"},
+    {"feat-dim", 0, MB_OPT_INT, &opt.dim, "128", NULL, 128, 4096, "generate: feature dimension (multiple of 128)", "D"},
+    {"classes", 0, MB_OPT_INT, &opt.classes, "16", NULL, 2, 1024, "generate: label classes", "C"},
+    {"train-frac", 0, MB_OPT_DOUBLE, &opt.train_frac, "0.01", NULL, 1e-6, 0.9, "generate: fraction of training nodes", "F"},
+    {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "generate: data files striped together (stand-in SSDs)", "N"},
+    {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "64K", NULL, 4096, 1 << 30, "generate: stripe unit", "SIZE"},
+    {"gen-threads", 0, MB_OPT_INT, &opt.gen_threads, "0", NULL, 0, 256, "generate: threads (0 = all)", "N"},
+    {"data", 0, MB_OPT_STR, &opt.data, "build/gnn-data", NULL, 0, 0, "dataset folder", "DIR"},
+    {"system", 0, MB_OPT_LIST, &opt.systems, "inmem,hyperion,nopipe,mmap",
+     "inmem|hyperion|topo-first|feat-first|nopipe|nocache|mmap", 0, 0, "systems to train with, side by side", "LIST"},
+    {"batch", 0, MB_OPT_INT, &opt.batch, "1024", NULL, 1, 1 << 20, "seeds per mini-batch (per rank)", "N"},
+    {"fanout", 0, MB_OPT_STR, &opt.fanout, "25,10", NULL, 0, 0,
+     "fan-outs, PyG order: the first is the hop next to the seeds", "LIST"},
+    {"hidden", 0, MB_OPT_INT, &opt.hidden, "256", NULL, 1, 8192, "hidden size of the GraphSAGE layers", "H"},
+    {"lr", 0, MB_OPT_DOUBLE, &opt.lr, "0.003", NULL, 1e-6, 1, "Adam learning rate", "LR"},
+    {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e15,
+     "memory the run may use, page cache included (0 = unlimited); inmem runs outside it", "SIZE"},
+    {"budget-method", 0, MB_OPT_CHOICE, &opt.budget_how, "auto", "auto|cgroup|mlock|none", 0, 0,
+     "how the budget is enforced: a memory cgroup, else mlock of the rest (auto)", "M"},
+    {"cache-dev", 0, MB_OPT_SIZE, &opt.cache_dev, "0", NULL, 0, 1e15,
+     "\"device\" cache tier bytes (host memory standing for GPU memory)", "SIZE"},
+    {"cache-host", 0, MB_OPT_SIZE, &opt.cache_host, "16M", NULL, 0, 1e15, "host cache tier bytes", "SIZE"},
+    {"sub-threads", 0, MB_OPT_INT, &opt.sub_threads, "1", NULL, 1, MAX_SHARES,
+     "threads submitting a batch's reads (cache lookups + engine submission)", "N"},
+    {"comp-threads", 0, MB_OPT_INT, &opt.comp_threads, "1", NULL, 1, MAX_SHARES,
+     "threads completing a batch's reads (wait, copy, verify)", "N"},
+    {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
+    {"io-threads", 0, MB_OPT_INT, &opt.io_threads, "0", NULL, 0, 64, "engine I/O threads (0: engine's rule)", "N"},
+    {"train-threads", 0, MB_OPT_INT, &opt.train_threads, "1", NULL, 1, 1024,
+     "threads of the training step (OpenMP and OpenBLAS); the pipeline's stage threads run their own "
+     "work single-threaded, so cores are partitioned as Hyperion partitions SMs", "N"},
+    {"epoch-batches", 0, MB_OPT_INT, &opt.epoch_batches, "0", NULL, 0, 1 << 30,
+     "batches per epoch and rank (0 = all the training nodes); the same for every system", "N"},
+    {"eval-nodes", 0, MB_OPT_INT, &opt.eval_nodes, "2000", NULL, 0, 1 << 30,
+     "held-out (validation) nodes scored after every epoch", "N"},
+    {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
+     "TPC model hardware profile file (default: this machine, calibrated in the run)", "FILE"},
+    {"allreduce", 0, MB_OPT_STR, &opt.allreduce, "mpi", NULL, 0, 0, "collectives algorithm for the gradients", "ALGO"},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const label_names[] = {"system", "dataset", NULL};
+
+static struct gnn_sampler_cfg scfg;
+static struct gnn_header hdr;        /* of --data (training) */
+static struct gnn_budget budget;
+static int budget_on;
+static struct mb_coll_ctx *coll;
+static const struct mb_coll_algo *algo;
+static char ds_label[96];
+/* measured once per run: the engine's random-read rate and host copy rate */
+static double rand_read_Bps = NAN, memcpy_Bps = NAN;
+static double inmem_epoch_s = NAN;   /* median of the inmem case, for the bound */
+
+/* ---- validation -------------------------------------------------------- */
+
+static int read_header(const char *dir, struct gnn_header *h, char *err, size_t len)
+{
+    struct gnn_open_opts o = {GNN_MMAP, GNN_MMAP, 0, 0, 0, 0, 0};
+    struct gnn_dataset *ds = gnn_open(dir, &o, err, len);
+    if (!ds)
+        return -1;
+    *h = *gnn_dataset_header(ds);
+    gnn_close(ds);
+    return 0;
+}
+
+static int validate(struct mb_run *run)
+{
+    int r0 = run->rank == 0;
+#define BAD(...) do { if (r0) mb_warn(__VA_ARGS__); return MB_EXIT_USAGE; } while (0)
+    if (opt.generate) {
+        if (opt.dim % GNN_DIM_ALIGN)
+            BAD("--feat-dim: %lld is not a multiple of %d", opt.dim, GNN_DIM_ALIGN);
+        if (opt.stripe % 4096)
+            BAD("--stripe: must be a multiple of 4096");
+        run->common.iters = 1;
+        run->common.warmup = 0;
+        return 0;
+    }
+    if (gnn_parse_fanouts(opt.fanout, &scfg) != 0)
+        BAD("--fanout: '%s' is not a list of 1..%d positive fan-outs", opt.fanout, GNN_MAX_HOPS);
+    if (scfg.hops > GNN_MAX_LAYERS)
+        BAD("--fanout: at most %d hops", GNN_MAX_LAYERS);
+    if (!opt.systems)
+        BAD("--system: empty list");
+    if (run->common.device != MB_DEV_HOST)
+        BAD("-d/--device: mb-gnn runs on the host (the \"device\" cache tier is host memory; accepts host)");
+    char err[512];
+    if (read_header(opt.data, &hdr, err, sizeof(err)) != 0)
+        BAD("--data: %s", err);
+    algo = mb_coll_find(opt.allreduce);
+    if (!algo)
+        BAD("--allreduce: unknown algorithm '%s'", opt.allreduce);
+    if (opt.profile) {
+        struct gnn_hw_profile p;
+        if (gnn_profile_load(opt.profile, &p, err, sizeof(err)) != 0)
+            BAD("--profile: %s", err);
+    }
+    if (opt.mem_budget && opt.cache_dev + opt.cache_host >= opt.mem_budget)
+        BAD("--cache-dev/--cache-host: the caches (%zu B) must leave room in --mem-budget (%zu B)",
+            opt.cache_dev + opt.cache_host, opt.mem_budget);
+    snprintf(ds_label, sizeof(ds_label), "rmat%d-ef%d-d%d-f%u", hdr.scale, hdr.edge_factor, hdr.dim, hdr.ndev);
+    return 0;
+#undef BAD
+}
+
+/* The kernel's read-ahead of the data's block device: what mmap's page
+ * faults read around each miss (-1 when unknown). */
+static long long read_ahead_kb(void)
+{
+    char path[1100];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/data.0", opt.data);
+    if (stat(path, &st) != 0)
+        return -1;
+    const char *fmt[] = {"/sys/dev/block/%u:%u/queue/read_ahead_kb", "/sys/dev/block/%u:%u/../queue/read_ahead_kb"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), fmt[i], major(st.st_dev), minor(st.st_dev));
+        FILE *f = fopen(path, "r");
+        long long v = -1;
+        if (f) {
+            int ok = fscanf(f, "%lld", &v) == 1;
+            fclose(f);
+            if (ok)
+                return v;
+        }
+    }
+    return -1;
+}
+
+static void config(struct mb_run *run, struct mb_kvlist *c)
+{
+    mb_kv_str(c, "fanout_order", "PyG: the first fan-out is the hop next to the seeds; layer 0 consumes the outermost hop");
+    if (opt.generate)
+        return;
+    mb_kv_int(c, "n", (long long)hdr.n);
+    mb_kv_int(c, "m", (long long)hdr.m);
+    mb_kv_int(c, "dim", hdr.dim);
+    mb_kv_int(c, "classes", hdr.classes);
+    mb_kv_int(c, "n_train", (long long)hdr.n_train);
+    mb_kv_int(c, "n_val", (long long)hdr.n_val);
+    mb_kv_int(c, "ndev", hdr.ndev);
+    mb_kv_int(c, "feature_bytes", (long long)gnn_feature_bytes(&hdr));
+    mb_kv_int(c, "topology_bytes", (long long)gnn_topology_bytes(&hdr));
+    mb_kv_str(c, "epoch_time", "one timed iteration = one epoch over this rank's share of the training nodes");
+    mb_kv_int(c, "budget_bytes", (long long)opt.mem_budget);
+    mb_kv_int(c, "read_ahead_kb", read_ahead_kb());
+    mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
+    mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
+    mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
+    mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4): epoch = batches x max(T_ssd, T_pcie, T_train, T_sample, "
+                          "T_cpu = process CPU time per batch / cores); inputs profiled in the first epoch; nopipe: "
+                          "the sum of T_ssd, T_pcie, T_train, T_sample");
+    mb_kv_str(c, "bound", "max(inmem epoch time, storage bytes read / the engine's measured random-read rate)");
+    (void)run;
+}
+
+/* ---- budget: the node's first rank creates the cgroup, the others join -- */
+
+static int enforce_budget(struct mb_run *run)
+{
+    if (!opt.mem_budget)
+        return 0;
+    MPI_Comm node;
+    MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int lr;
+    MPI_Comm_rank(node, &lr);
+    char err[700] = "";
+    int rc = 0;
+    if (lr == 0)
+        rc = gnn_budget_enforce(&budget, opt.mem_budget, (enum gnn_budget_how)opt.budget_how, err, sizeof(err));
+    MPI_Bcast(&rc, 1, MPI_INT, 0, node);
+    MPI_Bcast(&budget, (int)sizeof(budget), MPI_BYTE, 0, node);
+    budget.owner = lr == 0 && !rc;
+    if (!rc && lr != 0)
+        rc = gnn_budget_join(&budget, err, sizeof(err));
+    MPI_Comm_free(&node);
+    int any = rc != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, run->comm);
+    if (any) {
+        if (rc)
+            mb_warn("--mem-budget: cannot enforce %zu bytes: %s", opt.mem_budget, err);
+        return -1;
+    }
+    budget_on = 1;
+    return 0;
+}
+
+/* inmem is the upper bound: it leaves the budget's cgroup and comes back */
+static void budget_leave(void)
+{
+    if (budget_on && budget.cgroup[0]) {
+        char p[600];
+        snprintf(p, sizeof(p), "%s/cgroup.procs", budget.home);
+        FILE *f = fopen(p, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+}
+static void budget_enter(void)
+{
+    char err[256];
+    if (budget_on && budget.cgroup[0] && gnn_budget_join(&budget, err, sizeof(err)) != 0)
+        mb_warn("rejoining the budget cgroup: %s", err);
+}
+
+static void release_budget(void)
+{
+    if (!budget_on)
+        return;
+    int owner = budget.owner;
+    if (!owner)
+        gnn_budget_release(&budget);
+    MPI_Barrier(MPI_COMM_WORLD); /* the node's others leave before the owner removes it */
+    if (owner)
+        gnn_budget_release(&budget);
+    budget_on = 0;
+}
+
+/* ---- plan ------------------------------------------------------------- */
+
+static struct mb_case *cases;
+
+/* At the start of MPI_Finalize (MPI still usable): the collectives
+ * context goes, the ranks leave the budget's cgroup, its owner removes it. */
+static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
+{
+    (void)comm, (void)key, (void)val, (void)extra;
+    if (coll)
+        mb_coll_ctx_free(coll);
+    coll = NULL;
+    release_budget();
+    return MPI_SUCCESS;
+}
+
+static int plan(struct mb_run *run)
+{
+    cases = calloc(NSYS + 1, sizeof(*cases));
+    run->cases = cases;
+    if (opt.generate) {
+        struct mb_case *c = &cases[run->ncases++];
+        snprintf(c->name, sizeof(c->name), "generate/rmat%lld-ef%lld-d%lld-f%lld", opt.scale, opt.edge_factor, opt.dim,
+                 opt.files);
+        snprintf(c->group, sizeof(c->group), "generate (time = reopening with every checksum; generate_s in /config)");
+        c->labels[0] = "generate";
+        c->labels[1] = c->name + 9;
+        c->count = 1ull << opt.scale;
+        return 0;
+    }
+    omp_set_num_threads((int)opt.train_threads); /* the training step (main thread) */
+    openblas_set_num_threads((int)opt.train_threads);
+    int key;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+    if (enforce_budget(run) != 0)
+        return -1;
+    char err[256];
+    if (run->nranks > 1) {
+        coll = mb_coll_ctx_create(run->comm, 0, err, sizeof(err));
+        if (!coll) {
+            mb_warn("collectives: %s", err);
+            return -1;
+        }
+        if (!mb_coll_usable(algo, coll, MB_COLL_ALLREDUCE, err, sizeof(err))) {
+            if (run->rank == 0)
+                mb_warn("--allreduce: %s", err);
+            return -1;
+        }
+    }
+    run->emulation = "stand-ins: each data file stands for one NVMe SSD (striped RAID0 by offload/aio); host "
+                     "memory stands for GPU memory (the \"device\" cache tier and the training buffers); the "
+                     "host-tier copies stand for PCIe transfers; training runs on the CPU (OpenBLAS)";
+    for (int s = 0; s < NSYS; s++) /* inmem first: the bound needs its time */
+        if (opt.systems & (1u << s)) {
+            struct mb_case *c = &cases[run->ncases++];
+            snprintf(c->name, sizeof(c->name), "%s/%s", sys_names[s], ds_label);
+            snprintf(c->group, sizeof(c->group), "GraphSAGE epochs (count = training seeds per epoch; "
+                                                 "time = one epoch)");
+            c->labels[0] = sys_names[s];
+            c->labels[1] = ds_label;
+            c->user = (void *)(intptr_t)s;
+            uint64_t per_epoch = (uint64_t)opt.epoch_batches * (uint64_t)opt.batch * (uint64_t)run->nranks;
+            c->count = opt.epoch_batches && per_epoch < hdr.n_train ? per_epoch : hdr.n_train;
+        }
+    return 0;
+}
+
+/* ---- per-system state ---------------------------------------------------- */
+
+struct slot {
+    struct gnn_sample smp;
+    float *x;
+    size_t x_rows;
+    int32_t *labels;
+    size_t n_seeds;
+    struct gnn_reader *rd[MAX_SHARES];
+    char err[300];
+    double t_sample, t_submit, t_complete;
+};
+
+struct st {
+    struct mb_run *run;
+    enum sys sys;
+    struct gnn_dataset *ds;
+    struct gnn_cache *cache;
+    struct gnn_cache_info cinfo;
+    double presample_s, cache_build_s;
+    struct gnn_reader *sampler_rd;
+    int nslots, nshares;
+    struct slot slot[16];
+    struct gnn_pipe *pipe;
+    struct gnn_model model;
+    int64_t *order;          /* this epoch's permutation of the training ids */
+    size_t n_train;
+    int64_t *eval_ids;
+    size_t n_eval;
+    int eval_mode;
+    long nbatches;           /* per rank, equal on every rank */
+    uint64_t epoch;
+    int verify;
+    /* per epoch */
+    struct gnn_read_stats rs;
+    double t_train, loss, acc_train, acc_val, last_epoch_s;
+    int epoch_failed;
+    char fail_msg[600];
+    /* profile for the TPC model */
+    double prof_train_pb, prof_sample_pb, prof_lookup_pb, prof_cpu_pb;
+    double cpu_s;            /* process CPU seconds of the last epoch */
+    double prof_ssd_tx_pb, prof_mem_tx_pb;
+    int profiled;
+    long long epoch_idx;
+};
+
+static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
+{
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    (void)tid; (void)nt;
+    struct st *s = ctx;
+    struct slot *sl = &s->slot[slot];
+    double t0 = mb_now();
+    const int64_t *seeds = NULL;
+    size_t n;
+    if (s->eval_mode) {
+        size_t lo = ((size_t)b * (size_t)s->run->nranks + (size_t)s->run->rank) * (size_t)opt.batch;
+        n = lo < s->n_eval ? s->n_eval - lo : 0;
+        if (n > (size_t)opt.batch)
+            n = (size_t)opt.batch;
+        seeds = s->eval_ids + (n ? lo : 0);
+    } else {
+        n = gnn_batch_seeds(s->order, s->n_train, (size_t)opt.batch, s->run->rank, s->run->nranks, (size_t)b, &seeds);
+    }
+    sl->n_seeds = n;
+    sl->err[0] = 0;
+    if (n == 0) {
+        sl->t_sample = mb_now() - t0;
+        return 0;
+    }
+    if (gnn_sample(&sl->smp, &scfg, s->sampler_rd, seeds, n, s->eval_mode ? 1000000 + s->epoch : s->epoch,
+                   (uint64_t)b) < 0) {
+        snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(s->sampler_rd));
+        return 1;
+    }
+    const int32_t *lab = gnn_labels(s->ds);
+    for (size_t i = 0; i < n; i++)
+        sl->labels[i] = lab[seeds[i]];
+    size_t rows = sl->smp.block[0].n_src;
+    if (rows > sl->x_rows) {
+        gnn_free_rows(s->ds, sl->x);
+        size_t want = rows + rows / 4;
+        sl->x = gnn_alloc_rows(s->ds, want);
+        sl->x_rows = sl->x ? want : 0;
+        if (!sl->x) {
+            snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
+            return 1;
+        }
+    }
+    sl->t_sample = mb_now() - t0;
+    return 0;
+}
+
+/* share k of a batch's input rows */
+static void share(size_t rows, int k, int K, size_t *lo, size_t *hi)
+{
+    *lo = rows * (size_t)k / (size_t)K;
+    *hi = rows * (size_t)(k + 1) / (size_t)K;
+}
+
+static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
+{
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    struct st *s = ctx;
+    struct slot *sl = &s->slot[slot];
+    if (!sl->n_seeds)
+        return 0;
+    double t0 = mb_now();
+    size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim;
+    for (int k = tid; k < s->nshares; k += nt) {
+        size_t lo, hi;
+        share(rows, k, s->nshares, &lo, &hi);
+        if (hi > lo && gnn_gather_submit(sl->rd[k], sl->smp.nodes + lo, hi - lo, sl->x + lo * dim) != 0) {
+            snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
+            return 1;
+        }
+    }
+    if (tid == 0)
+        sl->t_submit = mb_now() - t0;
+    return 0;
+}
+
+static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
+{
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    struct st *s = ctx;
+    struct slot *sl = &s->slot[slot];
+    if (!sl->n_seeds)
+        return 0;
+    double t0 = mb_now();
+    size_t rows = sl->smp.block[0].n_src;
+    for (int k = tid; k < s->nshares; k += nt) {
+        size_t lo, hi;
+        share(rows, k, s->nshares, &lo, &hi);
+        if (hi > lo && gnn_gather_wait(sl->rd[k]) != 0) {
+            snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
+            return 1;
+        }
+    }
+    if (tid == 0)
+        sl->t_complete = mb_now() - t0;
+    return 0;
+}
+
+static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
+{
+    memset(acc, 0, sizeof(*acc));
+    struct gnn_read_stats one;
+    gnn_reader_stats(s->sampler_rd, &one);
+    gnn_read_stats_add(acc, &one);
+    if (reset)
+        gnn_reader_reset_stats(s->sampler_rd);
+    for (int i = 0; i < s->nslots; i++)
+        for (int k = 0; k < s->nshares; k++) {
+            gnn_reader_stats(s->slot[i].rd[k], &one);
+            gnn_read_stats_add(acc, &one);
+            if (reset)
+                gnn_reader_reset_stats(s->slot[i].rd[k]);
+        }
+}
+
+/* Runs one pass (training or evaluation) over nb batches through the
+ * pipeline. Returns 0, or -1 after a failed batch (message in fail_msg). */
+static int run_pass(struct st *s, long nb, int eval, long limit)
+{
+    s->eval_mode = eval;
+    if (limit > 0 && limit < nb)
+        nb = limit;
+    if (gnn_pipe_start(s->pipe, nb) != 0) {
+        snprintf(s->fail_msg, sizeof(s->fail_msg), "pipeline not drained");
+        return -1;
+    }
+    int slot, status, failed = 0;
+    long b;
+    double loss = 0;
+    size_t correct = 0, seen = 0;
+    s->t_train = 0;
+    while (gnn_pipe_next(s->pipe, &slot, &b, &status)) {
+        struct slot *sl = &s->slot[slot];
+        /* every rank takes part in every step's allreduce, so a rank with a
+         * failed batch trains on nothing and reports the failure after */
+        if (status && !failed) {
+            failed = 1;
+            snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", sl->err[0] ? sl->err : "a pipeline stage failed");
+        }
+        size_t n = status || failed ? 0 : sl->n_seeds;
+        double l = 0, t0 = mb_now();
+        size_t ok = 0;
+        char err[256];
+        int rc = eval ? gnn_model_eval(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
+                      : gnn_model_step(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
+        s->t_train += mb_now() - t0;
+        if (rc && !failed) {
+            failed = 1;
+            snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed", b);
+        }
+        loss += l;
+        correct += ok;
+        seen += n;
+        gnn_pipe_release(s->pipe, slot);
+    }
+    double v[3] = {loss, (double)correct, (double)seen};
+    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, s->run->comm);
+    if (eval)
+        s->acc_val = v[2] > 0 ? v[1] / v[2] : 0;
+    else {
+        s->loss = v[2] > 0 ? v[0] / v[2] : 0;
+        s->acc_train = v[2] > 0 ? v[1] / v[2] : 0;
+    }
+    return failed ? -1 : 0;
+}
+
+static long eval_batches(const struct st *s)
+{
+    size_t per = (size_t)opt.batch * (size_t)s->run->nranks;
+    return (long)((s->n_eval + per - 1) / per);
+}
+
+/* ---- the engine's random-read rate and the host copy rate -------------- */
+
+static void measure_rates(struct st *s)
+{
+    if (!isnan(rand_read_Bps))
+        return;
+    struct gnn_reader *r = gnn_reader_new(s->ds, NULL, 0);
+    size_t n = 4096 < hdr.n ? 4096 : (size_t)hdr.n;
+    int64_t *ids = malloc(n * sizeof(int64_t));
+    float *x = gnn_alloc_rows(s->ds, n);
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (int64_t)(gnn_hash4(77, (uint64_t)rep, i, 0) % hdr.n);
+        double t0 = mb_now();
+        /* the engine path: a few large batches, as the pipeline submits them */
+        int rc = gnn_gather(r, ids, n, x);
+        double dt = mb_now() - t0;
+        if (rc == 0 && dt > 0 && (double)n * (double)hdr.row_bytes / dt > best)
+            best = (double)n * (double)hdr.row_bytes / dt;
+    }
+    rand_read_Bps = best;
+    /* host copy rate (the "PCIe" of the emulation): rows copied out of a
+     * buffer larger than the caches, every destination page read back */
+    size_t bytes = 64u << 20;
+    char *a = malloc(bytes), *c = malloc(bytes);
+    memset(a, 1, bytes);
+    memset(c, 2, bytes);
+    double t0 = mb_now();
+    for (size_t off = 0; off + hdr.row_bytes <= bytes; off += hdr.row_bytes)
+        memcpy(c + off, a + (bytes - hdr.row_bytes - off), hdr.row_bytes);
+    double dt = mb_now() - t0;
+    volatile unsigned sink = 0;
+    for (size_t off = 0; off < bytes; off += 4096)
+        sink += (unsigned char)c[off];
+    memcpy_Bps = dt > 0 ? (double)bytes / dt : NAN;
+    free(a);
+    free(c);
+    gnn_free_rows(s->ds, x);
+    free(ids);
+    gnn_reader_free(r);
+}
+
+/* ---- setup / iterate / check / teardown ----------------------------------- */
+
+static int setup_generate(struct mb_run *run, void **out)
+{
+    *out = calloc(1, sizeof(struct st));
+    ((struct st *)*out)->run = run;
+    int rc = 0;
+    if (run->rank == 0) {
+        struct gnn_gen_params p;
+        gnn_gen_defaults(&p);
+        p.scale = (int)opt.scale;
+        p.edge_factor = (int)opt.edge_factor;
+        p.dim = (int)opt.dim;
+        p.classes = (int)opt.classes;
+        p.seed = (uint64_t)run->common.seed;
+        p.train_frac = opt.train_frac;
+        p.val_frac = opt.train_frac;
+        p.ndev = (int)opt.files;
+        p.stripe = opt.stripe;
+        p.nthreads = (int)opt.gen_threads;
+        p.quiet = run->common.quiet;
+        char err[512];
+        double t0 = mb_now();
+        if (gnn_generate(opt.data, &p, err, sizeof(err)) != 0) {
+            mb_warn("--generate: %s", err);
+            rc = -1;
+        }
+        mb_kv_dbl(&run->result.config, "generate_s", mb_now() - t0);
+    }
+    return rc;
+}
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **out)
+{
+    if (opt.generate)
+        return setup_generate(run, out);
+    struct st *s = calloc(1, sizeof(*s));
+    *out = s;
+    s->run = run;
+    s->sys = (enum sys)(intptr_t)c->user;
+    s->verify = run->common.check ? 1 : 0;
+    if (s->sys == S_INMEM)
+        budget_leave();
+    /* this case's reads are charged to it: nothing of the data in the page cache */
+    char path[1200], err[512];
+    snprintf(path, sizeof(path), "%s/graph.meta", opt.data);
+    gnn_drop_file_cache(path);
+    for (unsigned d = 0; d < hdr.ndev; d++) {
+        snprintf(path, sizeof(path), "%s/data.%u", opt.data, d);
+        gnn_drop_file_cache(path);
+    }
+    struct gnn_open_opts oo;
+    memset(&oo, 0, sizeof(oo));
+    enum gnn_access acc = s->sys == S_INMEM ? GNN_MEM : s->sys == S_MMAP ? GNN_MMAP : GNN_AIO;
+    oo.topo = oo.feat = acc;
+    oo.aio_threads = (int)opt.io_threads;
+    s->ds = gnn_open(opt.data, &oo, err, sizeof(err));
+    if (!s->ds) {
+        mb_warn("%s: %s", c->name, err);
+        return -1;
+    }
+    int cached = s->sys == S_HYPERION || s->sys == S_TOPO_FIRST || s->sys == S_FEAT_FIRST || s->sys == S_NOPIPE;
+    if (cached && opt.cache_dev + opt.cache_host > 0) {
+        struct gnn_reader *r = gnn_reader_new(s->ds, NULL, s->verify);
+        struct gnn_hotness h;
+        double t0 = mb_now();
+        if (gnn_presample(r, &scfg, (size_t)opt.batch, 0, &h) != 0) {
+            mb_warn("%s: presampling: %s", c->name, gnn_reader_error(r));
+            gnn_reader_free(r);
+            return -1;
+        }
+        s->presample_s = mb_now() - t0;
+        struct gnn_cache_cfg cc;
+        memset(&cc, 0, sizeof(cc));
+        cc.cap[GNN_TIER_DEV] = opt.cache_dev;
+        cc.cap[GNN_TIER_HOST] = opt.cache_host;
+        cc.policy = s->sys == S_TOPO_FIRST ? GNN_PLACE_TOPO_FIRST
+                    : s->sys == S_FEAT_FIRST ? GNN_PLACE_FEAT_FIRST
+                                             : GNN_PLACE_HYPERION;
+        t0 = mb_now();
+        s->cache = gnn_cache_build(r, &h, &cc, err, sizeof(err));
+        s->cache_build_s = mb_now() - t0;
+        gnn_hotness_free(&h);
+        gnn_reader_free(r);
+        if (!s->cache) {
+            mb_warn("%s: cache: %s", c->name, err);
+            return -1;
+        }
+        gnn_cache_info(s->cache, &s->cinfo);
+    }
+    s->sampler_rd = gnn_reader_new(s->ds, s->cache, s->verify);
+    s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    s->nshares = (int)(opt.sub_threads > opt.comp_threads ? opt.sub_threads : opt.comp_threads);
+    size_t seeds_cap = (size_t)opt.batch;
+    for (int i = 0; i < s->nslots; i++) {
+        struct slot *sl = &s->slot[i];
+        gnn_sample_init(&sl->smp);
+        sl->labels = malloc(seeds_cap * sizeof(int32_t));
+        for (int k = 0; k < s->nshares; k++)
+            if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
+                return -1;
+    }
+    struct gnn_stage stages[3] = {
+        {"sample", 1, sample_stage},
+        {"submit", (int)opt.sub_threads, submit_stage},
+        {"complete", (int)opt.comp_threads, complete_stage},
+    };
+    s->pipe = gnn_pipe_new(stages, 3, s->nslots, s);
+    size_t ntr;
+    gnn_train_ids(s->ds, &ntr);
+    s->n_train = ntr;
+    s->order = malloc((ntr ? ntr : 1) * sizeof(int64_t));
+    size_t nval;
+    const uint32_t *val = gnn_val_ids(s->ds, &nval);
+    s->n_eval = nval < (size_t)opt.eval_nodes ? nval : (size_t)opt.eval_nodes;
+    s->eval_ids = malloc((s->n_eval ? s->n_eval : 1) * sizeof(int64_t));
+    for (size_t i = 0; i < s->n_eval; i++)
+        s->eval_ids[i] = val[i];
+    long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
+    MPI_Allreduce(MPI_IN_PLACE, &nb, 1, MPI_LONG, MPI_MAX, run->comm);
+    if (opt.epoch_batches > 0 && opt.epoch_batches < nb)
+        nb = (long)opt.epoch_batches;
+    s->nbatches = nb;
+    if (gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
+                       (uint64_t)run->common.seed, coll, algo, run->nranks) != 0) {
+        mb_warn("%s: model: out of memory", c->name);
+        return -1;
+    }
+    if (s->sys != S_INMEM && s->sys != S_MMAP)
+        measure_rates(s);
+    if (!s->pipe || !s->sampler_rd || !s->order || !s->eval_ids)
+        return -1;
+    return 0;
+}
+
+static void prepare(void *st, long long iter)
+{
+    struct st *s = st;
+    if (opt.generate)
+        return;
+    s->epoch = (uint64_t)iter;
+    s->epoch_idx = iter;
+    size_t ntr;
+    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+    gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, s->epoch, s->order);
+    struct gnn_read_stats drop;
+    collect_stats(s, &drop, 1);
+}
+
+static void epoch_report(struct st *s, double epoch_s);
+
+/* CPU seconds of the whole process (every thread: stages, engine, BLAS). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int iterate(void *st, long long iter, double *elapsed)
+{
+    struct st *s = st;
+    if (opt.generate) {
+        if (s->run->rank == 0) {
+            char err[512];
+            struct gnn_open_opts o = {GNN_MMAP, GNN_MMAP, 1, 0, 0, 0, 0};
+            struct gnn_dataset *ds = gnn_open(opt.data, &o, err, sizeof(err));
+            if (!ds) {
+                mb_warn("--generate: reopening: %s", err);
+                s->epoch_failed = 1;
+                snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", err);
+            } else {
+                hdr = *gnn_dataset_header(ds);
+                gnn_close(ds);
+            }
+        }
+        return 0;
+    }
+    double t0 = mb_now(), c0 = cpu_now();
+    s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
+    double dt = mb_now() - t0;
+    s->cpu_s = cpu_now() - c0;
+    *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
+    s->last_epoch_s = dt;
+    collect_stats(s, &s->rs, 0);
+    if (!s->profiled && !s->epoch_failed) { /* the TPC model's profile: the first epoch */
+        double nb = (double)s->nbatches;
+        s->prof_train_pb = s->t_train / nb;
+        s->prof_sample_pb = gnn_pipe_stage_busy(s->pipe, 0) / nb;
+        s->prof_cpu_pb = s->cpu_s / nb;
+        s->prof_lookup_pb = gnn_pipe_stage_busy(s->pipe, 1) / nb;
+        s->prof_ssd_tx_pb = (double)s->rs.ssd_tx / nb;
+        s->prof_mem_tx_pb = (double)s->rs.mem_tx / nb;
+        s->profiled = 1;
+    }
+    /* held-out accuracy (untimed) */
+    struct gnn_read_stats keep = s->rs;
+    double tt = s->t_train;
+    if (!s->epoch_failed && s->n_eval)
+        s->epoch_failed = run_pass(s, eval_batches(s), 1, 0) != 0;
+    s->rs = keep;
+    s->t_train = tt;
+    epoch_report(s, dt);
+    (void)iter;
+    return 0;
+}
+
+static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint64_t total)
+{
+    snprintf(buf, len, "%.3f/%.3f", total ? (double)a / (double)total : 0, total ? (double)b / (double)total : 0);
+    return buf;
+}
+
+/* TPC model for this system: T_batch = max(T_ssd, T_pcie, T_train) with
+ * inputs from the profiled first epoch, plus the CPU sampler's stage. */
+static double predict_epoch(const struct st *s, const char **bound)
+{
+    *bound = "n/a";
+    if (!s->profiled || s->sys == S_MMAP)
+        return NAN;
+    struct gnn_hw_profile p;
+    memset(&p, 0, sizeof(p));
+    char err[256];
+    if (!opt.profile || gnn_profile_load(opt.profile, &p, err, sizeof(err)) != 0) {
+        snprintf(p.name, sizeof(p.name), "this-machine");
+        p.cls = 64;
+        p.ssds = 512;
+        p.ssd_bw = rand_read_Bps / (hdr.ndev ? hdr.ndev : 1);
+        p.pcie_bw = memcpy_Bps;
+        p.max_ssd = 64;
+        p.n_ssd = (int)hdr.ndev;
+        p.n_gpu = 1;
+        p.n_mac = 1;
+        p.c_mac = 14098;
+        p.c_ssd = 1;
+    }
+    struct gnn_workload w;
+    memset(&w, 0, sizeof(w));
+    w.batch_size = (double)opt.batch;
+    double nb = (double)s->nbatches;
+    if (s->cache) { /* the cache model's transactions per batch: its counts
+                     * are for one presampled epoch over every training node */
+        double presampled = ceil((double)s->n_train / (double)opt.batch);
+        w.n_ssd_tx = s->cinfo.tx_ssd / presampled;
+        w.n_mem_tx = s->cinfo.tx_mem / presampled;
+    } else {
+        w.n_ssd_tx = s->prof_ssd_tx_pb;
+        w.n_mem_tx = s->prof_mem_tx_pb;
+    }
+    if (s->sys == S_INMEM)
+        w.n_mem_tx += w.n_ssd_tx, w.n_ssd_tx = 0;
+    w.alpha = 0;
+    w.t_train = s->prof_train_pb;
+    struct gnn_prediction pr;
+    gnn_tpc_predict(&p, &w, (int)hdr.ndev, &pr);
+    double tb = pr.t_batch;
+    *bound = gnn_bound_name(pr.bound);
+    if (s->prof_sample_pb > tb) {
+        tb = s->prof_sample_pb;
+        *bound = "sample";
+    }
+    /* the CPU emulation's shared cores (the paper partitions SMs between
+     * its kernels): every stage's CPU time spread over the cores */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double t_cpu = s->prof_cpu_pb / (double)(cores > 0 ? cores : 1);
+    if (t_cpu > tb) {
+        tb = t_cpu;
+        *bound = "cpu";
+    }
+    if (s->sys == S_NOPIPE) { /* serialised: the stages add up */
+        tb = pr.t_ssd + pr.t_pcie + pr.t_train + s->prof_sample_pb;
+        *bound = "serial";
+    }
+    return tb * nb;
+}
+
+static void epoch_report(struct st *s, double epoch_s)
+{
+    struct mb_run *run = s->run;
+    const struct gnn_read_stats *r = &s->rs;
+    double v[4] = {(double)r->ssd_bytes, (double)r->verify_failures, (double)r->verified_rows, (double)s->epoch_failed};
+    MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_SUM, run->comm);
+    const char *bound;
+    double pred = predict_epoch(s, &bound);
+    double miss_s = rand_read_Bps > 0 ? (double)r->ssd_bytes / rand_read_Bps : NAN;
+    /* inmem is its own bound; the others are bound by inmem (measured
+     * first) and by their storage reads at the engine's random-read rate */
+    double lower = s->sys == S_INMEM ? epoch_s : isnan(inmem_epoch_s) ? miss_s : fmax(inmem_epoch_s, miss_s);
+    if (run->rank != 0)
+        return;
+    char ft[32], tt[32];
+    double nb = (double)s->nbatches;
+    printf("# epoch %lld %s: %.3f s, %.2f batches/s, loss %.4f, train acc %.4f, val acc %.4f, feat hit dev/host %s, "
+           "topo hit dev/host %s, read %.1f MB, stages/batch ms: sample %.2f submit %.2f complete %.2f train %.2f, "
+           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s\n",
+           s->epoch_idx, sys_names[s->sys], epoch_s, nb / epoch_s, s->loss, s->acc_train, s->acc_val,
+           tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
+           tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
+           1e3 * gnn_pipe_stage_busy(s->pipe, 0) / nb, 1e3 * gnn_pipe_stage_busy(s->pipe, 1) / nb,
+           1e3 * gnn_pipe_stage_busy(s->pipe, 2) / nb, 1e3 * s->t_train / nb, v[2], v[1], pred, bound, lower);
+    fflush(stdout);
+    char key[200];
+    struct mb_kvlist *c = &run->result.config;
+#define K(fmt_) (snprintf(key, sizeof(key), "%s/epoch%lld/" fmt_, sys_names[s->sys], s->epoch_idx), key)
+    mb_kv_dbl(c, K("time_s"), epoch_s);
+    mb_kv_dbl(c, K("batches_per_s"), nb / epoch_s);
+    mb_kv_dbl(c, K("loss"), s->loss);
+    mb_kv_dbl(c, K("train_acc"), s->acc_train);
+    mb_kv_dbl(c, K("val_acc"), s->acc_val);
+    mb_kv_dbl(c, K("feat_hit_dev"), r->feat_rows ? (double)r->feat_dev_hits / (double)r->feat_rows : 0);
+    mb_kv_dbl(c, K("feat_hit_host"), r->feat_rows ? (double)r->feat_host_hits / (double)r->feat_rows : 0);
+    mb_kv_dbl(c, K("topo_hit_dev"), r->topo_lists ? (double)r->topo_dev_hits / (double)r->topo_lists : 0);
+    mb_kv_dbl(c, K("topo_hit_host"), r->topo_lists ? (double)r->topo_host_hits / (double)r->topo_lists : 0);
+    mb_kv_int(c, K("storage_bytes"), (long long)v[0]);
+    mb_kv_int(c, K("ssd_requests"), (long long)r->ssd_requests);
+    mb_kv_dbl(c, K("mem_tx"), (double)r->mem_tx);
+    mb_kv_dbl(c, K("ssd_tx"), (double)r->ssd_tx);
+    mb_kv_dbl(c, K("stage_sample_s"), gnn_pipe_stage_busy(s->pipe, 0));
+    mb_kv_dbl(c, K("stage_submit_s"), gnn_pipe_stage_busy(s->pipe, 1));
+    mb_kv_dbl(c, K("stage_complete_s"), gnn_pipe_stage_busy(s->pipe, 2));
+    mb_kv_dbl(c, K("stage_train_s"), s->t_train);
+    mb_kv_dbl(c, K("cpu_s"), s->cpu_s);
+    mb_kv_dbl(c, K("train_wait_s"), gnn_pipe_wait_time(s->pipe));
+    mb_kv_dbl(c, K("allreduce_s"), s->model.allreduce_s);
+    mb_kv_dbl(c, K("model_s"), pred);
+    mb_kv_str(c, K("model_bound"), bound);
+    mb_kv_dbl(c, K("bound_s"), lower);
+    mb_kv_dbl(c, K("verified_rows"), v[2]);
+#undef K
+}
+
+static int check(void *st, long long iter, char *msg, size_t len)
+{
+    struct st *s = st;
+    (void)iter;
+    if (opt.generate) {
+        if (s->epoch_failed) {
+            snprintf(msg, len, "the generated dataset does not reopen: %s", s->fail_msg);
+            return 1;
+        }
+        return 0;
+    }
+    if (s->epoch_failed) {
+        snprintf(msg, len, "%s", s->fail_msg[0] ? s->fail_msg : "another rank failed");
+        return 1;
+    }
+    if (s->rs.verify_failures) {
+        snprintf(msg, len, "%llu feature rows failed verification (first: node %llu)",
+                 (unsigned long long)s->rs.verify_failures, (unsigned long long)s->rs.first_bad_node);
+        return 1;
+    }
+    if (s->verify && s->rs.feat_rows && !s->rs.verified_rows) {
+        snprintf(msg, len, "no feature row was verified");
+        return 1;
+    }
+    return 0;
+}
+
+static double model(struct mb_run *run, const struct mb_case *c)
+{
+    (void)c;
+    if (opt.generate || !run->result.ncases)
+        return NAN;
+    const struct mb_case_result *me = &run->result.cases[run->result.ncases - 1];
+    double v = NAN;
+    const struct mb_kv *kv = NULL;
+    char key[200];
+    enum sys sys = (enum sys)(intptr_t)c->user;
+    if (sys == S_INMEM)
+        inmem_epoch_s = me->stats.median;
+    /* the last epoch's prediction */
+    for (long long e = run->common.warmup + run->common.iters - 1; e >= 0 && !kv; e--) {
+        snprintf(key, sizeof(key), "%s/epoch%lld/model_s", sys_names[sys], e);
+        kv = mb_kv_get(&run->result.config, key);
+    }
+    if (kv)
+        v = kv->d;
+    return v;
+}
+
+static void teardown(void *st)
+{
+    struct st *s = st;
+    if (!s)
+        return;
+    struct mb_run *run = s->run;
+    if (!opt.generate && run->rank == 0) {
+        struct mb_kvlist *c = &run->result.config;
+        char key[200];
+#define K(name) (snprintf(key, sizeof(key), "%s/%s", sys_names[s->sys], name), key)
+        mb_kv_dbl(c, K("presample_s"), s->presample_s);
+        mb_kv_dbl(c, K("cache_build_s"), s->cache_build_s);
+        mb_kv_str(c, K("access"), s->ds ? gnn_access_name(gnn_dataset_feat_access(s->ds)) : "");
+        mb_kv_int(c, K("slots"), s->nslots);
+        mb_kv_int(c, K("dataset_mem_bytes"), s->ds ? (long long)gnn_dataset_mem_bytes(s->ds) : 0);
+        if (s->cache) {
+            mb_kv_str(c, K("placement"), s->sys == S_TOPO_FIRST ? "topo-first" : s->sys == S_FEAT_FIRST ? "feat-first" : "hyperion");
+            for (int t = 1; t <= 2; t++) {
+                const char *tn = t == 1 ? "dev" : "host";
+                char k2[64];
+                snprintf(k2, sizeof(k2), "cache_%s_topo_bytes", tn);
+                mb_kv_int(c, K(k2), (long long)s->cinfo.topo_bytes[t]);
+                snprintf(k2, sizeof(k2), "cache_%s_feat_bytes", tn);
+                mb_kv_int(c, K(k2), (long long)s->cinfo.feat_bytes[t]);
+                snprintf(k2, sizeof(k2), "cache_%s_mem_bytes", tn);
+                mb_kv_int(c, K(k2), (long long)gnn_cache_mem_bytes(s->cache, (enum gnn_tier)t));
+            }
+            mb_kv_dbl(c, K("cache_pred_tx_mem"), s->cinfo.tx_mem);
+            mb_kv_dbl(c, K("cache_pred_tx_ssd"), s->cinfo.tx_ssd);
+        }
+        if (budget_on && s->sys != S_INMEM) {
+            mb_kv_int(c, K("budget_peak_bytes"), (long long)gnn_budget_peak(&budget));
+            mb_kv_int(c, K("budget_limit_hits"), (long long)gnn_budget_limit_hits(&budget));
+        }
+        mb_kv_dbl(c, K("profile_train_per_batch_s"), s->prof_train_pb);
+        mb_kv_dbl(c, K("profile_sample_per_batch_s"), s->prof_sample_pb);
+        mb_kv_dbl(c, K("profile_cpu_per_batch_s"), s->prof_cpu_pb);
+        mb_kv_dbl(c, K("engine_random_read_Bps"), rand_read_Bps);
+        mb_kv_dbl(c, K("memcpy_Bps"), memcpy_Bps);
+#undef K
+    }
+    if (s->pipe)
+        gnn_pipe_free(s->pipe);
+    for (int i = 0; i < s->nslots; i++) {
+        struct slot *sl = &s->slot[i];
+        gnn_sample_free(&sl->smp);
+        if (s->ds)
+            gnn_free_rows(s->ds, sl->x);
+        free(sl->labels);
+        for (int k = 0; k < s->nshares; k++)
+            gnn_reader_free(sl->rd[k]);
+    }
+    if (s->sampler_rd)
+        gnn_reader_free(s->sampler_rd);
+    gnn_cache_free(s->cache);
+    if (s->model.nlayers)
+        gnn_model_free(&s->model);
+    if (s->ds)
+        gnn_close(s->ds);
+    free(s->order);
+    free(s->eval_ids);
+    if (!opt.generate && s->sys == S_INMEM)
+        budget_enter();
+    free(s);
+}
+
+static const struct mb_bench bench = {
+    .name = "mb-gnn",
+    .description = "Out-of-core GraphSAGE training (Hyperion) vs mmap, nopipe, nocache, inmem under a memory budget.",
+    .opts = gnn_opts,
+    .label_names = label_names,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .prepare = prepare,
+    .iterate = iterate,
+    .check = check,
+    .model = model,
+    .teardown = teardown,
+};
+
+int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }

@@ -1,0 +1,499 @@
+/* movebench gnn/: out-of-core GNN data (Hyperion, ICDE'25). An R-MAT
+ * graph generator that writes a dataset to storage, readers that fetch
+ * neighbour lists and feature rows from memory, mmap or the asynchronous
+ * storage engine (offload/aio), a PyG-style neighbour sampler building
+ * nn_sage_blocks, Hyperion's presampled unified static cache with chunked
+ * transaction-minimising placement over two memory tiers, and the TPC
+ * (throughput per cost) model with hardware profiles.
+ *
+ * Depends on offload/ (storage engine), nn/ (struct nn_sage_block) and
+ * common/. Programs (mb-gnn) build the pipeline and training on top.
+ *
+ * ---- Dataset on storage (format version GNN_FORMAT_VERSION) -------------
+ * A dataset is a directory:
+ *   DIR/graph.meta  header (4096 B, struct gnn_header), then labels
+ *                   int32[n], train ids uint32[n_train], validation ids
+ *                   uint32[n_val]; each section starts at a 4096 B boundary.
+ *   DIR/data.0 .. DIR/data.<ndev-1>
+ *                   one logical volume striped RAID0-like (stripe unit
+ *                   `stripe` bytes, offload/aio's mb_aio_map) over ndev
+ *                   files standing for ndev SSDs; every file has exactly
+ *                   file_bytes bytes. Logical sections, each starting at a
+ *                   stripe boundary:
+ *                     offsets    uint64[n+1]  CSR row pointers (in neighbours)
+ *                     neighbours uint32[m]    CSR column indices
+ *                     features   float32[n][dim], row v at feat_off + v*row_bytes
+ * Topology: Graph500 R-MAT (A,B,C,D = .57,.19,.19,.05), n = 2^scale
+ * vertices, edge_factor*n generated edge tuples, vertex ids scrambled by a
+ * seed-keyed bijection. Stored undirected: each tuple (u,v) with u != v
+ * gives u->v and v->u; self-loops dropped; each list sorted ascending and
+ * deduplicated. m counts the stored (directed) entries.
+ * Features: dim must be a multiple of 128 (row_bytes = 4*dim is a multiple
+ * of 512 B, the O_DIRECT granularity, so rows need no padding).
+ * x[v][j] = signal * c[label(v)][j] + u(seed, v, j), c in {-1,+1} and u
+ * uniform in [-1,1), both from a counter hash; label(v) = hash(seed, v) mod
+ * classes. So every row can be recomputed (verified) from (seed, v), and
+ * labels are learnable (a linear model on the node's own features beats
+ * chance; mean-aggregated neighbours add nothing but do not hurt).
+ * Split: node v is a training node when hash(seed, v) falls below
+ * train_frac, a validation node when below train_frac + val_frac; ids are
+ * listed ascending.
+ * Everything depends only on the parameters and the seed, never on the
+ * number of threads or ranks (each edge is generated from (seed, index)
+ * by a counter-based RNG).
+ *
+ * ---- Sampling (PyG convention) ------------------------------------------
+ * fanout[0] is the hop next to the seeds (PyG NeighborSampler sizes[0]),
+ * fanout[1] the next hop out, and so on. The GNN's first (input) layer
+ * consumes the outermost hop's block, its last layer the seeds' hop.
+ * So PyG [25,10] == DGL [10,25]. Uniform without replacement; a node with
+ * degree <= fan-out keeps all its neighbours. Deterministic for (seed,
+ * epoch, batch): the choice for node v at hop h depends only on (seed,
+ * epoch, batch, h, v).
+ */
+#ifndef MB_GNN_H
+#define MB_GNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../nn/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mb_aio;
+
+#define GNN_FORMAT_VERSION 1
+#define GNN_MAGIC 0x314e4e47424d4d00ULL /* "\0MMBGNN1" little-endian */
+#define GNN_HEADER_BYTES 4096
+#define GNN_MAX_HOPS 4
+#define GNN_DIM_ALIGN 128 /* dim must be a multiple: rows are 512 B multiples */
+
+/* ===== hashing (shared by generator, verifier and sampler) ============== */
+
+/* SplitMix64 finaliser and a keyed hash of up to four words. */
+uint64_t gnn_mix64(uint64_t x);
+uint64_t gnn_hash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
+
+/* ===== generation ========================================================= */
+
+struct gnn_gen_params {
+    int scale;          /* n = 2^scale vertices (4..31) */
+    int edge_factor;    /* generated tuples = edge_factor * n; 0 = 16 */
+    int dim;            /* feature dimension, multiple of 128, 128..4096 */
+    int classes;        /* labels in [0, classes); 0 = 16 */
+    uint64_t seed;
+    double train_frac;  /* fraction of nodes that train; 0 = 0.01 (paper) */
+    double val_frac;    /* validation fraction; 0 = 0.01 */
+    float signal;       /* class-centroid amplitude vs noise in [-1,1); 0 = 0.25 */
+    int ndev;           /* data files (stand-in SSDs); 0 = 1 */
+    size_t stripe;      /* stripe unit, multiple of 4096; 0 = 64 KiB */
+    int nthreads;       /* OpenMP threads; 0 = default. Output does not depend on it */
+    uint64_t topo_mem;  /* bytes the topology build may hold; 0 = up to half the
+                           machine's memory. With 32 B per tuple available the
+                           CSR is built by a parallel radix sort of all
+                           entries; below that in vertex-range passes (each
+                           regenerates the tuples) so memory stays bounded.
+                           Both give the same bytes. Features always stream
+                           through a fixed 16 MiB buffer. */
+    int quiet;          /* no progress lines on stderr */
+};
+
+/* Fills p with the defaults above (scale 16, dim 128, seed 1). */
+void gnn_gen_defaults(struct gnn_gen_params *p);
+/* Writes the dataset into directory dir (created if missing; existing
+ * dataset files are replaced through temporary names). 0, or -1 with the
+ * reason in err. */
+int gnn_generate(const char *dir, const struct gnn_gen_params *p, char *err, size_t errlen);
+
+/* R-MAT edge e of the generated tuple list (before scrambling: raw ids),
+ * and the scrambling bijection on [0, 2^scale); exposed for tests. */
+void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *v);
+uint64_t gnn_scramble(uint64_t seed, int scale, uint64_t x);
+/* The same bijection with its seed-derived constants computed once. */
+struct gnn_scrambler {
+    uint64_t mul[3], add[3], mask;
+    int sh;
+};
+void gnn_scrambler_init(struct gnn_scrambler *s, uint64_t seed, int scale);
+static inline uint64_t gnn_scramble_fast(const struct gnn_scrambler *s, uint64_t x)
+{
+    for (int r = 0; r < 3; r++) {
+        x = (x * s->mul[r] + s->add[r]) & s->mask;
+        x ^= x >> s->sh;
+    }
+    return x;
+}
+/* Label, split membership (0 none, 1 train, 2 validation) and feature
+ * value of node v, as the generator computes them. */
+int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v);
+int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v);
+float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j);
+
+/* ===== header and opening ================================================ */
+
+struct gnn_header {
+    uint64_t magic;           /* GNN_MAGIC */
+    uint32_t version;         /* GNN_FORMAT_VERSION */
+    uint32_t header_bytes;    /* GNN_HEADER_BYTES */
+    uint64_t seed;
+    int32_t scale, edge_factor, dim, classes;
+    uint64_t n;               /* vertices */
+    uint64_t m;               /* stored neighbour entries (directed) */
+    uint64_t tuples;          /* generated edge tuples */
+    uint64_t n_train, n_val;
+    double train_frac, val_frac;
+    float signal;
+    uint32_t ndev;
+    uint64_t stripe;
+    uint64_t row_bytes;       /* 4 * dim */
+    uint64_t file_bytes;      /* size of each data file */
+    /* logical volume offsets */
+    uint64_t off_offsets, off_neigh, off_feat;
+    /* graph.meta offsets */
+    uint64_t meta_labels, meta_train, meta_val, meta_bytes;
+    /* checksums (gnn_checksum) */
+    uint64_t sum_topology;    /* offsets then neighbours, as stored */
+    uint64_t sum_labels;
+    uint64_t sum_split;       /* train ids then validation ids */
+    uint64_t sum_header;      /* of this struct with sum_header = 0 */
+};
+
+/* Position-keyed 64-bit checksum of len bytes that start at byte `pos` of
+ * a longer stream; checksums of consecutive pieces combine by addition
+ * (so it parallelises and streams). pos and len multiples of 4. */
+uint64_t gnn_checksum(const void *p, size_t len, uint64_t pos);
+
+enum gnn_access {
+    GNN_MEM = 0,   /* loaded into memory at open (the in-memory upper bound) */
+    GNN_MMAP = 1,  /* through the page cache (PyG/Ginex-like baseline) */
+    GNN_AIO = 2,   /* through offload/aio (O_DIRECT, batched, asynchronous) */
+};
+const char *gnn_access_name(enum gnn_access a);
+int gnn_access_parse(const char *s, enum gnn_access *out); /* "mem"|"mmap"|"aio": 0, else -1 */
+
+struct gnn_open_opts {
+    enum gnn_access topo;     /* where neighbour lists are read from */
+    enum gnn_access feat;     /* where feature rows are read from */
+    int verify_topology;      /* checksum the topology at open (reads it all) */
+    /* offload/aio engine options (used when topo or feat is GNN_AIO) */
+    int aio_threads;          /* 0 = engine default */
+    unsigned aio_depth;       /* 0 = engine default */
+    size_t aio_arena;         /* registered arena; 0 = engine default */
+    int buffered;             /* never O_DIRECT */
+};
+
+struct gnn_dataset;
+
+/* Opens DIR. Checks magic, version, header checksum, sizes of every file
+ * (a short or long file is named), labels and split checksums, and with
+ * verify_topology the topology checksum. The CSR offsets are always held
+ * in memory (8 B per node); labels and split ids too. o may be NULL:
+ * everything in memory. Errors: NULL and one line in err naming the file. */
+struct gnn_dataset *gnn_open(const char *dir, const struct gnn_open_opts *o, char *err,
+                             size_t errlen);
+void gnn_close(struct gnn_dataset *ds);
+const struct gnn_header *gnn_dataset_header(const struct gnn_dataset *ds);
+const uint64_t *gnn_offsets(const struct gnn_dataset *ds);       /* [n+1] */
+const int32_t *gnn_labels(const struct gnn_dataset *ds);         /* [n] */
+const uint32_t *gnn_train_ids(const struct gnn_dataset *ds, size_t *count);
+const uint32_t *gnn_val_ids(const struct gnn_dataset *ds, size_t *count);
+/* The engine (NULL unless something is GNN_AIO). */
+struct mb_aio *gnn_dataset_aio(const struct gnn_dataset *ds);
+/* In-memory arrays (NULL unless that part is GNN_MEM). */
+const uint32_t *gnn_neighbours_mem(const struct gnn_dataset *ds);
+const float *gnn_features_mem(const struct gnn_dataset *ds);
+enum gnn_access gnn_dataset_topo_access(const struct gnn_dataset *ds);
+enum gnn_access gnn_dataset_feat_access(const struct gnn_dataset *ds);
+/* Bytes the dataset holds in memory (offsets, labels, split, and whatever
+ * GNN_MEM loaded), for memory-budget accounting. */
+uint64_t gnn_dataset_mem_bytes(const struct gnn_dataset *ds);
+/* Whole-file sizes: topology section (offsets + neighbours) and features. */
+uint64_t gnn_topology_bytes(const struct gnn_header *h);
+uint64_t gnn_feature_bytes(const struct gnn_header *h);
+
+/* Verification of a feature row read for node v: 0 when right, else the
+ * index of the first wrong element + 1. full = every element, else 4
+ * elements at positions derived from v (cheap, still node-specific). */
+size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full);
+/* Fills row with node v's features (the generator's values). */
+void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row);
+
+/* ===== cache (Hyperion 3.2) — declared before the reader uses it ========= */
+
+struct gnn_cache;
+
+/* ===== readers ============================================================ */
+
+/* Counters of one reader (or summed). Transactions count CLS-sized PCIe
+ * transfers (cls bytes, gnn_reader_set_granularity) as the TPC model does:
+ * mem_tx for data served by the host tier, ssd_tx for data read from
+ * storage, counted at SSD granularity (ssds bytes, read amplification). */
+struct gnn_read_stats {
+    uint64_t topo_lists, topo_dev_hits, topo_host_hits, topo_misses;
+    uint64_t feat_rows, feat_dev_hits, feat_host_hits, feat_misses;
+    uint64_t ssd_requests, ssd_bytes;   /* issued to the engine (or mmap) */
+    uint64_t mem_tx, ssd_tx;
+    uint64_t verified_rows, verify_failures;
+    uint64_t first_bad_node;            /* valid when verify_failures > 0 */
+};
+
+/* One reader per thread/stage; holds scratch buffers and counters. The
+ * cache may be NULL (nothing cached). verify: 0 off, 1 a few words per
+ * row (default), 2 every element. */
+struct gnn_reader;
+struct gnn_reader *gnn_reader_new(struct gnn_dataset *ds, const struct gnn_cache *cache,
+                                  int verify);
+void gnn_reader_free(struct gnn_reader *r);
+/* CLS (PCIe transaction size, default 64) and SSDS (SSD granularity,
+ * default 512) used for the transaction counters. */
+void gnn_reader_set_granularity(struct gnn_reader *r, unsigned cls, unsigned ssds);
+void gnn_reader_stats(const struct gnn_reader *r, struct gnn_read_stats *out);
+void gnn_reader_reset_stats(struct gnn_reader *r);
+void gnn_read_stats_add(struct gnn_read_stats *acc, const struct gnn_read_stats *s);
+
+/* Neighbour lists of nodes[0..n): lists[i] points at deg[i] sorted ids,
+ * valid until the next gnn_read_neighbours on this reader. Cache hits
+ * point into tier memory; misses are read in one batch (aligned to 512 B)
+ * from the engine or copied out of the mapping. 0, or -1 (I/O error, with
+ * gnn_reader_error). */
+int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n,
+                        const uint32_t **lists, uint32_t *deg);
+
+/* Feature gather, split so the storage reads overlap other work:
+ * submit copies the cache hits into out (n x dim floats, row-major) and
+ * sends the misses to the engine in one batch (directly into out when out
+ * is 512-aligned, e.g. from gnn_alloc_rows, else via the reader's staging);
+ * wait completes the batch, then verifies rows. Only one gather in flight
+ * per reader. GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
+ * (I/O error or a row failing verification: gnn_reader_error says which). */
+int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
+int gnn_gather_wait(struct gnn_reader *r);
+/* Both in one call. */
+int gnn_gather(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
+const char *gnn_reader_error(const struct gnn_reader *r);
+
+/* 4096-aligned memory for rows*dim floats from the engine's registered
+ * arena when there is one (O_DIRECT target); free with gnn_free_rows. */
+float *gnn_alloc_rows(struct gnn_dataset *ds, size_t rows);
+void gnn_free_rows(struct gnn_dataset *ds, float *p);
+
+/* ===== sampling =========================================================== */
+
+struct gnn_sampler_cfg {
+    int hops;                   /* 1..GNN_MAX_HOPS */
+    int fanout[GNN_MAX_HOPS];   /* fanout[0]: the hop next to the seeds */
+    uint64_t seed;
+};
+/* Parses "25,10" into cfg (hops and fanouts). 0, or -1. */
+int gnn_parse_fanouts(const char *s, struct gnn_sampler_cfg *cfg);
+
+/* A sampled mini-batch. nodes[] holds the global ids of every sampled
+ * node: the seeds first (nodes[0..hop_end[0])), then nodes first reached
+ * at hop h in nodes[hop_end[h]..hop_end[h+1]). Hop h's block has the
+ * n_dst = hop_end[h] known nodes as destinations and the n_src =
+ * hop_end[h+1] nodes as sources (destinations are the sources' prefix,
+ * ids relabelled to positions in nodes[]). block[l] is the block GNN layer
+ * l consumes: block[0] = outermost hop (input features of nodes[0..
+ * block[0].n_src)), block[hops-1] = seeds' hop. */
+struct gnn_sample {
+    int hops;
+    int hops_done;
+    size_t n_seeds;
+    int64_t *nodes;
+    size_t n_nodes;
+    size_t hop_end[GNN_MAX_HOPS + 1];
+    struct nn_sage_block block[GNN_MAX_HOPS];
+    /* storage behind the blocks, per hop (block[hops-1-h] uses hop h's) */
+    int64_t *ptr[GNN_MAX_HOPS], *idx[GNN_MAX_HOPS];
+    size_t cap_nodes, cap_idx[GNN_MAX_HOPS], cap_ptr[GNN_MAX_HOPS];
+    /* scratch: global id -> local position (open addressing) */
+    int64_t *map_key;
+    uint32_t *map_val;
+    size_t map_cap;
+    uint64_t epoch, batch;
+    /* scratch: the destinations' neighbour lists of the hop being sampled */
+    const uint32_t **lists;
+    uint32_t *degs;
+    size_t cap_lists;
+};
+void gnn_sample_init(struct gnn_sample *s);
+void gnn_sample_free(struct gnn_sample *s);
+/* Starts a batch: seeds become nodes[0..n). 0, or -1 (memory). */
+int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg,
+                     const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
+/* Samples the next hop (reads the destinations' neighbour lists through
+ * r). Returns the hop number just sampled (0-based), -1 on an error
+ * (a read error: gnn_reader_error; else out of memory), or `hops` when
+ * all were done already. After
+ * it, nodes[hop_end[h]..hop_end[h+1]) are new: their features can be
+ * gathered while the next hop samples (Hyperion's intra-batch overlap). */
+int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
+/* begin + every hop. */
+int gnn_sample(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r,
+               const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
+/* The choice for one node: writes min(deg, k) distinct positions in
+ * [0, deg), ascending, into out; returns their number. */
+size_t gnn_sample_pick(uint64_t seed, uint64_t epoch, uint64_t batch, int hop, uint64_t node,
+                       uint32_t deg, int k, uint32_t *out);
+
+/* The epoch's order of ids[0..n) (a seed- and epoch-keyed permutation,
+ * written to out), and this rank's batches: batch b of rank r takes
+ * out[(b*nranks + r)*bs ..] (bs each, the last one shorter). */
+void gnn_epoch_order(const uint32_t *ids, size_t n, uint64_t seed, uint64_t epoch, int64_t *out);
+size_t gnn_num_batches(size_t n, size_t bs, int rank, int nranks);
+size_t gnn_batch_seeds(const int64_t *order, size_t n, size_t bs, int rank, int nranks, size_t b,
+                       const int64_t **seeds);
+
+/* ===== presampling and the unified static cache (Hyperion 3.2) ========== */
+
+/* Hotness of one presampled epoch: topo[v] = how often v's neighbour list
+ * was read, feat[v] = how often v's feature row was needed. */
+struct gnn_hotness {
+    uint64_t n;
+    uint32_t *topo, *feat;
+};
+/* Presamples one epoch (all training ids, batch size bs, the given epoch
+ * number) through r, counting hotness. 0, or -1. Free with
+ * gnn_hotness_free. */
+int gnn_presample(struct gnn_reader *r, const struct gnn_sampler_cfg *cfg, size_t bs,
+                  uint64_t epoch, struct gnn_hotness *h);
+void gnn_hotness_free(struct gnn_hotness *h);
+
+enum gnn_tier { GNN_TIER_NONE = 0, GNN_TIER_DEV = 1, GNN_TIER_HOST = 2 };
+
+enum gnn_placement_policy {
+    GNN_PLACE_HYPERION = 0,   /* minimise transactions: device scan, then host scan */
+    GNN_PLACE_JOINT = 1,      /* exact joint scan over both tiers' splits */
+    GNN_PLACE_TOPO_FIRST = 2, /* each tier: hottest topology, then features */
+    GNN_PLACE_FEAT_FIRST = 3, /* each tier: hottest features, then topology */
+    GNN_PLACE_HYBRID = 4,     /* each tier: hybrid_topo_frac of chunks topology */
+};
+const char *gnn_placement_name(enum gnn_placement_policy p);
+/* "hyperion", "joint", "topo-first", "feat-first", "hybrid": 0, else -1. */
+int gnn_placement_parse(const char *s, enum gnn_placement_policy *out);
+
+struct gnn_cache_cfg {
+    uint64_t cap[3];          /* bytes: cap[GNN_TIER_DEV], cap[GNN_TIER_HOST]; cap[0] unused */
+    uint64_t chunk;           /* Z, bytes; 0 = 100 MB (paper) capped to a quarter of
+                                 the smallest non-empty tier. Items larger than Z
+                                 (huge neighbour lists) are never cached. */
+    unsigned cls;             /* PCIe transaction bytes; 0 = 64 */
+    unsigned ssds;            /* SSD access granularity; 0 = 512 */
+    int per_access_ceil;      /* 0: ceil(H*size/g) as printed; 1: H*ceil(size/g) */
+    enum gnn_placement_policy policy;
+    double hybrid_topo_frac;  /* for GNN_PLACE_HYBRID; 0 = 0.5 */
+};
+
+/* Transaction cost of one chunk per epoch if it lives in the host tier
+ * (mem) or on storage (ssd); the device tier costs 0. */
+struct gnn_chunk_cost {
+    double mem, ssd;
+};
+/* Chunk counts per tier and type: the device tier takes topology chunks
+ * [0, t_dev) and feature chunks [0, f_dev) of the hotness queues, the host
+ * tier the next t_host and f_host. */
+struct gnn_split {
+    size_t t_dev, f_dev, t_host, f_host;
+    double cost;              /* total transactions left: host mem + ssd */
+    double mem_tx, ssd_tx;
+};
+/* Chunked placement: T[0..nT) and F[0..nF) are the topology and feature
+ * chunks in hotness order, kdev and khost the chunk capacities. Pure
+ * function (tested against brute force). */
+void gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
+                      size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
+                      double hybrid_topo_frac, struct gnn_split *out);
+/* Transactions of one item of `bytes` read `hot` times from a source of
+ * granularity g (then counted in cls units), per the ceiling variant. */
+double gnn_item_tx(uint64_t hot, uint64_t bytes, unsigned g, unsigned cls, int per_access_ceil);
+
+/* What a built cache holds. */
+struct gnn_cache_info {
+    struct gnn_split split;
+    uint64_t chunk;                              /* Z used */
+    uint64_t topo_nodes[3], feat_nodes[3];       /* per tier */
+    uint64_t topo_bytes[3], feat_bytes[3];       /* per tier */
+    double hit_topo[3], hit_feat[3];             /* presampled hit fractions per tier */
+    double tx_mem, tx_ssd;                       /* predicted transactions / epoch */
+};
+
+/* Builds the cache: queues by hotness, chunks of Z, placement, then fills
+ * tier memory from the dataset (reading through r). The device tier is
+ * host memory standing for GPU memory (no CUDA lookups here). NULL with a
+ * message on error. */
+struct gnn_cache *gnn_cache_build(struct gnn_reader *r, const struct gnn_hotness *h,
+                                  const struct gnn_cache_cfg *cfg, char *err, size_t errlen);
+void gnn_cache_free(struct gnn_cache *c);
+/* The same placement without allocating or reading anything: what a cache
+ * of these capacities would hold and its predicted hit rates and
+ * transactions per presampled epoch (for TPC predictions over cache
+ * sizes). 0, or -1 with a message. */
+int gnn_cache_plan(const struct gnn_dataset *ds, const struct gnn_hotness *h, const struct gnn_cache_cfg *cfg,
+                   struct gnn_cache_info *out, char *err, size_t errlen);
+void gnn_cache_info(const struct gnn_cache *c, struct gnn_cache_info *out);
+/* Lookups: tier of v's topology / features, and the pointer into tier
+ * memory (NULL on a miss). */
+enum gnn_tier gnn_cache_topo(const struct gnn_cache *c, uint64_t v, const uint32_t **list,
+                             uint32_t *deg);
+enum gnn_tier gnn_cache_feat(const struct gnn_cache *c, uint64_t v, const float **row);
+/* Bytes the cache holds per tier (data + its index) for budget accounting. */
+uint64_t gnn_cache_mem_bytes(const struct gnn_cache *c, enum gnn_tier t);
+
+/* ===== TPC model (Hyperion 3.4) =========================================== */
+
+/* A machine: published or measured figures and prices (US $). Loaded
+ * from profiles/<name>.txt ("key = value" lines, '#' comments). */
+struct gnn_hw_profile {
+    char name[64];
+    double ssd_bw;            /* bytes/s one SSD delivers at SSD granularity (Th_ssd) */
+    double pcie_bw;           /* bytes/s host <-> GPU (Th_pcie) */
+    unsigned cls, ssds;       /* transaction and SSD granularity, bytes */
+    int max_ssd;              /* SSD slots */
+    int n_ssd;                /* SSDs the machine has (for its TCO) */
+    int n_gpu;
+    double c_mac, c_gpu, c_ssd, c_ele; /* prices: machine, per GPU, per SSD, electricity (5 y) */
+    int n_mac;                /* machines */
+};
+/* Parses a profile file. 0, or -1 with the line in err. */
+int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size_t errlen);
+/* 5-year TCO (Eq. 5): (C_mac + C_gpu*N_gpu + C_ssd*N_ssd + C_ele) * N_mac. */
+double gnn_tco(const struct gnn_hw_profile *p, int n_ssd);
+
+/* The workload per batch, from the cache model and a profiling run. */
+struct gnn_workload {
+    double batch_size;        /* Bs, seeds per batch */
+    double n_ssd_tx;          /* N_ssd: transactions served by storage per batch */
+    double n_mem_tx;          /* N_mem: transactions served by host memory per batch */
+    double alpha;             /* s, cache-lookup overhead per batch */
+    double t_train;           /* s, training time per batch */
+};
+
+enum gnn_bound { GNN_BOUND_SSD = 0, GNN_BOUND_PCIE = 1, GNN_BOUND_TRAIN = 2 };
+const char *gnn_bound_name(enum gnn_bound b);
+
+struct gnn_prediction {
+    int q;                    /* SSDs */
+    double t_ssd, t_pcie, t_train, t_batch; /* s */
+    double throughput;        /* seeds/s = Bs / T_batch */
+    double cost;              /* C_ssd*Q + C_machine, i.e. the TCO with Q SSDs */
+    double tpc;               /* seeds/s per $ */
+    enum gnn_bound bound;
+};
+/* T_ssd = N_ssd / (Th_ssd * Q) + alpha, Th_ssd in transactions/s
+ * (ssd_bw / cls); T_pcie = (N_ssd + N_mem) / (pcie_bw / cls);
+ * T_batch = max(T_ssd, T_pcie, T_train); TPC = Bs / (T_batch * TCO(Q)). */
+void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *w, int q,
+                     struct gnn_prediction *out);
+/* The Q in [1, max_ssd] that maximises TPC with TCO(Q) <= budget (budget
+ * <= 0: no limit). 0, or -1 when no Q fits the budget. */
+int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *w, double budget,
+                     struct gnn_prediction *best);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The Hyperion figures from mb-gnn results: (a) epoch time per system with
+the bound and the TPC model's prediction (Fig. 8/9/11), (b) training
+throughput against the number of data files standing for SSDs, measured and
+predicted, per cache size (Fig. 12/13), (c) predicted against measured epoch
+time over the sweep (Fig. 14).
+
+    reproduce/hyperion/plot.py [-o PREFIX] INPUT [INPUT ...]
+
+INPUT: mb-gnn result files or folders. Writes PREFIX.png and PREFIX.pdf.
+"""
+import argparse
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import mbresults  # noqa: E402
+
+ORDER = ["inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap"]
+
+
+def load(inputs):
+    runs, rows = mbresults.load(inputs)
+    rows = [r for r in rows if r.get("system") in ORDER]
+    for r in rows:
+        cfg = runs[r["run"]]["config"]
+        r["ndev"] = int(cfg.get("ndev", 1))
+        r["cache"] = int(cfg.get("cache-host", 0)) + int(cfg.get("cache-dev", 0))
+        r["feature_bytes"] = int(cfg.get("feature_bytes", 1))
+        r["bound"] = last_epoch(cfg, r["system"], "bound_s")
+        r["nsys"] = len({x["system"] for x in rows if x["run"] == r["run"]})
+        batches = max(1.0, r["count"] / (float(cfg.get("batch", 1)) * max(1, r["nranks"])))
+        r["per_batch"] = r["t_median"] / batches
+    return runs, rows
+
+
+def pair_ratio(rows, a, b):
+    """t(a) / t(b) from the run with the most systems holding both."""
+    runs = {}
+    for r in rows:
+        runs.setdefault(r["run"], {})[r["system"]] = r
+    best = None
+    for sysrows in runs.values():
+        if a in sysrows and b in sysrows and (best is None or len(sysrows) > len(best)):
+            best = sysrows
+    if not best or best[b]["t_median"] <= 0:
+        return float("nan"), None
+    return best[a]["t_median"] / best[b]["t_median"], best
+
+
+def last_epoch(cfg, system, key):
+    e, v = 0, float("nan")
+    while f"{system}/epoch{e}/{key}" in cfg:
+        v = float(cfg[f"{system}/epoch{e}/{key}"])
+        e += 1
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", default="build/reproduce/hyperion/hyperion")
+    ap.add_argument("inputs", nargs="+")
+    a = ap.parse_args()
+    runs, rows = load(a.inputs)
+    if not rows:
+        sys.exit("plot.py: no mb-gnn training cases in " + " ".join(a.inputs))
+    fig, ax = plt.subplots(1, 3, figsize=(16, 4.6))
+
+    # (a) the run with the most systems; mmap from its pair run with hyperion
+    # when it ran apart (per-batch times, so runs of other lengths compare)
+    best = max(rows, key=lambda r: r["nsys"])["run"]
+    sysrows = sorted([r for r in rows if r["run"] == best], key=lambda r: ORDER.index(r["system"]))
+    if not any(r["system"] == "mmap" for r in sysrows):
+        _, pair = pair_ratio(rows, "mmap", "hyperion")
+        if pair:
+            sysrows.append(pair["mmap"])
+    x = range(len(sysrows))
+    pb = [r["per_batch"] / r["t_median"] if r["t_median"] > 0 else 0 for r in sysrows]
+    med = [1e3 * r["per_batch"] for r in sysrows]
+    err = [[1e3 * (r["t_median"] - r["t_min"]) * k for r, k in zip(sysrows, pb)],
+           [1e3 * (r["t_max"] - r["t_median"]) * k for r, k in zip(sysrows, pb)]]
+    colors = ["tab:red" if r["check"] == "fail" else "tab:blue" for r in sysrows]
+    ax[0].bar(x, med, yerr=err, color=colors, capsize=3, label="measured (median, min-max)")
+    ax[0].plot(x, [1e3 * r["model"] * k for r, k in zip(sysrows, pb)], "k^", label="TPC model")
+    ax[0].plot(x, [1e3 * r["bound"] * k for r, k in zip(sysrows, pb)], "g_", markersize=18, mew=2, label="bound")
+    ax[0].set_xticks(list(x))
+    ax[0].set_xticklabels([r["system"] for r in sysrows], rotation=30)
+    ax[0].set_yscale("log")
+    ax[0].set_ylabel("time per batch (ms, log)")
+    run = runs[best]
+    ax[0].set_title(f"(a) epoch time, {run['config'].get('n', '?')} nodes, "
+                    f"budget {mbresults.fmt_bytes(run['config'].get('budget_bytes', 0) or 0)}", fontsize=9)
+    ax[0].legend(fontsize=7)
+
+    # (b) throughput vs files, hyperion, per cache size
+    with_mmap = {r["run"] for r in rows if r["system"] == "mmap"} if len({r["run"] for r in rows}) > 1 else set()
+    hy = [r for r in rows if r["system"] == "hyperion" and r["run"] not in with_mmap]
+    for cache in sorted({r["cache"] for r in hy}):
+        pts = sorted([r for r in hy if r["cache"] == cache], key=lambda r: r["ndev"])
+        pts = {r["ndev"]: r for r in pts}  # the last run per file count
+        xs = sorted(pts)
+        pct = 100.0 * cache / max(1, pts[xs[0]]["feature_bytes"])
+        ax[1].plot(xs, [pts[n]["count"] / pts[n]["t_median"] for n in xs], "o-", label=f"measured, cache {pct:.0f}%")
+        ax[1].plot(xs, [pts[n]["count"] / pts[n]["model"] if pts[n]["model"] > 0 else float("nan") for n in xs], "x--",
+                   label=f"TPC model, cache {pct:.0f}%")
+    ax[1].set_xlabel("data files (stand-in SSDs)")
+    ax[1].set_ylabel("training seeds / s")
+    ax[1].set_title("(b) hyperion throughput vs devices", fontsize=9)
+    ax[1].legend(fontsize=7)
+
+    # (c) predicted vs measured
+    pr = [(r["t_median"], r["model"], r["system"]) for r in rows
+          if r["model"] == r["model"] and r["model"] > 0 and r["run"] not in with_mmap]
+    if pr:
+        ax[2].scatter([p[0] for p in pr], [p[1] for p in pr], s=14)
+        lim = max(max(p[0] for p in pr), max(p[1] for p in pr)) * 1.1
+        ax[2].plot([0, lim], [0, lim], "k-", lw=0.8)
+        ax[2].fill_between([0, lim], [0, 0.85 * lim], [0, 1.15 * lim], color="g", alpha=0.15, label="±15%")
+        ax[2].set_xlim(0, lim)
+        ax[2].set_ylim(0, lim)
+        ax[2].legend(fontsize=7)
+    ax[2].set_xlabel("measured epoch time (s)")
+    ax[2].set_ylabel("predicted epoch time (s)")
+    ax[2].set_title("(c) TPC model: predicted vs measured", fontsize=9)
+    fig.suptitle(mbresults.hardware(run) + " — loaded shared machine", fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    for ext in ("png", "pdf"):
+        fig.savefig(f"{a.out}.{ext}", dpi=120)
+        print(f"{a.out}.{ext}")
+
+
+if __name__ == "__main__":
+    main()

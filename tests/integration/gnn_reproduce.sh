@@ -1,0 +1,26 @@
+#!/bin/bash
+# reproduce/hyperion at tiny scale: run.sh generates, trains every system
+# and the sweep through job_scripts/mb-gnn.sbatch, plot.py draws the
+# figure (PNG and PDF), compare.py writes compare.md with the paper's
+# numbers beside ours; a bad --scale is exit 2; both scripts read the
+# committed reference.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+expect 2 "bad scale" -- reproduce/hyperion/run.sh --scale huge && has "scale" "names --scale"
+expect 0 "run.sh --scale tiny" -- env BUILD="${BUILD:-build}" reproduce/hyperion/run.sh --scale tiny --out "$T/rep" --data "$T/data" && {
+  for x in png pdf; do [ -s "$T/rep/hyperion.$x" ] || fail "no hyperion.$x"; done
+  file "$T/rep/hyperion.png" | grep -q 'PNG image' || fail "hyperion.png is not a PNG"
+  head -c 5 "$T/rep/hyperion.pdf" | grep -q '%PDF' || fail "hyperion.pdf is not a PDF"
+  md=$T/rep/compare.md
+  grep -q '| Pipeline vs Hyperion-NoPipe (SAGE), up to | 1.74× |' "$md" || fail "compare.md lacks the pipeline claim"
+  grep -q '^| hyperion | main | [0-9.]* |' "$md" || fail "compare.md lacks our hyperion row"
+  grep -q '^| mmap | main | [0-9.]* |' "$md" || fail "compare.md lacks our mmap row"
+  grep -q 'TPC model error < 15%' "$md" || fail "compare.md lacks the TPC model target"
+  [ "$(ls "$T/rep/results"/*/mb-gnn.h5 | wc -l)" = 3 ] || fail "three training runs (systems + 2 sweep points)"
+}
+# the committed reference (small scale, mmap in its own pair run)
+ref=reproduce/hyperion/reference
+expect 0 "compare.py on the reference" -- "$py" reproduce/hyperion/compare.py -o "$T/ref.md" "$ref"/*.h5 &&
+  grep -q '^| mmap | mmap pair | [0-9.]* |' "$T/ref.md" || fail "reference compare.md lacks the mmap pair row"
+expect 0 "plot.py on the reference" -- "$py" reproduce/hyperion/plot.py -o "$T/ref" "$ref"/*.h5
+finish

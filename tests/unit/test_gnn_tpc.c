@@ -1,0 +1,109 @@
+/* gnn/ TPC model: the paper's TCOs from the shipped profiles, Eq. 5
+ * arithmetic and the bottleneck on hand-computed inputs, the optimiser
+ * against a scan, and profile parse errors. Run from the repository root
+ * (tests/run.sh does). */
+#include "../../gnn/gnn.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_profiles(void)
+{
+    struct gnn_hw_profile a, b, c;
+    char err[256];
+    EXPECT(gnn_profile_load("profiles/hyperion-machine-a.txt", &a, err, sizeof(err)) == 0);
+    EXPECT(gnn_profile_load("profiles/hyperion-machine-b.txt", &b, err, sizeof(err)) == 0);
+    EXPECT(gnn_profile_load("profiles/hyperion-cluster-c.txt", &c, err, sizeof(err)) == 0);
+    EXPECT_NEAR(gnn_tco(&a, a.n_ssd), 48971, 1e-6);
+    EXPECT_NEAR(gnn_tco(&b, b.n_ssd), 78794, 1e-6);
+    EXPECT_NEAR(gnn_tco(&c, c.n_ssd), 45275.0 * 8, 1e-6);
+    EXPECT(!strcmp(a.name, "hyperion-machine-a") && a.cls == 64 && a.ssds == 512 && a.max_ssd == 16);
+    /* Eq. 2 check from the notes: 12 SSDs x 7.5e5 IOPS x 6.5 us = 58.5 threads */
+    EXPECT_NEAR(12 * (a.ssd_bw / 4096) * 6.5e-6, 58.5, 1e-9);
+}
+
+static void test_predict(void)
+{
+    struct gnn_hw_profile p;
+    memset(&p, 0, sizeof(p));
+    p.ssd_bw = 64e6;   /* 1e6 transactions/s per SSD */
+    p.pcie_bw = 6.4e9; /* 1e8 transactions/s */
+    p.cls = 64;
+    p.ssds = 512;
+    p.max_ssd = 12;
+    p.n_gpu = 1;
+    p.n_mac = 1;
+    p.c_mac = 1000;
+    p.c_gpu = 2000;
+    p.c_ssd = 100;
+    p.c_ele = 500;
+    struct gnn_workload w = {.batch_size = 8000, .n_ssd_tx = 1e6, .n_mem_tx = 1e6, .alpha = 0.01, .t_train = 0.05};
+    struct gnn_prediction r;
+    gnn_tpc_predict(&p, &w, 4, &r);
+    EXPECT_NEAR(r.t_ssd, 0.26, 1e-12);
+    EXPECT_NEAR(r.t_pcie, 0.02, 1e-12);
+    EXPECT(r.bound == GNN_BOUND_SSD && !strcmp(gnn_bound_name(r.bound), "ssd"));
+    EXPECT_NEAR(r.t_batch, 0.26, 1e-12);
+    EXPECT_NEAR(r.cost, 3900, 1e-9);
+    EXPECT_NEAR(r.throughput, 8000 / 0.26, 1e-6);
+    EXPECT_NEAR(r.tpc, 8000 / 0.26 / 3900, 1e-9);
+    /* many SSDs: training bound */
+    gnn_tpc_predict(&p, &w, 100, &r);
+    EXPECT(r.bound == GNN_BOUND_TRAIN && r.t_batch == 0.05);
+    /* a slow link: PCIe bound */
+    p.pcie_bw = 6.4e7;
+    gnn_tpc_predict(&p, &w, 12, &r);
+    EXPECT(r.bound == GNN_BOUND_PCIE && r.t_pcie == 2.0);
+    p.pcie_bw = 6.4e9;
+
+    /* optimiser = best of a scan under the budget */
+    struct gnn_prediction best;
+    EXPECT(gnn_tpc_optimise(&p, &w, 0, &best) == 0);
+    double tb = 0;
+    int qb = 0;
+    for (int q = 1; q <= 12; q++) {
+        gnn_tpc_predict(&p, &w, q, &r);
+        if (r.tpc > tb)
+            tb = r.tpc, qb = q;
+    }
+    EXPECT(best.q == qb && best.tpc == tb);
+    /* the SSD time stops mattering once T_train dominates: 1e6/(1e6 Q) + .01 <= .05 at Q >= 25 (beyond 12) */
+    EXPECT(qb == 12);
+    EXPECT(gnn_tpc_optimise(&p, &w, 3500 + 100 * 5, &best) == 0 && best.q == 5);
+    EXPECT(gnn_tpc_optimise(&p, &w, 3550, &best) == -1);
+}
+
+static void test_parse_errors(void)
+{
+    char path[] = "/tmp/mb-gnn-prof.XXXXXX";
+    int fd = mkstemp(path);
+    EXPECT(fd >= 0);
+    const char *bad[] = {"ssd_bw = 1e9\npcie_bw = fast\n", "ssd_bw = 1e9\nwarp = 3\n", "ssd_bw 1e9\n",
+                         "pcie_bw = 1e9\n"};
+    const char *want[] = {":2: pcie_bw: not a number", ":2: unknown key warp", ":1: expected key = value",
+                          "must be positive"};
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(bad[i], f);
+        fclose(f);
+        struct gnn_hw_profile p;
+        char err[512] = "";
+        EXPECT(gnn_profile_load(path, &p, err, sizeof(err)) == -1);
+        EXPECT(strstr(err, want[i]) != NULL && strstr(err, path) != NULL);
+    }
+    struct gnn_hw_profile p;
+    char err[512];
+    EXPECT(gnn_profile_load("/nonexistent/x.txt", &p, err, sizeof(err)) == -1 && strstr(err, "/nonexistent/x.txt"));
+    close(fd);
+    unlink(path);
+}
+
+int main(void)
+{
+    test_profiles();
+    test_predict();
+    test_parse_errors();
+    return TEST_EXIT();
+}
