@@ -26,7 +26,8 @@ static struct {
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
     char *dir;
-    int app, blas_threads;        /* --app: the out-of-core applications (see app_* below) */
+    int app, blas_threads;
+    long long prefetch;        /* --app: the out-of-core applications (see app_* below) */
     size_t mem_budget;
     long long gemm_n, gemm_tile, sort_keys, gather_rows, gather_dim, gather_batch, gather_batches;
     double zipf;
@@ -61,6 +62,8 @@ static const struct mb_opt aio_opts[] = {
     {"gather-batch", 0, MB_OPT_INT, &opt.gather_batch, "4096", NULL, 1, 1 << 20, "gather: rows per batch", "N"},
     {"gather-batches", 0, MB_OPT_INT, &opt.gather_batches, "8", NULL, 1, 4096, "gather: batches per iteration", "N"},
     {"zipf", 0, MB_OPT_DOUBLE, &opt.zipf, "1.0", NULL, 0, 10, "gather: row popularity exponent (0: uniform)", "S"},
+    {"prefetch", 0, MB_OPT_INT, &opt.prefetch, "1", NULL, 1, 8,
+     "gemm, gather: steps read ahead in async (1: double buffering)", "N"},
     {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
      "gemm, gather: OpenBLAS threads (0: OpenBLAS's default)", "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},

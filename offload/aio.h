@@ -124,6 +124,8 @@ struct mb_ooc_params {
     size_t gather_dim, gather_batch, gather_batches;
     double zipf;               /* row popularity exponent (0 = uniform) */
     int blas_threads;          /* OpenBLAS threads for the compute; 0 = leave as is */
+    int prefetch;              /* gemm, gather: steps read ahead (async, io); 0 or 1 =
+                                * double buffering, k = k + 1 buffers */
 };
 
 struct mb_ooc_stats {

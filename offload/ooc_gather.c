@@ -3,8 +3,8 @@
  * bytes so it lands directly) lives on the striped volume; each batch
  * gathers rows drawn with Zipf popularity into a dense batch, then a dense
  * layer (batch x dim times dim x dim, OpenBLAS) stands for the training
- * step. async: batch b+1 is submitted before batch b is waited for (CAM's
- * sampling -> read -> train pipeline). Every gathered row is compared with
+ * step. async: batch b+1 (up to b+prefetch) is submitted before batch b
+ * is waited for (CAM's sampling -> read -> train pipeline). Every gathered row is compared with
  * the features regenerated from the seed. */
 #include "ooc_io.h"
 
@@ -117,7 +117,7 @@ struct gather {
     float *w, *y;            /* the dense layer: dim x dim weights, batch x dim output */
     struct mb_aio_req *reqs;
     struct ooc_op *ops;
-    int mode;
+    int mode, ahead;
 };
 
 static float feature(uint64_t seed, size_t dim, uint64_t row, size_t c)
@@ -136,6 +136,10 @@ static void fill_row(char *dst, uint64_t seed, size_t dim, size_t row_bytes, uin
 
 static int gather_validate(const struct mb_ooc_params *p, char *err, size_t errlen)
 {
+    if (p->prefetch < 0 || p->prefetch > 64) {
+        snprintf(err, errlen, "--prefetch: %d, must be 1 to 64", p->prefetch);
+        return -1;
+    }
     if (p->gather_rows < 1 || p->gather_rows > MAX_ROWS) {
         snprintf(err, errlen, "--gather-rows: %" PRIu64 ", must be 1 to %llu", p->gather_rows, MAX_ROWS);
         return -1;
@@ -222,6 +226,7 @@ static void *gather_open(const struct mb_ooc_params *p, struct ooc_io *io, char 
     g->nbatch = p->gather_batches;
     g->seed = p->seed;
     g->mode = io->mode;
+    g->ahead = p->prefetch > 1 ? p->prefetch : 1;
     size_t total = g->batch * g->nbatch;
     g->z = mb_ooc_zipf_new(p->gather_rows, p->zipf, p->seed);
     g->ids = calloc(total, sizeof(uint64_t));
@@ -262,11 +267,14 @@ static int gather_run(void *st, struct ooc_io *io, char *err, size_t errlen)
                            g->reqs + b * g->batch);
         g->ops[b] = (struct ooc_op){g->reqs + b * g->batch, g->batch, NULL, 0, 0};
     }
-    int rc = ooc_start(io, &g->ops[0]);
-    size_t bad = 0;
+    int rc = 0;
+    size_t bad = 0, ahead = (size_t)g->ahead;
+    for (size_t b = 0; b < ahead && b < g->nbatch && !rc; b++)
+        if ((rc = ooc_start(io, &g->ops[b])) != 0)
+            bad = b;
     for (size_t b = 0; b < g->nbatch && !rc; b++) {
-        if (b + 1 < g->nbatch && (rc = ooc_start(io, &g->ops[b + 1])) != 0) {
-            bad = b + 1;
+        if (b + ahead < g->nbatch && (rc = ooc_start(io, &g->ops[b + ahead])) != 0) {
+            bad = b + ahead;
             break;
         }
         if ((rc = ooc_finish(io, &g->ops[b])) != 0) {

@@ -2,7 +2,8 @@
  * striped volume, C (n x n floats) is accumulated in memory. Step s reads
  * tiles A(i,k) and B(k,j) as one batch and multiplies them with OpenBLAS;
  * in the async mode the next step's tiles are submitted before this one's
- * are waited for (CAM's double-buffered pattern). Entries are multiples of
+ * are waited for (CAM's double-buffered pattern; prefetch k keeps k steps
+ * in flight with k + 1 buffers). Entries are multiples of
  * 1/4 in [-1, 1], so every sum is exact in float and double whatever the
  * order: C is checked exactly, by all its row and column sums (any
  * corrupted element changes them) and against an in-memory GEMM (every
@@ -16,15 +17,18 @@
 
 #define FULL_CHECK_N 1024
 #define SAMPLES 2048
+#define MAX_AHEAD 8
+#define NSLOT (MAX_AHEAD + 1)
 
 struct gemm {
     size_t n, t, nt, tb;     /* tb: bytes per tile */
     uint64_t seed, a_off, b_off, steps;
     float *c;
-    float *slot[2][2];       /* [buffer][A or B] */
-    uint64_t slot_step[2];
-    struct mb_aio_req reqs[2][2];
-    struct ooc_op op[2];
+    int ahead, nslot;        /* steps read ahead; buffers = ahead + 1 */
+    float *slot[NSLOT][2];   /* [buffer][A or B] */
+    uint64_t slot_step[NSLOT];
+    struct mb_aio_req reqs[NSLOT][2];
+    struct ooc_op op[NSLOT];
     double *row_ref, *col_ref; /* exact row and column sums of A x B */
     float *ref;              /* n <= FULL_CHECK_N: the whole product */
     size_t *sample;          /* else: SAMPLES entries (i * n + j) */
@@ -42,6 +46,10 @@ static uint64_t b_offset(size_t n) { return ((uint64_t)n * n * 4 + (1u << 20) - 
 
 static int gemm_validate(const struct mb_ooc_params *p, char *err, size_t errlen)
 {
+    if (p->prefetch < 0 || p->prefetch > MAX_AHEAD) {
+        snprintf(err, errlen, "--prefetch: %d, must be 1 to %d", p->prefetch, MAX_AHEAD);
+        return -1;
+    }
     if (p->gemm_tile < 32 || p->gemm_tile > 1024 || p->gemm_tile % 32) {
         snprintf(err, errlen, "--gemm-tile: %zu, must be a multiple of 32 from 32 to 1024", p->gemm_tile);
         return -1;
@@ -99,7 +107,12 @@ static uint64_t gemm_corrupt(const struct mb_ooc_params *p)
     return (uint64_t)((t / 2) * t + t / 3) * 4 + 3;
 }
 
-static size_t gemm_arena(const struct mb_ooc_params *p) { return 4 * p->gemm_tile * p->gemm_tile * 4; }
+static int ahead_of(const struct mb_ooc_params *p) { return p->prefetch > 1 ? p->prefetch : 1; }
+
+static size_t gemm_arena(const struct mb_ooc_params *p)
+{
+    return (size_t)(ahead_of(p) + 1) * 2 * p->gemm_tile * p->gemm_tile * 4;
+}
 
 static uint64_t gemm_image(const struct mb_ooc_params *p, uint64_t *load)
 {
@@ -109,7 +122,7 @@ static uint64_t gemm_image(const struct mb_ooc_params *p, uint64_t *load)
 static void gemm_close(void *st, struct ooc_io *io)
 {
     struct gemm *g = st;
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < g->nslot; b++)
         for (int m = 0; m < 2; m++)
             ooc_free(io, g->slot[b][m]);
     free(g->c);
@@ -183,7 +196,9 @@ static void *gemm_open(const struct mb_ooc_params *p, struct ooc_io *io, char *e
         free(g);
         return NULL;
     }
-    for (int b = 0; b < 2; b++)
+    g->ahead = ahead_of(p);
+    g->nslot = g->ahead + 1;
+    for (int b = 0; b < g->nslot; b++)
         for (int m = 0; m < 2; m++)
             g->slot[b][m] = ooc_alloc(io, g->tb);
     references(g);
@@ -195,7 +210,8 @@ static int gemm_reset(void *st, struct ooc_io *io, long long iter, char *err, si
     (void)io, (void)iter, (void)err, (void)errlen;
     struct gemm *g = st;
     memset(g->c, 0xff, g->n * g->n * sizeof(float)); /* NaN: the run must clear and fill it */
-    g->slot_step[0] = g->slot_step[1] = UINT64_MAX;
+    for (int b = 0; b < NSLOT; b++)
+        g->slot_step[b] = UINT64_MAX;
     return 0;
 }
 
@@ -208,7 +224,7 @@ static void step_tiles(const struct gemm *g, uint64_t s, size_t *i, size_t *j, s
 
 static int start_step(struct gemm *g, struct ooc_io *io, uint64_t s)
 {
-    int b = (int)(s & 1);
+    int b = (int)(s % (uint64_t)g->nslot);
     size_t i, j, k;
     step_tiles(g, s, &i, &j, &k);
     g->reqs[b][0] = (struct mb_aio_req){g->a_off + (i * g->nt + k) * g->tb, g->tb, g->slot[b][0], MB_AIO_READ, 0};
@@ -224,10 +240,13 @@ static int gemm_run(void *st, struct ooc_io *io, char *err, size_t errlen)
     size_t n = g->n, t = g->t;
     memset(g->c, 0, n * n * sizeof(float));
     int rc = 0;
-    if (io->mode != MB_OOC_COMPUTE && (rc = start_step(g, io, 0)) != 0)
-        ooc_op_fail(err, errlen, "reading tiles", &g->op[0]);
+    /* the first `ahead` steps in flight; then step s + ahead goes into the
+     * buffer step s - 1 used, which is computed already */
+    for (uint64_t s = 0; io->mode != MB_OOC_COMPUTE && s < (uint64_t)g->ahead && s < g->steps && !rc; s++)
+        if ((rc = start_step(g, io, s)) != 0)
+            ooc_op_fail(err, errlen, "reading tiles", &g->op[s]);
     for (uint64_t s = 0; s < g->steps && !rc; s++) {
-        int b = (int)(s & 1);
+        int b = (int)(s % (uint64_t)g->nslot);
         size_t i, j, k;
         step_tiles(g, s, &i, &j, &k);
         const float *a, *bt;
@@ -235,8 +254,9 @@ static int gemm_run(void *st, struct ooc_io *io, char *err, size_t errlen)
             a = (const float *)(io->mem + g->a_off + (i * g->nt + k) * g->tb);
             bt = (const float *)(io->mem + g->b_off + (k * g->nt + j) * g->tb);
         } else {
-            if (s + 1 < g->steps && (rc = start_step(g, io, s + 1)) != 0) {
-                ooc_op_fail(err, errlen, "reading tiles", &g->op[!b]);
+            uint64_t next = s + (uint64_t)g->ahead;
+            if (next < g->steps && (rc = start_step(g, io, next)) != 0) {
+                ooc_op_fail(err, errlen, "reading tiles", &g->op[next % (uint64_t)g->nslot]);
                 break;
             }
             if ((rc = ooc_finish(io, &g->op[b])) != 0) {
@@ -251,7 +271,7 @@ static int gemm_run(void *st, struct ooc_io *io, char *err, size_t errlen)
                         (int)t, 1.0f, g->c + i * t * n + j * t, (int)n);
     }
     if (rc) /* nothing may land in the buffers after the run */
-        for (int b = 0; b < 2; b++)
+        for (int b = 0; b < g->nslot; b++)
             ooc_finish(io, &g->op[b]);
     return rc ? -1 : 0;
 }
@@ -259,7 +279,7 @@ static int gemm_run(void *st, struct ooc_io *io, char *err, size_t errlen)
 static int check_tiles(struct gemm *g, char *msg, size_t len)
 {
     float *want = malloc(g->tb);
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < g->nslot; b++) {
         if (g->slot_step[b] == UINT64_MAX)
             continue;
         size_t i, j, k;
@@ -282,7 +302,7 @@ static int gemm_check(void *st, struct ooc_io *io, char *msg, size_t len)
 {
     struct gemm *g = st;
     size_t n = g->n;
-    if (io->mode == MB_OOC_IO) /* no product: the last two steps' tiles */
+    if (io->mode == MB_OOC_IO) /* no product: the last steps' tiles, one per buffer */
         return check_tiles(g, msg, len);
     for (size_t i = 0; i < n; i++) {
         double s = 0;

@@ -18,11 +18,11 @@ h5dump -a "/config/overlap_ratio\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0
 h5dump -a "/config/overlap_bound_s\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.e-]+' "overlap_bound_s/gemm recorded"
 h5dump -a /config/aio_engine "$T/g.h5" >"$T/out" 2>&1; has '"io_uring"|"posix"' "engine recorded"
 "$BIN/mb-report" --csv "$T/g.h5" >"$T/out" 2>&1; has 'gemm/async' "mb-report reads it"
-expect 0 "gemm above the full-check size: sampled entries and the sums" -- "$BIN/mb-aio" "${A[@]}" --app gemm --gemm-n 1088 --gemm-tile 544 --mode async -n 1 -w 0 -o "$T/g2.h5"
+expect 0 "gemm above the full-check size (sampled entries and the sums), 2 steps ahead" -- "$BIN/mb-aio" "${A[@]}" --app gemm --gemm-n 1088 --gemm-tile 544 --prefetch 2 --mode async -n 1 -w 0 -o "$T/g2.h5"
 expect 0 "sort, every mode" -- "$BIN/mb-aio" "${A[@]}" "${SORT[@]}" --mode posix,sync,async -o "$T/s.h5" &&
   has "sort: compute alone" "sort overlap line"
 expect 0 "gather, every mode" -- "$BIN/mb-aio" "${A[@]}" "${GATHER[@]}" --mode posix,sync,async -o "$T/ga.h5"
-expect 0 "gather, uniform rows, one file" -- "$BIN/mb-aio" "${A[@]}" "${GATHER[@]}" --files 1 --zipf 0 --mode async -o "$T/ga2.h5"
+expect 0 "gather, uniform rows, one file, 3 batches ahead" -- "$BIN/mb-aio" "${A[@]}" "${GATHER[@]}" --files 1 --zipf 0 --prefetch 3 --mode async -o "$T/ga2.h5"
 MB_AIO_ENGINE=posix expect 0 "sort on the fallback engine" -- "$BIN/mb-aio" "${A[@]}" "${SORT[@]}" --mode async -o "$T/sf.h5"
 h5dump -a /config/aio_fallback "$T/sf.h5" >"$T/out" 2>&1; has 'MB_AIO_ENGINE=posix' "fallback recorded"
 
@@ -49,6 +49,7 @@ expect 2 "budget holds every key" -- "$BIN/mb-aio" "${A[@]}" --app sort --sort-k
 expect 2 "budget too small to merge" -- "$BIN/mb-aio" "${A[@]}" --app sort --sort-keys 1048576 --mem-budget 64K -o "$T/b5.h5" && has "^mb-aio: --mem-budget.*runs" "says why"
 expect 2 "a mode the apps lack" -- "$BIN/mb-aio" "${A[@]}" --app gemm --mode inline -o "$T/b6.h5" && has "^mb-aio: --mode: inline" "names --mode"
 expect 2 "negative zipf" -- "$BIN/mb-aio" "${A[@]}" --app gather --zipf -1 -o "$T/b7.h5" && has "zipf" "names --zipf"
+expect 2 "prefetch out of range" -- "$BIN/mb-aio" "${A[@]}" --app gemm --prefetch 9 -o "$T/b9.h5" && has "prefetch" "names --prefetch"
 expect 2 "unknown app" -- "$BIN/mb-aio" "${A[@]}" --app fft -o "$T/b8.h5" && has "app" "names --app"
-for i in 1 2 3 4 5 6 7 8; do [ ! -e "$T/b$i.h5" ] || fail "bad input $i wrote a result file"; done
+for i in 1 2 3 4 5 6 7 8 9; do [ ! -e "$T/b$i.h5" ] || fail "bad input $i wrote a result file"; done
 finish

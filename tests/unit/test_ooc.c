@@ -134,7 +134,7 @@ static void test_apps(const char *dir)
     struct mb_ooc_params base = {.paths = paths, .nfiles = 3, .stripe = 8192, .io_threads = 2, .seed = 5,
                                  .mem_budget = 64 << 10, .gemm_n = 96, .gemm_tile = 32, .sort_keys = 11776,
                                  .gather_rows = 300, .gather_dim = 20, .gather_batch = 16, .gather_batches = 3,
-                                 .zipf = 0.8, .blas_threads = 1};
+                                 .zipf = 0.8, .blas_threads = 1, .prefetch = 2};
     char err[512];
     for (int app = MB_OOC_GEMM; app <= MB_OOC_GATHER; app++) {
         struct mb_ooc_params p = base;
