@@ -193,13 +193,18 @@ static int prepare_files(uint64_t seed)
         snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
         struct stat stt;
         if (!opt.prepare && stat(fpath[f], &stt) == 0 && (size_t)stt.st_size >= opt.file_size) {
-            /* a block of the second stripe unit tells whether the file holds this
-             * seed's pattern for this number of files and stripe */
+            /* blocks of the second and the last stripe unit tell whether the file
+             * holds this seed's pattern for this number of files and stripe (the
+             * second alone matches another layout whose first unit is larger) */
             int fd = open(fpath[f], O_RDONLY);
             char blk[512];
+            uint64_t last = opt.file_size / opt.stripe - 1;
             uint64_t devoff = opt.stripe, logical = ((uint64_t)opt.files + (uint64_t)f) * opt.stripe;
+            uint64_t devoff2 = last * opt.stripe, logical2 = (last * (uint64_t)opt.files + (uint64_t)f) * opt.stripe;
             int same = fd >= 0 && opt.file_size > opt.stripe && pread(fd, blk, 512, (off_t)devoff) == 512 &&
-                       mb_aio_pattern_check(blk, logical, 512, seed) == 512;
+                       mb_aio_pattern_check(blk, logical, 512, seed) == 512 &&
+                       pread(fd, blk, 512, (off_t)devoff2) == 512 &&
+                       mb_aio_pattern_check(blk, logical2, 512, seed) == 512;
             if (fd >= 0)
                 close(fd);
             if (same)

@@ -41,6 +41,12 @@ MB_AIO_INJECT=eio:7 expect 1 "gemm: injected EIO reaches the app" -- "$BIN/mb-ai
 MB_AIO_INJECT=eio:40 expect 1 "sort: injected EIO reaches the app" -- "$BIN/mb-aio" "${A[@]}" "${SORT[@]}" --mode async -o "$T/e2.h5" &&
   has "Input/output error at volume offset" "names the failed request"
 
+# mb-aio's own data files (the I/O cases) rewritten when the layout changes:
+# 2 files with a 1 MiB stripe, then 1 file with 64 KiB (same first 1 MiB).
+L="$T/layout"; mkdir -p "$L"
+expect 0 "I/O files, 2 x 16M, stripe 1M" -- "$BIN/mb-aio" --dir "$L" --files 2 --file-size 16M --stripe 1M --sizes 4K --ios 256 -n 1 -w 0 --mode async -o "$T/l1.h5"
+expect 0 "I/O files, 1 x 8M, stripe 64K: rewritten, verified" -- "$BIN/mb-aio" --dir "$L" --files 1 --file-size 8M --stripe 64K --sizes 4K --ios 2048 -n 1 -w 0 --mode async -o "$T/l2.h5"
+
 # Bad input: one line naming the flag, exit 2, no result file.
 expect 2 "tile not a multiple of 32" -- "$BIN/mb-aio" "${A[@]}" --app gemm --gemm-tile 48 -o "$T/b1.h5" && has "^mb-aio: --gemm-tile" "names --gemm-tile"
 expect 2 "n not a multiple of the tile" -- "$BIN/mb-aio" "${A[@]}" --app gemm --gemm-n 300 --gemm-tile 64 -o "$T/b2.h5" && has "^mb-aio: --gemm-n" "names --gemm-n"
