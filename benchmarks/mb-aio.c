@@ -26,8 +26,8 @@ static struct {
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
     char *dir;
-    int app, blas_threads;
-    long long prefetch;        /* --app: the out-of-core applications (see app_* below) */
+    int app;
+    long long prefetch, blas_threads; /* --app: the out-of-core applications (see app_* below) */
     size_t mem_budget;
     long long gemm_n, gemm_tile, sort_keys, gather_rows, gather_dim, gather_batch, gather_batches;
     double zipf;
