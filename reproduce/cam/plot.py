@@ -76,7 +76,9 @@ def line_panel(ax, rows, xkey, xlabel, title, logx):
             ax.plot([xkey(r) for r in bad], [r["algbw"] for r in bad], "x", color="red", ms=9, mew=2)
     if logx:
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({xkey(r) for r in rows}))
         ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda *_: ""))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("read throughput (GB/s)")
     ax.set_title(title, fontsize=10)

@@ -16,6 +16,7 @@ for c in compute io posix sync async; do
 done
 h5dump -a "/config/overlap_ratio\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.]+' "overlap_ratio/gemm recorded"
 h5dump -a "/config/overlap_bound_s\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.e-]+' "overlap_bound_s/gemm recorded"
+h5dump -a "/config/overlap_ratio_min\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.]+' "overlap_ratio_min/gemm recorded"
 h5dump -a /config/aio_engine "$T/g.h5" >"$T/out" 2>&1; has '"io_uring"|"posix"' "engine recorded"
 "$BIN/mb-report" --csv "$T/g.h5" >"$T/out" 2>&1; has 'gemm/async' "mb-report reads it"
 expect 0 "gemm above the full-check size (sampled entries and the sums), 2 steps ahead" -- "$BIN/mb-aio" "${A[@]}" --app gemm --gemm-n 1088 --gemm-tile 544 --prefetch 2 --mode async -n 1 -w 0 -o "$T/g2.h5"
