@@ -2,7 +2,8 @@
  * side with fio's io_uring engine. Files are striped RAID0-like by the
  * engine (and by the same mapping for the baselines); every 512-byte block
  * carries a pattern derived from (seed, logical offset), so every read is
- * checked and every write read back. */
+ * checked and every write read back. --app gemm|sort|gather runs the
+ * out-of-core applications instead (mb-aio-apps.inc). */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
