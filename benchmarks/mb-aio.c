@@ -2,13 +2,15 @@
  * side with fio's io_uring engine. Files are striped RAID0-like by the
  * engine (and by the same mapping for the baselines); every 512-byte block
  * carries a pattern derived from (seed, logical offset), so every read is
- * checked and every write read back. */
+ * checked and every write read back. --app gemm|sort|gather runs the
+ * out-of-core applications instead (mb-aio-apps.inc). */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +27,11 @@ static struct {
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
     char *dir;
+    int app;
+    long long prefetch, blas_threads; /* --app: the out-of-core applications (see app_* below) */
+    size_t mem_budget;
+    long long gemm_n, gemm_tile, sort_keys, gather_rows, gather_dim, gather_batch, gather_batches;
+    double zipf;
 } opt;
 
 static const struct mb_opt aio_opts[] = {
@@ -45,10 +52,25 @@ static const struct mb_opt aio_opts[] = {
      "(re)write the files with the pattern first (done anyway when missing)", NULL},
     {"vs-fio", 0, MB_OPT_FLAG, &opt.vs_fio, NULL, NULL, 0, 0, "also run fio's io_uring engine", NULL},
     {"buffered", 0, MB_OPT_FLAG, &opt.buffered, NULL, NULL, 0, 0, "no O_DIRECT", NULL},
+    {"app", 0, MB_OPT_CHOICE, &opt.app, "io", "io|gemm|sort|gather", 0, 0,
+     "io: the I/O benchmark; gemm, sort, gather: out-of-core applications (modes posix,sync,async)", "APP"},
+    {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "16M", NULL, 0, 1e15, "sort: memory for keys", "SIZE"},
+    {"gemm-n", 0, MB_OPT_INT, &opt.gemm_n, "2048", NULL, 32, 65536, "gemm: n of the n x n matrices", "N"},
+    {"gemm-tile", 0, MB_OPT_INT, &opt.gemm_tile, "512", NULL, 32, 1024, "gemm: tile edge (divides n)", "N"},
+    {"sort-keys", 0, MB_OPT_INT, &opt.sort_keys, "8388608", NULL, 512, 1e12, "sort: 64-bit keys (a multiple of 512)", "N"},
+    {"gather-rows", 0, MB_OPT_INT, &opt.gather_rows, "262144", NULL, 1, 1LL << 26, "gather: feature matrix rows", "N"},
+    {"gather-dim", 0, MB_OPT_INT, &opt.gather_dim, "128", NULL, 1, 65536, "gather: floats per row", "N"},
+    {"gather-batch", 0, MB_OPT_INT, &opt.gather_batch, "4096", NULL, 1, 1 << 20, "gather: rows per batch", "N"},
+    {"gather-batches", 0, MB_OPT_INT, &opt.gather_batches, "8", NULL, 1, 4096, "gather: batches per iteration", "N"},
+    {"zipf", 0, MB_OPT_DOUBLE, &opt.zipf, "1.0", NULL, 0, 10, "gather: row popularity exponent (0: uniform)", "S"},
+    {"prefetch", 0, MB_OPT_INT, &opt.prefetch, "1", NULL, 1, 8,
+     "gemm, gather: steps read ahead in async (1: double buffering)", "N"},
+    {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
+     "gemm, gather: OpenBLAS threads (0: OpenBLAS's default)", "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
-static const char *const label_names[] = {"mode", "pattern", "rw", NULL};
+static const char *const label_names[] = {"mode", "pattern", "rw", "app", NULL};
 
 struct aio_case { enum mode mode; size_t bs; };
 
@@ -73,8 +95,18 @@ struct st {
 
 static char fpath[64][1024];
 
+static int app_validate(struct mb_run *run);
+static int app_plan(struct mb_run *run);
+static int app_setup(struct mb_run *run, const struct mb_case *c, void **state);
+static void app_prepare(void *state, long long iter);
+static int app_iterate(void *state, long long iter, double *elapsed);
+static int app_check(void *state, long long iter, char *msg, size_t len);
+static void app_teardown(void *state);
+
 static int validate(struct mb_run *run)
 {
+    if (opt.app)
+        return app_validate(run);
     size_t n;
     size_t *s = mb_sizes(&run->common, &n);
     int ok = 0;
@@ -109,6 +141,8 @@ static int validate(struct mb_run *run)
 
 static int plan(struct mb_run *run)
 {
+    if (opt.app)
+        return app_plan(run);
     size_t n, cap = 64;
     size_t *s = mb_sizes(&run->common, &n);
     run->cases = calloc(cap, sizeof(*run->cases));
@@ -129,6 +163,7 @@ static int plan(struct mb_run *run)
             c->labels[0] = mode_names[m];
             c->labels[1] = opt.pattern ? "seq" : "random";
             c->labels[2] = opt.rw ? "write" : "read";
+            c->labels[3] = "io";
             c->bytes = (uint64_t)s[i] * (uint64_t)opt.ios;
             c->count = (uint64_t)opt.ios;
             snprintf(c->name, sizeof(c->name), "%s/%s/%s/%zu", mode_names[m], c->labels[1], c->labels[2], s[i]);
@@ -159,13 +194,18 @@ static int prepare_files(uint64_t seed)
         snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
         struct stat stt;
         if (!opt.prepare && stat(fpath[f], &stt) == 0 && (size_t)stt.st_size >= opt.file_size) {
-            /* a block of the second stripe unit tells whether the file holds this
-             * seed's pattern for this number of files and stripe */
+            /* blocks of the second and the last stripe unit tell whether the file
+             * holds this seed's pattern for this number of files and stripe (the
+             * second alone matches another layout whose first unit is larger) */
             int fd = open(fpath[f], O_RDONLY);
             char blk[512];
+            uint64_t last = opt.file_size / opt.stripe - 1;
             uint64_t devoff = opt.stripe, logical = ((uint64_t)opt.files + (uint64_t)f) * opt.stripe;
+            uint64_t devoff2 = last * opt.stripe, logical2 = (last * (uint64_t)opt.files + (uint64_t)f) * opt.stripe;
             int same = fd >= 0 && opt.file_size > opt.stripe && pread(fd, blk, 512, (off_t)devoff) == 512 &&
-                       mb_aio_pattern_check(blk, logical, 512, seed) == 512;
+                       mb_aio_pattern_check(blk, logical, 512, seed) == 512 &&
+                       pread(fd, blk, 512, (off_t)devoff2) == 512 &&
+                       mb_aio_pattern_check(blk, logical2, 512, seed) == 512;
             if (fd >= 0)
                 close(fd);
             if (same)
@@ -209,6 +249,8 @@ static double cpu_now(void)
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
+    if (opt.app)
+        return app_setup(run, c, state);
     struct st *s = calloc(1, sizeof(*s));
     *state = s;
     s->run = run;
@@ -288,6 +330,8 @@ static char *slot(struct st *s, size_t i) { return s->slots + (i % s->nslot) * s
 
 static void prepare(void *state, long long iter)
 {
+    if (opt.app)
+        return app_prepare(state, iter);
     struct st *s = state;
     size_t bs = s->ac->bs;
     uint64_t nblk = s->vol / bs;
@@ -464,6 +508,8 @@ static int run_fio(struct st *s, double *elapsed)
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
+    if (opt.app)
+        return app_iterate(state, iter, elapsed);
     (void)iter;
     struct st *s = state;
     double c0 = cpu_now();
@@ -495,6 +541,8 @@ static int iterate(void *state, long long iter, double *elapsed)
 
 static int check(void *state, long long iter, char *msg, size_t len)
 {
+    if (opt.app)
+        return app_check(state, iter, msg, len);
     (void)iter;
     struct st *s = state;
     size_t bs = s->ac->bs;
@@ -542,6 +590,8 @@ static int cmpd(const void *a, const void *b)
 
 static void teardown(void *state)
 {
+    if (opt.app)
+        return app_teardown(state);
     struct st *s = state;
     struct mb_run *run = s->run;
     const char *cn = NULL;
@@ -592,6 +642,8 @@ static void teardown(void *state)
     free(s);
 }
 
+#include "mb-aio-apps.inc"
+
 static const struct mb_bench bench = {
     .name = "mb-aio",
     .description = "storage I/O through offload/aio (CAM) vs posix, bounce, inline (BaM-like), mmap and fio",
@@ -605,6 +657,7 @@ static const struct mb_bench bench = {
     .iterate = iterate,
     .check = check,
     .teardown = teardown,
+    .model = app_model,
 };
 
 int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }

@@ -93,6 +93,102 @@ int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *e
 /* Page-locks [p, p + bytes) for DMA (cudaHostRegister); 0, or -1 (CPU build: -1). */
 int mb_aio_pin(void *p, size_t bytes, char *err, size_t errlen);
 
+/* ===== Out-of-core applications (CAM's evaluation) ======================
+ * Tiled GEMM, external merge sort and random row gather over the striped
+ * volume, each runnable in five modes: the engine waited at once (sync) or
+ * double-buffered (async: submit the next batch, wait for the previous,
+ * compute), the compute thread doing synchronous preads (posix), and the
+ * two phases alone: compute with the data already in memory (compute) and
+ * the same I/O without the compute (io). mb-aio --app drives them; the
+ * gather routine and the Zipf sampler are for other libraries (GNN feature
+ * extraction) as well. Data files hold deterministic content (prepare), so
+ * every run is verified. Messages name mb-aio's flags. */
+
+enum mb_ooc_app { MB_OOC_GEMM, MB_OOC_SORT, MB_OOC_GATHER };
+enum mb_ooc_mode { MB_OOC_POSIX, MB_OOC_SYNC, MB_OOC_ASYNC, MB_OOC_COMPUTE, MB_OOC_IO };
+extern const char *const mb_ooc_app_names[];  /* "gemm", "sort", "gather" */
+extern const char *const mb_ooc_mode_names[]; /* "posix", "sync", "async", "compute", "io" */
+
+struct mb_ooc_params {
+    enum mb_ooc_app app;
+    const char *const *paths;  /* the app's data files, striped */
+    int nfiles;
+    size_t stripe;             /* multiple of 4096 */
+    int io_threads;            /* engine I/O threads; 0 = CAM's rule */
+    int buffered;              /* no O_DIRECT */
+    uint64_t seed;
+    size_t mem_budget;         /* sort: bytes of key buffers (runs are this / 4) */
+    size_t gemm_n, gemm_tile;  /* C = A x B, n x n floats in tile x tile tiles */
+    uint64_t sort_keys;        /* 64-bit keys to sort */
+    uint64_t gather_rows;      /* feature matrix: rows x dim floats */
+    size_t gather_dim, gather_batch, gather_batches;
+    double zipf;               /* row popularity exponent (0 = uniform) */
+    int blas_threads;          /* OpenBLAS threads for the compute; 0 = leave as is */
+    int prefetch;              /* gemm, gather: steps read ahead (async, io); 0 or 1 =
+                                * double buffering, k = k + 1 buffers */
+};
+
+struct mb_ooc_stats {
+    uint64_t read_bytes, write_bytes, requests; /* per run */
+    double flops;              /* per run (gemm, gather's dense layer) */
+};
+
+struct mb_ooc;
+
+/* 0, or -1 with one line naming the flag in err. */
+int mb_ooc_validate(const struct mb_ooc_params *p, char *err, size_t errlen);
+/* Bytes a run reads and writes (the compute mode moves none of them). */
+uint64_t mb_ooc_io_bytes(const struct mb_ooc_params *p);
+/* Bytes each data file must hold. */
+uint64_t mb_ooc_file_bytes(const struct mb_ooc_params *p);
+/* Writes the app's input (deterministic content from the seed) into the
+ * files, creating them. corrupt: then flip one bit of the input on
+ * storage (the fault-injection tests). 0, or -1 with err. */
+int mb_ooc_prepare(const struct mb_ooc_params *p, int corrupt, char *err, size_t errlen);
+/* One app in one mode over prepared files; NULL with err. */
+struct mb_ooc *mb_ooc_open(const struct mb_ooc_params *p, enum mb_ooc_mode m, char *err, size_t errlen);
+/* Untimed, before each run: fresh inputs for this iteration (gather's
+ * sampled rows), poisoned outputs (so a run that writes nothing fails). */
+int mb_ooc_reset(struct mb_ooc *o, long long iter, char *err, size_t errlen);
+/* One whole run (the timed part). 0, or -1 with err. */
+int mb_ooc_run(struct mb_ooc *o, char *err, size_t errlen);
+/* Verifies the last run: 0, or 1 with the first wrong thing in msg. */
+int mb_ooc_check(struct mb_ooc *o, char *msg, size_t msglen);
+void mb_ooc_stats(const struct mb_ooc *o, struct mb_ooc_stats *s);
+/* The engine's report (NULL in the posix and compute modes). */
+const struct mb_aio *mb_ooc_engine(const struct mb_ooc *o);
+void mb_ooc_close(struct mb_ooc *o);
+
+/* Row gather, for GNN feature extraction: `rows` rows of `dim` floats
+ * stored from volume offset `offset`, each in `row_bytes` (dim * 4 rounded
+ * up to MB_AIO_BLOCK, so reads land directly). */
+struct mb_ooc_features {
+    uint64_t offset, rows;
+    size_t dim, row_bytes;
+};
+size_t mb_ooc_row_bytes(size_t dim);
+/* Fills reqs[0..n) to read rows ids[0..n) into out (row i at out + i *
+ * row_bytes: a dense batch with leading dimension row_bytes / 4 floats). */
+void mb_ooc_gather_reqs(const struct mb_ooc_features *f, const uint64_t *ids, size_t n, void *out,
+                        struct mb_aio_req *reqs);
+/* The same, submitted as one batch: wait on *t, as for mb_aio_submit. */
+int mb_ooc_gather_submit(struct mb_aio *a, const struct mb_ooc_features *f, const uint64_t *ids,
+                         size_t n, void *out, struct mb_aio_req *reqs, mb_aio_ticket *t);
+
+/* Zipf(s) row popularity over n rows: rank r has probability ~ 1/(r+1)^s;
+ * ranks are scattered over the rows by a fixed permutation (hot rows are
+ * not neighbours). */
+struct mb_ooc_zipf;
+struct mb_ooc_zipf *mb_ooc_zipf_new(uint64_t n, double s, uint64_t seed);
+/* Next row id; *state is the caller's generator state (any start value). */
+uint64_t mb_ooc_zipf_next(const struct mb_ooc_zipf *z, uint64_t *state);
+/* The row id of popularity rank r. */
+uint64_t mb_ooc_zipf_row(const struct mb_ooc_zipf *z, uint64_t rank);
+void mb_ooc_zipf_free(struct mb_ooc_zipf *z);
+
+/* Sorts keys[0..n) ascending (LSD radix); tmp holds n keys. */
+void mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,86 @@
+#!/bin/bash
+# The CAM study, end to end: measure with mb-aio (throughput against block
+# size and against the number of striped files; out-of-core GEMM, sort and
+# gather in every mode with the phases alone), draw the figure, write
+# compare.md.
+#   reproduce/cam/run.sh [--scale tiny|small|full] [--slurm] [--dir DIR] [--out DIR]
+#     --scale small   random reads 4 KiB..1 MiB x4 and 1..4 files; gemm n=2048 tile=512; sort 8 Mi keys
+#                     (64 MiB) with a 16 MiB budget; gather 4096 x 8 rows of 256 Ki; 3 iterations
+#                     (about 3 minutes here)
+#     --scale full    512 B..4 MiB x2, 1..16 files; gemm n=4096 tile=1024; sort 64 Mi keys (512 MiB)
+#                     with 64 MiB; gather 2 Mi rows (1 GiB); 5 iterations
+#     --scale tiny    seconds; for the tests
+#     --slurm         each measurement is one job of job_scripts/mb-aio.sbatch (sbatch --wait)
+#     --dir DIR       the data files (default $MB_AIO_DIR, else $BUILD/aio-data; BUILD=build)
+#     --out DIR       figures, compare.md and results (default $BUILD/reproduce/cam)
+# Local runs use the same job script, which runs mb-aio directly outside Slurm.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+scale=small slurm=0 out="" dir=""
+while [ $# -gt 0 ]; do
+  case $1 in
+  --scale) scale=${2:-}; shift 2 ;;
+  --slurm) slurm=1; shift ;;
+  --dir) dir=${2:-}; shift 2 ;;
+  --out) out=${2:-}; shift 2 ;;
+  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+# Per scale: the I/O sweep's flags, the file counts, and each app's flags.
+case $scale in
+tiny)
+  iters=2 warmup=1 files_list="1 2"
+  io=(--sizes 4K,64K --file-size 16M --stripe 64K --ios 256 --qd 32 --batch 8)
+  files_io=(--sizes 4K --file-size 8M --stripe 64K --ios 512 --qd 32 --batch 8)
+  gemm=(--gemm-n 256 --gemm-tile 64)
+  sort=(--sort-keys 131072 --mem-budget 256K)
+  gather=(--gather-rows 8192 --gather-batch 256 --gather-batches 4) ;;
+small)
+  iters=3 warmup=1 files_list="1 2 4"
+  io=(-b 4K -e 1M -f 4 --file-size 256M --stripe 1M --ios 512 --qd 64 --batch 16)
+  files_io=(--sizes 4K --file-size 64M --stripe 64K --ios 8192 --qd 64 --batch 16)
+  gemm=(--gemm-n 2048 --gemm-tile 512)
+  sort=(--sort-keys 8388608 --mem-budget 16M)
+  gather=(--gather-rows 262144 --gather-batch 4096 --gather-batches 8) ;;
+full)
+  iters=5 warmup=1 files_list="1 2 4 8 16"
+  io=(-b 512 -e 4M -f 2 --file-size 1G --stripe 1M --ios 1024 --qd 64 --batch 16)
+  files_io=(--sizes 4K --file-size 256M --stripe 64K --ios 32768 --qd 128 --batch 16)
+  gemm=(--gemm-n 4096 --gemm-tile 1024)
+  sort=(--sort-keys 67108864 --mem-budget 64M)
+  gather=(--gather-rows 2097152 --gather-batch 8192 --gather-batches 16) ;;
+*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
+esac
+out=${out:-$root/${BUILD:-build}/reproduce/cam}
+export MB_AIO_DIR=${dir:-${MB_AIO_DIR:-$root/${BUILD:-build}/aio-data}}
+export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=$warmup
+py=$(reproduce/python.sh)
+mkdir -p "$MB_RESULTS" "$MB_AIO_DIR"
+runs=()   # one mb-aio invocation each: a name, then its flags
+runs+=("io-blocksize --files 2 --mode posix,sync,async ${io[*]}")
+for f in $files_list; do runs+=("io-files$f --files $f --mode posix,sync,async ${files_io[*]}"); done
+runs+=("gemm --app gemm --files 2 --stripe 1M --mode posix,sync,async ${gemm[*]}")
+runs+=("sort --app sort --files 2 --stripe 1M --mode posix,sync,async ${sort[*]}")
+runs+=("gather --app gather --files 2 --stripe 64K --mode posix,sync,async ${gather[*]}")
+t0=$SECONDS
+data=()
+for r in "${runs[@]}"; do
+  read -r name flags <<<"$r"
+  log=$out/$name.log
+  # shellcheck disable=SC2086 # flags are words
+  if [ $slurm = 1 ]; then
+    sbatch --wait --quiet --job-name="mb-aio-$name" --output="$log" --export=ALL job_scripts/mb-aio.sbatch $flags ||
+      { echo "run.sh: job $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  else
+    bash job_scripts/mb-aio.sbatch $flags >"$log" 2>&1 ||
+      { echo "run.sh: $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  fi
+  f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
+  [ -f "$f" ] || { echo "run.sh: no result file named in $log" >&2; exit 1; }
+  data+=("$f")
+done
+echo "run.sh: measured in $((SECONDS - t0)) s: ${data[*]}" >&2
+"$py" reproduce/cam/plot.py -o "$out/cam" "${data[@]}"
+"$py" reproduce/cam/compare.py -o "$out/compare.md" "${data[@]}"

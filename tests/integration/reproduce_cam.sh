@@ -1,0 +1,46 @@
+# reproduce/cam on the committed reference results: plot.py draws the figure
+# (PNG and PDF), compare.py writes compare.md with CAM's numbers next to
+# ours; a case whose check failed is shown as such; run.sh rejects a bad
+# scale; the job script refuses without the program.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+ref=reproduce/cam/reference/results
+[ -d "$ref" ] && ls "$ref"/*.h5 >/dev/null 2>&1 || { fail "no committed reference in $ref"; finish; }
+
+expect 0 "plot.py on the reference" -- "$py" reproduce/cam/plot.py -o "$T/fig" "$ref"
+for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
+file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
+head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
+expect 0 "compare.py on the reference" -- "$py" reproduce/cam/compare.py -o "$T/compare.md" "$ref"
+grep -q '| CAM (abstract, Fig. 10b) | GEMM: 1.84×' "$T/compare.md" || fail "compare.md lacks CAM's GEMM number"
+grep -q '≈ 20 GB/s' "$T/compare.md" || fail "compare.md lacks CAM's raw throughput"
+grep -Eq '^\| gemm \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× ' "$T/compare.md" ||
+  fail "compare.md lacks our gemm row with every mode and the ratio to the bound"
+grep -Eq '^\| sort \| .* \| pass \|$' "$T/compare.md" || fail "compare.md lacks our sort row"
+grep -Eq 'async / max\(compute, io\) [0-9.]+ \((within|not within) 1.15\)' "$T/compare.md" || fail "no overlap verdict"
+grep -q 'EPYC\|Xeon\|CPU' "$T/compare.md" || fail "compare.md names no hardware"
+
+# A failed check in the input shows: the reference's gemm/async marked fail.
+one=$(grep -l '"gemm/async"' "$ref"/*.h5 2>/dev/null | head -1)
+[ -n "$one" ] || one=$(for f in "$ref"/*.h5; do h5dump -d /summary "$f" 2>/dev/null | grep -q '"gemm/async"' && echo "$f"; done | head -1)
+"$py" - "$one" "$T/bad.h5" <<'PY' || fail "could not build a file with a failed check"
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    dt = f["summary"].dtype
+    s = f["summary"][()]
+    for i, c in enumerate(s["case"]):
+        if c == b"gemm/async":
+            s["check"][i] = b"fail"
+    del f["summary"]
+    f.create_dataset("summary", data=s, dtype=dt)
+PY
+expect 0 "compare.py with a failed case" -- "$py" reproduce/cam/compare.py -o "$T/bad.md" "$T/bad.h5"
+grep -Eq '^\| gemm \| .*fail' "$T/bad.md" || fail "compare.md hides the failed check"
+expect 0 "plot.py with a failed case" -- "$py" reproduce/cam/plot.py -o "$T/bad" "$T/bad.h5"
+
+expect 2 "run.sh: bad scale" -- reproduce/cam/run.sh --scale huge
+has "scale must be" "names --scale"
+MB_BIN="$T/nowhere" expect 2 "job script without the program" -- bash job_scripts/mb-aio.sbatch --app gemm
+has "mb-aio not found" "says what is missing"
+finish
