@@ -14,7 +14,6 @@
  * fails the run. `mb-gnn --generate` writes a dataset instead. */
 #include "harness/harness.h"
 #include "../gnn/gnn.h"
-#include "../gnn/gnn_pipeline.h"
 #include "../offload/aio.h"
 
 #include <cblas.h>

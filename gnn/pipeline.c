@@ -3,7 +3,7 @@
  * function on it together (Hyperion splits I/O submission and completion
  * this way), the leader hands it on. The slot count bounds what is in
  * flight: one slot serialises everything (nopipe). */
-#include "gnn_pipeline.h"
+#include "gnn.h"
 
 #include <pthread.h>
 #include <stdlib.h>

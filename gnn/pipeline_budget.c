@@ -1,7 +1,7 @@
 /* The memory budget: a child memory cgroup (v2, else v1) that the process
  * joins, so anonymous memory and the page cache it faults in are both
  * charged against the limit; else the rest of memory pinned with mlock. */
-#include "gnn_pipeline.h"
+#include "gnn.h"
 
 #include <dirent.h>
 #include <errno.h>

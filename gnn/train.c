@@ -1,7 +1,7 @@
 /* GraphSAGE for node classification: SAGEConv layers (nn/), ReLU between
  * them, log-softmax NLL head, gradients averaged over ranks with the
  * collectives library, Adam (nn/). */
-#include "gnn_pipeline.h"
+#include "gnn.h"
 
 #include <math.h>
 #include <stdio.h>

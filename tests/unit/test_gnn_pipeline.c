@@ -4,7 +4,7 @@
  * batch. The model learns a separable toy task. The memory budget, where
  * a cgroup can be made, charges mmap'd page cache and holds the limit. */
 #include "check.h"
-#include "../../gnn/gnn_pipeline.h"
+#include "../../gnn/gnn.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
