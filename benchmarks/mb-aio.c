@@ -233,9 +233,14 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     char err[256];
     enum mode m = s->ac->mode;
     if (m == M_SYNC || m == M_ASYNC) {
+        /* the device queue depth is the engine's in-flight cap (split over the
+         * I/O threads), refilled on every completion as fio does */
+        long long nth = opt.threads > 0 ? opt.threads : 1;
         struct mb_aio_opts o = {.nthreads = (int)opt.threads, .stripe = opt.stripe,
                                 .arena = s->nslot * bs + (1 << 20), .buffered = opt.buffered,
-                                .depth = (unsigned)(opt.qd < 1024 ? opt.qd * 2 : 2048)};
+                                .depth = (unsigned)opt.qd,
+                                .inflight = (unsigned)((opt.qd + nth - 1) / nth),
+                                .submit_batch = (unsigned)opt.batch};
         s->eng = mb_aio_open(p, (int)opt.files, &o, err, sizeof(err));
         if (!s->eng) {
             mb_warn("--dir: %s", err);
@@ -388,7 +393,10 @@ static int run_inline(struct st *s)
 
 static int run_engine(struct st *s, int async)
 {
-    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? (size_t)opt.qd / b : 1;
+    /* async keeps 2 x qd requests posted, so that the engine always has the
+     * next requests at hand when one completes; the engine caps what is in
+     * flight at qd */
+    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? 2 * (size_t)opt.qd / b : 1;
     if (depth < 1) depth = 1;
     mb_aio_ticket *tk = calloc(nb, sizeof(*tk));
     double *t0 = calloc(nb, sizeof(double));
@@ -436,9 +444,10 @@ static int run_fio(struct st *s, double *elapsed)
     const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
     snprintf(cmd, sizeof(cmd),
              "fio --name=mb --filename=%s --ioengine=io_uring --direct=%d --rw=%s --bs=%zu --iodepth=%lld "
-             "--iodepth_batch_submit=%lld --size=%zu --io_size=%llu --fixedbufs --registerfiles --thread "
+             "--iodepth_batch_submit=%lld --size=%llu --io_size=%llu --fixedbufs --registerfiles --thread "
              "--randrepeat=0 --norandommap --output-format=terse --terse-version=3 2>&1",
-             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch, opt.file_size,
+             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch,
+             (unsigned long long)opt.files * opt.file_size, /* fio splits --size over the files */
              (unsigned long long)(s->ios * s->ac->bs));
     FILE *p = popen(cmd, "r");
     if (!p) { mb_warn("fio: %s", strerror(errno)); return -1; }
@@ -563,6 +572,8 @@ static void teardown(void *state)
             mb_aio_info(s->eng, &inf);
             snprintf(key, sizeof(key), "bounce_bytes/%s", cn);
             mb_kv_int(&run->result.config, key, (long long)inf.bounce_bytes);
+            snprintf(key, sizeof(key), "inflight_mean/%s", cn);
+            mb_kv_dbl(&run->result.config, key, inf.inflight_mean);
         }
         if (!run->common.quiet)
             printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,

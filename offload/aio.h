@@ -26,6 +26,11 @@ struct mb_aio_opts {
     size_t stripe;       /* stripe unit in bytes (multiple of 4096); 0 = 64 KiB */
     size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB */
     unsigned depth;      /* io_uring entries per device per thread; 0 = 128 */
+    unsigned inflight;   /* cap on requests in flight per I/O thread over all its
+                          * devices (the device queue depth; refilled on every
+                          * completion); 0 = only `depth` per device */
+    unsigned submit_batch; /* SQEs per io_uring_enter (fio's iodepth_batch_submit);
+                          * 0 = everything prepared in one call */
     int create;          /* create/extend files to `size` bytes each */
     uint64_t size;       /* with create: bytes per file */
     int buffered;        /* never use O_DIRECT */
@@ -47,6 +52,7 @@ struct mb_aio_info {
     size_t stripe;
     uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches;
     uint64_t completed;  /* batches completed (monotonic) */
+    double inflight_mean;/* mean requests in flight per I/O thread right after each submission */
 };
 
 struct mb_aio;
