@@ -560,9 +560,9 @@ fail:
 
 static void wake(struct iothread *t)
 {
-    /* the push (tail CAS) before the load of `sleeping`, against idle_wait's
-     * store of `sleeping` before its emptiness check: no lost wake-up */
-    atomic_thread_fence(memory_order_seq_cst);
+    /* the push's seq_cst tail CAS before this load of `sleeping`, against
+     * idle_wait's store of `sleeping` before its emptiness check: one of the
+     * two sees the other, so no wake-up is lost */
     if (atomic_load(&t->sleeping)) {
         pthread_mutex_lock(&t->mu);
         pthread_cond_signal(&t->cv);
