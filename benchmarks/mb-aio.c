@@ -24,7 +24,7 @@ static struct {
     int pattern, rw, prepare, vs_fio, buffered;
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
-    char *dir;
+    char *dir, *threads_arg;
 } opt;
 
 static const struct mb_opt aio_opts[] = {
@@ -34,8 +34,9 @@ static const struct mb_opt aio_opts[] = {
     {"rw", 0, MB_OPT_CHOICE, &opt.rw, "read", "read|write", 0, 0, "direction", "RW"},
     {"qd", 0, MB_OPT_INT, &opt.qd, "64", NULL, 1, 4096, "requests in flight", "N"},
     {"batch", 0, MB_OPT_INT, &opt.batch, "16", NULL, 1, 4096, "requests per engine batch (ticket)", "N"},
-    {"io-threads", 0, MB_OPT_INT, &opt.threads, "1", NULL, 0, 64,
-     "engine I/O threads; 0 = CAM's rule (files/4..files/2)", "N"},
+    {"io-threads", 0, MB_OPT_STR, &opt.threads_arg, "1", NULL, 0, 0,
+     "engine I/O threads 1..64; 0 = CAM's rule (ceil(files/2)); adaptive = CAM's rule "
+     "re-chosen every 32 waits from the measured compute/I/O ratio", "N|adaptive"},
     {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "files striped together (stand-in SSDs)", "N"},
     {"file-size", 0, MB_OPT_SIZE, &opt.file_size, "256M", NULL, 1 << 20, 1e15, "bytes per file", "SIZE"},
     {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "1M", NULL, 4096, 1 << 30, "stripe unit", "SIZE"},
@@ -86,6 +87,13 @@ static int validate(struct mb_run *run)
             mb_warn("-b/--minbytes, -e/--maxbytes: no size between 512 B and 4 MiB that is a multiple of 512");
         return MB_EXIT_USAGE;
     }
+    char *end = NULL;
+    opt.threads = strcmp(opt.threads_arg, "adaptive") == 0 ? MB_AIO_ADAPTIVE : strtoll(opt.threads_arg, &end, 10);
+    if (opt.threads != MB_AIO_ADAPTIVE && (!end || *end || end == opt.threads_arg || opt.threads < 0 || opt.threads > 64)) {
+        if (run->rank == 0)
+            mb_warn("--io-threads: '%s' is neither a count from 0 to 64 nor 'adaptive'", opt.threads_arg);
+        return MB_EXIT_USAGE;
+    }
     if (opt.batch > opt.qd) {
         if (run->rank == 0)
             mb_warn("--batch: %lld exceeds --qd %lld", opt.batch, opt.qd);
@@ -132,8 +140,8 @@ static int plan(struct mb_run *run)
             c->bytes = (uint64_t)s[i] * (uint64_t)opt.ios;
             c->count = (uint64_t)opt.ios;
             snprintf(c->name, sizeof(c->name), "%s/%s/%s/%zu", mode_names[m], c->labels[1], c->labels[2], s[i]);
-            snprintf(c->group, sizeof(c->group), "%s %s %s  qd=%lld batch=%lld files=%lld io-threads=%lld",
-                     mode_names[m], c->labels[1], c->labels[2], opt.qd, opt.batch, opt.files, opt.threads);
+            snprintf(c->group, sizeof(c->group), "%s %s %s  qd=%lld batch=%lld files=%lld io-threads=%s",
+                     mode_names[m], c->labels[1], c->labels[2], opt.qd, opt.batch, opt.files, opt.threads_arg);
         }
     }
     free(s);
@@ -235,7 +243,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     if (m == M_SYNC || m == M_ASYNC) {
         /* the device queue depth is the engine's in-flight cap (split over the
          * I/O threads), refilled on every completion as fio does */
-        long long nth = opt.threads > 0 ? opt.threads : 1;
+        long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
         struct mb_aio_opts o = {.nthreads = (int)opt.threads, .stripe = opt.stripe,
                                 .arena = s->nslot * bs + (1 << 20), .buffered = opt.buffered,
                                 .depth = (unsigned)opt.qd,
@@ -254,6 +262,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
             mb_kv_int(&run->result.config, "aio_direct", inf.direct);
             mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
+            mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
         }
     } else {
         if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0)
@@ -574,6 +583,21 @@ static void teardown(void *state)
             mb_kv_int(&run->result.config, key, (long long)inf.bounce_bytes);
             snprintf(key, sizeof(key), "inflight_mean/%s", cn);
             mb_kv_dbl(&run->result.config, key, inf.inflight_mean);
+            if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
+                size_t n = mb_aio_thread_history(s->eng, NULL, 0);
+                int *h = calloc(n + 1, sizeof(int));
+                n = mb_aio_thread_history(s->eng, h, n);
+                char hist[4096] = "";
+                for (size_t i = 0, j; i < n; i = j) {
+                    for (j = i; j < n && h[j] == h[i]; j++)
+                        ;
+                    size_t l = strlen(hist);
+                    snprintf(hist + l, sizeof(hist) - l, "%s%dx%zu", l ? " " : "", h[i], j - i);
+                }
+                free(h);
+                snprintf(key, sizeof(key), "io_threads_chosen/%s", cn);
+                mb_kv_str(&run->result.config, key, n ? hist : "none (fewer waits than one window)");
+            }
         }
         if (!run->common.quiet)
             printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,

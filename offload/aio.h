@@ -21,8 +21,15 @@ extern "C" {
 #define MB_AIO_WRITE 1
 #define MB_AIO_BLOCK 512 /* O_DIRECT alignment of offsets, lengths and buffers */
 
+#define MB_AIO_ADAPTIVE (-1) /* opts.nthreads: CAM's rule, re-decided every window */
+
 struct mb_aio_opts {
-    int nthreads;        /* I/O threads; 0 = CAM's rule: ndev/4..ndev/2, at least 1 */
+    int nthreads;        /* I/O threads; 0 = CAM's rule at its upper end, ceil(ndev/2);
+                          * MB_AIO_ADAPTIVE: ceil(ndev/2) threads started, and every
+                          * `adapt_window` waits the number in use is re-chosen in
+                          * [ceil(ndev/4), ceil(ndev/2)] from the measured fraction of
+                          * the compute threads' time spent waiting (mb_aio_adaptive_threads) */
+    unsigned adapt_window; /* adaptive: waits per decision; 0 = 32 */
     size_t stripe;       /* stripe unit in bytes (multiple of 4096); 0 = 64 KiB */
     size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB */
     unsigned depth;      /* io_uring entries per device per thread; 0 = 128 */
@@ -53,6 +60,9 @@ struct mb_aio_info {
     uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches;
     uint64_t completed;  /* batches completed (monotonic) */
     double inflight_mean;/* mean requests in flight per I/O thread right after each submission */
+    int adaptive;        /* 1 in MB_AIO_ADAPTIVE mode */
+    int active_threads;  /* I/O threads that receive new batches now */
+    size_t decisions;    /* adaptive decisions taken (mb_aio_thread_history) */
 };
 
 struct mb_aio;
@@ -76,14 +86,21 @@ int mb_aio_wait(mb_aio_ticket t);
 /* Ticket's completion counter: requests done so far (monotonic). */
 uint64_t mb_aio_ticket_count(mb_aio_ticket t);
 void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *out);
+/* Adaptive mode: the thread count chosen at each decision, oldest first;
+ * writes at most max, returns how many decisions were taken. */
+size_t mb_aio_thread_history(struct mb_aio *a, int *counts, size_t max);
 /* Total volume size (ndev * smallest file, rounded down to stripes). */
 uint64_t mb_aio_size(const struct mb_aio *a);
 
 /* Striping: logical offset -> (device, device offset); returns bytes left in this stripe unit. */
 size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff);
-/* CAM's rule for N devices: between N/4 and N/2 I/O threads (at least 1);
- * io_frac is the measured fraction of time spent waiting on I/O (0..1). */
+/* CAM's rule for N devices: between ceil(N/4) and ceil(N/2) I/O threads,
+ * linear in io_frac, the measured fraction of the compute threads' time
+ * spent waiting on I/O (0..1; compute-bound work hides I/O with fewer
+ * threads). */
 int mb_aio_adaptive_threads(int ndev, double io_frac);
+/* io_frac from measured times: wait / (wait + compute); 1 when both are 0. */
+double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns);
 
 /* Verification pattern: every 512-byte block of the volume carries 64-bit
  * words derived from (seed, logical offset). */

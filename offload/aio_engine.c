@@ -79,6 +79,15 @@ struct mb_aio {
     _Atomic unsigned rr;
     _Atomic uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches, completed;
     _Atomic uint64_t segno;
+    /* adaptive mode: threads in use, and the compute/wait times measured in
+     * mb_aio_wait since the last decision */
+    int adaptive;
+    _Atomic int active;
+    unsigned window;
+    _Atomic uint64_t win_waits, win_wait_ns, win_compute_ns;
+    pthread_mutex_t adapt_mu;
+    int *history; size_t caphistory;
+    _Atomic size_t nhistory;
     int inject_errno; uint64_t inject_at;
 };
 
@@ -442,6 +451,10 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
     a->cap = o->inflight;
     a->submit_batch = o->submit_batch;
     a->nthreads = o->nthreads > 0 ? o->nthreads : mb_aio_adaptive_threads(n, 1.0);
+    a->adaptive = o->nthreads == MB_AIO_ADAPTIVE;
+    a->window = o->adapt_window ? o->adapt_window : 32;
+    atomic_store(&a->active, a->nthreads);
+    pthread_mutex_init(&a->adapt_mu, NULL);
     a->direct = !o->buffered;
     a->fallback = "";
     if (a->stripe % 4096) {
@@ -599,6 +612,7 @@ void mb_aio_close(struct mb_aio *a)
     }
     free(a->th);
     free(a->arena);
+    free(a->history);
     free(a);
 }
 
@@ -667,7 +681,8 @@ int mb_aio_submit(struct mb_aio *a, struct mb_aio_req *reqs, size_t n, mb_aio_ti
         batch_done(b);
         return 0;
     }
-    struct iothread *th = &a->th[atomic_fetch_add(&a->rr, 1) % (unsigned)a->nthreads];
+    unsigned nact = (unsigned)atomic_load(&a->active);
+    struct iothread *th = &a->th[atomic_fetch_add(&a->rr, 1) % nact];
     while (!mb_aio_ring_push(&th->ring, b)) {
         wake(th);
         sched_yield();
@@ -680,8 +695,50 @@ int mb_aio_test(mb_aio_ticket t) { return atomic_load(&t->state) == B_COMPLETE; 
 
 uint64_t mb_aio_ticket_count(mb_aio_ticket t) { return atomic_load(&t->done); }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adaptive mode: every `window` waits, one caller re-chooses the number of
+ * I/O threads that get new batches from the window's compute/wait times. */
+static void adapt(struct mb_aio *a)
+{
+    if (atomic_load(&a->win_waits) < a->window || pthread_mutex_trylock(&a->adapt_mu) != 0)
+        return;
+    if (atomic_load(&a->win_waits) >= a->window) {
+        uint64_t w = atomic_exchange(&a->win_wait_ns, 0), c = atomic_exchange(&a->win_compute_ns, 0);
+        atomic_store(&a->win_waits, 0);
+        int k = mb_aio_adaptive_threads(a->ndev, mb_aio_io_fraction(w, c));
+        if (k > a->nthreads)
+            k = a->nthreads;
+        atomic_store(&a->active, k);
+        if (atomic_load(&a->nhistory) == a->caphistory) {
+            size_t cap = a->caphistory ? 2 * a->caphistory : 64;
+            int *h = realloc(a->history, cap * sizeof(*h));
+            if (h) {
+                a->history = h;
+                a->caphistory = cap;
+            }
+        }
+        size_t n = atomic_load(&a->nhistory);
+        if (n < a->caphistory) {
+            a->history[n] = k;
+            atomic_store(&a->nhistory, n + 1);
+        }
+    }
+    pthread_mutex_unlock(&a->adapt_mu);
+}
+
+/* per compute thread: when (and in which engine) its last wait ended */
+static _Thread_local struct { const struct mb_aio *a; uint64_t t; } last_wait;
+
 int mb_aio_wait(mb_aio_ticket t)
 {
+    struct mb_aio *a = t->a;
+    uint64_t t0 = a->adaptive ? now_ns() : 0;
     /* a short spin (the I/O thread runs on another core), then sleep on the
      * ticket's own futex word: only this waiter is woken */
     for (int spin = 0; spin < 20 && atomic_load(&t->state) != B_COMPLETE; spin++)
@@ -692,7 +749,27 @@ int mb_aio_wait(mb_aio_ticket t)
             futex(&t->state, FUTEX_WAIT, B_SLEEPING);
     int f = t->failed;
     free(t);
+    if (a->adaptive) {
+        uint64_t t1 = now_ns();
+        if (last_wait.a == a)
+            atomic_fetch_add(&a->win_compute_ns, t0 - last_wait.t);
+        atomic_fetch_add(&a->win_wait_ns, t1 - t0);
+        atomic_fetch_add(&a->win_waits, 1);
+        last_wait.a = a;
+        last_wait.t = t1;
+        adapt(a);
+    }
     return f;
+}
+
+size_t mb_aio_thread_history(struct mb_aio *a, int *counts, size_t max)
+{
+    pthread_mutex_lock(&a->adapt_mu);
+    size_t n = atomic_load(&a->nhistory);
+    for (size_t i = 0; i < n && i < max; i++)
+        counts[i] = a->history[i];
+    pthread_mutex_unlock(&a->adapt_mu);
+    return n;
 }
 
 void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
@@ -709,6 +786,9 @@ void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
     o->requests = a->requests;
     o->batches = a->batches;
     o->completed = a->completed;
+    o->adaptive = a->adaptive;
+    o->active_threads = atomic_load(&a->active);
+    o->decisions = atomic_load(&a->nhistory);
     uint64_t subs = 0, sum = 0;
     for (int i = 0; i < a->nthreads; i++) {
         subs += atomic_load(&a->th[i].submits);

@@ -13,17 +13,24 @@ size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *dev
 
 int mb_aio_adaptive_threads(int ndev, double io_frac)
 {
-    int lo = ndev / 4, hi = ndev / 2;
+    int lo = (ndev + 3) / 4, hi = (ndev + 1) / 2;
     if (lo < 1)
         lo = 1;
     if (hi < lo)
         hi = lo;
-    if (io_frac < 0)
+    if (!(io_frac >= 0)) /* also NaN */
         io_frac = 0;
     if (io_frac > 1)
         io_frac = 1;
     /* I/O-bound work gets the upper end, compute-bound the lower. */
     return lo + (int)((double)(hi - lo) * io_frac + 0.5);
+}
+
+double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns)
+{
+    if (wait_ns + compute_ns == 0)
+        return 1;
+    return (double)wait_ns / ((double)wait_ns + (double)compute_ns);
 }
 
 static inline uint64_t mix(uint64_t x)
