@@ -229,8 +229,13 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->vol = (uint64_t)opt.files * opt.file_size;
     size_t cap = (64u << 20) / bs;
     s->nslot = s->ios < cap ? s->ios : cap;
-    if (s->nslot < (size_t)opt.qd)
-        s->nslot = (size_t)opt.qd;
+    /* every request posted at once needs its own slot: async posts up to
+     * 2 x qd (fewer where that would take more than 256 MiB) */
+    size_t want = 2 * (size_t)opt.qd;
+    if (want * bs > (256u << 20))
+        want = (256u << 20) / bs > (size_t)opt.qd ? (256u << 20) / bs : (size_t)opt.qd;
+    if (s->nslot < want)
+        s->nslot = want;
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
     s->inject = mb_fault() && strcmp(mb_fault(), "corrupt") == 0;
@@ -405,7 +410,8 @@ static int run_engine(struct st *s, int async)
     /* async keeps 2 x qd requests posted, so that the engine always has the
      * next requests at hand when one completes; the engine caps what is in
      * flight at qd */
-    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? 2 * (size_t)opt.qd / b : 1;
+    size_t posted = 2 * (size_t)opt.qd < s->nslot ? 2 * (size_t)opt.qd : s->nslot;
+    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? posted / b : 1;
     if (depth < 1) depth = 1;
     mb_aio_ticket *tk = calloc(nb, sizeof(*tk));
     double *t0 = calloc(nb, sizeof(double));
@@ -480,10 +486,33 @@ static int run_fio(struct st *s, double *elapsed)
     return 0;
 }
 
+/* --vs-fio: timed iteration times of the async engine and of fio per block
+ * size, for the ratio printed and recorded with the fio case */
+static struct vsfio { size_t bs; double t[2][1024]; int n[2]; } vs[64];
+
+static void vs_add(size_t bs, int fio, double t)
+{
+    for (int i = 0; i < 64; i++)
+        if (vs[i].bs == bs || vs[i].bs == 0) {
+            vs[i].bs = bs;
+            if (vs[i].n[fio] < 1024)
+                vs[i].t[fio][vs[i].n[fio]++] = t;
+            return;
+        }
+}
+
+static int cmpd(const void *a, const void *b);
+
+static double vs_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(double), cmpd);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 static int iterate(void *state, long long iter, double *elapsed)
 {
-    (void)iter;
     struct st *s = state;
+    double t0 = mb_now();
     double c0 = cpu_now();
     int err = 0;
     switch (s->ac->mode) {
@@ -506,6 +535,8 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     s->cpu += cpu_now() - c0;
     s->cpu_ios += (long long)s->ios;
+    if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == M_ASYNC || s->ac->mode == M_FIO))
+        vs_add(s->ac->bs, s->ac->mode == M_FIO, s->ac->mode == M_FIO ? *elapsed : mb_now() - t0);
     if (s->inject && !opt.rw && s->ac->mode != M_FIO)
         slot(s, s->ios / 2)[100] ^= 0x40; /* a corrupted block must be detected */
     return err;
@@ -609,6 +640,16 @@ static void teardown(void *state)
         char key[256];
         snprintf(key, sizeof(key), "fio_iops/%s", cn);
         mb_kv_dbl(&run->result.config, key, s->fio_iops);
+        for (int i = 0; i < 64 && vs[i].bs; i++)
+            if (vs[i].bs == s->ac->bs && vs[i].n[0] && vs[i].n[1]) {
+                /* throughput ratio: fio's median time over the engine's */
+                double r = vs_median(vs[i].t[1], vs[i].n[1]) / vs_median(vs[i].t[0], vs[i].n[0]);
+                snprintf(key, sizeof(key), "async_vs_fio/%zu", s->ac->bs);
+                mb_kv_dbl(&run->result.config, key, r);
+                if (!run->common.quiet)
+                    printf("#   engine (async) / fio throughput at %zu B: %.3f (medians of %d and %d iterations)\n",
+                           s->ac->bs, r, vs[i].n[0], vs[i].n[1]);
+            }
     }
     if (s->ring_ok) io_uring_queue_exit(&s->ring);
     for (long long f = 0; f < opt.files; f++) {
