@@ -41,6 +41,7 @@ expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" &
 expect 2 "batch above qd" -- "$BIN/mb-aio" "${A[@]}" --batch 32 --sizes 4K -o "$T/b2.h5" && has "^mb-aio: --batch" "names the flag"
 [ ! -e "$T/b1.h5" ] || fail "bad input wrote a file"
 if command -v fio >/dev/null; then
-  expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case"
+  expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case" &&
+    has "engine \(async\) / fio throughput at 4096 B: [0-9.]+" "prints the ratio"
 fi
 finish
