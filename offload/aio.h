@@ -31,7 +31,9 @@ struct mb_aio_opts {
                           * the compute threads' time spent waiting (mb_aio_adaptive_threads) */
     unsigned adapt_window; /* adaptive: waits per decision; 0 = 32 */
     size_t stripe;       /* stripe unit in bytes (multiple of 4096); 0 = 64 KiB */
-    size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB */
+    size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB; 2 MiB-
+                          * aligned, transparent huge pages asked for with madvise
+                          * (environment MB_AIO_NOHUGE=1: not) */
     unsigned depth;      /* io_uring entries per device per thread; 0 = 128 */
     unsigned inflight;   /* cap on requests in flight per I/O thread over all its
                           * devices (the device queue depth; refilled on every
