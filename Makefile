@@ -7,14 +7,19 @@
 #   make deps            install the Debian packages (as root), else list them
 #   make install PREFIX=/opt/movebench
 #   make clean
-# Knobs: CUDA=0|1 (default: 1 when nvcc is found), SAN=address,undefined,
-#        BUILD=dir (default build, build-san with SAN).
+# Knobs: CUDA=0|1 (default: 1 when nvcc is found), SAN=address,undefined or
+#        SAN=thread, BUILD=dir (default build, build-san with SAN,
+#        build-san-thread with SAN=thread).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
 
 SAN ?=
-BUILD ?= build$(if $(SAN),-san)
+# ThreadSanitizer gets its own folder: its objects cannot mix with ASan's.
+BUILD ?= build$(if $(SAN),-san)$(if $(findstring thread,$(SAN)),-thread)
+ifneq ($(and $(findstring thread,$(SAN)),$(findstring address,$(SAN))),)
+  $(error SAN=$(SAN): ThreadSanitizer cannot be combined with AddressSanitizer; use SAN=thread alone)
+endif
 PREFIX ?= /usr/local
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
@@ -33,6 +38,10 @@ CFLAGS ?= -O2 -g
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer,)
 MB_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -fopenmp -pthread -D_GNU_SOURCE -MMD -MP $(PKG_CFLAGS)
 MB_LDFLAGS := $(SANFLAGS) -fopenmp -pthread $(LDFLAGS)
+# TSan: link only the libraries a program uses; UCX's libucm, linked into
+# everything otherwise, hooks madvise and crashes TSan's thread exit.
+AS_NEEDED := -Wl,--as-needed
+MB_LDFLAGS += $(if $(findstring thread,$(SAN)),$(AS_NEEDED))
 LIBS := $(PKG_LIBS) -lm
 
 NVCCFLAGS ?= -O2 -g
@@ -153,9 +162,9 @@ install: all
 	  install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/movebench/$$d/ || exit 1; done
 
 clean:
-	rm -rf build build-san build-cpu build-cuda
+	rm -rf build build-san build-san-thread build-cpu build-cuda
 
 help:
-	@sed -n '2,11p' Makefile
+	@sed -n '2,12p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

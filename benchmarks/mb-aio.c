@@ -26,7 +26,7 @@ static struct {
     int pattern, rw, prepare, vs_fio, buffered;
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
-    char *dir;
+    char *dir, *threads_arg;
     int app;
     long long prefetch, blas_threads; /* --app: the out-of-core applications (see app_* below) */
     size_t mem_budget;
@@ -41,8 +41,9 @@ static const struct mb_opt aio_opts[] = {
     {"rw", 0, MB_OPT_CHOICE, &opt.rw, "read", "read|write", 0, 0, "direction", "RW"},
     {"qd", 0, MB_OPT_INT, &opt.qd, "64", NULL, 1, 4096, "requests in flight", "N"},
     {"batch", 0, MB_OPT_INT, &opt.batch, "16", NULL, 1, 4096, "requests per engine batch (ticket)", "N"},
-    {"io-threads", 0, MB_OPT_INT, &opt.threads, "1", NULL, 0, 64,
-     "engine I/O threads; 0 = CAM's rule (files/4..files/2)", "N"},
+    {"io-threads", 0, MB_OPT_STR, &opt.threads_arg, "1", NULL, 0, 0,
+     "engine I/O threads 1..64; 0 = CAM's rule (ceil(files/2)); adaptive = CAM's rule "
+     "re-chosen every 32 waits from the measured compute/I/O ratio", "N|adaptive"},
     {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "files striped together (stand-in SSDs)", "N"},
     {"file-size", 0, MB_OPT_SIZE, &opt.file_size, "256M", NULL, 1 << 20, 1e15, "bytes per file", "SIZE"},
     {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "1M", NULL, 4096, 1 << 30, "stripe unit", "SIZE"},
@@ -105,7 +106,14 @@ static void app_teardown(void *state);
 
 static int validate(struct mb_run *run)
 {
-    if (opt.app)
+    char *end = NULL;
+    opt.threads = strcmp(opt.threads_arg, "adaptive") == 0 ? MB_AIO_ADAPTIVE : strtoll(opt.threads_arg, &end, 10);
+    if (opt.threads != MB_AIO_ADAPTIVE && (!end || *end || end == opt.threads_arg || opt.threads < 0 || opt.threads > 64)) {
+        if (run->rank == 0)
+            mb_warn("--io-threads: '%s' is neither a count from 0 to 64 nor 'adaptive'", opt.threads_arg);
+        return MB_EXIT_USAGE;
+    }
+    if (opt.app) /* after --io-threads is parsed: the apps use opt.threads */
         return app_validate(run);
     size_t n;
     size_t *s = mb_sizes(&run->common, &n);
@@ -167,8 +175,8 @@ static int plan(struct mb_run *run)
             c->bytes = (uint64_t)s[i] * (uint64_t)opt.ios;
             c->count = (uint64_t)opt.ios;
             snprintf(c->name, sizeof(c->name), "%s/%s/%s/%zu", mode_names[m], c->labels[1], c->labels[2], s[i]);
-            snprintf(c->group, sizeof(c->group), "%s %s %s  qd=%lld batch=%lld files=%lld io-threads=%lld",
-                     mode_names[m], c->labels[1], c->labels[2], opt.qd, opt.batch, opt.files, opt.threads);
+            snprintf(c->group, sizeof(c->group), "%s %s %s  qd=%lld batch=%lld files=%lld io-threads=%s",
+                     mode_names[m], c->labels[1], c->labels[2], opt.qd, opt.batch, opt.files, opt.threads_arg);
         }
     }
     free(s);
@@ -263,8 +271,13 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->vol = (uint64_t)opt.files * opt.file_size;
     size_t cap = (64u << 20) / bs;
     s->nslot = s->ios < cap ? s->ios : cap;
-    if (s->nslot < (size_t)opt.qd)
-        s->nslot = (size_t)opt.qd;
+    /* every request posted at once needs its own slot: async posts up to
+     * 2 x qd (fewer where that would take more than 256 MiB) */
+    size_t want = 2 * (size_t)opt.qd;
+    if (want * bs > (256u << 20))
+        want = (256u << 20) / bs > (size_t)opt.qd ? (256u << 20) / bs : (size_t)opt.qd;
+    if (s->nslot < want)
+        s->nslot = want;
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
     s->inject = mb_fault() && strcmp(mb_fault(), "corrupt") == 0;
@@ -275,9 +288,18 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     char err[256];
     enum mode m = s->ac->mode;
     if (m == M_SYNC || m == M_ASYNC) {
+        /* the device queue depth is the engine's in-flight cap (split over the
+         * I/O threads), refilled on every completion as fio does */
+        long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
         struct mb_aio_opts o = {.nthreads = (int)opt.threads, .stripe = opt.stripe,
                                 .arena = s->nslot * bs + (1 << 20), .buffered = opt.buffered,
-                                .depth = (unsigned)(opt.qd < 1024 ? opt.qd * 2 : 2048)};
+                                .depth = (unsigned)opt.qd,
+                                .inflight = (unsigned)((opt.qd + nth - 1) / nth),
+                                /* at most 4 SQEs per io_uring_enter: about what fio
+                                 * does whatever its iodepth_batch_submit (its report:
+                                 * 1-4 per submit); bigger chunks reach the virtio disk
+                                 * together and come back together, idling it */
+                                .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)};
         s->eng = mb_aio_open(p, (int)opt.files, &o, err, sizeof(err));
         if (!s->eng) {
             mb_warn("--dir: %s", err);
@@ -291,6 +313,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
             mb_kv_int(&run->result.config, "aio_direct", inf.direct);
             mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
+            mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
         }
     } else {
         if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0)
@@ -432,7 +455,11 @@ static int run_inline(struct st *s)
 
 static int run_engine(struct st *s, int async)
 {
-    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? (size_t)opt.qd / b : 1;
+    /* async keeps 2 x qd requests posted, so that the engine always has the
+     * next requests at hand when one completes; the engine caps what is in
+     * flight at qd */
+    size_t posted = 2 * (size_t)opt.qd < s->nslot ? 2 * (size_t)opt.qd : s->nslot;
+    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? posted / b : 1;
     if (depth < 1) depth = 1;
     mb_aio_ticket *tk = calloc(nb, sizeof(*tk));
     double *t0 = calloc(nb, sizeof(double));
@@ -480,9 +507,10 @@ static int run_fio(struct st *s, double *elapsed)
     const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
     snprintf(cmd, sizeof(cmd),
              "fio --name=mb --filename=%s --ioengine=io_uring --direct=%d --rw=%s --bs=%zu --iodepth=%lld "
-             "--iodepth_batch_submit=%lld --size=%zu --io_size=%llu --fixedbufs --registerfiles --thread "
+             "--iodepth_batch_submit=%lld --size=%llu --io_size=%llu --fixedbufs --registerfiles --thread "
              "--randrepeat=0 --norandommap --output-format=terse --terse-version=3 2>&1",
-             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch, opt.file_size,
+             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch,
+             (unsigned long long)opt.files * opt.file_size, /* fio splits --size over the files */
              (unsigned long long)(s->ios * s->ac->bs));
     FILE *p = popen(cmd, "r");
     if (!p) { mb_warn("fio: %s", strerror(errno)); return -1; }
@@ -506,12 +534,35 @@ static int run_fio(struct st *s, double *elapsed)
     return 0;
 }
 
+/* --vs-fio: timed iteration times of the async engine and of fio per block
+ * size, for the ratio printed and recorded with the fio case */
+static struct vsfio { size_t bs; double t[2][1024]; int n[2]; } vs[64];
+
+static void vs_add(size_t bs, int fio, double t)
+{
+    for (int i = 0; i < 64; i++)
+        if (vs[i].bs == bs || vs[i].bs == 0) {
+            vs[i].bs = bs;
+            if (vs[i].n[fio] < 1024)
+                vs[i].t[fio][vs[i].n[fio]++] = t;
+            return;
+        }
+}
+
+static int cmpd(const void *a, const void *b);
+
+static double vs_median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(double), cmpd);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 static int iterate(void *state, long long iter, double *elapsed)
 {
     if (opt.app)
         return app_iterate(state, iter, elapsed);
-    (void)iter;
     struct st *s = state;
+    double t0 = mb_now();
     double c0 = cpu_now();
     int err = 0;
     switch (s->ac->mode) {
@@ -534,6 +585,8 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     s->cpu += cpu_now() - c0;
     s->cpu_ios += (long long)s->ios;
+    if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == M_ASYNC || s->ac->mode == M_FIO))
+        vs_add(s->ac->bs, s->ac->mode == M_FIO, s->ac->mode == M_FIO ? *elapsed : mb_now() - t0);
     if (s->inject && !opt.rw && s->ac->mode != M_FIO)
         slot(s, s->ios / 2)[100] ^= 0x40; /* a corrupted block must be detected */
     return err;
@@ -613,6 +666,23 @@ static void teardown(void *state)
             mb_aio_info(s->eng, &inf);
             snprintf(key, sizeof(key), "bounce_bytes/%s", cn);
             mb_kv_int(&run->result.config, key, (long long)inf.bounce_bytes);
+            snprintf(key, sizeof(key), "inflight_mean/%s", cn);
+            mb_kv_dbl(&run->result.config, key, inf.inflight_mean);
+            if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
+                size_t n = mb_aio_thread_history(s->eng, NULL, 0);
+                int *h = calloc(n + 1, sizeof(int));
+                n = mb_aio_thread_history(s->eng, h, n);
+                char hist[4096] = "";
+                for (size_t i = 0, j; i < n; i = j) {
+                    for (j = i; j < n && h[j] == h[i]; j++)
+                        ;
+                    size_t l = strlen(hist);
+                    snprintf(hist + l, sizeof(hist) - l, "%s%dx%zu", l ? " " : "", h[i], j - i);
+                }
+                free(h);
+                snprintf(key, sizeof(key), "io_threads_chosen/%s", cn);
+                mb_kv_str(&run->result.config, key, n ? hist : "none (fewer waits than one window)");
+            }
         }
         if (!run->common.quiet)
             printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,
@@ -624,6 +694,16 @@ static void teardown(void *state)
         char key[256];
         snprintf(key, sizeof(key), "fio_iops/%s", cn);
         mb_kv_dbl(&run->result.config, key, s->fio_iops);
+        for (int i = 0; i < 64 && vs[i].bs; i++)
+            if (vs[i].bs == s->ac->bs && vs[i].n[0] && vs[i].n[1]) {
+                /* throughput ratio: fio's median time over the engine's */
+                double r = vs_median(vs[i].t[1], vs[i].n[1]) / vs_median(vs[i].t[0], vs[i].n[0]);
+                snprintf(key, sizeof(key), "async_vs_fio/%zu", s->ac->bs);
+                mb_kv_dbl(&run->result.config, key, r);
+                if (!run->common.quiet)
+                    printf("#   engine (async) / fio throughput at %zu B: %.3f (medians of %d and %d iterations)\n",
+                           s->ac->bs, r, vs[i].n[0], vs[i].n[1]);
+            }
     }
     if (s->ring_ok) io_uring_queue_exit(&s->ring);
     for (long long f = 0; f < opt.files; f++) {

@@ -21,11 +21,25 @@ extern "C" {
 #define MB_AIO_WRITE 1
 #define MB_AIO_BLOCK 512 /* O_DIRECT alignment of offsets, lengths and buffers */
 
+#define MB_AIO_ADAPTIVE (-1) /* opts.nthreads: CAM's rule, re-decided every window */
+
 struct mb_aio_opts {
-    int nthreads;        /* I/O threads; 0 = CAM's rule: ndev/4..ndev/2, at least 1 */
+    int nthreads;        /* I/O threads; 0 = CAM's rule at its upper end, ceil(ndev/2);
+                          * MB_AIO_ADAPTIVE: ceil(ndev/2) threads started, and every
+                          * `adapt_window` waits the number in use is re-chosen in
+                          * [ceil(ndev/4), ceil(ndev/2)] from the measured fraction of
+                          * the compute threads' time spent waiting (mb_aio_adaptive_threads) */
+    unsigned adapt_window; /* adaptive: waits per decision; 0 = 32 */
     size_t stripe;       /* stripe unit in bytes (multiple of 4096); 0 = 64 KiB */
-    size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB */
+    size_t arena;        /* registered buffer arena for mb_aio_alloc; 0 = 64 MiB; 2 MiB-
+                          * aligned, transparent huge pages asked for with madvise
+                          * (environment MB_AIO_NOHUGE=1: not) */
     unsigned depth;      /* io_uring entries per device per thread; 0 = 128 */
+    unsigned inflight;   /* cap on requests in flight per I/O thread over all its
+                          * devices (the device queue depth; refilled on every
+                          * completion); 0 = only `depth` per device */
+    unsigned submit_batch; /* SQEs per io_uring_enter (fio's iodepth_batch_submit);
+                          * 0 = everything prepared in one call */
     int create;          /* create/extend files to `size` bytes each */
     uint64_t size;       /* with create: bytes per file */
     int buffered;        /* never use O_DIRECT */
@@ -47,6 +61,10 @@ struct mb_aio_info {
     size_t stripe;
     uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches;
     uint64_t completed;  /* batches completed (monotonic) */
+    double inflight_mean;/* mean requests in flight per I/O thread right after each submission */
+    int adaptive;        /* 1 in MB_AIO_ADAPTIVE mode */
+    int active_threads;  /* I/O threads that receive new batches now */
+    size_t decisions;    /* adaptive decisions taken (mb_aio_thread_history) */
 };
 
 struct mb_aio;
@@ -70,14 +88,21 @@ int mb_aio_wait(mb_aio_ticket t);
 /* Ticket's completion counter: requests done so far (monotonic). */
 uint64_t mb_aio_ticket_count(mb_aio_ticket t);
 void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *out);
+/* Adaptive mode: the thread count chosen at each decision, oldest first;
+ * writes at most max, returns how many decisions were taken. */
+size_t mb_aio_thread_history(struct mb_aio *a, int *counts, size_t max);
 /* Total volume size (ndev * smallest file, rounded down to stripes). */
 uint64_t mb_aio_size(const struct mb_aio *a);
 
 /* Striping: logical offset -> (device, device offset); returns bytes left in this stripe unit. */
 size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff);
-/* CAM's rule for N devices: between N/4 and N/2 I/O threads (at least 1);
- * io_frac is the measured fraction of time spent waiting on I/O (0..1). */
+/* CAM's rule for N devices: between ceil(N/4) and ceil(N/2) I/O threads,
+ * linear in io_frac, the measured fraction of the compute threads' time
+ * spent waiting on I/O (0..1; compute-bound work hides I/O with fewer
+ * threads). */
 int mb_aio_adaptive_threads(int ndev, double io_frac);
+/* io_frac from measured times: wait / (wait + compute); 1 when both are 0. */
+double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns);
 
 /* Verification pattern: every 512-byte block of the volume carries 64-bit
  * words derived from (seed, logical offset). */
@@ -92,6 +117,79 @@ size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t 
 int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *err, size_t errlen);
 /* Page-locks [p, p + bytes) for DMA (cudaHostRegister); 0, or -1 (CPU build: -1). */
 int mb_aio_pin(void *p, size_t bytes, char *err, size_t errlen);
+
+/* ---- GPU-posted batches: CAM's protocol through mapped host memory --------
+ * The mailbox lives in memory both sides see: cudaHostAllocMapped host
+ * memory when a CUDA kernel posts (mb_aio_mailbox_alloc(1, ...)), plain
+ * memory when a CPU thread plays the GPU. The poster (the GPU's leader
+ * thread) fills slot[seq % MB_AIO_POST_SLOTS] (region 1: requests, region 2:
+ * their count), makes them visible (__threadfence_system / a release
+ * store) and rings the doorbell, a sequence counter: doorbell = seq + 1
+ * (region 3). A host polling thread (mb_aio_poller_start) submits the batch
+ * through the engine; when every request is done (and, for destinations in
+ * device memory, copied there from pinned staging by cudaMemcpyAsync), it
+ * writes each request's status, then the slot's 64-bit completion counter
+ * done = seq + 1 (region 4), then `completed` (batches done, in order). The
+ * poster spins on done; it may reuse a slot once done covers its previous
+ * batch. Every word is written by one side only. */
+#define MB_AIO_POST_SLOTS 4
+#define MB_AIO_POST_MAXREQ 64
+
+struct mb_aio_post_req {
+    uint64_t offset;     /* logical offset in the striped volume */
+    uint64_t dst;        /* byte offset in the poller's destination region */
+    uint32_t len, op;    /* op: MB_AIO_READ / MB_AIO_WRITE */
+    int32_t status;      /* out: 0 or -errno (-EINVAL: outside the destination region) */
+    uint32_t pad;
+};
+
+struct mb_aio_post_slot {
+    uint64_t done;       /* region 4: seq + 1 once batch seq is complete (host writes) */
+    uint32_t n;          /* region 2: requests in this batch (poster writes) */
+    uint32_t failed;     /* requests with status != 0 (host writes, before done) */
+    uint64_t pad[6];
+    struct mb_aio_post_req req[MB_AIO_POST_MAXREQ]; /* region 1 (poster writes) */
+};
+
+struct mb_aio_mailbox {
+    uint64_t doorbell;   /* region 3: batches posted (poster writes) */
+    uint64_t pad0[7];
+    uint64_t completed;  /* batches completed, in order (host writes) */
+    uint32_t mapped;     /* allocated with cudaHostAllocMapped */
+    uint32_t pad1[13];
+    struct mb_aio_post_slot slot[MB_AIO_POST_SLOTS];
+};
+
+/* A zeroed mailbox; mapped = 1: cudaHostAllocMapped (CUDA build with a
+ * device), else plain aligned memory. NULL with the reason in err. */
+struct mb_aio_mailbox *mb_aio_mailbox_alloc(int mapped, char *err, size_t errlen);
+void mb_aio_mailbox_free(struct mb_aio_mailbox *mb);
+
+struct mb_aio_poller;
+/* Starts the host polling thread serving mb through engine a. Destinations
+ * are dst + req.dst; dst_device = 1: dst is device memory, so reads land in
+ * a registered staging buffer (max_req bytes per request; pinned in the
+ * CUDA build) and are copied with cudaMemcpyAsync, writes are staged the
+ * other way. NULL with the reason in err. */
+struct mb_aio_poller *mb_aio_poller_start(struct mb_aio *a, struct mb_aio_mailbox *mb, void *dst,
+                                          size_t dst_bytes, int dst_device, size_t max_req,
+                                          char *err, size_t errlen);
+/* Serves what was posted, stops the thread; returns the batches served. */
+uint64_t mb_aio_poller_stop(struct mb_aio_poller *p);
+
+/* CUDA twins (aio_cuda.cu; aio_nocuda.c answers -1 "built without CUDA"). */
+int mb_aio_mapped_alloc(void **p, size_t bytes, char *err, size_t errlen);
+void mb_aio_unpin(void *p); /* undoes mb_aio_pin */
+void mb_aio_mapped_free(void *p);
+int mb_aio_stage_from_device(void *staging, const void *dev, size_t bytes, char *err, size_t errlen);
+/* CAM's GPU side: a kernel posts nbatch batches of n (<= MB_AIO_POST_MAXREQ)
+ * reads of bs bytes at block-aligned offsets ((b * n + i) * 7919 mod
+ * vol/bs) * bs into mb (mapped), destinations in device memory dst (2 * n * bs
+ * bytes, double-buffered: prefetch batch b + 1, wait for batch b, check it),
+ * and checks every word against the pattern of seed. Returns the number of
+ * wrong words (plus requests that failed), or -1 with the reason in err. */
+long long mb_aio_gpu_post_run(struct mb_aio_mailbox *mb, void *dst, uint64_t vol, size_t bs, int n,
+                              int nbatch, uint64_t seed, char *err, size_t errlen);
 
 /* ===== Out-of-core applications (CAM's evaluation) ======================
  * Tiled GEMM, external merge sort and random row gather over the striped

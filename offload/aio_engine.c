@@ -11,18 +11,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_DEV 64
+#define CQ_BATCH 256 /* completions taken per device and round */
 
 struct seg {
+    struct seg *next;            /* the I/O thread's free list */
     struct mb_aio_batch *b;
     struct mb_aio_req *r;
     int dev, write, fixed, file; /* file: registered file index */
     uint64_t devoff;             /* where the I/O goes (aligned when bounced) */
     size_t len, iolen, skip;     /* bytes wanted, bytes issued, offset of wanted data in bounce */
     char *dst, *bounce;
+    struct iothread *owner;
 };
 
 struct mb_aio_batch {
@@ -31,9 +38,13 @@ struct mb_aio_batch {
     size_t n;
     uint64_t nsegs;
     _Atomic uint64_t done;   /* the batch's completion counter (segments) */
-    _Atomic int complete, waiting;
-    int failed;
+    /* PENDING -> (SLEEPING) -> COMPLETE, one word so that the completer never
+     * touches the batch after publishing: the waiter may free it at once */
+    _Atomic uint32_t state;
+    int failed;              /* written by the one I/O thread that owns the batch */
 };
+
+enum { B_PENDING, B_SLEEPING, B_COMPLETE };
 
 struct iothread {
     struct mb_aio *a;
@@ -45,11 +56,19 @@ struct iothread {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct seg **queue; size_t qn, qcap, qhead;
-    unsigned inflight[MAX_DEV];
+    struct seg *free_segs;       /* recycled segments: no malloc per I/O */
+    unsigned inflight[MAX_DEV], inflight_all;
+    struct io_uring_cqe *cqes[MAX_DEV][CQ_BATCH];
+    unsigned ncqe[MAX_DEV];
+    unsigned prepared[MAX_DEV];
+    _Atomic uint64_t submits, inflight_sum;
 };
 
 struct mb_aio {
-    int ndev, nthreads, direct, use_uring, stop;
+    int ndev, nthreads, direct, use_uring;
+    _Atomic int stop;
+    unsigned submit_batch;
+    unsigned cap;                /* requests in flight per I/O thread, all devices (0: depth per device) */
     int fd[MAX_DEV], bfd[MAX_DEV];
     size_t stripe;
     unsigned depth;
@@ -57,12 +76,19 @@ struct mb_aio {
     const char *fallback;
     char *arena; size_t arena_size, arena_used; int arena_live;
     pthread_mutex_t amu;
-    pthread_mutex_t wmu;
-    pthread_cond_t wcv;
     struct iothread *th;
     _Atomic unsigned rr;
     _Atomic uint64_t bounce_bytes, direct_bytes, buffered_bytes, requests, batches, completed;
     _Atomic uint64_t segno;
+    /* adaptive mode: threads in use, and the compute/wait times measured in
+     * mb_aio_wait since the last decision */
+    int adaptive;
+    _Atomic int active;
+    unsigned window;
+    _Atomic uint64_t win_waits, win_wait_ns, win_compute_ns;
+    pthread_mutex_t adapt_mu;
+    int *history; size_t caphistory;
+    _Atomic size_t nhistory;
     int inject_errno; uint64_t inject_at;
 };
 
@@ -70,16 +96,19 @@ static const char *inject_spec(void) { return getenv("MB_AIO_INJECT"); }
 
 /* ---- completion -------------------------------------------------------- */
 
+static long futex(_Atomic uint32_t *w, int op, uint32_t val)
+{
+    return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+}
+
 static void batch_done(struct mb_aio_batch *b)
 {
     struct mb_aio *a = b->a;
     atomic_fetch_add(&a->completed, 1);
-    atomic_store(&b->complete, 1);
-    if (atomic_load(&b->waiting)) {
-        pthread_mutex_lock(&a->wmu);
-        pthread_cond_broadcast(&a->wcv);
-        pthread_mutex_unlock(&a->wmu);
-    }
+    /* after this exchange the waiter may free b: only its address is used
+     * (a futex wake on a reused word is a harmless spurious wake-up) */
+    if (atomic_exchange(&b->state, B_COMPLETE) == B_SLEEPING)
+        futex(&b->state, FUTEX_WAKE, INT32_MAX);
 }
 
 static void seg_finish(struct seg *s, long res)
@@ -104,8 +133,11 @@ static void seg_finish(struct seg *s, long res)
         s->b->failed++;
     }
     free(s->bounce);
+    s->bounce = NULL;
     struct mb_aio_batch *b = s->b;
-    free(s);
+    struct iothread *t = s->owner;
+    s->next = t->free_segs;
+    t->free_segs = s;
     if (atomic_fetch_add(&b->done, 1) + 1 == b->nsegs)
         batch_done(b);
 }
@@ -142,7 +174,14 @@ static void expand(struct iothread *t, struct mb_aio_batch *b)
         size_t left = r->len;
         char *p = r->buf;
         while (left > 0) {
-            struct seg *s = calloc(1, sizeof(*s));
+            struct seg *s = t->free_segs;
+            if (s) {
+                t->free_segs = s->next;
+                memset(s, 0, sizeof(*s));
+            } else {
+                s = calloc(1, sizeof(*s));
+            }
+            s->owner = t;
             uint64_t devoff;
             size_t room = mb_aio_map(off, a->stripe, a->ndev, &s->dev, &devoff);
             size_t n = left < room ? left : room;
@@ -204,13 +243,25 @@ static void posix_one(struct mb_aio *a, struct seg *s)
 
 /* ---- the io_uring back end ----------------------------------------------- */
 
+/* Counts a submission: the queue depth the device saw, for mb_aio_info. */
+static void note_submit(struct iothread *t, int dev)
+{
+    t->prepared[dev] = 0;
+    atomic_store_explicit(&t->submits, atomic_load_explicit(&t->submits, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&t->inflight_sum,
+                          atomic_load_explicit(&t->inflight_sum, memory_order_relaxed) + t->inflight_all,
+                          memory_order_relaxed);
+}
+
+/* Prepares queued segments while the device and thread caps allow. */
 static int submit_queued(struct iothread *t, int *dirty)
 {
     struct mb_aio *a = t->a;
     int any = 0;
     while (t->qhead < t->qn) {
         struct seg *s = t->queue[t->qhead];
-        if (t->inflight[s->dev] >= a->depth)
+        if (t->inflight[s->dev] >= a->depth || (a->cap && t->inflight_all >= a->cap))
             break;
         struct io_uring *u = &t->uring[s->dev];
         struct io_uring_sqe *e = io_uring_get_sqe(u);
@@ -231,20 +282,37 @@ static int submit_queued(struct iothread *t, int *dirty)
         e->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data(e, s);
         t->inflight[s->dev]++;
+        t->inflight_all++;
         dirty[s->dev] = 1;
         any = 1;
         t->qhead++;
+        if (a->submit_batch && ++t->prepared[s->dev] >= a->submit_batch) {
+            io_uring_submit(u); /* a full chunk: the device starts on it now */
+            note_submit(t, s->dev);
+            dirty[s->dev] = 0;
+        }
     }
     return any;
 }
 
-static unsigned reap(struct iothread *t, int dev)
+/* Takes up to CQ_BATCH ready completions of device dev off the in-flight
+ * count (their slots may be refilled at once); finish() handles them. */
+static unsigned peek(struct iothread *t, int dev)
 {
-    struct io_uring_cqe *cqes[64];
-    unsigned n = io_uring_peek_batch_cqe(&t->uring[dev], cqes, 64);
+    unsigned n = io_uring_peek_batch_cqe(&t->uring[dev], t->cqes[dev], CQ_BATCH);
+    t->ncqe[dev] = n;
+    t->inflight[dev] -= n;
+    t->inflight_all -= n;
+    return n;
+}
+
+static void finish(struct iothread *t, int dev)
+{
+    unsigned n = t->ncqe[dev];
     for (unsigned i = 0; i < n; i++) {
-        struct seg *s = io_uring_cqe_get_data(cqes[i]);
-        long res = cqes[i]->res;
+        struct io_uring_cqe *c = t->cqes[dev][i];
+        struct seg *s = io_uring_cqe_get_data(c);
+        long res = c->res;
         if (res == -EAGAIN || (res >= 0 && (size_t)res < s->iolen && res > 0 && s->write)) {
             /* partial or retried: finish synchronously */
             posix_one(t->a, s);
@@ -253,18 +321,58 @@ static unsigned reap(struct iothread *t, int dev)
         }
     }
     io_uring_cq_advance(&t->uring[dev], n);
-    t->inflight[dev] -= n;
-    return n;
+    t->ncqe[dev] = 0;
 }
 
 static void idle_wait(struct iothread *t)
 {
     pthread_mutex_lock(&t->mu);
     atomic_store(&t->sleeping, 1);
-    if (mb_aio_ring_empty(&t->ring) && !t->a->stop)
+    if (mb_aio_ring_empty(&t->ring) && !atomic_load(&t->a->stop))
         pthread_cond_wait(&t->cv, &t->mu);
     atomic_store(&t->sleeping, 0);
     pthread_mutex_unlock(&t->mu);
+}
+
+/* One round of the io_uring back end, in fio's spirit (refill on every
+ * completion, so the queue depth stays at the cap), with one reordering: the
+ * completions found ready free their slots first, the refill is submitted,
+ * and only then are those completions handled (pattern of the user's
+ * destinations, ticket counters, wake-ups), so the device is never idle
+ * while the thread does that work. One io_uring_enter per device both
+ * submits and, when nothing is ready, waits for the first completion. */
+static void uring_round(struct iothread *t)
+{
+    int dirty[MAX_DEV] = {0};
+    unsigned ready = 0;
+    for (int d = 0; d < t->nuring; d++)
+        ready += peek(t, d);
+    submit_queued(t, dirty);
+    int may_wait = !ready && mb_aio_ring_empty(&t->ring) && t->inflight_all > 0;
+    for (int d = 0; d < t->nuring; d++)
+        if (dirty[d])
+            note_submit(t, d);
+    if (t->nuring == 1) {
+        if (dirty[0] || may_wait)
+            io_uring_submit_and_wait(&t->uring[0], may_wait ? 1 : 0);
+    } else {
+        for (int d = 0; d < t->nuring; d++)
+            if (dirty[d])
+                io_uring_submit(&t->uring[d]);
+        if (may_wait) {
+            /* no single wait covers several rings: a short timed wait on the busiest */
+            int best = 0;
+            for (int d = 1; d < t->nuring; d++)
+                if (t->inflight[d] > t->inflight[best])
+                    best = d;
+            struct io_uring_cqe *cqe;
+            struct __kernel_timespec ts = {0, 50000};
+            io_uring_wait_cqe_timeout(&t->uring[best], &cqe, &ts);
+        }
+    }
+    for (int d = 0; d < t->nuring; d++)
+        if (t->ncqe[d])
+            finish(t, d);
 }
 
 static void *io_main(void *arg)
@@ -273,52 +381,18 @@ static void *io_main(void *arg)
     struct mb_aio *a = t->a;
     for (;;) {
         struct mb_aio_batch *b;
-        int got = 0;
-        while ((b = mb_aio_ring_pop(&t->ring)) != NULL) {
+        while ((b = mb_aio_ring_pop(&t->ring)) != NULL)
             expand(t, b);
-            got = 1;
-        }
-        unsigned inflight = 0;
         if (!a->use_uring) {
             while (t->qhead < t->qn)
                 posix_one(a, t->queue[t->qhead++]);
         } else {
-            int dirty[MAX_DEV] = {0};
-            submit_queued(t, dirty);
-            unsigned reaped = 0;
-            for (int d = 0; d < t->nuring; d++) {
-                /* one syscall per device for all prepared segments; when nothing
-                 * has completed yet it also waits for the first completion */
-                if (dirty[d] && t->nuring == 1 && !io_uring_cq_ready(&t->uring[d]) &&
-                    mb_aio_ring_empty(&t->ring))
-                    io_uring_submit_and_wait(&t->uring[d], 1);
-                else if (dirty[d])
-                    io_uring_submit(&t->uring[d]);
-            }
-            for (int d = 0; d < t->nuring; d++)
-                if (t->inflight[d])
-                    reaped += reap(t, d);
-            for (int d = 0; d < t->nuring; d++)
-                inflight += t->inflight[d];
-            if (inflight && !reaped && !got && mb_aio_ring_empty(&t->ring)) {
-                /* wait for a completion on the busiest device */
-                int best = 0;
-                for (int d = 1; d < t->nuring; d++)
-                    if (t->inflight[d] > t->inflight[best])
-                        best = d;
-                struct io_uring_cqe *cqe;
-                if (t->nuring == 1) {
-                    io_uring_wait_cqe(&t->uring[0], &cqe);
-                } else {
-                    struct __kernel_timespec ts = {0, 50000};
-                    io_uring_wait_cqe_timeout(&t->uring[best], &cqe, &ts);
-                }
-            }
+            uring_round(t);
         }
         if (t->qhead == t->qn) {
             t->qhead = t->qn = 0;
-            if (!inflight && mb_aio_ring_empty(&t->ring)) {
-                if (a->stop)
+            if (!t->inflight_all && mb_aio_ring_empty(&t->ring)) {
+                if (atomic_load(&a->stop))
                     break;
                 idle_wait(t);
             }
@@ -337,7 +411,8 @@ static int setup_uring(struct mb_aio *a, struct iothread *t, char *why, size_t w
         files[a->ndev + d] = a->bfd[d];
     }
     for (int d = 0; d < a->ndev; d++) {
-        int rc = io_uring_queue_init(a->depth, &t->uring[d], 0);
+        unsigned entries = a->cap > a->depth ? a->cap : a->depth;
+        int rc = io_uring_queue_init(entries, &t->uring[d], 0);
         if (rc < 0) {
             snprintf(why, whylen, "io_uring_queue_init: %s", strerror(-rc));
             return -1;
@@ -374,7 +449,13 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
     a->ndev = n;
     a->stripe = o->stripe ? o->stripe : 64 * 1024;
     a->depth = o->depth ? o->depth : 128;
+    a->cap = o->inflight;
+    a->submit_batch = o->submit_batch;
     a->nthreads = o->nthreads > 0 ? o->nthreads : mb_aio_adaptive_threads(n, 1.0);
+    a->adaptive = o->nthreads == MB_AIO_ADAPTIVE;
+    a->window = o->adapt_window ? o->adapt_window : 32;
+    atomic_store(&a->active, a->nthreads);
+    pthread_mutex_init(&a->adapt_mu, NULL);
     a->direct = !o->buffered;
     a->fallback = "";
     if (a->stripe % 4096) {
@@ -383,8 +464,6 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
         return NULL;
     }
     pthread_mutex_init(&a->amu, NULL);
-    pthread_mutex_init(&a->wmu, NULL);
-    pthread_cond_init(&a->wcv, NULL);
     for (int d = 0; d < n; d++)
         a->fd[d] = a->bfd[d] = -1;
     a->devsize = UINT64_MAX;
@@ -438,10 +517,15 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
         }
     a->devsize -= a->devsize % a->stripe;
     a->arena_size = o->arena ? o->arena : 64u << 20;
-    if (posix_memalign((void **)&a->arena, 4096, a->arena_size) != 0) {
+    if (posix_memalign((void **)&a->arena, 2u << 20, a->arena_size) != 0) {
         snprintf(err, errlen, "arena of %zu bytes: out of memory", a->arena_size);
         goto fail;
     }
+    /* huge pages where the kernel allows them (THP "madvise"): a large request
+     * then spans few physically contiguous segments instead of one per 4 KiB
+     * page (a 1 MiB read is 256 pages, above virtio-blk's 254 segments) */
+    if (!getenv("MB_AIO_NOHUGE"))
+        madvise(a->arena, a->arena_size, MADV_HUGEPAGE);
     memset(a->arena, 0, a->arena_size);
     const char *inj = inject_spec();
     if (inj) {
@@ -495,6 +579,9 @@ fail:
 
 static void wake(struct iothread *t)
 {
+    /* the push's seq_cst tail CAS before this load of `sleeping`, against
+     * idle_wait's store of `sleeping` before its emptiness check: one of the
+     * two sees the other, so no wake-up is lost */
     if (atomic_load(&t->sleeping)) {
         pthread_mutex_lock(&t->mu);
         pthread_cond_signal(&t->cv);
@@ -508,7 +595,7 @@ void mb_aio_close(struct mb_aio *a)
         return;
     for (int i = 0; i < a->nthreads; i++) {
         pthread_mutex_lock(&a->th[i].mu);
-        a->stop = 1;
+        atomic_store(&a->stop, 1);
         pthread_cond_signal(&a->th[i].cv);
         pthread_mutex_unlock(&a->th[i].mu);
     }
@@ -519,6 +606,11 @@ void mb_aio_close(struct mb_aio *a)
             io_uring_queue_exit(&t->uring[d]);
         mb_aio_ring_free(&t->ring);
         free(t->queue);
+        while (t->free_segs) {
+            struct seg *s = t->free_segs;
+            t->free_segs = s->next;
+            free(s);
+        }
     }
     for (int d = 0; d < a->ndev; d++) {
         close(a->fd[d]);
@@ -526,6 +618,7 @@ void mb_aio_close(struct mb_aio *a)
     }
     free(a->th);
     free(a->arena);
+    free(a->history);
     free(a);
 }
 
@@ -594,7 +687,8 @@ int mb_aio_submit(struct mb_aio *a, struct mb_aio_req *reqs, size_t n, mb_aio_ti
         batch_done(b);
         return 0;
     }
-    struct iothread *th = &a->th[atomic_fetch_add(&a->rr, 1) % (unsigned)a->nthreads];
+    unsigned nact = (unsigned)atomic_load(&a->active);
+    struct iothread *th = &a->th[atomic_fetch_add(&a->rr, 1) % nact];
     while (!mb_aio_ring_push(&th->ring, b)) {
         wake(th);
         sched_yield();
@@ -603,25 +697,85 @@ int mb_aio_submit(struct mb_aio *a, struct mb_aio_req *reqs, size_t n, mb_aio_ti
     return 0;
 }
 
-int mb_aio_test(mb_aio_ticket t) { return atomic_load(&t->complete); }
+int mb_aio_test(mb_aio_ticket t) { return atomic_load(&t->state) == B_COMPLETE; }
 
 uint64_t mb_aio_ticket_count(mb_aio_ticket t) { return atomic_load(&t->done); }
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adaptive mode: every `window` waits, one caller re-chooses the number of
+ * I/O threads that get new batches from the window's compute/wait times. */
+static void adapt(struct mb_aio *a)
+{
+    if (atomic_load(&a->win_waits) < a->window || pthread_mutex_trylock(&a->adapt_mu) != 0)
+        return;
+    if (atomic_load(&a->win_waits) >= a->window) {
+        uint64_t w = atomic_exchange(&a->win_wait_ns, 0), c = atomic_exchange(&a->win_compute_ns, 0);
+        atomic_store(&a->win_waits, 0);
+        int k = mb_aio_adaptive_threads(a->ndev, mb_aio_io_fraction(w, c));
+        if (k > a->nthreads)
+            k = a->nthreads;
+        atomic_store(&a->active, k);
+        if (atomic_load(&a->nhistory) == a->caphistory) {
+            size_t cap = a->caphistory ? 2 * a->caphistory : 64;
+            int *h = realloc(a->history, cap * sizeof(*h));
+            if (h) {
+                a->history = h;
+                a->caphistory = cap;
+            }
+        }
+        size_t n = atomic_load(&a->nhistory);
+        if (n < a->caphistory) {
+            a->history[n] = k;
+            atomic_store(&a->nhistory, n + 1);
+        }
+    }
+    pthread_mutex_unlock(&a->adapt_mu);
+}
+
+/* per compute thread: when (and in which engine) its last wait ended */
+static _Thread_local struct { const struct mb_aio *a; uint64_t t; } last_wait;
 
 int mb_aio_wait(mb_aio_ticket t)
 {
     struct mb_aio *a = t->a;
-    for (int spin = 0; spin < 20 && !atomic_load(&t->complete); spin++)
+    uint64_t t0 = a->adaptive ? now_ns() : 0;
+    /* a short spin (the I/O thread runs on another core), then sleep on the
+     * ticket's own futex word: only this waiter is woken */
+    for (int spin = 0; spin < 20 && atomic_load(&t->state) != B_COMPLETE; spin++)
         sched_yield();
-    if (!atomic_load(&t->complete)) {
-        pthread_mutex_lock(&a->wmu);
-        atomic_store(&t->waiting, 1);
-        while (!atomic_load(&t->complete))
-            pthread_cond_wait(&a->wcv, &a->wmu);
-        pthread_mutex_unlock(&a->wmu);
-    }
+    uint32_t st = B_PENDING;
+    if (atomic_compare_exchange_strong(&t->state, &st, B_SLEEPING) || st == B_SLEEPING)
+        while (atomic_load(&t->state) != B_COMPLETE)
+            futex(&t->state, FUTEX_WAIT, B_SLEEPING);
     int f = t->failed;
     free(t);
+    if (a->adaptive) {
+        uint64_t t1 = now_ns();
+        if (last_wait.a == a)
+            atomic_fetch_add(&a->win_compute_ns, t0 - last_wait.t);
+        atomic_fetch_add(&a->win_wait_ns, t1 - t0);
+        atomic_fetch_add(&a->win_waits, 1);
+        last_wait.a = a;
+        last_wait.t = t1;
+        adapt(a);
+    }
     return f;
+}
+
+size_t mb_aio_thread_history(struct mb_aio *a, int *counts, size_t max)
+{
+    pthread_mutex_lock(&a->adapt_mu);
+    size_t n = atomic_load(&a->nhistory);
+    for (size_t i = 0; i < n && i < max; i++)
+        counts[i] = a->history[i];
+    pthread_mutex_unlock(&a->adapt_mu);
+    return n;
 }
 
 void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
@@ -638,6 +792,15 @@ void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
     o->requests = a->requests;
     o->batches = a->batches;
     o->completed = a->completed;
+    o->adaptive = a->adaptive;
+    o->active_threads = atomic_load(&a->active);
+    o->decisions = atomic_load(&a->nhistory);
+    uint64_t subs = 0, sum = 0;
+    for (int i = 0; i < a->nthreads; i++) {
+        subs += atomic_load(&a->th[i].submits);
+        sum += atomic_load(&a->th[i].inflight_sum);
+    }
+    o->inflight_mean = subs ? (double)sum / (double)subs : 0;
 }
 
 uint64_t mb_aio_size(const struct mb_aio *a) { return (uint64_t)a->ndev * a->devsize; }

@@ -1,5 +1,6 @@
 /* Striping math, CAM's I/O-thread rule and the verification pattern. */
 #include "aio.h"
+#include "aio_pattern.h"
 
 #include <string.h>
 
@@ -13,12 +14,12 @@ size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *dev
 
 int mb_aio_adaptive_threads(int ndev, double io_frac)
 {
-    int lo = ndev / 4, hi = ndev / 2;
+    int lo = (ndev + 3) / 4, hi = (ndev + 1) / 2;
     if (lo < 1)
         lo = 1;
     if (hi < lo)
         hi = lo;
-    if (io_frac < 0)
+    if (!(io_frac >= 0)) /* also NaN */
         io_frac = 0;
     if (io_frac > 1)
         io_frac = 1;
@@ -26,19 +27,11 @@ int mb_aio_adaptive_threads(int ndev, double io_frac)
     return lo + (int)((double)(hi - lo) * io_frac + 0.5);
 }
 
-static inline uint64_t mix(uint64_t x)
+double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static inline uint64_t word(uint64_t seed, uint64_t woff)
-{
-    return mix(woff * 0x9e3779b97f4a7c15ULL + seed * 0xbf58476d1ce4e5b9ULL + 1);
+    if (wait_ns + compute_ns == 0)
+        return 1;
+    return (double)wait_ns / ((double)wait_ns + (double)compute_ns);
 }
 
 void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed)
@@ -46,7 +39,7 @@ void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed)
     unsigned char *p = buf;
     size_t i = 0;
     while (i < len) {
-        uint64_t pos = off + i, w = pos & ~7ULL, v = word(seed, w);
+        uint64_t pos = off + i, w = pos & ~7ULL, v = mb_aio_pattern_word(seed, w);
         size_t skip = (size_t)(pos - w), n = 8 - skip;
         if (n > len - i)
             n = len - i;
@@ -60,7 +53,7 @@ size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t 
     const unsigned char *p = buf;
     size_t i = 0;
     while (i < len) {
-        uint64_t pos = off + i, w = pos & ~7ULL, v = word(seed, w);
+        uint64_t pos = off + i, w = pos & ~7ULL, v = mb_aio_pattern_word(seed, w);
         size_t skip = (size_t)(pos - w), n = 8 - skip;
         if (n > len - i)
             n = len - i;

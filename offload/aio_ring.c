@@ -24,7 +24,9 @@ int mb_aio_ring_push(struct mb_aio_ring *r, void *v)
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         long d = (long)seq - (long)pos;
         if (d == 0) {
-            if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_relaxed,
+            /* seq_cst: ordered before the producer's check of the consumer's
+             * sleeping flag (see wake() in aio_engine.c) */
+            if (atomic_compare_exchange_weak_explicit(&r->tail, &pos, pos + 1, memory_order_seq_cst,
                                                       memory_order_relaxed)) {
                 c->v = v;
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);

@@ -19,6 +19,7 @@ if [ -n "${SAN:-}" ]; then
   # Open MPI's own allocations are reported as leaks; the tests look for
   # our errors, which ASan and UBSan still abort on.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  export TSAN_OPTIONS=halt_on_error=1:exitcode=66
 fi
 
 filters=("$@")   # optional: run only tests whose names contain one of these

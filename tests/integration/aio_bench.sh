@@ -25,10 +25,23 @@ h5dump -a /config/aio_direct "$T/nodirect.h5" >"$T/out" 2>&1; has '\(0\): 0' "re
 rm -rf "$S"
 MB_AIO_INJECT=eio:3 expect 1 "injected EIO reaches the waiter" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync --sizes 4K -o "$T/e.h5" &&
   has "engine: request at [0-9]+: Input/output error" "names the failed request"
+# attr FILE NAME: the value of /config's attribute NAME (names may hold slashes)
+attr() { h5dump -A -g /config "$1" 2>/dev/null | awk -v n="ATTRIBUTE \"$2\"" 'index($0, n) {f=1} f && /\(0\):/ {sub(/.*\(0\): */, ""); print; exit}'; }
+# adaptive I/O threads: 8 files -> CAM's 2..4, the counts chosen are recorded
+expect 0 "adaptive I/O threads" -- "$BIN/mb-aio" "${A[@]}" --files 8 --file-size 1M --stripe 64K --io-threads adaptive --mode sync,async --sizes 4K --ios 512 -o "$T/ad.h5"
+h=$(attr "$T/ad.h5" "io_threads_chosen/sync/random/read/4096")
+[[ $h =~ ^\"[234]x[0-9]+( [234]x[0-9]+)*\"$ ]] || fail "adaptive: thread counts recorded in 2..4 (got '$h')"
+[ "$(attr "$T/ad.h5" aio_io_threads_adaptive)" = 1 ] || fail "adaptive: aio_io_threads_adaptive is 1"
+[ "$(attr "$T/ad.h5" aio_io_threads)" = 4 ] || fail "adaptive: 4 I/O threads started for 8 files"
+# the engine never has more than --qd requests in flight (its cap)
+m=$(attr "$T/ad.h5" "inflight_mean/async/random/read/4096")
+awk -v m="$m" 'BEGIN { exit !(m > 0 && m <= 16) }' || fail "in-flight mean $m outside (0, qd=16]"
+expect 2 "bad --io-threads" -- "$BIN/mb-aio" "${A[@]}" --io-threads many --sizes 4K -o "$T/b3.h5" && has "^mb-aio: --io-threads" "names the flag"
 expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" && has "minbytes" "names the flag"
 expect 2 "batch above qd" -- "$BIN/mb-aio" "${A[@]}" --batch 32 --sizes 4K -o "$T/b2.h5" && has "^mb-aio: --batch" "names the flag"
 [ ! -e "$T/b1.h5" ] || fail "bad input wrote a file"
 if command -v fio >/dev/null; then
-  expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case"
+  expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case" &&
+    has "engine \(async\) / fio throughput at 4096 B: [0-9.]+" "prints the ratio"
 fi
 finish

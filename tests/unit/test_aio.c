@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -49,6 +50,133 @@ static void test_map(void)
     b[300] ^= 1;
     EXPECT(mb_aio_pattern_check(b, 13, sizeof(b), 7) == 300);
     EXPECT(mb_aio_pattern_check(b, 13, 100, 8) < 100);
+}
+
+/* CAM's rule: ceil(N/4)..ceil(N/2) threads, linear in the I/O fraction */
+static void test_adaptive_rule(void)
+{
+    for (int n = 1; n <= 64; n++) {
+        int lo = (n + 3) / 4, hi = (n + 1) / 2;
+        EXPECT(mb_aio_adaptive_threads(n, 0) == lo);
+        EXPECT(mb_aio_adaptive_threads(n, 1) == hi);
+        EXPECT(mb_aio_adaptive_threads(n, -3) == lo && mb_aio_adaptive_threads(n, 7) == hi);
+        int prev = lo;
+        for (int k = 0; k <= 20; k++) { /* monotonic in io_frac, within the range */
+            int t = mb_aio_adaptive_threads(n, k / 20.0);
+            EXPECT(t >= prev && t >= lo && t <= hi);
+            prev = t;
+        }
+    }
+    EXPECT(mb_aio_adaptive_threads(12, 0.5) == 4 + 1); /* 3 + (6 - 3) * 0.5 rounded */
+    EXPECT(mb_aio_adaptive_threads(3, 0) == 1 && mb_aio_adaptive_threads(3, 1) == 2);
+    EXPECT(mb_aio_adaptive_threads(8, 0.0 / 0.0) == 2); /* NaN: the lower end */
+    EXPECT(mb_aio_io_fraction(0, 0) == 1);
+    EXPECT(mb_aio_io_fraction(3, 1) == 0.75 && mb_aio_io_fraction(0, 5) == 0);
+    /* compute-bound 9:1 -> 2 + 2 * 0.1 rounds to 2; I/O-bound 1:9 -> 4 */
+    EXPECT(mb_aio_adaptive_threads(8, mb_aio_io_fraction(1, 9)) == 2);
+    EXPECT(mb_aio_adaptive_threads(8, mb_aio_io_fraction(9, 1)) == 4);
+}
+
+/* real computation standing for the compute phase (never a sleep) */
+static double busy_compute(double ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    double x = 1, el;
+    do {
+        for (int i = 0; i < 10000; i++)
+            x = x * 1.0000001 + 1e-9;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        el = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
+    } while (el < ms);
+    return x;
+}
+
+/* The engine in adaptive mode over 8 files (CAM: 2..4 threads): an I/O-bound
+ * phase (wait at once) must choose the upper end, a compute-bound phase
+ * (double-buffered, long computation) the lower end; data stays right. */
+static void test_adaptive_engine(void)
+{
+    char err[256];
+    const char *pp[8];
+    char pb[8][300];
+    for (int i = 0; i < 8; i++) {
+        snprintf(pb[i], sizeof(pb[i]), "%s/ad%d", dir, i);
+        pp[i] = pb[i];
+    }
+    struct mb_aio_opts o = {.nthreads = MB_AIO_ADAPTIVE, .adapt_window = 4, .stripe = 4096, .create = 1,
+                            .size = 64 * 1024, .arena = 4 << 20};
+    struct mb_aio *a = mb_aio_open(pp, 8, &o, err, sizeof(err));
+    EXPECT(a != NULL);
+    if (!a)
+        return;
+    struct mb_aio_info inf;
+    mb_aio_info(a, &inf);
+    EXPECT(inf.adaptive == 1 && inf.nthreads == 4 && inf.active_threads == 4 && inf.decisions == 0);
+    uint64_t vol = mb_aio_size(a);
+    char *w = mb_aio_alloc(a, vol);
+    mb_aio_pattern_fill(w, 0, vol, 5);
+    struct mb_aio_req wr = {0, vol, w, MB_AIO_WRITE, 0};
+    mb_aio_ticket t;
+    EXPECT(mb_aio_submit(a, &wr, 1, &t) == 0 && mb_aio_wait(t) == 0);
+    char *buf = mb_aio_alloc(a, 2 * 16 * 4096);
+    struct mb_aio_req r[2][16];
+    int bad = 0;
+    /* phase 1, I/O-bound: nothing between the waits (checked afterwards) */
+    static struct mb_aio_req r1[24][16];
+    char *buf1 = mb_aio_alloc(a, 24 * 16 * 4096);
+    for (int it = 0; it < 24; it++) {
+        for (int i = 0; i < 16; i++)
+            r1[it][i] = (struct mb_aio_req){((uint64_t)(it * 16 + i) * 7 % (vol / 4096)) * 4096, 4096,
+                                            buf1 + (it * 16 + i) * 4096, MB_AIO_READ, 0};
+        EXPECT(mb_aio_submit(a, r1[it], 16, &t) == 0);
+        bad += mb_aio_wait(t);
+    }
+    for (int it = 0; it < 24; it++)
+        for (int i = 0; i < 16; i++)
+            bad += mb_aio_pattern_check(r1[it][i].buf, r1[it][i].offset, 4096, 5) != 4096;
+    int h[64];
+    size_t n1 = mb_aio_thread_history(a, h, 64), max1 = 0;
+    EXPECT(n1 >= 5);
+    for (size_t i = 0; i < n1 && i < 64; i++)
+        max1 = (size_t)h[i] > max1 ? (size_t)h[i] : max1;
+    EXPECT(max1 == 4);
+    /* phase 2, compute-bound: prefetch the next batch, compute 5 ms, wait */
+    mb_aio_ticket tk[2];
+    double sink = 0;
+    for (int it = 0; it <= 24; it++) {
+        int cur = it & 1;
+        if (it < 24) {
+            for (int i = 0; i < 16; i++)
+                r[cur][i] = (struct mb_aio_req){((uint64_t)(it * 16 + i) * 11 % (vol / 4096)) * 4096, 4096,
+                                                buf + (cur * 16 + i) * 4096, MB_AIO_READ, 0};
+            EXPECT(mb_aio_submit(a, r[cur], 16, &tk[cur]) == 0);
+        }
+        if (it > 0) {
+            sink += busy_compute(5);
+            bad += mb_aio_wait(tk[!cur]);
+            for (int i = 0; i < 16; i++)
+                bad += mb_aio_pattern_check(r[!cur][i].buf, r[!cur][i].offset, 4096, 5) != 4096;
+        }
+    }
+    EXPECT(sink > 0);
+    size_t n2 = mb_aio_thread_history(a, h, 64);
+    int min2 = 99;
+    for (size_t i = n1 + 1; i < n2 && i < 64; i++) /* the first window straddles both phases */
+        min2 = h[i] < min2 ? h[i] : min2;
+    EXPECT(n2 >= n1 + 4);
+    EXPECT(min2 == 2);
+    for (size_t i = 0; i < n2 && i < 64; i++)
+        EXPECT(h[i] >= 2 && h[i] <= 4);
+    mb_aio_info(a, &inf);
+    EXPECT(inf.decisions == n2 && inf.completed == inf.batches);
+    EXPECT(bad == 0);
+    mb_aio_free(a, buf);
+    mb_aio_free(a, buf1);
+    mb_aio_free(a, w);
+    mb_aio_close(a);
+    for (int i = 0; i < 8; i++)
+        unlink(pb[i]);
 }
 
 /* writes the whole volume with the pattern, reads it back in many shapes */
@@ -225,6 +353,7 @@ int main(void)
         return 1;
     }
     test_map();
+    test_adaptive_rule();
     for (int eng = 0; eng < 2; eng++) {
         if (eng)
             setenv("MB_AIO_ENGINE", "posix", 1);
@@ -244,6 +373,7 @@ int main(void)
         test_injected("eio:2", MB_AIO_READ, -EIO);
         test_injected("enospc:3", MB_AIO_WRITE, -ENOSPC);
         test_readonly();
+        test_adaptive_engine();
         char p[300];
         snprintf(p, sizeof(p), "%s/ro", dir);
         unlink(p);
