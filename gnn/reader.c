@@ -95,21 +95,6 @@ void gnn_read_stats_add(struct gnn_read_stats *a, const struct gnn_read_stats *s
     a->verify_failures += s->verify_failures;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int grow_aligned(char **p, size_t *cap, size_t need)
 {
     if (need <= *cap)
@@ -140,7 +125,7 @@ int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n, co
     enum gnn_access mode = ds->o.topo;
     size_t nmiss = 0;
     uint64_t scratch = 0;
-    if (grow((void **)&r->miss, &r->miss_cap, n, sizeof(size_t))) {
+    if (gnn_grow((void **)&r->miss, &r->miss_cap, n, sizeof(size_t))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         return -1;
     }
@@ -179,7 +164,7 @@ int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n, co
     if (nmiss == 0)
         return 0;
     if (grow_aligned(&r->nbuf, &r->nbuf_cap, scratch) ||
-        grow((void **)&r->reqs, &r->reqs_cap, nmiss, sizeof(struct mb_aio_req))) {
+        gnn_grow((void **)&r->reqs, &r->reqs_cap, nmiss, sizeof(struct mb_aio_req))) {
         snprintf(r->err, sizeof(r->err), "out of memory for %llu B of neighbour lists",
                  (unsigned long long)scratch);
         return -1;
@@ -248,7 +233,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     r->g_out = out;
     r->g_nmiss = 0;
     r->g_staged = 0;
-    if (grow((void **)&r->gmiss, &r->gmiss_cap, n, sizeof(size_t))) {
+    if (gnn_grow((void **)&r->gmiss, &r->gmiss_cap, n, sizeof(size_t))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         return -1;
     }
@@ -291,7 +276,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     size_t nm = r->g_nmiss;
     if (ds->o.feat != GNN_AIO || nm == 0)
         return 0;
-    if (grow((void **)&r->greqs, &r->greqs_cap, nm, sizeof(struct mb_aio_req))) {
+    if (gnn_grow((void **)&r->greqs, &r->greqs_cap, nm, sizeof(struct mb_aio_req))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         r->g_pending = 0;
         return -1;

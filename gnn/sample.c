@@ -88,21 +88,6 @@ void gnn_sample_free(struct gnn_sample *s)
     memset(s, 0, sizeof(*s));
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 256;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static inline size_t slot_of(int64_t key, size_t cap)
 {
     return (size_t)(gnn_mix64((uint64_t)key) & (cap - 1));
@@ -149,7 +134,7 @@ static int64_t map_get_add(struct gnn_sample *s, int64_t g)
             return s->map_val[j];
         j = (j + 1) & (s->map_cap - 1);
     }
-    if (grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof(int64_t)))
+    if (gnn_grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof(int64_t)))
         return -1;
     s->map_key[j] = g;
     s->map_val[j] = (uint32_t)s->n_nodes;
@@ -203,14 +188,14 @@ int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, stru
     }
     if (gnn_read_neighbours(r, s->nodes, nd, s->lists, s->degs))
         return -1;
-    if (grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t)))
+    if (gnn_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t)))
         return -1;
     int64_t *ptr = s->ptr[h];
     ptr[0] = 0;
     for (size_t i = 0; i < nd; i++)
         ptr[i + 1] = ptr[i] + (s->degs[i] < (uint32_t)k ? s->degs[i] : (uint32_t)k);
     size_t ne = (size_t)ptr[nd];
-    if (grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t)))
+    if (gnn_grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t)))
         return -1;
     int64_t *idx = s->idx[h];
     /* pick (parallel: each node's choice depends only on its own key) */
