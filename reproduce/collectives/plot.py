@@ -13,6 +13,7 @@ failed is marked with a red x. Needs no display (Agg backend).
 """
 import argparse
 import os
+import textwrap
 import sys
 
 import matplotlib
@@ -63,7 +64,9 @@ def main():
         if len({r[k] for r in rows if r[k] != "-"}) > 1:
             varying.add(k)
     keys = sorted({series_key(r, varying) for r in rows})
-    colors = {k: plt.cm.tab10(i % 10) for i, k in enumerate(keys)}
+    # tab10 repeats after ten lines; tab20 keeps up to twenty apart
+    cmap, ncolor = (plt.cm.tab10, 10) if len(keys) <= 10 else (plt.cm.tab20, 20)
+    colors = {k: cmap(i % ncolor) for i, k in enumerate(keys)}
 
     # Up to four collectives side by side; more wrap into rows of three.
     ncols = len(colls) if len(colls) <= 4 else 3
@@ -107,7 +110,8 @@ def main():
         lat.legend(fontsize=8, title="algorithm", title_fontsize=8)
     hw = sorted({mbresults.hardware(r) for r in runs})
     title = "mb-coll: " + (hw[0] if len(hw) == 1 else f"{len(runs)} runs ({len(hw)} configurations)")
-    fig.suptitle(title, fontsize=10)
+    # a one-column figure is narrower than the hardware line: wrap it
+    fig.suptitle(textwrap.fill(title, width=int(60 * ncols)), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     for ext in ("png", "pdf"):
