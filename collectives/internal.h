@@ -64,6 +64,14 @@ struct mb_coll_ctx {
 #define MB_COLL_CHUNK 65536 /* bytes per pipelined chunk (fits L2) */
 
 /* dst[i] = dst[i] op src[i] */
+/* memcpy with non-temporal stores (x86 SSE2; memcpy elsewhere), then
+ * mb_coll_copy_fence() before the data is published or the call returns. */
+void mb_coll_copy_stream(void *dst, const void *src, size_t bytes);
+void mb_coll_copy_fence(void);
+/* Bytes per rank from which the copy-out of shm's reduced slices streams:
+ * the node's buffers then exceed the last-level cache, so cached stores
+ * would only add a read per line and evict the peers' slices. */
+#define MB_COLL_STREAM_MIN (4u << 20)
 void mb_coll_reduce2(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *src, size_t n);
 /* dst[i] = op over srcs[k][i], k < nsrc (dst may alias one source) */
 void mb_coll_reduce_many(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *const *srcs,

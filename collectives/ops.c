@@ -1,7 +1,11 @@
 /* Reduction kernels for every dtype and op. */
 #include "internal.h"
 
+#include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #pragma GCC optimize("O3")
 
@@ -100,4 +104,38 @@ void mb_coll_reduce_many(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, co
     reduce3(d, op, dst, srcs[0], srcs[1], n);
     for (int k = 2; k < nsrc; k++)
         mb_coll_reduce2(d, op, dst, srcs[k], n);
+}
+
+/* Non-temporal copy: the stores bypass the cache, so a destination that is
+ * not read again soon costs no read-for-ownership and evicts nothing. The
+ * caller fences (mb_coll_copy_fence) before publishing the data. */
+void mb_coll_copy_stream(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    char *d = dst;
+    const char *s = src;
+    size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+    if (head > bytes)
+        head = bytes;
+    memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 64; d += 64, s += 64, bytes -= 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s), b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32)), e = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(d + 48), e);
+    }
+    memcpy(d, s, bytes);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+void mb_coll_copy_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
 }

@@ -57,6 +57,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
     }
     if (!out)
         return;
+    int stream = n * es >= MB_COLL_STREAM_MIN;
     for (int j = 0; j < p; j++) {
         int s = (r + j) % p;
         size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
@@ -65,10 +66,16 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
             size_t len = shi - off < ce ? shi - off : ce;
             if (s != r)
                 mb_coll_wait(c, c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
-            if (out + off * es != red[s] + off * es)
+            if (out + off * es == red[s] + off * es)
+                continue;
+            if (stream)
+                mb_coll_copy_stream(out + off * es, red[s] + off * es, len * es);
+            else
                 memcpy(out + off * es, red[s] + off * es, len * es);
         }
     }
+    if (stream)
+        mb_coll_copy_fence();
 }
 
 /* Bytes of this rank's input and where it is. */
