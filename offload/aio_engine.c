@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,6 +54,7 @@ struct iothread {
     struct mb_aio_ring ring;
     struct io_uring uring[MAX_DEV];
     int nuring;
+    int efd, has_efd;            /* eventfd every ring signals (several devices) */
     _Atomic int sleeping;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -359,8 +362,19 @@ static void uring_round(struct iothread *t)
         for (int d = 0; d < t->nuring; d++)
             if (dirty[d])
                 io_uring_submit(&t->uring[d]);
-        if (may_wait) {
-            /* no single wait covers several rings: a short timed wait on the busiest */
+        if (may_wait && t->has_efd) {
+            /* every ring of this thread signals the eventfd when it posts a
+             * completion, so one blocking wait covers them all (a timed poll
+             * of the busiest ring instead kept waking this thread beside the
+             * compute thread); bounded, as a safety net only */
+            struct pollfd pfd = {t->efd, POLLIN, 0};
+            if (poll(&pfd, 1, 10) > 0) {
+                uint64_t v;
+                ssize_t got = read(t->efd, &v, sizeof(v));
+                (void)got;
+            }
+        } else if (may_wait) {
+            /* no eventfd: a short timed wait on the busiest ring */
             int best = 0;
             for (int d = 1; d < t->nuring; d++)
                 if (t->inflight[d] > t->inflight[best])
@@ -431,6 +445,13 @@ static int setup_uring(struct mb_aio *a, struct iothread *t, char *why, size_t w
                 return -1;
             }
         }
+    }
+    if (a->ndev > 1 && (t->efd = eventfd(0, EFD_CLOEXEC)) >= 0) {
+        t->has_efd = 1;
+        for (int d = 0; d < a->ndev && t->has_efd; d++)
+            t->has_efd = io_uring_register_eventfd(&t->uring[d], t->efd) == 0;
+        if (!t->has_efd)
+            close(t->efd);
     }
     return 0;
 }
@@ -551,6 +572,9 @@ struct mb_aio *mb_aio_open(const char *const *paths, int n, const struct mb_aio_
                 for (int d = 0; d < a->th[k].nuring; d++)
                     io_uring_queue_exit(&a->th[k].uring[d]);
             for (int k = 0; k <= i; k++)
+                if (a->th[k].has_efd)
+                    close(a->th[k].efd), a->th[k].has_efd = 0;
+            for (int k = 0; k <= i; k++)
                 a->th[k].nuring = 0;
             a->use_uring = 0;
             fprintf(stderr, "offload/aio: warning: io_uring refused (%s), using the pread/pwrite pool\n",
@@ -604,6 +628,8 @@ void mb_aio_close(struct mb_aio *a)
         pthread_join(t->tid, NULL);
         for (int d = 0; d < t->nuring; d++)
             io_uring_queue_exit(&t->uring[d]);
+        if (t->has_efd)
+            close(t->efd);
         mb_aio_ring_free(&t->ring);
         free(t->queue);
         while (t->free_segs) {
