@@ -77,14 +77,6 @@ static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
     return c->cma_state > 0;
 }
 
-static size_t bound(size_t n, int p, int b, size_t es)
-{
-    if (b >= p)
-        return n;
-    size_t a = 64 / es, x = (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p);
-    return x / a * a;
-}
-
 /* Reads elements [lo, hi) of every node rank's `addr_in` (plus base bytes)
  * chunk by chunk and reduces them with this rank's own `in` into dst (dst
  * indexed from lo; it may be `in` itself). */
@@ -117,11 +109,11 @@ static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
 {
     int p = c->node_size, r = c->node_rank;
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count, ce = MB_COLL_CHUNK / es;
-    size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
+    size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
     int rc = pull_reduce(c, a, in, 0, lo, hi, out + lo * es, 1, seq);
     for (int j = 1; j < p; j++) {
         int s = (r + j) % p;
-        size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
+        size_t slo = mb_coll_slice_bound(n, p, s, es), shi = mb_coll_slice_bound(n, p, s + 1, es);
         uint64_t k = 0;
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;

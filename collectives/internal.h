@@ -64,6 +64,17 @@ struct mb_coll_ctx {
 #define MB_COLL_CHUNK 65536 /* bytes per pipelined chunk (fits L2) */
 
 /* dst[i] = dst[i] op src[i] */
+/* Start of rank b's slice of n elements split over p ranks (n when b >= p),
+ * rounded down to 64 bytes so slices never share a cache line; shm, cma,
+ * cuda-ipc and ucx split their work with it. */
+static inline size_t mb_coll_slice_bound(size_t n, int p, int b, size_t es)
+{
+    if (b >= p)
+        return n;
+    size_t a = 64 / es, x = (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p);
+    return x / a * a;
+}
+
 /* memcpy with non-temporal stores (x86 SSE2; memcpy elsewhere), then
  * mb_coll_copy_fence() before the data is published or the call returns. */
 void mb_coll_copy_stream(void *dst, const void *src, size_t bytes);

@@ -32,14 +32,6 @@ static int ipc_available(struct mb_coll_ctx *c, char *why, size_t len)
     return c->ipc_state > 0;
 }
 
-static size_t bound(size_t n, int p, int b, size_t es)
-{
-    if (b >= p)
-        return n;
-    size_t a = 64 / es, x = (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p);
-    return x / a * a;
-}
-
 struct handles {
     char in[MB_COLL_IPC_HANDLE_BYTES], out[MB_COLL_IPC_HANDLE_BYTES];
 };
@@ -82,14 +74,14 @@ static int ipc_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     const void *srcs[p];
     switch (rc == 0 ? (int)a->kind : -1) {
     case MB_COLL_ALLREDUCE: {
-        size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
+        size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
         for (int q = 0; q < p; q++)
             srcs[q] = pin[q] + lo * es;
         rc |= mb_coll_dev_reduce(a->dtype, a->op, out + lo * es, srcs, p, hi - lo, err, sizeof(err));
         MPI_Barrier(c->node_comm); /* every slice reduced, every input read */
         for (int j = 1; j < p && rc == 0; j++) {
             int s = (r + j) % p;
-            size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
+            size_t slo = mb_coll_slice_bound(n, p, s, es), shi = mb_coll_slice_bound(n, p, s + 1, es);
             rc |= mb_coll_dev_copy(out + slo * es, pout[s] + slo * es, (shi - slo) * es, err, sizeof(err));
         }
         break;

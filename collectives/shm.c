@@ -28,15 +28,6 @@ static void finish(struct mb_coll_ctx *c, uint64_t seq)
     mb_coll_wait_all(c, 1, seq);
 }
 
-/* Slice b of n elements, 64-byte aligned boundaries. */
-static size_t bound(size_t n, int p, int b, size_t es)
-{
-    if (b >= p)
-        return n;
-    size_t a = 64 / es, x = (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p);
-    return x / a * a;
-}
-
 /* Phase 1: this rank reduces its slice from in[q] into red[me];
  * phase 2 (out != NULL): it copies every slice s from red[s] into out,
  * chunk k of slice s as soon as rank s has published it. */
@@ -46,7 +37,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
     int p = c->node_size, r = c->node_rank;
     size_t es = mb_coll_dtype_size(d), ce = MB_COLL_CHUNK / es;
     const void *srcs[p];
-    size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
+    size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
     uint64_t k = 0;
     for (size_t off = lo; off < hi; off += ce, k++) {
         size_t len = hi - off < ce ? hi - off : ce;
@@ -60,7 +51,7 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
     int stream = n * es >= MB_COLL_STREAM_MIN;
     for (int j = 0; j < p; j++) {
         int s = (r + j) % p;
-        size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
+        size_t slo = mb_coll_slice_bound(n, p, s, es), shi = mb_coll_slice_bound(n, p, s + 1, es);
         k = 0;
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;

@@ -425,14 +425,6 @@ static int resolve(struct mb_coll_ctx *c, const void *ptr, struct view *v, uint6
     return -1;
 }
 
-static size_t bound(size_t n, int p, int b, size_t es)
-{
-    if (b >= p)
-        return n;
-    size_t a = 64 / es, x = (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p);
-    return x / a * a;
-}
-
 /* dst[lo, hi) (elements, offsets into each rank's `in`) = op over the
  * ranks in `from` (all ranks if NULL) of in; gets of chunk k+1 are in
  * flight while chunk k is reduced. dst may be this rank's own input. */
@@ -491,13 +483,13 @@ static int run_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
             memcpy(out->local, dst, n * es);
         return rc;
     }
-    size_t lo = bound(n, p, r, es), hi = bound(n, p, r + 1, es);
+    size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
     rc |= pull_reduce(c, a, in, lo, hi, out->local + lo * es);
     rc |= signal_all(c, SLICE, seq);
     ucs_status_ptr_t req[p];
     for (int j = 1; j < p; j++) { /* each slice once its owner has reduced it */
         int s = (r + j) % p;
-        size_t slo = bound(n, p, s, es), shi = bound(n, p, s + 1, es);
+        size_t slo = mb_coll_slice_bound(n, p, s, es), shi = mb_coll_slice_bound(n, p, s + 1, es);
         req[j] = NULL;
         if (shi <= slo)
             continue;
