@@ -172,18 +172,21 @@ static double m_cma(const struct in *m)
 
 /* ---- UCX RMA (ucx.c): gets from the peers' mapped buffers over UCX's
  * shared-memory transport, priced as CMA reads (UCX's cma transport) where
- * CMA was calibrated, else as copies; one node only, since no network is
- * calibrated. Allreduce: entry flags, a reduce-scatter by gets in 128 KiB
- * chunks, the slice flags, an allgather by gets. -------------------------- */
+ * CMA was calibrated, else as copies, plus one point-to-point latency per
+ * get request for UCX's request handling (so ucx never ties with cma, which
+ * reads without it); one node only, since no network is calibrated.
+ * Allreduce: entry flags, a reduce-scatter by gets in 128 KiB chunks, the
+ * slice flags, an allgather by gets. ------------------------------------- */
 
 #define UCX_GET_CHUNK (128.0 * 1024) /* ucx.c's UCX_CHUNK */
 
 static double ucx_get(const struct in *m, double bytes)
 {
     const struct mb_coll_profile *p = m->p;
+    double requests = ceil(bytes / UCX_GET_CHUNK), t = requests * m->a;
     if (!isfinite(p->cma_alpha))
-        return C(m, bytes);
-    return ceil(bytes / UCX_GET_CHUNK) * p->cma_alpha + bytes * blend(p, p->cma, m->ws);
+        return t + C(m, bytes);
+    return t + requests * p->cma_alpha + bytes * blend(p, p->cma, m->ws);
 }
 
 static double m_ucx(const struct in *m)

@@ -107,9 +107,10 @@ static void test_model(void)
     EXPECT(isnan(predict(&nocma, "cma", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
     EXPECT(isfinite(predict(&nocma, "shm", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
     /* ucx: 2 ranks, 256 KiB in place: two flag phases, one 128 KiB get of a
-     * slice each way, one reduction of the slice; as copies without CMA */
-    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (3e-6 + sl * 1e-9) + sl * g);
-    NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * sl * c + sl * g);
+     * slice each way (a request latency, then a CMA read, or a copy without
+     * CMA), one reduction of the slice */
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (a + 3e-6 + sl * 1e-9) + sl * g);
+    NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (a + sl * c) + sl * g);
     EXPECT(isnan(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 4, 2, 2)));
 
     /* hier over 2 nodes of 2: copy-in reduce and broadcast on the node, Rabenseifner over 2 leaders */
