@@ -31,7 +31,7 @@ static int cmp(const void *x, const void *y)
 
 /* What one repetition does on this rank. */
 struct op {
-    enum { COPY, REDUCE, XCHG, FLAG, CMA, MPI } what;
+    enum { COPY, STREAM, REDUCE, XCHG, FLAG, CMA, MPI } what;
     size_t bytes;
     enum mb_coll_kind kind; /* MPI */
     struct mb_coll_flags **flags;
@@ -48,6 +48,11 @@ static void once(struct cal *k, struct op *o)
     int r = c->rank, peer = r ^ 1, n = (int)(o->bytes / sizeof(float));
     switch (o->what) {
     case COPY: memcpy(k->b, k->a, o->bytes); break;
+    case STREAM: /* one cached chunk streamed over the buffer, as shm's allreduce pushes */
+        for (size_t off = 0; off < o->bytes; off += MB_COLL_CHUNK)
+            mb_coll_copy_stream(k->b + off, k->a, o->bytes - off < MB_COLL_CHUNK ? o->bytes - off : MB_COLL_CHUNK);
+        mb_coll_copy_fence();
+        break;
     case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
     case XCHG:
         if (peer < c->size)
@@ -198,6 +203,7 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
     say(&k, "# cost model on %d ranks (each value the median of 3 rounds)\n"
             "#   effective cache of the node: %.1f MiB\n", c->size, p->cache_bytes / MIB);
     show(&k, "memcpy (all ranks at once)", p->copy);
+    say(&k, "#   %-28s %8s           %8.2f GB/s out of cache\n", "streaming stores", "", 1e-9 / p->stream);
     show(&k, "reduce (float sum)", p->reduce);
     say(&k, "#   point-to-point exchange      %8.2f us per message\n", p->p2p_alpha * 1e6);
     show(&k, "point-to-point exchange", p->p2p);
@@ -249,6 +255,10 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
     }
     prof->cache_bytes = floor(prof->cache_bytes);
     double C = prof->cache_bytes;
+
+    o.what = STREAM;
+    o.bytes = MAXBUF; /* well out of cache */
+    prof->stream = timed(&k, &o, reps_for(MAXBUF)) / (double)MAXBUF;
 
     static const size_t red_sz[] = {256 << 10, 1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB};
     o.what = REDUCE;

@@ -109,6 +109,8 @@ struct mb_coll_profile {
     struct mb_coll_rate p2p;                /* beta: per byte exchanged point-to-point */
     struct mb_coll_rate reduce;             /* gamma: per byte of dst op= src */
     struct mb_coll_rate copy;               /* per byte of memcpy (all node ranks at once) */
+    double stream;                          /* per byte streamed out of a cached chunk (all ranks
+                                               at once, out of cache); NaN: not measured */
     double flag;                            /* s per flag synchronisation of the node's ranks */
     double cma_alpha;                       /* s per process_vm_readv call; NaN: not measured */
     struct mb_coll_rate cma;                /* per byte read with process_vm_readv */

@@ -79,9 +79,11 @@ static inline size_t mb_coll_slice_bound(size_t n, int p, int b, size_t es)
  * mb_coll_copy_fence() before the data is published or the call returns. */
 void mb_coll_copy_stream(void *dst, const void *src, size_t bytes);
 void mb_coll_copy_fence(void);
-/* Bytes per rank from which the copy-out of shm's reduced slices streams:
- * the node's buffers then exceed the last-level cache, so cached stores
- * would only add a read per line and evict the peers' slices. */
+/* Bytes per rank from which shm's reduced slices are written with
+ * streaming stores (pushed into every output for a zero-copy allreduce,
+ * copied out otherwise): the node's buffers then exceed the last-level
+ * cache, so cached stores would only add a read per line and evict the
+ * peers' slices. */
 #define MB_COLL_STREAM_MIN (4u << 20)
 void mb_coll_reduce2(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *src, size_t n);
 /* dst[i] = op over srcs[k][i], k < nsrc (dst may alias one source) */

@@ -145,6 +145,8 @@ static double shm_large(const struct in *m, int copyin)
     double sync = 2 * m->fl;
     switch (m->kind) {
     case MB_COLL_ALLREDUCE:
+        if (!copyin && n >= MB_COLL_STREAM_MIN) /* every reduced slice streamed into every output */
+            return sync + RK(m, n / L, L) + n * (isnan(m->p->stream) ? m->c : m->p->stream);
         return sync + (copyin ? C(m, n) : 0) + RK(m, n / L, L) + C(m, copyin ? n : n * (L - 1) / L);
     case MB_COLL_REDUCE: /* zero-copy reduces into the root's buffer; copy-in: the root copies out */
         return sync + (copyin ? 2 * C(m, n) : 0) + RK(m, n / L, L);

@@ -26,7 +26,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS (14 + 3 * MB_COLL_NKIND)
+#define NKEYS (15 + 3 * MB_COLL_NKIND)
 
 static int keys(struct key *k)
 {
@@ -47,6 +47,7 @@ static int keys(struct key *k)
     K("reduce_mem_s_per_B", reduce.mem, 0, "gamma: out of cache");
     K("copy_cache_s_per_B", copy.cache, 0, "memcpy per byte, every node rank copying at once, in cache");
     K("copy_mem_s_per_B", copy.mem, 0, "memcpy, out of cache");
+    K("stream_mem_s_per_B", stream, 1, "non-temporal stores from a cached chunk, out of cache (nan: memcpy's)");
     K("flag_s", flag, 0, "one synchronisation of the node's ranks through shared-memory flags");
     K("cma_alpha_s", cma_alpha, 1, "one process_vm_readv call (nan: CMA refused here)");
     K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache");

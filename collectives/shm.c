@@ -1,6 +1,7 @@
 /* Shared-memory collectives inside one node: `shm` (zero-copy: every rank
  * loads its slice directly from each peer's registered buffer, then reads
- * the reduced slices) and `shm-copyin` (unregistered buffers: one copy into
+ * the reduced slices; a large allreduce writes them into every peer's
+ * output instead) and `shm-copyin` (unregistered buffers: one copy into
  * node-shared scratch first). Large messages are pipelined in cache-sized
  * chunks, synchronised by per-rank sequence counters in shared memory
  * (arrive / progress / done), never an MPI_Barrier. Messages up to
@@ -67,6 +68,33 @@ static void core_reduce(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_col
     }
     if (stream)
         mb_coll_copy_fence();
+}
+
+/* Zero-copy allreduce from MB_COLL_STREAM_MIN: this rank reduces its slice
+ * from in[q] into a cached chunk and streams it straight into every rank's
+ * output (rv[q]) with non-temporal stores. Each rank then moves 2n bytes
+ * (n read, n written, no read-for-ownership) instead of the pull path's
+ * ~3n, and waits once, at the end, instead of on every peer chunk. Only
+ * rank r reads or writes slice r anywhere, so in-place buffers are safe;
+ * arrive() has made sure every peer is inside the call before its output
+ * is written. */
+static void core_reduce_push(struct mb_coll_ctx *c, enum mb_coll_dtype d, enum mb_coll_op op, size_t n,
+                             char *const *in, char *const *rv)
+{
+    int p = c->node_size, r = c->node_rank;
+    size_t es = mb_coll_dtype_size(d), ce = MB_COLL_CHUNK / es;
+    const void *srcs[p];
+    char *chunk = mb_coll_tmp(c, MB_COLL_CHUNK);
+    size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
+    for (size_t off = lo; off < hi; off += ce) {
+        size_t len = hi - off < ce ? hi - off : ce;
+        for (int q = 0; q < p; q++)
+            srcs[q] = in[q] + off * es;
+        mb_coll_reduce_many(d, op, chunk, srcs, p, len);
+        for (int j = 0; j < p; j++)
+            mb_coll_copy_stream(rv[(r + j) % p] + off * es, chunk, len * es);
+    }
+    mb_coll_copy_fence();
 }
 
 /* Bytes of this rank's input and where it is. */
@@ -155,6 +183,10 @@ static int large_path(struct mb_coll_ctx *c, const struct mb_coll_args *a, char 
     char *red[p];
     switch (a->kind) {
     case MB_COLL_ALLREDUCE:
+        if (!copyin && n * es >= MB_COLL_STREAM_MIN) {
+            core_reduce_push(c, a->dtype, a->op, n, in, user_recv);
+            break;
+        }
         for (int q = 0; q < p; q++)
             red[q] = copyin ? in[q] : user_recv[q];
         core_reduce(c, a->dtype, a->op, n, in, red, out, seq);

@@ -28,9 +28,10 @@ for np in 2 3; do
     has "algo=$a " "mb-coll --algo all runs $a at $np ranks"
   done
 done
-# shm's streaming copy-out (MB_COLL_STREAM_MIN, 4 MiB per rank and up):
-# counts whose slices start and end off a 16-byte boundary, in place and out
-expect 0 "shm's streamed copy-out at 3 ranks" -- mpi 3 "$BIN/mb-coll" --coll allreduce --algo shm --dtype int8,float \
+# shm's streaming stores (MB_COLL_STREAM_MIN, 4 MiB per rank and up: shm
+# pushes into every output, shm-copyin copies out): counts whose slices
+# start and end off a 16-byte boundary, in place and out
+expect 0 "shm's streamed copy-out at 3 ranks" -- mpi 3 "$BIN/mb-coll" --coll allreduce --algo shm,shm-copyin --dtype int8,float \
   --op sum,max --inplace both --sizes 4194307,8388608 -n 2 -w 1 -o "$T/stream.h5" && ! grep -q ' fail$' "$T/out" ||
   fail "shm's streamed copy-out"
 MB_FAULT_INJECT=corrupt expect 1 "shm's streamed copy-out with a corrupted element" -- mpi 2 "$BIN/mb-coll" \

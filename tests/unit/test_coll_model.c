@@ -23,6 +23,7 @@ static struct mb_coll_profile known(void)
     p.p2p = (struct mb_coll_rate){1e-9, 2e-9};
     p.reduce = (struct mb_coll_rate){0.5e-9, 1e-9};
     p.copy = (struct mb_coll_rate){0.25e-9, 0.5e-9};
+    p.stream = 0.2e-9;
     p.flag = 2e-6;
     p.cma_alpha = 3e-6;
     p.cma = (struct mb_coll_rate){1e-9, 1e-9};
@@ -97,7 +98,17 @@ static void test_model(void)
     /* out of cache: 8 MiB on 2 ranks, ws = 2 * 2 * 8 MiB; f = 1e6 / ws of the cache rate */
     double big = 8 << 20, ws = 4 * big, f = 1e6 / ws;
     double cb = f * 0.25e-9 + (1 - f) * 0.5e-9, gb = f * 0.5e-9 + (1 - f) * 1e-9;
-    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big / 2 * cb);
+    /* from 4 MiB shm pushes: each rank streams its reduced half into both outputs */
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big * 0.2e-9);
+    struct mb_coll_profile nostream = p;
+    nostream.stream = NAN; /* an older profile: priced as copies */
+    NEAR(predict(&nostream, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big * cb);
+    /* below it, the pull path: reduce a half, copy the peer's half out */
+    double mid = 2 << 20, wm = 4 * mid, fm = 1e6 / wm;
+    double cm = fm * 0.25e-9 + (1 - fm) * 0.5e-9, gm = fm * 0.5e-9 + (1 - fm) * 1e-9;
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 2 << 20, 0, 2, 2, 1), 2 * fl + mid / 2 * gm + mid / 2 * cm);
+    NEAR(predict(&p, "shm-copyin", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1),
+         2 * fl + big * cb + big / 2 * gb + big * cb);
 
     /* cma: 2 ranks, 256 KiB: 2 chunks of its slice per peer read, twice */
     double sl = 131072, rd = 2 * 3e-6 + sl * 1e-9;
