@@ -20,6 +20,23 @@
 #define TAG 7302
 #define HIER_CHUNK ((size_t)256 << 10) /* bytes per pipeline stage */
 
+/* MB_COLL_HIER_CHUNK=BYTES overrides the stage size (0: one stage, i.e.
+ * the levels one after the other), to measure what the pipeline buys. */
+static size_t hier_chunk(size_t es, size_t n)
+{
+    static long long env = -2;
+    if (env == -2) {
+        const char *e = getenv("MB_COLL_HIER_CHUNK");
+        char *end = NULL;
+        env = e ? strtoll(e, &end, 0) : -1;
+        if (e && (end == e || *end || env < 0))
+            env = -1;
+    }
+    size_t bytes = env < 0 ? HIER_CHUNK : env == 0 ? n * es : (size_t)env;
+    size_t ce = bytes / es;
+    return ce ? ce : 1;
+}
+
 int mb_coll_shm_node(struct mb_coll_ctx *c, const struct mb_coll_args *a);
 
 struct mb_coll_hier {
@@ -177,7 +194,7 @@ static int ring_advance(struct ring *g, int blocking)
 static int allreduce_into(struct mb_coll_ctx *c, const struct mb_coll_args *a, const char *in, char *out,
                           size_t n)
 {
-    size_t es = mb_coll_dtype_size(a->dtype), ce = HIER_CHUNK / es, nk = (n + ce - 1) / ce;
+    size_t es = mb_coll_dtype_size(a->dtype), ce = hier_chunk(es, n), nk = (n + ce - 1) / ce;
     int leader = c->leader_comm != MPI_COMM_NULL && c->nnodes > 1, rc = 0;
     struct ring g = {0};
     for (size_t k = 0; k <= nk; k++) {
