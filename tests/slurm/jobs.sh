@@ -1,7 +1,8 @@
 # The job scripts on a real Slurm: a private single-node cluster
 # (tests/slurm/cluster.inc), job_scripts/mb-coll.sbatch submitted with
 # sbatch --wait at tiny sizes (defaults, an override on the sbatch command
-# line, an injected fault that must fail the job), then job_scripts/sweep.sh
+# line, an injected fault that must fail the job), mb-gnn.sbatch and
+# mb-aio.sbatch, then job_scripts/sweep.sh
 # (a job array, --wait, --collect) and reproduce/collectives/run.sh --slurm.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.inc"
@@ -57,7 +58,31 @@ has 'fail' "the job's table marks the case failed"
 state=$(scontrol show job -o "$job" | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')
 [ "$state" = FAILED ] || fail "faulty job ended '$state', not FAILED"
 
-# 4. the sweep driver: a job array of two size groups, waited for, collected
+# 4. the other job scripts: mb-gnn (generates its dataset in the job, then
+# trains) and mb-aio, with their provenance
+MB_GNN_SCALE=10 MB_GNN_DIM=128 MB_GNN_SYSTEMS=inmem,hyperion,nopipe MB_GNN_BATCH=64 MB_ITERS=1 \
+  MB_GNN_DATA=$T/gnn-data submit "mb-gnn.sbatch" 0 job_scripts/mb-gnn.sbatch --epoch-batches 4
+f=$MB_RESULTS/$job/mb-gnn.h5
+has '\+ srun --mpi=pmix' "mb-gnn launched with srun --mpi=pmix"
+has 'generating' "mb-gnn.sbatch generated the dataset"
+[ -f "$T/gnn-data/graph.meta" ] || fail "no dataset at MB_GNN_DATA"
+if [ -f "$f" ]; then
+  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "mb-gnn: slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
+  [ "$(attr "$f" job_script)" = job_scripts/mb-gnn.sbatch ] || fail "mb-gnn: job_script is '$(attr "$f" job_script)'"
+  expect 0 "mb-report reads mb-gnn's result" -- "$BIN/mb-report" "$f" && has 'hyperion' "the hyperion row"
+else
+  fail "no result file $f"
+fi
+MB_AIO_DIR=$T/aio-data submit "mb-aio.sbatch" 0 job_scripts/mb-aio.sbatch --sizes 4K --mode async --file-size 8M
+f=$MB_RESULTS/$job/mb-aio.h5
+if [ -f "$f" ]; then
+  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "mb-aio: slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
+  [ "$(attr "$f" job_script)" = job_scripts/mb-aio.sbatch ] || fail "mb-aio: job_script is '$(attr "$f" job_script)'"
+else
+  fail "no result file $f"
+fi
+
+# 5. the sweep driver: a job array of two size groups, waited for, collected
 py=$(reproduce/python.sh 2>/dev/null) || py=""
 collect=()
 [ -n "$py" ] && collect=(--collect "$T/sweep.h5")
@@ -91,7 +116,7 @@ has "ended FAILED" "sweep names the failed task"
 expect 2 "sweep.sh bad --nodes" -- job_scripts/sweep.sh --nodes 0
 has "--nodes: '0'" "names the flag"
 
-# 5. the study through Slurm
+# 6. the study through Slurm
 if [ -n "$py" ]; then
   expect 0 "reproduce/collectives/run.sh --slurm" -- timeout 300 reproduce/collectives/run.sh --slurm --scale tiny --out "$T/repro"
   for x in collectives.png collectives.pdf compare.md; do [ -s "$T/repro/$x" ] || fail "run.sh --slurm wrote no $x"; done
