@@ -1,10 +1,12 @@
 #!/bin/bash
 # The collectives study, end to end: measure with mb-coll, draw the figure,
 # write compare.md.
-#   reproduce/collectives/run.sh [--scale small|full] [--slurm] [--np N] [--nodes LIST] [--out DIR]
+#   reproduce/collectives/run.sh [--scale small|full|reference|tiny] [--slurm] [--np N] [--nodes LIST] [--out DIR]
 #     --scale small   allreduce, reduce_scatter_block, allgather, bcast, every algorithm; 8 B..4 MiB, x2; 50 iterations
 #                     (about 25 s of measurement at 2 ranks)
 #     --scale full    every sized collective, every algorithm; 8 B..64 MiB, x2; 100 iterations
+#     --scale reference  allreduce, every algorithm and auto, 8 B..64 MiB, x2; 20 iterations: the
+#                     run behind results/reference/collectives/ (about 3 min at 2 ranks)
 #     --scale tiny    allreduce and bcast, 8 B..64 KiB, x4, 5 iterations: seconds (the tests)
 #     --slurm         submit job_scripts/mb-coll.sbatch through job_scripts/sweep.sh (node counts
 #                     --nodes, default 1 at small scale and 1,2,4,8 at full), wait, collect
@@ -23,18 +25,20 @@ while [ $# -gt 0 ]; do
   --np) np=${2:-}; shift 2 ;;
   --nodes) nodes=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
-  -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case $scale in
 small) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast MB_MINBYTES=8 MB_MAXBYTES=4M \
          MB_STEPFACTOR=2 MB_ITERS=50 MB_WARMUP=5; nodes=${nodes:-1} ;;
+reference) export MB_ALGOS=all,auto MB_COLLS=allreduce MB_MINBYTES=8 MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=20 \
+         MB_WARMUP=3; nodes=${nodes:-1} ;;
 tiny) export MB_COLLS=allreduce,bcast MB_MINBYTES=8 MB_MAXBYTES=64K MB_STEPFACTOR=4 MB_ITERS=5 \
          MB_WARMUP=1; nodes=${nodes:-1} ;;
 full) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast,reduce,alltoall MB_MINBYTES=8 \
          MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=100 MB_WARMUP=10; nodes=${nodes:-1,2,4,8} ;;
-*) echo "run.sh: --scale must be small, full or tiny, not '$scale'" >&2; exit 2 ;;
+*) echo "run.sh: --scale must be small, full, reference or tiny, not '$scale'" >&2; exit 2 ;;
 esac
 [[ $np =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --np must be a positive integer, not '$np'" >&2; exit 2; }
 out=${out:-$root/${BUILD:-build}/reproduce/collectives}
