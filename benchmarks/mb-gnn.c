@@ -39,11 +39,11 @@ static struct {
     char *data;
     unsigned systems;
     long long epoch_batches, train_threads;
-    long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes;
+    long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes, sample_inst;
     char *fanout;
     double lr;
     size_t mem_budget, cache_dev, cache_host, stripe;
-    int budget_how;
+    int budget_how, cache_fill;
     char *profile, *allreduce;
 } opt;
 
@@ -73,10 +73,15 @@ static const struct mb_opt gnn_opts[] = {
     {"cache-dev", 0, MB_OPT_SIZE, &opt.cache_dev, "0", NULL, 0, 1e15,
      "\"device\" cache tier bytes (host memory standing for GPU memory)", "SIZE"},
     {"cache-host", 0, MB_OPT_SIZE, &opt.cache_host, "16M", NULL, 0, 1e15, "host cache tier bytes", "SIZE"},
+    {"cache-fill", 0, MB_OPT_CHOICE, &opt.cache_fill, "degree", "degree|none", 0, 0,
+     "capacity the placed chunks leave: filled with the other items, never-presampled nodes by degree "
+     "(degree), or left empty (none)", "F"},
     {"sub-threads", 0, MB_OPT_INT, &opt.sub_threads, "1", NULL, 1, MAX_SHARES,
      "threads submitting a batch's reads (cache lookups + engine submission)", "N"},
     {"comp-threads", 0, MB_OPT_INT, &opt.comp_threads, "1", NULL, 1, MAX_SHARES,
      "threads completing a batch's reads (wait, copy, verify)", "N"},
+    {"sample-instances", 0, MB_OPT_INT, &opt.sample_inst, "2", NULL, 1, 16,
+     "batches sampled at once (each instance its own thread; sampling mostly waits for topology reads)", "N"},
     {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
     {"io-threads", 0, MB_OPT_INT, &opt.io_threads, "0", NULL, 0, 64, "engine I/O threads (0: engine's rule)", "N"},
     {"train-threads", 0, MB_OPT_INT, &opt.train_threads, "1", NULL, 1, 1024,
@@ -350,6 +355,7 @@ struct slot {
     int32_t *labels;
     size_t n_seeds;
     struct gnn_reader *rd[MAX_SHARES];
+    struct gnn_reader *srd;  /* the sampler's (topology) reader: sampling instances run at once */
     char err[300];
     double t_sample, t_submit, t_complete;
 };
@@ -361,7 +367,6 @@ struct st {
     struct gnn_cache *cache;
     struct gnn_cache_info cinfo;
     double presample_s, cache_build_s;
-    struct gnn_reader *sampler_rd;
     int nslots, nshares;
     struct slot slot[16];
     struct gnn_pipe *pipe;
@@ -411,9 +416,9 @@ static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
         sl->t_sample = mb_now() - t0;
         return 0;
     }
-    if (gnn_sample(&sl->smp, &scfg, s->sampler_rd, seeds, n, s->eval_mode ? 1000000 + s->epoch : s->epoch,
+    if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, s->eval_mode ? 1000000 + s->epoch : s->epoch,
                    (uint64_t)b) < 0) {
-        snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(s->sampler_rd));
+        snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
         return 1;
     }
     const int32_t *lab = gnn_labels(s->ds);
@@ -489,17 +494,18 @@ static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
 {
     memset(acc, 0, sizeof(*acc));
     struct gnn_read_stats one;
-    gnn_reader_stats(s->sampler_rd, &one);
-    gnn_read_stats_add(acc, &one);
-    if (reset)
-        gnn_reader_reset_stats(s->sampler_rd);
-    for (int i = 0; i < s->nslots; i++)
+    for (int i = 0; i < s->nslots; i++) {
+        gnn_reader_stats(s->slot[i].srd, &one);
+        gnn_read_stats_add(acc, &one);
+        if (reset)
+            gnn_reader_reset_stats(s->slot[i].srd);
         for (int k = 0; k < s->nshares; k++) {
             gnn_reader_stats(s->slot[i].rd[k], &one);
             gnn_read_stats_add(acc, &one);
             if (reset)
                 gnn_reader_reset_stats(s->slot[i].rd[k]);
         }
+    }
 }
 
 /* Runs one pass (training or evaluation) over nb batches through the
@@ -678,6 +684,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         memset(&cc, 0, sizeof(cc));
         cc.cap[GNN_TIER_DEV] = opt.cache_dev;
         cc.cap[GNN_TIER_HOST] = opt.cache_host;
+        cc.fill_rest = opt.cache_fill == 0;
         cc.policy = s->sys == S_TOPO_FIRST ? GNN_PLACE_TOPO_FIRST
                     : s->sys == S_FEAT_FIRST ? GNN_PLACE_FEAT_FIRST
                                              : GNN_PLACE_HYPERION;
@@ -692,7 +699,6 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         }
         gnn_cache_info(s->cache, &s->cinfo);
     }
-    s->sampler_rd = gnn_reader_new(s->ds, s->cache, s->verify);
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
     s->nshares = (int)(opt.sub_threads > opt.comp_threads ? opt.sub_threads : opt.comp_threads);
     size_t seeds_cap = (size_t)opt.batch;
@@ -700,14 +706,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         struct slot *sl = &s->slot[i];
         gnn_sample_init(&sl->smp);
         sl->labels = malloc(seeds_cap * sizeof(int32_t));
+        if (!(sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)))
+            return -1;
         for (int k = 0; k < s->nshares; k++)
             if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
                 return -1;
     }
     struct gnn_stage stages[3] = {
-        {"sample", 1, sample_stage},
-        {"submit", (int)opt.sub_threads, submit_stage},
-        {"complete", (int)opt.comp_threads, complete_stage},
+        {"sample", 1, sample_stage, (int)opt.sample_inst},
+        {"submit", (int)opt.sub_threads, submit_stage, 1},
+        {"complete", (int)opt.comp_threads, complete_stage, 1},
     };
     s->pipe = gnn_pipe_new(stages, 3, s->nslots, s);
     size_t ntr;
@@ -732,7 +740,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     if (s->sys != S_INMEM && s->sys != S_MMAP)
         measure_rates(s);
-    if (!s->pipe || !s->sampler_rd || !s->order || !s->eval_ids)
+    if (!s->pipe || !s->order || !s->eval_ids)
         return -1;
     return 0;
 }
@@ -1009,6 +1017,9 @@ static void teardown(void *st)
                 snprintf(k2, sizeof(k2), "cache_%s_mem_bytes", tn);
                 mb_kv_int(c, K(k2), (long long)gnn_cache_mem_bytes(s->cache, (enum gnn_tier)t));
             }
+            mb_kv_str(c, K("cache_fill"), opt.cache_fill == 0 ? "degree" : "none");
+            mb_kv_dbl(c, K("cache_pred_hit_feat"), s->cinfo.hit_feat[1] + s->cinfo.hit_feat[2]);
+            mb_kv_dbl(c, K("cache_pred_hit_topo"), s->cinfo.hit_topo[1] + s->cinfo.hit_topo[2]);
             mb_kv_dbl(c, K("cache_pred_tx_mem"), s->cinfo.tx_mem);
             mb_kv_dbl(c, K("cache_pred_tx_ssd"), s->cinfo.tx_ssd);
         }
@@ -1033,9 +1044,8 @@ static void teardown(void *st)
         free(sl->labels);
         for (int k = 0; k < s->nshares; k++)
             gnn_reader_free(sl->rd[k]);
+        gnn_reader_free(sl->srd);
     }
-    if (s->sampler_rd)
-        gnn_reader_free(s->sampler_rd);
     gnn_cache_free(s->cache);
     if (s->model.nlayers)
         gnn_model_free(&s->model);

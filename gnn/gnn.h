@@ -386,6 +386,11 @@ struct gnn_cache_cfg {
     int per_access_ceil;      /* 0: ceil(H*size/g) as printed; 1: H*ceil(size/g) */
     enum gnn_placement_policy policy;
     double hybrid_topo_frac;  /* for GNN_PLACE_HYBRID; 0 = 0.5 */
+    int fill_rest;            /* 1: after the chunked placement, fill each tier's
+                                 remaining capacity (device first): presampled items
+                                 whose chunk did not fit (rows, then lists, hottest
+                                 first), then never-presampled nodes by degree
+                                 (list, then row); 0: placed chunks only */
 };
 
 /* Transaction cost of one chunk per epoch if it lives in the host tier
@@ -418,7 +423,9 @@ struct gnn_cache_info {
     uint64_t topo_nodes[3], feat_nodes[3];       /* per tier */
     uint64_t topo_bytes[3], feat_bytes[3];       /* per tier */
     double hit_topo[3], hit_feat[3];             /* presampled hit fractions per tier */
-    double tx_mem, tx_ssd;                       /* predicted transactions / epoch */
+    double tx_mem, tx_ssd;                       /* predicted transactions / epoch (of
+                                                    the chunked placement; fill_rest's
+                                                    additions are not counted) */
 };
 
 /* Builds the cache: queues by hotness, chunks of Z, placement, then fills
@@ -556,6 +563,8 @@ struct gnn_stage {
     const char *name;
     int nthreads;
     gnn_stage_fn fn;
+    int instances;  /* teams working on different batches at once (0 = 1);
+                       batches still leave the stage in order */
 };
 
 #define GNN_PIPE_MAX_STAGES 8
@@ -573,7 +582,8 @@ void gnn_pipe_release(struct gnn_pipe *p, int slot);
  * gnn_pipe_next/gnn_pipe_release (after an error). */
 void gnn_pipe_abort(struct gnn_pipe *p);
 /* Seconds stage s spent working during the current pass (wall time of its
- * team on the batches), and the time gnn_pipe_next waited. */
+ * teams on the batches, summed over instances), and the time
+ * gnn_pipe_next waited. */
 double gnn_pipe_stage_busy(const struct gnn_pipe *p, int s);
 double gnn_pipe_wait_time(const struct gnn_pipe *p);
 int gnn_pipe_nstages(const struct gnn_pipe *p);
