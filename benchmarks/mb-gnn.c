@@ -367,6 +367,7 @@ struct st {
     struct gnn_cache *cache;
     struct gnn_cache_info cinfo;
     double presample_s, cache_build_s;
+    uint64_t fill_limit;     /* host-tier bytes the fill may reach under the budget (0: cap) */
     int nslots, nshares;
     struct slot slot[16];
     struct gnn_pipe *pipe;
@@ -685,6 +686,24 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         cc.cap[GNN_TIER_DEV] = opt.cache_dev;
         cc.cap[GNN_TIER_HOST] = opt.cache_host;
         cc.fill_rest = opt.cache_fill == 0;
+        if (cc.fill_rest && budget_on) {
+            /* the fill may not push the run over its budget: what is
+             * charged now, the cache's index, every slot's feature rows
+             * (presampled mean per batch, grown by 1/4 as the slots grow
+             * them, and half again for spread) and 64 MiB of slack */
+            double sum = 0;
+            for (uint64_t v = 0; v < h.n; v++)
+                sum += h.feat[v];
+            double batches = ceil((double)hdr.n_train / (double)opt.batch);
+            double rows = batches > 0 ? sum / batches : 0;
+            int nsl = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+            double need = (double)gnn_budget_usage(&budget) + 16.0 * (double)hdr.n +
+                          (double)nsl * rows * 1.25 * 1.5 * (double)hdr.row_bytes + (double)(64u << 20) +
+                          (double)opt.cache_dev;
+            double lim = (double)opt.mem_budget - need;
+            s->fill_limit = lim > 1 ? (uint64_t)lim : 1;
+            cc.fill_limit[GNN_TIER_HOST] = s->fill_limit;
+        }
         cc.policy = s->sys == S_TOPO_FIRST ? GNN_PLACE_TOPO_FIRST
                     : s->sys == S_FEAT_FIRST ? GNN_PLACE_FEAT_FIRST
                                              : GNN_PLACE_HYPERION;
@@ -1018,6 +1037,7 @@ static void teardown(void *st)
                 mb_kv_int(c, K(k2), (long long)gnn_cache_mem_bytes(s->cache, (enum gnn_tier)t));
             }
             mb_kv_str(c, K("cache_fill"), opt.cache_fill == 0 ? "degree" : "none");
+            mb_kv_int(c, K("cache_fill_limit_bytes"), (long long)s->fill_limit);
             mb_kv_dbl(c, K("cache_pred_hit_feat"), s->cinfo.hit_feat[1] + s->cinfo.hit_feat[2]);
             mb_kv_dbl(c, K("cache_pred_hit_topo"), s->cinfo.hit_topo[1] + s->cinfo.hit_topo[2]);
             mb_kv_dbl(c, K("cache_pred_tx_mem"), s->cinfo.tx_mem);

@@ -138,6 +138,7 @@ static void free_queue(struct queue *q)
     free(q->chunk_start);
     free(q->cost);
     free(q->chunk_bytes);
+    memset(q, 0, sizeof(*q));
 }
 
 /* hot-0 fill order: degree descending, then id */
@@ -185,7 +186,8 @@ static int fill_rest(const struct queue *qt, const struct queue *qf, const struc
         if (!cfg->cap[t])
             continue;
         uint64_t used = fbytes[t] + tbytes[t];
-        uint64_t room = cfg->cap[t] > used ? cfg->cap[t] - used : 0;
+        uint64_t cap = cfg->fill_limit[t] && cfg->fill_limit[t] < cfg->cap[t] ? cfg->fill_limit[t] : cfg->cap[t];
+        uint64_t room = cap > used ? cap - used : 0;
 #define TAKE_ROW(v)                                                                                 \
     do {                                                                                            \
         if (!(taken[v] & 1) && hd->row_bytes <= room) {                                             \
@@ -300,6 +302,10 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
     }
     if (cfg.fill_rest && fill_rest(&qt, &qf, h, hd, c->offsets, z, &cfg, fr, tr, fl, nfl, tl, ntl, fbytes, tbytes))
         goto oom_lists;
+    /* the queues' metadata goes before the tiers are allocated: the
+     * build's peak memory counts against the budget too */
+    free_queue(&qt);
+    free_queue(&qf);
     for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
         uint64_t fb = fbytes[t], tb = tbytes[t];
         in->feat_nodes[t] = nfl[t];

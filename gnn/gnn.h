@@ -391,6 +391,9 @@ struct gnn_cache_cfg {
                                  whose chunk did not fit (rows, then lists, hottest
                                  first), then never-presampled nodes by degree
                                  (list, then row); 0: placed chunks only */
+    uint64_t fill_limit[3];   /* fill_rest fills tier t up to this many bytes
+                                 (0 or more than cap[t]: cap[t]); for a memory
+                                 budget that cannot hold the whole capacity */
 };
 
 /* Transaction cost of one chunk per epoch if it lives in the host tier
