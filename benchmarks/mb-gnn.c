@@ -9,6 +9,9 @@
  *   nopipe      hyperion with the stages serialised (one batch in flight)
  *   nocache     the engine and pipeline, nothing cached
  *   mmap        topology and features through the page cache (PyG/Ginex)
+ *   mmap-random the same with madvise(MADV_RANDOM): each fault reads one
+ *               page instead of read_ahead_kb around it (a stronger
+ *               baseline where read-ahead is large)
  * One timed iteration is one epoch. Every feature row read is verified
  * against the generator (gnn_verify_row) unless --no-check; a wrong row
  * fails the run. `mb-gnn --generate` writes a dataset instead. */
@@ -27,8 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, NSYS };
-static const char *const sys_names[] = {"inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap"};
+enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, S_MMAP_RANDOM, NSYS };
+static const char *const sys_names[] = {"inmem",  "hyperion", "topo-first", "feat-first",
+                                        "nopipe", "nocache",  "mmap",       "mmap-random"};
+#define IS_MMAP(s) ((s) == S_MMAP || (s) == S_MMAP_RANDOM)
 
 #define MAX_SHARES 32
 
@@ -60,7 +65,7 @@ static const struct mb_opt gnn_opts[] = {
     {"gen-threads", 0, MB_OPT_INT, &opt.gen_threads, "0", NULL, 0, 256, "generate: threads (0 = all)", "N"},
     {"data", 0, MB_OPT_STR, &opt.data, "build/gnn-data", NULL, 0, 0, "dataset folder", "DIR"},
     {"system", 0, MB_OPT_LIST, &opt.systems, "inmem,hyperion,nopipe,mmap",
-     "inmem|hyperion|topo-first|feat-first|nopipe|nocache|mmap", 0, 0, "systems to train with, side by side", "LIST"},
+     "inmem|hyperion|topo-first|feat-first|nopipe|nocache|mmap|mmap-random", 0, 0, "systems to train with, side by side", "LIST"},
     {"batch", 0, MB_OPT_INT, &opt.batch, "1024", NULL, 1, 1 << 20, "seeds per mini-batch (per rank)", "N"},
     {"fanout", 0, MB_OPT_STR, &opt.fanout, "25,10", NULL, 0, 0,
      "fan-outs, PyG order: the first is the hop next to the seeds", "LIST"},
@@ -662,13 +667,20 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     struct gnn_open_opts oo;
     memset(&oo, 0, sizeof(oo));
-    enum gnn_access acc = s->sys == S_INMEM ? GNN_MEM : s->sys == S_MMAP ? GNN_MMAP : GNN_AIO;
+    enum gnn_access acc = s->sys == S_INMEM ? GNN_MEM : IS_MMAP(s->sys) ? GNN_MMAP : GNN_AIO;
     oo.topo = oo.feat = acc;
     oo.aio_threads = (int)opt.io_threads;
     s->ds = gnn_open(opt.data, &oo, err, sizeof(err));
     if (!s->ds) {
         mb_warn("%s: %s", c->name, err);
         return -1;
+    }
+    if (s->sys == S_MMAP_RANDOM) {
+        int e = gnn_map_advise(s->ds, GNN_ADVICE_RANDOM);
+        if (e) {
+            mb_warn("%s: madvise(MADV_RANDOM): %s", c->name, strerror(-e));
+            return -1;
+        }
     }
     int cached = s->sys == S_HYPERION || s->sys == S_TOPO_FIRST || s->sys == S_FEAT_FIRST || s->sys == S_NOPIPE;
     if (cached && opt.cache_dev + opt.cache_host > 0) {
@@ -757,7 +769,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         mb_warn("%s: model: out of memory", c->name);
         return -1;
     }
-    if (s->sys != S_INMEM && s->sys != S_MMAP)
+    if (s->sys != S_INMEM && !IS_MMAP(s->sys))
         measure_rates(s);
     if (!s->pipe || !s->order || !s->eval_ids)
         return -1;
@@ -847,7 +859,7 @@ static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint
 static double predict_epoch(const struct st *s, const char **bound)
 {
     *bound = "n/a";
-    if (!s->profiled || s->sys == S_MMAP)
+    if (!s->profiled || IS_MMAP(s->sys))
         return NAN;
     struct gnn_hw_profile p;
     memset(&p, 0, sizeof(p));
@@ -1023,6 +1035,10 @@ static void teardown(void *st)
         mb_kv_dbl(c, K("cache_build_s"), s->cache_build_s);
         mb_kv_str(c, K("access"), s->ds ? gnn_access_name(gnn_dataset_feat_access(s->ds)) : "");
         mb_kv_int(c, K("slots"), s->nslots);
+        if (s->ds && IS_MMAP(s->sys)) {
+            mb_kv_str(c, K("mmap_advice"), gnn_map_advice_name(s->ds));
+            mb_kv_int(c, K("read_ahead_kb"), read_ahead_kb());
+        }
         mb_kv_int(c, K("dataset_mem_bytes"), s->ds ? (long long)gnn_dataset_mem_bytes(s->ds) : 0);
         if (s->cache) {
             mb_kv_str(c, K("placement"), s->sys == S_TOPO_FIRST ? "topo-first" : s->sys == S_FEAT_FIRST ? "feat-first" : "hyperion");

@@ -211,6 +211,14 @@ enum gnn_access gnn_dataset_feat_access(const struct gnn_dataset *ds);
 /* Bytes the dataset holds in memory (offsets, labels, split, and whatever
  * GNN_MEM loaded), for memory-budget accounting. */
 uint64_t gnn_dataset_mem_bytes(const struct gnn_dataset *ds);
+/* Access advice for the mapped files (GNN_MMAP): NORMAL is the kernel's
+ * default (each page fault reads read_ahead_kb around the miss), RANDOM
+ * is madvise(MADV_RANDOM) (each fault reads just the page). 0, or -errno
+ * (-EINVAL when nothing is mapped). The advice in force is named by
+ * gnn_map_advice_name ("normal", "random"; "" when nothing is mapped). */
+enum gnn_map_advice { GNN_ADVICE_NORMAL = 0, GNN_ADVICE_RANDOM = 1 };
+int gnn_map_advise(struct gnn_dataset *ds, enum gnn_map_advice a);
+const char *gnn_map_advice_name(const struct gnn_dataset *ds);
 /* Whole-file sizes: topology section (offsets + neighbours) and features. */
 uint64_t gnn_topology_bytes(const struct gnn_header *h);
 uint64_t gnn_feature_bytes(const struct gnn_header *h);

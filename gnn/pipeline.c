@@ -149,8 +149,10 @@ static void *stage_main(void *arg)
             s->busy += dt;
             while (s->next_out != it.batch)
                 pthread_cond_wait(&s->cv, &s->mu);
-            q_push(&p->q[s->index + 1], it);
+            /* counted before the push: once the caller has the last
+             * batch, gnn_pipe_start may reset the count */
             s->next_out++;
+            q_push(&p->q[s->index + 1], it);
             pthread_cond_broadcast(&s->cv);
             pthread_mutex_unlock(&s->mu);
         }
@@ -221,8 +223,10 @@ int gnn_pipe_start(struct gnn_pipe *p, long nbatches)
     p->next_batch = p->delivered = 0;
     p->wait = 0;
     for (int s = 0; s < p->nstages; s++) {
+        pthread_mutex_lock(&p->st[s].mu);
         p->st[s].busy = 0;
         p->st[s].next_out = 0;
+        pthread_mutex_unlock(&p->st[s].mu);
     }
     for (int slot = 0; slot < p->nslots && p->next_batch < nbatches; slot++) {
         p->status[slot] = 0;
