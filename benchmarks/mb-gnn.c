@@ -48,7 +48,7 @@ static struct {
     char *fanout;
     double lr;
     size_t mem_budget, cache_dev, cache_host, stripe;
-    int budget_how, cache_fill;
+    int budget_how, cache_fill, overlap;
     char *profile, *allreduce;
 } opt;
 
@@ -85,6 +85,9 @@ static const struct mb_opt gnn_opts[] = {
      "threads submitting a batch's reads (cache lookups + engine submission)", "N"},
     {"comp-threads", 0, MB_OPT_INT, &opt.comp_threads, "1", NULL, 1, MAX_SHARES,
      "threads completing a batch's reads (wait, copy, verify)", "N"},
+    {"overlap", 0, MB_OPT_CHOICE, &opt.overlap, "yes", "yes|no", 0, 0,
+     "intra-batch overlap (pipelined storage systems): the features of the nodes known after hop h are read "
+     "while hop h+1 samples (nopipe never overlaps)", "Y"},
     {"sample-instances", 0, MB_OPT_INT, &opt.sample_inst, "2", NULL, 1, 16,
      "batches sampled at once (each instance its own thread; sampling mostly waits for topology reads)", "N"},
     {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
@@ -361,6 +364,10 @@ struct slot {
     size_t n_seeds;
     struct gnn_reader *rd[MAX_SHARES];
     struct gnn_reader *srd;  /* the sampler's (topology) reader: sampling instances run at once */
+    /* intra-batch overlap: hop h's gather of nodes[fed_before .. hop_end[h]) */
+    struct gnn_reader *hrd[GNN_MAX_HOPS];
+    int hpending[GNN_MAX_HOPS];
+    size_t fed;              /* rows [0, fed) are gathered by the sample stage */
     char err[300];
     double t_sample, t_submit, t_complete;
 };
@@ -373,7 +380,7 @@ struct st {
     struct gnn_cache_info cinfo;
     double presample_s, cache_build_s;
     uint64_t fill_limit;     /* host-tier bytes the fill may reach under the budget (0: cap) */
-    int nslots, nshares;
+    int nslots, nshares, overlap;
     struct slot slot[16];
     struct gnn_pipe *pipe;
     struct gnn_model model;
@@ -397,6 +404,35 @@ struct st {
     int profiled;
     long long epoch_idx;
 };
+
+/* Room for `rows` feature rows in the slot: a larger buffer keeps the
+ * rows gathered so far (their reads are completed first). 0, or 1. */
+static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
+{
+    if (rows <= sl->x_rows)
+        return 0;
+    size_t want = rows + rows / 4;
+    float *x = gnn_alloc_rows(s->ds, want);
+    if (!x) {
+        snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
+        return 1;
+    }
+    int rc = 0;
+    for (int h = 0; h < scfg.hops; h++)
+        if (sl->hpending[h]) {
+            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
+                snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                rc = 1;
+            }
+            sl->hpending[h] = 0;
+        }
+    if (sl->fed)
+        memcpy(x, sl->x, sl->fed * hdr.row_bytes);
+    gnn_free_rows(s->ds, sl->x);
+    sl->x = x;
+    sl->x_rows = want;
+    return rc;
+}
 
 static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
 {
@@ -422,25 +458,53 @@ static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
         sl->t_sample = mb_now() - t0;
         return 0;
     }
-    if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, s->eval_mode ? 1000000 + s->epoch : s->epoch,
-                   (uint64_t)b) < 0) {
-        snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
-        return 1;
+    uint64_t ep = s->eval_mode ? 1000000 + s->epoch : s->epoch;
+    for (int h = 0; h < scfg.hops; h++) /* left by a failed batch */
+        if (sl->hpending[h]) {
+            gnn_gather_wait(sl->hrd[h]);
+            sl->hpending[h] = 0;
+        }
+    sl->fed = 0;
+    if (!s->overlap) {
+        if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
+            snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+            return 1;
+        }
+    } else {
+        /* each hop's topology reads in flight while the features of the
+         * nodes known so far are looked up and sent to the engine */
+        const size_t dim = (size_t)hdr.dim;
+        if (gnn_sample_begin(&sl->smp, &scfg, seeds, n, ep, (uint64_t)b)) {
+            snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: out of memory", b);
+            return 1;
+        }
+        for (int h = 0; h < scfg.hops; h++) {
+            if (gnn_sample_hop_submit(&sl->smp, &scfg, sl->srd)) {
+                snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+                return 1;
+            }
+            size_t known = sl->smp.hop_end[h];
+            if (known > sl->fed) {
+                if (slot_rows(s, sl, known, b))
+                    return 1;
+                if (gnn_gather_submit(sl->hrd[h], sl->smp.nodes + sl->fed, known - sl->fed, sl->x + sl->fed * dim)) {
+                    snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                    return 1;
+                }
+                sl->hpending[h] = 1;
+                sl->fed = known;
+            }
+            if (gnn_sample_hop_finish(&sl->smp, &scfg, sl->srd) < 0) {
+                snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+                return 1;
+            }
+        }
     }
     const int32_t *lab = gnn_labels(s->ds);
     for (size_t i = 0; i < n; i++)
         sl->labels[i] = lab[seeds[i]];
-    size_t rows = sl->smp.block[0].n_src;
-    if (rows > sl->x_rows) {
-        gnn_free_rows(s->ds, sl->x);
-        size_t want = rows + rows / 4;
-        sl->x = gnn_alloc_rows(s->ds, want);
-        sl->x_rows = sl->x ? want : 0;
-        if (!sl->x) {
-            snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
-            return 1;
-        }
-    }
+    if (slot_rows(s, sl, sl->smp.block[0].n_src, b))
+        return 1;
     sl->t_sample = mb_now() - t0;
     return 0;
 }
@@ -460,10 +524,11 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
     if (!sl->n_seeds)
         return 0;
     double t0 = mb_now();
-    size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim;
+    size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim, fed = sl->fed;
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
-        share(rows, k, s->nshares, &lo, &hi);
+        share(rows - fed, k, s->nshares, &lo, &hi);
+        lo += fed, hi += fed;
         if (hi > lo && gnn_gather_submit(sl->rd[k], sl->smp.nodes + lo, hi - lo, sl->x + lo * dim) != 0) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
             return 1;
@@ -482,10 +547,20 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     if (!sl->n_seeds)
         return 0;
     double t0 = mb_now();
-    size_t rows = sl->smp.block[0].n_src;
+    size_t rows = sl->smp.block[0].n_src, fed = sl->fed;
+    int rc = 0;
+    if (tid == 0)
+        for (int h = 0; h < scfg.hops; h++)
+            if (sl->hpending[h]) {
+                if (gnn_gather_wait(sl->hrd[h]) != 0 && !rc) {
+                    snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                    rc = 1;
+                }
+                sl->hpending[h] = 0;
+            }
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
-        share(rows, k, s->nshares, &lo, &hi);
+        share(rows - fed, k, s->nshares, &lo, &hi);
         if (hi > lo && gnn_gather_wait(sl->rd[k]) != 0) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
             return 1;
@@ -493,7 +568,7 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     }
     if (tid == 0)
         sl->t_complete = mb_now() - t0;
-    return 0;
+    return rc;
 }
 
 static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
@@ -505,6 +580,13 @@ static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
         gnn_read_stats_add(acc, &one);
         if (reset)
             gnn_reader_reset_stats(s->slot[i].srd);
+        for (int h = 0; h < GNN_MAX_HOPS; h++)
+            if (s->slot[i].hrd[h]) {
+                gnn_reader_stats(s->slot[i].hrd[h], &one);
+                gnn_read_stats_add(acc, &one);
+                if (reset)
+                    gnn_reader_reset_stats(s->slot[i].hrd[h]);
+            }
         for (int k = 0; k < s->nshares; k++) {
             gnn_reader_stats(s->slot[i].rd[k], &one);
             gnn_read_stats_add(acc, &one);
@@ -731,6 +813,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         gnn_cache_info(s->cache, &s->cinfo);
     }
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    /* the overlap needs the engine (memory and mmap copy in submit) and a pipeline */
+    s->overlap = opt.overlap == 0 && s->nslots > 1 && gnn_dataset_feat_access(s->ds) == GNN_AIO;
     s->nshares = (int)(opt.sub_threads > opt.comp_threads ? opt.sub_threads : opt.comp_threads);
     size_t seeds_cap = (size_t)opt.batch;
     for (int i = 0; i < s->nslots; i++) {
@@ -739,6 +823,9 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         sl->labels = malloc(seeds_cap * sizeof(int32_t));
         if (!(sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)))
             return -1;
+        for (int h = 0; s->overlap && h < scfg.hops; h++)
+            if (!(sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)))
+                return -1;
         for (int k = 0; k < s->nshares; k++)
             if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
                 return -1;
@@ -1035,6 +1122,8 @@ static void teardown(void *st)
         mb_kv_dbl(c, K("cache_build_s"), s->cache_build_s);
         mb_kv_str(c, K("access"), s->ds ? gnn_access_name(gnn_dataset_feat_access(s->ds)) : "");
         mb_kv_int(c, K("slots"), s->nslots);
+        mb_kv_int(c, K("sample_instances"), opt.sample_inst);
+        mb_kv_str(c, K("overlap"), s->overlap ? "intra-batch" : "none");
         if (s->ds && IS_MMAP(s->sys)) {
             mb_kv_str(c, K("mmap_advice"), gnn_map_advice_name(s->ds));
             mb_kv_int(c, K("read_ahead_kb"), read_ahead_kb());
@@ -1081,6 +1170,8 @@ static void teardown(void *st)
         for (int k = 0; k < s->nshares; k++)
             gnn_reader_free(sl->rd[k]);
         gnn_reader_free(sl->srd);
+        for (int h = 0; h < GNN_MAX_HOPS; h++)
+            gnn_reader_free(sl->hrd[h]);
     }
     gnn_cache_free(s->cache);
     if (s->model.nlayers)

@@ -270,13 +270,21 @@ void gnn_read_stats_add(struct gnn_read_stats *acc, const struct gnn_read_stats 
  * gnn_reader_error). */
 int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n,
                         const uint32_t **lists, uint32_t *deg);
+/* The same split so the storage reads overlap other work: submit fills
+ * lists/deg for the hits and sends the misses to the engine (GNN_MEM and
+ * GNN_MMAP finish in submit); the miss lists are valid after wait. One
+ * neighbour read in flight per reader, independent of a gather in
+ * flight on it. 0, or -1. */
+int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_t n,
+                               const uint32_t **lists, uint32_t *deg);
+int gnn_read_neighbours_wait(struct gnn_reader *r);
 
 /* Feature gather, split so the storage reads overlap other work:
  * submit copies the cache hits into out (n x dim floats, row-major) and
  * sends the misses to the engine in one batch (directly into out when out
  * is 512-aligned, e.g. from gnn_alloc_rows, else via the reader's staging);
  * wait completes the batch, then verifies rows. Only one gather in flight
- * per reader. GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
+ * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
  * (I/O error or a row failing verification: gnn_reader_error says which). */
 int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
 int gnn_gather_wait(struct gnn_reader *r);
@@ -340,6 +348,14 @@ int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg,
  * it, nodes[hop_end[h]..hop_end[h+1]) are new: their features can be
  * gathered while the next hop samples (Hyperion's intra-batch overlap). */
 int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
+/* gnn_sample_hop in two halves: submit starts reading the destinations'
+ * neighbour lists (nothing else may use r's neighbour read until finish),
+ * finish waits for them and samples. Between the two the caller may
+ * gather the features of nodes already known (Hyperion's intra-batch
+ * overlap: hop h's frontier is read while hop h+1 samples). Same results
+ * as gnn_sample_hop. submit: 0 or -1; finish: as gnn_sample_hop. */
+int gnn_sample_hop_submit(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
+int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
 /* begin + every hop. */
 int gnn_sample(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r,
                const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
