@@ -790,7 +790,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
                 sum += h.feat[v];
             double batches = ceil((double)hdr.n_train / (double)opt.batch);
             double rows = batches > 0 ? sum / batches : 0;
-            int nsl = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+            int nsl = (int)opt.slots; /* nopipe too: the same cache as hyperion */
             double need = (double)gnn_budget_usage(&budget) + 16.0 * (double)hdr.n +
                           (double)nsl * rows * 1.25 * 1.5 * (double)hdr.row_bytes + (double)(64u << 20) +
                           (double)opt.cache_dev;
