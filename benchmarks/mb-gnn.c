@@ -9,6 +9,9 @@
  *   nopipe      hyperion with the stages serialised (one batch in flight)
  *   nocache     the engine and pipeline, nothing cached
  *   mmap        topology and features through the page cache (PyG/Ginex)
+ *   mmap-random the same with madvise(MADV_RANDOM): each fault reads one
+ *               page instead of read_ahead_kb around it (a stronger
+ *               baseline where read-ahead is large)
  * One timed iteration is one epoch. Every feature row read is verified
  * against the generator (gnn_verify_row) unless --no-check; a wrong row
  * fails the run. `mb-gnn --generate` writes a dataset instead. */
@@ -22,13 +25,17 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
-enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, NSYS };
-static const char *const sys_names[] = {"inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap"};
+enum sys { S_INMEM, S_HYPERION, S_TOPO_FIRST, S_FEAT_FIRST, S_NOPIPE, S_NOCACHE, S_MMAP, S_MMAP_RANDOM, NSYS };
+static const char *const sys_names[] = {"inmem",  "hyperion", "topo-first", "feat-first",
+                                        "nopipe", "nocache",  "mmap",       "mmap-random"};
+#define IS_MMAP(s) ((s) == S_MMAP || (s) == S_MMAP_RANDOM)
 
 #define MAX_SHARES 32
 
@@ -39,11 +46,11 @@ static struct {
     char *data;
     unsigned systems;
     long long epoch_batches, train_threads;
-    long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes;
+    long long batch, hidden, sub_threads, comp_threads, slots, io_threads, eval_nodes, sample_inst, stage_nice;
     char *fanout;
     double lr;
     size_t mem_budget, cache_dev, cache_host, stripe;
-    int budget_how;
+    int budget_how, cache_fill, overlap;
     char *profile, *allreduce;
 } opt;
 
@@ -60,7 +67,7 @@ static const struct mb_opt gnn_opts[] = {
     {"gen-threads", 0, MB_OPT_INT, &opt.gen_threads, "0", NULL, 0, 256, "generate: threads (0 = all)", "N"},
     {"data", 0, MB_OPT_STR, &opt.data, "build/gnn-data", NULL, 0, 0, "dataset folder", "DIR"},
     {"system", 0, MB_OPT_LIST, &opt.systems, "inmem,hyperion,nopipe,mmap",
-     "inmem|hyperion|topo-first|feat-first|nopipe|nocache|mmap", 0, 0, "systems to train with, side by side", "LIST"},
+     "inmem|hyperion|topo-first|feat-first|nopipe|nocache|mmap|mmap-random", 0, 0, "systems to train with, side by side", "LIST"},
     {"batch", 0, MB_OPT_INT, &opt.batch, "1024", NULL, 1, 1 << 20, "seeds per mini-batch (per rank)", "N"},
     {"fanout", 0, MB_OPT_STR, &opt.fanout, "25,10", NULL, 0, 0,
      "fan-outs, PyG order: the first is the hop next to the seeds", "LIST"},
@@ -73,10 +80,21 @@ static const struct mb_opt gnn_opts[] = {
     {"cache-dev", 0, MB_OPT_SIZE, &opt.cache_dev, "0", NULL, 0, 1e15,
      "\"device\" cache tier bytes (host memory standing for GPU memory)", "SIZE"},
     {"cache-host", 0, MB_OPT_SIZE, &opt.cache_host, "16M", NULL, 0, 1e15, "host cache tier bytes", "SIZE"},
+    {"cache-fill", 0, MB_OPT_CHOICE, &opt.cache_fill, "degree", "degree|none", 0, 0,
+     "capacity the placed chunks leave: filled with the other items, never-presampled nodes by degree "
+     "(degree), or left empty (none)", "F"},
     {"sub-threads", 0, MB_OPT_INT, &opt.sub_threads, "1", NULL, 1, MAX_SHARES,
      "threads submitting a batch's reads (cache lookups + engine submission)", "N"},
     {"comp-threads", 0, MB_OPT_INT, &opt.comp_threads, "1", NULL, 1, MAX_SHARES,
      "threads completing a batch's reads (wait, copy, verify)", "N"},
+    {"overlap", 0, MB_OPT_CHOICE, &opt.overlap, "yes", "yes|no", 0, 0,
+     "intra-batch overlap (pipelined storage systems): the features of the nodes known after hop h are read "
+     "while hop h+1 samples (nopipe never overlaps)", "Y"},
+    {"stage-nice", 0, MB_OPT_INT, &opt.stage_nice, "0", NULL, 0, 19,
+     "nice value of the pipeline's stage threads (training keeps 0): on shared cores the training step, "
+     "the critical path, gets the larger CPU share", "N"},
+    {"sample-instances", 0, MB_OPT_INT, &opt.sample_inst, "2", NULL, 1, 16,
+     "batches sampled at once (each instance its own thread; sampling mostly waits for topology reads)", "N"},
     {"slots", 0, MB_OPT_INT, &opt.slots, "3", NULL, 2, 16, "batches in flight in the pipeline (nopipe: 1)", "N"},
     {"io-threads", 0, MB_OPT_INT, &opt.io_threads, "0", NULL, 0, 64, "engine I/O threads (0: engine's rule)", "N"},
     {"train-threads", 0, MB_OPT_INT, &opt.train_threads, "1", NULL, 1, 1024,
@@ -350,6 +368,11 @@ struct slot {
     int32_t *labels;
     size_t n_seeds;
     struct gnn_reader *rd[MAX_SHARES];
+    struct gnn_reader *srd;  /* the sampler's (topology) reader: sampling instances run at once */
+    /* intra-batch overlap: hop h's gather of nodes[fed_before .. hop_end[h]) */
+    struct gnn_reader *hrd[GNN_MAX_HOPS];
+    int hpending[GNN_MAX_HOPS];
+    size_t fed;              /* rows [0, fed) are gathered by the sample stage */
     char err[300];
     double t_sample, t_submit, t_complete;
 };
@@ -361,8 +384,8 @@ struct st {
     struct gnn_cache *cache;
     struct gnn_cache_info cinfo;
     double presample_s, cache_build_s;
-    struct gnn_reader *sampler_rd;
-    int nslots, nshares;
+    uint64_t fill_limit;     /* host-tier bytes the fill may reach under the budget (0: cap) */
+    int nslots, nshares, overlap;
     struct slot slot[16];
     struct gnn_pipe *pipe;
     struct gnn_model model;
@@ -382,14 +405,57 @@ struct st {
     /* profile for the TPC model */
     double prof_train_pb, prof_sample_pb, prof_lookup_pb, prof_cpu_pb;
     double cpu_s;            /* process CPU seconds of the last epoch */
+    double busy[3], wait_s;  /* the training pass's stage and wait times (the
+                                held-out pass after it restarts the pipe's) */
     double prof_ssd_tx_pb, prof_mem_tx_pb;
     int profiled;
     long long epoch_idx;
 };
 
+/* --stage-nice: once per stage thread (Linux: nice is per thread) */
+static void stage_thread_nice(void)
+{
+    static _Thread_local int done;
+    if (done || !opt.stage_nice)
+        return;
+    done = 1;
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), (int)opt.stage_nice) != 0)
+        mb_warn("--stage-nice: %s (stage threads keep their priority)", strerror(errno));
+}
+
+/* Room for `rows` feature rows in the slot: a larger buffer keeps the
+ * rows gathered so far (their reads are completed first). 0, or 1. */
+static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
+{
+    if (rows <= sl->x_rows)
+        return 0;
+    size_t want = rows + rows / 4;
+    float *x = gnn_alloc_rows(s->ds, want);
+    if (!x) {
+        snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
+        return 1;
+    }
+    int rc = 0;
+    for (int h = 0; h < scfg.hops; h++)
+        if (sl->hpending[h]) {
+            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
+                snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                rc = 1;
+            }
+            sl->hpending[h] = 0;
+        }
+    if (sl->fed)
+        memcpy(x, sl->x, sl->fed * hdr.row_bytes);
+    gnn_free_rows(s->ds, sl->x);
+    sl->x = x;
+    sl->x_rows = want;
+    return rc;
+}
+
 static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
 {
     omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    stage_thread_nice();
     (void)tid; (void)nt;
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
@@ -411,25 +477,53 @@ static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
         sl->t_sample = mb_now() - t0;
         return 0;
     }
-    if (gnn_sample(&sl->smp, &scfg, s->sampler_rd, seeds, n, s->eval_mode ? 1000000 + s->epoch : s->epoch,
-                   (uint64_t)b) < 0) {
-        snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(s->sampler_rd));
-        return 1;
+    uint64_t ep = s->eval_mode ? 1000000 + s->epoch : s->epoch;
+    for (int h = 0; h < scfg.hops; h++) /* left by a failed batch */
+        if (sl->hpending[h]) {
+            gnn_gather_wait(sl->hrd[h]);
+            sl->hpending[h] = 0;
+        }
+    sl->fed = 0;
+    if (!s->overlap) {
+        if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
+            snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+            return 1;
+        }
+    } else {
+        /* each hop's topology reads in flight while the features of the
+         * nodes known so far are looked up and sent to the engine */
+        const size_t dim = (size_t)hdr.dim;
+        if (gnn_sample_begin(&sl->smp, &scfg, seeds, n, ep, (uint64_t)b)) {
+            snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: out of memory", b);
+            return 1;
+        }
+        for (int h = 0; h < scfg.hops; h++) {
+            if (gnn_sample_hop_submit(&sl->smp, &scfg, sl->srd)) {
+                snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+                return 1;
+            }
+            size_t known = sl->smp.hop_end[h];
+            if (known > sl->fed) {
+                if (slot_rows(s, sl, known, b))
+                    return 1;
+                if (gnn_gather_submit(sl->hrd[h], sl->smp.nodes + sl->fed, known - sl->fed, sl->x + sl->fed * dim)) {
+                    snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                    return 1;
+                }
+                sl->hpending[h] = 1;
+                sl->fed = known;
+            }
+            if (gnn_sample_hop_finish(&sl->smp, &scfg, sl->srd) < 0) {
+                snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
+                return 1;
+            }
+        }
     }
     const int32_t *lab = gnn_labels(s->ds);
     for (size_t i = 0; i < n; i++)
         sl->labels[i] = lab[seeds[i]];
-    size_t rows = sl->smp.block[0].n_src;
-    if (rows > sl->x_rows) {
-        gnn_free_rows(s->ds, sl->x);
-        size_t want = rows + rows / 4;
-        sl->x = gnn_alloc_rows(s->ds, want);
-        sl->x_rows = sl->x ? want : 0;
-        if (!sl->x) {
-            snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
-            return 1;
-        }
-    }
+    if (slot_rows(s, sl, sl->smp.block[0].n_src, b))
+        return 1;
     sl->t_sample = mb_now() - t0;
     return 0;
 }
@@ -444,15 +538,17 @@ static void share(size_t rows, int k, int K, size_t *lo, size_t *hi)
 static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
 {
     omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    stage_thread_nice();
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
     double t0 = mb_now();
-    size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim;
+    size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim, fed = sl->fed;
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
-        share(rows, k, s->nshares, &lo, &hi);
+        share(rows - fed, k, s->nshares, &lo, &hi);
+        lo += fed, hi += fed;
         if (hi > lo && gnn_gather_submit(sl->rd[k], sl->smp.nodes + lo, hi - lo, sl->x + lo * dim) != 0) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
             return 1;
@@ -466,15 +562,26 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
 static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
 {
     omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
+    stage_thread_nice();
     struct st *s = ctx;
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
     double t0 = mb_now();
-    size_t rows = sl->smp.block[0].n_src;
+    size_t rows = sl->smp.block[0].n_src, fed = sl->fed;
+    int rc = 0;
+    if (tid == 0)
+        for (int h = 0; h < scfg.hops; h++)
+            if (sl->hpending[h]) {
+                if (gnn_gather_wait(sl->hrd[h]) != 0 && !rc) {
+                    snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                    rc = 1;
+                }
+                sl->hpending[h] = 0;
+            }
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
-        share(rows, k, s->nshares, &lo, &hi);
+        share(rows - fed, k, s->nshares, &lo, &hi);
         if (hi > lo && gnn_gather_wait(sl->rd[k]) != 0) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
             return 1;
@@ -482,24 +589,32 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     }
     if (tid == 0)
         sl->t_complete = mb_now() - t0;
-    return 0;
+    return rc;
 }
 
 static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
 {
     memset(acc, 0, sizeof(*acc));
     struct gnn_read_stats one;
-    gnn_reader_stats(s->sampler_rd, &one);
-    gnn_read_stats_add(acc, &one);
-    if (reset)
-        gnn_reader_reset_stats(s->sampler_rd);
-    for (int i = 0; i < s->nslots; i++)
+    for (int i = 0; i < s->nslots; i++) {
+        gnn_reader_stats(s->slot[i].srd, &one);
+        gnn_read_stats_add(acc, &one);
+        if (reset)
+            gnn_reader_reset_stats(s->slot[i].srd);
+        for (int h = 0; h < GNN_MAX_HOPS; h++)
+            if (s->slot[i].hrd[h]) {
+                gnn_reader_stats(s->slot[i].hrd[h], &one);
+                gnn_read_stats_add(acc, &one);
+                if (reset)
+                    gnn_reader_reset_stats(s->slot[i].hrd[h]);
+            }
         for (int k = 0; k < s->nshares; k++) {
             gnn_reader_stats(s->slot[i].rd[k], &one);
             gnn_read_stats_add(acc, &one);
             if (reset)
                 gnn_reader_reset_stats(s->slot[i].rd[k]);
         }
+    }
 }
 
 /* Runs one pass (training or evaluation) over nb batches through the
@@ -655,13 +770,20 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     struct gnn_open_opts oo;
     memset(&oo, 0, sizeof(oo));
-    enum gnn_access acc = s->sys == S_INMEM ? GNN_MEM : s->sys == S_MMAP ? GNN_MMAP : GNN_AIO;
+    enum gnn_access acc = s->sys == S_INMEM ? GNN_MEM : IS_MMAP(s->sys) ? GNN_MMAP : GNN_AIO;
     oo.topo = oo.feat = acc;
     oo.aio_threads = (int)opt.io_threads;
     s->ds = gnn_open(opt.data, &oo, err, sizeof(err));
     if (!s->ds) {
         mb_warn("%s: %s", c->name, err);
         return -1;
+    }
+    if (s->sys == S_MMAP_RANDOM) {
+        int e = gnn_map_advise(s->ds, GNN_ADVICE_RANDOM);
+        if (e) {
+            mb_warn("%s: madvise(MADV_RANDOM): %s", c->name, strerror(-e));
+            return -1;
+        }
     }
     int cached = s->sys == S_HYPERION || s->sys == S_TOPO_FIRST || s->sys == S_FEAT_FIRST || s->sys == S_NOPIPE;
     if (cached && opt.cache_dev + opt.cache_host > 0) {
@@ -678,6 +800,25 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         memset(&cc, 0, sizeof(cc));
         cc.cap[GNN_TIER_DEV] = opt.cache_dev;
         cc.cap[GNN_TIER_HOST] = opt.cache_host;
+        cc.fill_rest = opt.cache_fill == 0;
+        if (cc.fill_rest && budget_on) {
+            /* the fill may not push the run over its budget: what is
+             * charged now, the cache's index, every slot's feature rows
+             * (presampled mean per batch, grown by 1/4 as the slots grow
+             * them, and half again for spread) and 64 MiB of slack */
+            double sum = 0;
+            for (uint64_t v = 0; v < h.n; v++)
+                sum += h.feat[v];
+            double batches = ceil((double)hdr.n_train / (double)opt.batch);
+            double rows = batches > 0 ? sum / batches : 0;
+            int nsl = (int)opt.slots; /* nopipe too: the same cache as hyperion */
+            double need = (double)gnn_budget_usage(&budget) + 16.0 * (double)hdr.n +
+                          (double)nsl * rows * 1.25 * 1.5 * (double)hdr.row_bytes + (double)(64u << 20) +
+                          (double)opt.cache_dev;
+            double lim = (double)opt.mem_budget - need;
+            s->fill_limit = lim > 1 ? (uint64_t)lim : 1;
+            cc.fill_limit[GNN_TIER_HOST] = s->fill_limit;
+        }
         cc.policy = s->sys == S_TOPO_FIRST ? GNN_PLACE_TOPO_FIRST
                     : s->sys == S_FEAT_FIRST ? GNN_PLACE_FEAT_FIRST
                                              : GNN_PLACE_HYPERION;
@@ -692,22 +833,28 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         }
         gnn_cache_info(s->cache, &s->cinfo);
     }
-    s->sampler_rd = gnn_reader_new(s->ds, s->cache, s->verify);
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    /* the overlap needs the engine (memory and mmap copy in submit) and a pipeline */
+    s->overlap = opt.overlap == 0 && s->nslots > 1 && gnn_dataset_feat_access(s->ds) == GNN_AIO;
     s->nshares = (int)(opt.sub_threads > opt.comp_threads ? opt.sub_threads : opt.comp_threads);
     size_t seeds_cap = (size_t)opt.batch;
     for (int i = 0; i < s->nslots; i++) {
         struct slot *sl = &s->slot[i];
         gnn_sample_init(&sl->smp);
         sl->labels = malloc(seeds_cap * sizeof(int32_t));
+        if (!(sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)))
+            return -1;
+        for (int h = 0; s->overlap && h < scfg.hops; h++)
+            if (!(sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)))
+                return -1;
         for (int k = 0; k < s->nshares; k++)
             if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
                 return -1;
     }
     struct gnn_stage stages[3] = {
-        {"sample", 1, sample_stage},
-        {"submit", (int)opt.sub_threads, submit_stage},
-        {"complete", (int)opt.comp_threads, complete_stage},
+        {"sample", 1, sample_stage, (int)opt.sample_inst},
+        {"submit", (int)opt.sub_threads, submit_stage, 1},
+        {"complete", (int)opt.comp_threads, complete_stage, 1},
     };
     s->pipe = gnn_pipe_new(stages, 3, s->nslots, s);
     size_t ntr;
@@ -730,9 +877,9 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         mb_warn("%s: model: out of memory", c->name);
         return -1;
     }
-    if (s->sys != S_INMEM && s->sys != S_MMAP)
+    if (s->sys != S_INMEM && !IS_MMAP(s->sys))
         measure_rates(s);
-    if (!s->pipe || !s->sampler_rd || !s->order || !s->eval_ids)
+    if (!s->pipe || !s->order || !s->eval_ids)
         return -1;
     return 0;
 }
@@ -787,6 +934,9 @@ static int iterate(void *st, long long iter, double *elapsed)
     *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
     s->last_epoch_s = dt;
     collect_stats(s, &s->rs, 0);
+    for (int k = 0; k < 3; k++)
+        s->busy[k] = gnn_pipe_stage_busy(s->pipe, k);
+    s->wait_s = gnn_pipe_wait_time(s->pipe);
     if (!s->profiled && !s->epoch_failed) { /* the TPC model's profile: the first epoch */
         double nb = (double)s->nbatches;
         s->prof_train_pb = s->t_train / nb;
@@ -820,7 +970,7 @@ static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint
 static double predict_epoch(const struct st *s, const char **bound)
 {
     *bound = "n/a";
-    if (!s->profiled || s->sys == S_MMAP)
+    if (!s->profiled || IS_MMAP(s->sys))
         return NAN;
     struct gnn_hw_profile p;
     memset(&p, 0, sizeof(p));
@@ -900,8 +1050,7 @@ static void epoch_report(struct st *s, double epoch_s)
            s->epoch_idx, sys_names[s->sys], epoch_s, nb / epoch_s, s->loss, s->acc_train, s->acc_val,
            tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
            tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
-           1e3 * gnn_pipe_stage_busy(s->pipe, 0) / nb, 1e3 * gnn_pipe_stage_busy(s->pipe, 1) / nb,
-           1e3 * gnn_pipe_stage_busy(s->pipe, 2) / nb, 1e3 * s->t_train / nb, v[2], v[1], pred, bound, lower);
+           1e3 * s->busy[0] / nb, 1e3 * s->busy[1] / nb, 1e3 * s->busy[2] / nb, 1e3 * s->t_train / nb, v[2], v[1], pred, bound, lower);
     fflush(stdout);
     char key[200];
     struct mb_kvlist *c = &run->result.config;
@@ -919,12 +1068,12 @@ static void epoch_report(struct st *s, double epoch_s)
     mb_kv_int(c, K("ssd_requests"), (long long)r->ssd_requests);
     mb_kv_dbl(c, K("mem_tx"), (double)r->mem_tx);
     mb_kv_dbl(c, K("ssd_tx"), (double)r->ssd_tx);
-    mb_kv_dbl(c, K("stage_sample_s"), gnn_pipe_stage_busy(s->pipe, 0));
-    mb_kv_dbl(c, K("stage_submit_s"), gnn_pipe_stage_busy(s->pipe, 1));
-    mb_kv_dbl(c, K("stage_complete_s"), gnn_pipe_stage_busy(s->pipe, 2));
+    mb_kv_dbl(c, K("stage_sample_s"), s->busy[0]);
+    mb_kv_dbl(c, K("stage_submit_s"), s->busy[1]);
+    mb_kv_dbl(c, K("stage_complete_s"), s->busy[2]);
     mb_kv_dbl(c, K("stage_train_s"), s->t_train);
     mb_kv_dbl(c, K("cpu_s"), s->cpu_s);
-    mb_kv_dbl(c, K("train_wait_s"), gnn_pipe_wait_time(s->pipe));
+    mb_kv_dbl(c, K("train_wait_s"), s->wait_s);
     mb_kv_dbl(c, K("allreduce_s"), s->model.allreduce_s);
     mb_kv_dbl(c, K("model_s"), pred);
     mb_kv_str(c, K("model_bound"), bound);
@@ -996,6 +1145,12 @@ static void teardown(void *st)
         mb_kv_dbl(c, K("cache_build_s"), s->cache_build_s);
         mb_kv_str(c, K("access"), s->ds ? gnn_access_name(gnn_dataset_feat_access(s->ds)) : "");
         mb_kv_int(c, K("slots"), s->nslots);
+        mb_kv_int(c, K("sample_instances"), opt.sample_inst);
+        mb_kv_str(c, K("overlap"), s->overlap ? "intra-batch" : "none");
+        if (s->ds && IS_MMAP(s->sys)) {
+            mb_kv_str(c, K("mmap_advice"), gnn_map_advice_name(s->ds));
+            mb_kv_int(c, K("read_ahead_kb"), read_ahead_kb());
+        }
         mb_kv_int(c, K("dataset_mem_bytes"), s->ds ? (long long)gnn_dataset_mem_bytes(s->ds) : 0);
         if (s->cache) {
             mb_kv_str(c, K("placement"), s->sys == S_TOPO_FIRST ? "topo-first" : s->sys == S_FEAT_FIRST ? "feat-first" : "hyperion");
@@ -1009,6 +1164,10 @@ static void teardown(void *st)
                 snprintf(k2, sizeof(k2), "cache_%s_mem_bytes", tn);
                 mb_kv_int(c, K(k2), (long long)gnn_cache_mem_bytes(s->cache, (enum gnn_tier)t));
             }
+            mb_kv_str(c, K("cache_fill"), opt.cache_fill == 0 ? "degree" : "none");
+            mb_kv_int(c, K("cache_fill_limit_bytes"), (long long)s->fill_limit);
+            mb_kv_dbl(c, K("cache_pred_hit_feat"), s->cinfo.hit_feat[1] + s->cinfo.hit_feat[2]);
+            mb_kv_dbl(c, K("cache_pred_hit_topo"), s->cinfo.hit_topo[1] + s->cinfo.hit_topo[2]);
             mb_kv_dbl(c, K("cache_pred_tx_mem"), s->cinfo.tx_mem);
             mb_kv_dbl(c, K("cache_pred_tx_ssd"), s->cinfo.tx_ssd);
         }
@@ -1033,9 +1192,10 @@ static void teardown(void *st)
         free(sl->labels);
         for (int k = 0; k < s->nshares; k++)
             gnn_reader_free(sl->rd[k]);
+        gnn_reader_free(sl->srd);
+        for (int h = 0; h < GNN_MAX_HOPS; h++)
+            gnn_reader_free(sl->hrd[h]);
     }
-    if (s->sampler_rd)
-        gnn_reader_free(s->sampler_rd);
     gnn_cache_free(s->cache);
     if (s->model.nlayers)
         gnn_model_free(&s->model);

@@ -138,6 +138,92 @@ static void free_queue(struct queue *q)
     free(q->chunk_start);
     free(q->cost);
     free(q->chunk_bytes);
+    memset(q, 0, sizeof(*q));
+}
+
+/* hot-0 fill order: degree descending, then id */
+static int cmp_deg(const void *x, const void *y, void *arg)
+{
+    const uint64_t *off = arg;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t da = off[a + 1] - off[a], db = off[b + 1] - off[b];
+    if (da != db)
+        return da > db ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Fills what the placed chunks left of each tier's capacity (device
+ * first): the presampled items whose chunks did not fit (features, then
+ * lists, in hotness order), then the nodes presampling never touched, by
+ * degree (a high-degree node is the likeliest to be sampled later): its
+ * list, then its row. Items that do not fit are skipped. 0, or -1. */
+static int fill_rest(const struct queue *qt, const struct queue *qf, const struct gnn_hotness *h,
+                     const struct gnn_header *hd, const uint64_t *off, uint64_t z, const struct gnn_cache_cfg *cfg,
+                     size_t fr[3][2], size_t tr[3][2], uint32_t *fl[3], size_t nfl[3], uint32_t *tl[3],
+                     size_t ntl[3], uint64_t fbytes[3], uint64_t tbytes[3])
+{
+    uint64_t n = hd->n;
+    unsigned char *taken = calloc(n ? n : 1, 1); /* bit 1: row cached, bit 2: list cached */
+    uint32_t *cold = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!taken || !cold) {
+        free(taken);
+        free(cold);
+        return -1;
+    }
+    for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
+        for (size_t i = 0; i < nfl[t]; i++)
+            taken[fl[t][i]] |= 1;
+        for (size_t i = 0; i < ntl[t]; i++)
+            taken[tl[t][i]] |= 2;
+    }
+    size_t ncold = 0;
+    for (uint64_t v = 0; v < n; v++)
+        if (!h->feat[v] || !h->topo[v])
+            cold[ncold++] = (uint32_t)v;
+    qsort_r(cold, ncold, sizeof(uint32_t), cmp_deg, (void *)off);
+    size_t f_rest = qf->chunk_start[fr[0][0]], t_rest = qt->chunk_start[tr[0][0]];
+    for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
+        if (!cfg->cap[t])
+            continue;
+        uint64_t used = fbytes[t] + tbytes[t];
+        uint64_t cap = cfg->fill_limit[t] && cfg->fill_limit[t] < cfg->cap[t] ? cfg->fill_limit[t] : cfg->cap[t];
+        uint64_t room = cap > used ? cap - used : 0;
+#define TAKE_ROW(v)                                                                                 \
+    do {                                                                                            \
+        if (!(taken[v] & 1) && hd->row_bytes <= room) {                                             \
+            taken[v] |= 1;                                                                          \
+            fl[t][nfl[t]++] = (uint32_t)(v);                                                        \
+            fbytes[t] += hd->row_bytes;                                                             \
+            room -= hd->row_bytes;                                                                  \
+        }                                                                                           \
+    } while (0)
+#define TAKE_LIST(v)                                                                                \
+    do {                                                                                            \
+        uint64_t b_ = 4 * (off[(v) + 1] - off[v]);                                                  \
+        if (!(taken[v] & 2) && b_ > 0 && b_ <= z && b_ <= room) {                                   \
+            taken[v] |= 2;                                                                          \
+            tl[t][ntl[t]++] = (uint32_t)(v);                                                        \
+            tbytes[t] += b_;                                                                        \
+            room -= b_;                                                                             \
+        }                                                                                           \
+    } while (0)
+        for (size_t i = f_rest; i < qf->n && room >= hd->row_bytes; i++)
+            TAKE_ROW(qf->node[i]);
+        for (size_t i = t_rest; i < qt->n && room >= 4; i++)
+            TAKE_LIST(qt->node[i]);
+        for (size_t i = 0; i < ncold && room >= 4; i++) {
+            uint32_t v = cold[i];
+            if (!h->topo[v])
+                TAKE_LIST(v);
+            if (!h->feat[v])
+                TAKE_ROW(v);
+        }
+#undef TAKE_ROW
+#undef TAKE_LIST
+    }
+    free(taken);
+    free(cold);
+    return 0;
 }
 
 /* Plans (fill = 0: queues, placement, sizes and hit rates only) or builds
@@ -194,63 +280,86 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
         tot_t += h->topo[v];
         tot_f += h->feat[v];
     }
+    /* per tier: the node ids whose rows / lists it holds, placed chunks
+     * first, then (fill_rest) what fills the capacity the chunks left */
+    uint32_t *fl[3] = {NULL}, *tl[3] = {NULL};
+    size_t nfl[3] = {0}, ntl[3] = {0};
+    uint64_t fbytes[3] = {0}, tbytes[3] = {0};
     for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
         size_t f0 = qf.chunk_start[fr[t][0]], f1 = qf.chunk_start[fr[t][1]];
         size_t t0 = qt.chunk_start[tr[t][0]], t1 = qt.chunk_start[tr[t][1]];
-        uint64_t fb = (f1 - f0) * hd->row_bytes, tb = 0;
-        for (size_t i = t0; i < t1; i++)
-            tb += 4 * (c->offsets[qt.node[i] + 1] - c->offsets[qt.node[i]]);
-        in->feat_nodes[t] = f1 - f0;
-        in->topo_nodes[t] = t1 - t0;
+        fl[t] = malloc(sizeof(uint32_t) * (cfg.fill_rest ? hd->n + 1 : f1 - f0 + 1));
+        tl[t] = malloc(sizeof(uint32_t) * (cfg.fill_rest ? hd->n + 1 : t1 - t0 + 1));
+        if (!fl[t] || !tl[t])
+            goto oom_lists;
+        for (size_t i = f0; i < f1; i++)
+            fl[t][nfl[t]++] = qf.node[i];
+        for (size_t i = t0; i < t1; i++) {
+            tl[t][ntl[t]++] = qt.node[i];
+            tbytes[t] += 4 * (c->offsets[qt.node[i] + 1] - c->offsets[qt.node[i]]);
+        }
+        fbytes[t] = nfl[t] * hd->row_bytes;
+    }
+    if (cfg.fill_rest && fill_rest(&qt, &qf, h, hd, c->offsets, z, &cfg, fr, tr, fl, nfl, tl, ntl, fbytes, tbytes))
+        goto oom_lists;
+    /* the queues' metadata goes before the tiers are allocated: the
+     * build's peak memory counts against the budget too */
+    free_queue(&qt);
+    free_queue(&qf);
+    for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
+        uint64_t fb = fbytes[t], tb = tbytes[t];
+        in->feat_nodes[t] = nfl[t];
+        in->topo_nodes[t] = ntl[t];
         in->feat_bytes[t] = fb;
         in->topo_bytes[t] = tb;
         c->mem_bytes[t] = fb + tb;
-        if (!fill) {
-            for (size_t i = f0; i < f1; i++)
-                hot_f[t] += h->feat[qf.node[i]];
-            for (size_t i = t0; i < t1; i++)
-                hot_t[t] += h->topo[qt.node[i]];
+        for (size_t i = 0; i < nfl[t]; i++)
+            hot_f[t] += h->feat[fl[t][i]];
+        for (size_t i = 0; i < ntl[t]; i++)
+            hot_t[t] += h->topo[tl[t][i]];
+        if (!fill)
             continue;
-        }
         if (posix_memalign((void **)&c->mem[t], 4096, fb + tb + 4096) != 0) {
             c->mem[t] = NULL;
-            goto oom;
+            goto oom_lists;
         }
         /* features, read in batches through the reader (verified) */
         const size_t B = 4096;
         int64_t ids[4096];
-        for (size_t i = f0; i < f1; i += B) {
-            size_t cnt = f1 - i < B ? f1 - i : B;
+        for (size_t i = 0; i < nfl[t]; i += B) {
+            size_t cnt = nfl[t] - i < B ? nfl[t] - i : B;
             for (size_t k = 0; k < cnt; k++) {
-                uint64_t v = qf.node[i + k];
+                uint64_t v = fl[t][i + k];
                 ids[k] = (int64_t)v;
-                c->floc[v] = (uint64_t)t << LOC_SHIFT | (uint64_t)(i - f0 + k) * hd->row_bytes;
-                hot_f[t] += h->feat[v];
+                c->floc[v] = (uint64_t)t << LOC_SHIFT | (uint64_t)(i + k) * hd->row_bytes;
             }
-            if (gnn_gather(r, ids, cnt, (float *)(c->mem[t] + (i - f0) * hd->row_bytes))) {
+            if (gnn_gather(r, ids, cnt, (float *)(c->mem[t] + i * hd->row_bytes))) {
                 snprintf(err, errlen, "filling the cache: %s", gnn_reader_error(r));
-                goto fail;
+                goto fail_lists;
             }
         }
         uint64_t pos = fb;
         const uint32_t *lists[4096];
         uint32_t degs[4096];
-        for (size_t i = t0; i < t1; i += B) {
-            size_t cnt = t1 - i < B ? t1 - i : B;
+        for (size_t i = 0; i < ntl[t]; i += B) {
+            size_t cnt = ntl[t] - i < B ? ntl[t] - i : B;
             for (size_t k = 0; k < cnt; k++)
-                ids[k] = qt.node[i + k];
+                ids[k] = tl[t][i + k];
             if (gnn_read_neighbours(r, ids, cnt, lists, degs)) {
                 snprintf(err, errlen, "filling the cache: %s", gnn_reader_error(r));
-                goto fail;
+                goto fail_lists;
             }
             for (size_t k = 0; k < cnt; k++) {
                 uint64_t v = (uint64_t)ids[k];
                 memcpy(c->mem[t] + pos, lists[k], 4ULL * degs[k]);
                 c->tloc[v] = (uint64_t)t << LOC_SHIFT | pos;
                 pos += 4ULL * degs[k];
-                hot_t[t] += h->topo[v];
             }
         }
+    }
+    for (int t = 0; t < 3; t++) {
+        free(fl[t]);
+        free(tl[t]);
     }
     for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
         in->hit_topo[t] = tot_t > 0 ? hot_t[t] / tot_t : 0;
@@ -261,6 +370,14 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
     free_queue(&qt);
     free_queue(&qf);
     return c;
+oom_lists:
+    snprintf(err, errlen, "out of memory building the cache");
+fail_lists:
+    for (int t = 0; t < 3; t++) {
+        free(fl[t]);
+        free(tl[t]);
+    }
+    goto fail;
 oom:
     snprintf(err, errlen, "out of memory building the cache");
 fail:

@@ -211,6 +211,14 @@ enum gnn_access gnn_dataset_feat_access(const struct gnn_dataset *ds);
 /* Bytes the dataset holds in memory (offsets, labels, split, and whatever
  * GNN_MEM loaded), for memory-budget accounting. */
 uint64_t gnn_dataset_mem_bytes(const struct gnn_dataset *ds);
+/* Access advice for the mapped files (GNN_MMAP): NORMAL is the kernel's
+ * default (each page fault reads read_ahead_kb around the miss), RANDOM
+ * is madvise(MADV_RANDOM) (each fault reads just the page). 0, or -errno
+ * (-EINVAL when nothing is mapped). The advice in force is named by
+ * gnn_map_advice_name ("normal", "random"; "" when nothing is mapped). */
+enum gnn_map_advice { GNN_ADVICE_NORMAL = 0, GNN_ADVICE_RANDOM = 1 };
+int gnn_map_advise(struct gnn_dataset *ds, enum gnn_map_advice a);
+const char *gnn_map_advice_name(const struct gnn_dataset *ds);
 /* Whole-file sizes: topology section (offsets + neighbours) and features. */
 uint64_t gnn_topology_bytes(const struct gnn_header *h);
 uint64_t gnn_feature_bytes(const struct gnn_header *h);
@@ -262,13 +270,21 @@ void gnn_read_stats_add(struct gnn_read_stats *acc, const struct gnn_read_stats 
  * gnn_reader_error). */
 int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n,
                         const uint32_t **lists, uint32_t *deg);
+/* The same split so the storage reads overlap other work: submit fills
+ * lists/deg for the hits and sends the misses to the engine (GNN_MEM and
+ * GNN_MMAP finish in submit); the miss lists are valid after wait. One
+ * neighbour read in flight per reader, independent of a gather in
+ * flight on it. 0, or -1. */
+int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_t n,
+                               const uint32_t **lists, uint32_t *deg);
+int gnn_read_neighbours_wait(struct gnn_reader *r);
 
 /* Feature gather, split so the storage reads overlap other work:
  * submit copies the cache hits into out (n x dim floats, row-major) and
  * sends the misses to the engine in one batch (directly into out when out
  * is 512-aligned, e.g. from gnn_alloc_rows, else via the reader's staging);
  * wait completes the batch, then verifies rows. Only one gather in flight
- * per reader. GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
+ * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
  * (I/O error or a row failing verification: gnn_reader_error says which). */
 int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
 int gnn_gather_wait(struct gnn_reader *r);
@@ -332,6 +348,14 @@ int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg,
  * it, nodes[hop_end[h]..hop_end[h+1]) are new: their features can be
  * gathered while the next hop samples (Hyperion's intra-batch overlap). */
 int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
+/* gnn_sample_hop in two halves: submit starts reading the destinations'
+ * neighbour lists (nothing else may use r's neighbour read until finish),
+ * finish waits for them and samples. Between the two the caller may
+ * gather the features of nodes already known (Hyperion's intra-batch
+ * overlap: hop h's frontier is read while hop h+1 samples). Same results
+ * as gnn_sample_hop. submit: 0 or -1; finish: as gnn_sample_hop. */
+int gnn_sample_hop_submit(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
+int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r);
 /* begin + every hop. */
 int gnn_sample(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r,
                const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch);
@@ -386,6 +410,14 @@ struct gnn_cache_cfg {
     int per_access_ceil;      /* 0: ceil(H*size/g) as printed; 1: H*ceil(size/g) */
     enum gnn_placement_policy policy;
     double hybrid_topo_frac;  /* for GNN_PLACE_HYBRID; 0 = 0.5 */
+    int fill_rest;            /* 1: after the chunked placement, fill each tier's
+                                 remaining capacity (device first): presampled items
+                                 whose chunk did not fit (rows, then lists, hottest
+                                 first), then never-presampled nodes by degree
+                                 (list, then row); 0: placed chunks only */
+    uint64_t fill_limit[3];   /* fill_rest fills tier t up to this many bytes
+                                 (0 or more than cap[t]: cap[t]); for a memory
+                                 budget that cannot hold the whole capacity */
 };
 
 /* Transaction cost of one chunk per epoch if it lives in the host tier
@@ -418,7 +450,9 @@ struct gnn_cache_info {
     uint64_t topo_nodes[3], feat_nodes[3];       /* per tier */
     uint64_t topo_bytes[3], feat_bytes[3];       /* per tier */
     double hit_topo[3], hit_feat[3];             /* presampled hit fractions per tier */
-    double tx_mem, tx_ssd;                       /* predicted transactions / epoch */
+    double tx_mem, tx_ssd;                       /* predicted transactions / epoch (of
+                                                    the chunked placement; fill_rest's
+                                                    additions are not counted) */
 };
 
 /* Builds the cache: queues by hotness, chunks of Z, placement, then fills
@@ -556,6 +590,8 @@ struct gnn_stage {
     const char *name;
     int nthreads;
     gnn_stage_fn fn;
+    int instances;  /* teams working on different batches at once (0 = 1);
+                       batches still leave the stage in order */
 };
 
 #define GNN_PIPE_MAX_STAGES 8
@@ -573,7 +609,8 @@ void gnn_pipe_release(struct gnn_pipe *p, int slot);
  * gnn_pipe_next/gnn_pipe_release (after an error). */
 void gnn_pipe_abort(struct gnn_pipe *p);
 /* Seconds stage s spent working during the current pass (wall time of its
- * team on the batches), and the time gnn_pipe_next waited. */
+ * teams on the batches, summed over instances), and the time
+ * gnn_pipe_next waited. */
 double gnn_pipe_stage_busy(const struct gnn_pipe *p, int s);
 double gnn_pipe_wait_time(const struct gnn_pipe *p);
 int gnn_pipe_nstages(const struct gnn_pipe *p);

@@ -36,6 +36,7 @@ struct gnn_dataset {
     struct gnn_vol vol;          /* O_RDONLY fds of the data files */
     struct mb_aio *aio;
     void *map[GNN_MAX_DEV];      /* GNN_MMAP: each data file mapped */
+    int map_advice;              /* enum gnn_map_advice in force on map[] */
     uint32_t *neigh_mem;         /* GNN_MEM topology */
     float *feat_mem;             /* GNN_MEM features */
 };

@@ -326,3 +326,22 @@ void gnn_free_rows(struct gnn_dataset *ds, float *p)
     else
         free(p);
 }
+
+int gnn_map_advise(struct gnn_dataset *ds, enum gnn_map_advice a)
+{
+    if (!ds->map[0])
+        return -EINVAL;
+    int adv = a == GNN_ADVICE_RANDOM ? MADV_RANDOM : MADV_NORMAL;
+    for (uint32_t i = 0; i < ds->h.ndev; i++)
+        if (madvise(ds->map[i], ds->h.file_bytes, adv) != 0)
+            return -errno;
+    ds->map_advice = (int)a;
+    return 0;
+}
+
+const char *gnn_map_advice_name(const struct gnn_dataset *ds)
+{
+    if (!ds->map[0])
+        return "";
+    return ds->map_advice == GNN_ADVICE_RANDOM ? "random" : "normal";
+}

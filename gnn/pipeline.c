@@ -1,8 +1,11 @@
 /* Pipeline runtime: stages as thread teams joined by bounded queues of
  * batch slots. A stage's leader takes a batch, the team runs the stage
  * function on it together (Hyperion splits I/O submission and completion
- * this way), the leader hands it on. The slot count bounds what is in
- * flight: one slot serialises everything (nopipe). */
+ * this way), the leader hands it on. A stage may have several teams
+ * (instances), each on its own batch, so a stage that mostly waits for
+ * storage (sampling's topology reads) overlaps its batches; they still
+ * leave in order. The slot count bounds what is in flight: one slot
+ * serialises everything (nopipe). */
 #include "gnn.h"
 
 #include <pthread.h>
@@ -78,15 +81,26 @@ static void q_free(struct queue *q)
     pthread_cond_destroy(&q->cv);
 }
 
+/* One team: nthreads threads working on one batch together. */
+struct team {
+    struct stage_rt *st;
+    pthread_barrier_t start, done;
+    struct item cur;          /* the batch the team works on; slot -1 = stop */
+    int *rc;                  /* per thread */
+};
+
 struct stage_rt {
     struct gnn_stage def;
     struct gnn_pipe *p;
     int index;
-    pthread_t *threads;
-    pthread_barrier_t start, done;
-    struct item cur;          /* the batch the team works on; slot -1 = stop */
-    int *rc;                  /* per thread */
-    double busy;              /* seconds this pass */
+    pthread_t *threads;       /* instances x nthreads */
+    struct team *teams;       /* instances */
+    /* in-order hand-off when several teams (instances) work at once */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long next_out;            /* batch the next stage gets next */
+    int exited;               /* teams that stopped */
+    double busy;              /* seconds of team work this pass (summed over teams) */
 };
 
 struct gnn_pipe {
@@ -98,7 +112,7 @@ struct gnn_pipe {
     long nbatches, next_batch, delivered;
     double wait;
     struct thread_arg {
-        struct stage_rt *st;
+        struct team *team;
         int tid;
     } *args;
 };
@@ -106,7 +120,8 @@ struct gnn_pipe {
 static void *stage_main(void *arg)
 {
     struct thread_arg *a = arg;
-    struct stage_rt *s = a->st;
+    struct team *tm = a->team;
+    struct stage_rt *s = tm->st;
     struct gnn_pipe *p = s->p;
     int leader = a->tid == 0, nt = s->def.nthreads;
     for (;;) {
@@ -114,25 +129,41 @@ static void *stage_main(void *arg)
             struct item it;
             if (!q_pop(&p->q[s->index], &it))
                 it.slot = -1;
-            s->cur = it;
+            tm->cur = it;
         }
-        pthread_barrier_wait(&s->start);
-        struct item it = s->cur;
+        pthread_barrier_wait(&tm->start);
+        struct item it = tm->cur;
         if (it.slot < 0)
             break;
         double t0 = leader ? mb_now() : 0;
-        s->rc[a->tid] = p->status[it.slot] ? 0 : s->def.fn(p->ctx, it.slot, it.batch, a->tid, nt);
-        pthread_barrier_wait(&s->done);
+        tm->rc[a->tid] = p->status[it.slot] ? 0 : s->def.fn(p->ctx, it.slot, it.batch, a->tid, nt);
+        pthread_barrier_wait(&tm->done);
         if (leader) {
-            s->busy += mb_now() - t0;
+            double dt = mb_now() - t0;
             for (int t = 0; t < nt; t++)
-                if (s->rc[t] && !p->status[it.slot])
-                    p->status[it.slot] = s->rc[t];
+                if (tm->rc[t] && !p->status[it.slot])
+                    p->status[it.slot] = tm->rc[t];
+            /* batches leave in the order they came (another team may
+             * still work on an earlier one) */
+            pthread_mutex_lock(&s->mu);
+            s->busy += dt;
+            while (s->next_out != it.batch)
+                pthread_cond_wait(&s->cv, &s->mu);
+            /* counted before the push: once the caller has the last
+             * batch, gnn_pipe_start may reset the count */
+            s->next_out++;
             q_push(&p->q[s->index + 1], it);
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->mu);
         }
     }
-    if (leader)
-        q_close(&p->q[s->index + 1]);
+    if (leader) {
+        pthread_mutex_lock(&s->mu);
+        int last = ++s->exited == s->def.instances;
+        pthread_mutex_unlock(&s->mu);
+        if (last)
+            q_close(&p->q[s->index + 1]);
+    }
     return NULL;
 }
 
@@ -143,7 +174,8 @@ struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int n
     struct gnn_pipe *p = calloc(1, sizeof(*p));
     int nthreads = 0;
     for (int s = 0; s < nstages; s++)
-        nthreads += stages[s].nthreads > 0 ? stages[s].nthreads : 1;
+        nthreads += (stages[s].nthreads > 0 ? stages[s].nthreads : 1) *
+                    (stages[s].instances > 0 ? stages[s].instances : 1);
     p->args = calloc((size_t)nthreads, sizeof(*p->args));
     p->status = calloc((size_t)nslots, sizeof(int));
     p->nstages = nstages;
@@ -157,17 +189,28 @@ struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int n
         st->def = stages[s];
         if (st->def.nthreads < 1)
             st->def.nthreads = 1;
+        if (st->def.instances < 1)
+            st->def.instances = 1;
         st->p = p;
         st->index = s;
-        st->rc = calloc((size_t)st->def.nthreads, sizeof(int));
-        st->threads = calloc((size_t)st->def.nthreads, sizeof(pthread_t));
-        pthread_barrier_init(&st->start, NULL, (unsigned)st->def.nthreads);
-        pthread_barrier_init(&st->done, NULL, (unsigned)st->def.nthreads);
-        for (int t = 0; t < st->def.nthreads; t++, k++) {
-            p->args[k].st = st;
-            p->args[k].tid = t;
-            pthread_create(&st->threads[t], NULL, stage_main, &p->args[k]);
+        pthread_mutex_init(&st->mu, NULL);
+        pthread_cond_init(&st->cv, NULL);
+        int nt = st->def.nthreads, ni = st->def.instances;
+        st->threads = calloc((size_t)(nt * ni), sizeof(pthread_t));
+        st->teams = calloc((size_t)ni, sizeof(struct team));
+        for (int i = 0; i < ni; i++) {
+            struct team *tm = &st->teams[i];
+            tm->st = st;
+            tm->rc = calloc((size_t)nt, sizeof(int));
+            pthread_barrier_init(&tm->start, NULL, (unsigned)nt);
+            pthread_barrier_init(&tm->done, NULL, (unsigned)nt);
         }
+        for (int i = 0; i < ni; i++)
+            for (int t = 0; t < nt; t++, k++) {
+                p->args[k].team = &st->teams[i];
+                p->args[k].tid = t;
+                pthread_create(&st->threads[i * nt + t], NULL, stage_main, &p->args[k]);
+            }
     }
     return p;
 }
@@ -179,8 +222,12 @@ int gnn_pipe_start(struct gnn_pipe *p, long nbatches)
     p->nbatches = nbatches;
     p->next_batch = p->delivered = 0;
     p->wait = 0;
-    for (int s = 0; s < p->nstages; s++)
+    for (int s = 0; s < p->nstages; s++) {
+        pthread_mutex_lock(&p->st[s].mu);
         p->st[s].busy = 0;
+        p->st[s].next_out = 0;
+        pthread_mutex_unlock(&p->st[s].mu);
+    }
     for (int slot = 0; slot < p->nslots && p->next_batch < nbatches; slot++) {
         p->status[slot] = 0;
         q_push(&p->q[0], (struct item){slot, p->next_batch++});
@@ -226,12 +273,18 @@ void gnn_pipe_free(struct gnn_pipe *p)
     q_close(&p->q[0]);
     for (int s = 0; s < p->nstages; s++) {
         struct stage_rt *st = &p->st[s];
-        for (int t = 0; t < st->def.nthreads; t++)
+        int nt = st->def.nthreads, ni = st->def.instances;
+        for (int t = 0; t < nt * ni; t++)
             pthread_join(st->threads[t], NULL);
-        pthread_barrier_destroy(&st->start);
-        pthread_barrier_destroy(&st->done);
+        for (int i = 0; i < ni; i++) {
+            pthread_barrier_destroy(&st->teams[i].start);
+            pthread_barrier_destroy(&st->teams[i].done);
+            free(st->teams[i].rc);
+        }
+        pthread_mutex_destroy(&st->mu);
+        pthread_cond_destroy(&st->cv);
         free(st->threads);
-        free(st->rc);
+        free(st->teams);
     }
     for (int s = 0; s <= p->nstages; s++)
         q_free(&p->q[s]);

@@ -22,6 +22,11 @@ struct gnn_reader {
     size_t reqs_cap;
     size_t *miss;
     size_t miss_cap;
+    /* the neighbour read in flight (gnn_read_neighbours_submit) */
+    int n_pending;
+    mb_aio_ticket n_ticket;
+    size_t n_nmiss;
+    const int64_t *n_nodes;
     /* the gather in flight */
     const int64_t *g_nodes;
     size_t g_n;
@@ -35,6 +40,10 @@ struct gnn_reader {
     size_t greqs_cap;
     size_t *gmiss;
     size_t gmiss_cap;
+    int64_t *gids;            /* the gather's node ids, copied: the caller's
+                                 array may move while it is in flight (the
+                                 sampler grows its node list) */
+    size_t gids_cap;
 };
 
 struct gnn_reader *gnn_reader_new(struct gnn_dataset *ds, const struct gnn_cache *cache, int verify)
@@ -56,12 +65,15 @@ void gnn_reader_free(struct gnn_reader *r)
         return;
     if (r->g_pending)
         gnn_gather_wait(r);
+    if (r->n_pending)
+        gnn_read_neighbours_wait(r);
     free(r->nbuf);
     free(r->reqs);
     free(r->miss);
     free(r->stage);
     free(r->greqs);
     free(r->gmiss);
+    free(r->gids);
     free(r);
 }
 
@@ -116,9 +128,13 @@ static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b
 /* transactions of `bytes` from host memory / from storage (SSD granularity) */
 static inline uint64_t mem_tx(const struct gnn_reader *r, uint64_t bytes) { return ceil_div(bytes, r->cls); }
 
-int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n, const uint32_t **lists,
-                        uint32_t *deg)
+int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, const uint32_t **lists,
+                               uint32_t *deg)
 {
+    if (r->n_pending) {
+        snprintf(r->err, sizeof(r->err), "neighbour read submitted while another is in flight");
+        return -1;
+    }
     struct gnn_dataset *ds = r->ds;
     const struct gnn_header *h = &ds->h;
     const uint64_t *off = ds->offsets;
@@ -199,24 +215,42 @@ int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n, co
         r->st.ssd_tx += ceil_div(ceil_div(e, r->ssds) * r->ssds - s / r->ssds * r->ssds, r->cls);
     }
     if (mode == GNN_AIO) {
-        mb_aio_ticket t;
-        int e = mb_aio_submit(ds->aio, r->reqs, nmiss, &t);
+        int e = mb_aio_submit(ds->aio, r->reqs, nmiss, &r->n_ticket);
         if (e) {
             snprintf(r->err, sizeof(r->err), "%.300s: submitting %zu neighbour reads: %s", ds->dir, nmiss,
                      strerror(-e));
             return -1;
         }
-        if (mb_aio_wait(t) != 0) {
-            for (size_t k = 0; k < nmiss; k++)
-                if (r->reqs[k].status) {
-                    snprintf(r->err, sizeof(r->err), "%.300s: reading the neighbours of node %lld: %s",
-                             ds->dir, (long long)nodes[r->miss[k]], strerror(-r->reqs[k].status));
-                    break;
-                }
-            return -1;
-        }
+        r->n_pending = 1;
+        r->n_nmiss = nmiss;
+        r->n_nodes = nodes;
     }
     return 0;
+}
+
+int gnn_read_neighbours_wait(struct gnn_reader *r)
+{
+    if (!r->n_pending)
+        return 0;
+    r->n_pending = 0;
+    if (mb_aio_wait(r->n_ticket) != 0) {
+        for (size_t k = 0; k < r->n_nmiss; k++)
+            if (r->reqs[k].status) {
+                snprintf(r->err, sizeof(r->err), "%.300s: reading the neighbours of node %lld: %s", r->ds->dir,
+                         (long long)r->n_nodes[r->miss[k]], strerror(-r->reqs[k].status));
+                break;
+            }
+        return -1;
+    }
+    return 0;
+}
+
+int gnn_read_neighbours(struct gnn_reader *r, const int64_t *nodes, size_t n, const uint32_t **lists,
+                        uint32_t *deg)
+{
+    if (gnn_read_neighbours_submit(r, nodes, n, lists, deg))
+        return -1;
+    return gnn_read_neighbours_wait(r);
 }
 
 int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out)
@@ -228,6 +262,12 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
         snprintf(r->err, sizeof(r->err), "gather submitted while another is in flight");
         return -1;
     }
+    if (gnn_grow((void **)&r->gids, &r->gids_cap, n ? n : 1, sizeof(int64_t))) {
+        snprintf(r->err, sizeof(r->err), "out of memory");
+        return -1;
+    }
+    memcpy(r->gids, nodes, n * sizeof(int64_t));
+    nodes = r->gids;
     r->g_nodes = nodes;
     r->g_n = n;
     r->g_out = out;

@@ -165,13 +165,13 @@ int gnn_sample_begin(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, co
     return 0;
 }
 
-int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r)
+int gnn_sample_hop_submit(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r)
 {
+    (void)cfg;
     int h = s->hops_done;
     if (h >= s->hops)
-        return s->hops;
+        return 0;
     size_t nd = s->hop_end[h];
-    int k = cfg->fanout[h];
     if (nd > s->cap_lists) {
         size_t c = s->cap_lists ? s->cap_lists : 256;
         while (c < nd)
@@ -186,7 +186,26 @@ int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, stru
         s->degs = dg;
         s->cap_lists = c;
     }
-    if (gnn_read_neighbours(r, s->nodes, nd, s->lists, s->degs))
+    return gnn_read_neighbours_submit(r, s->nodes, nd, s->lists, s->degs);
+}
+
+int gnn_sample_hop(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r)
+{
+    if (s->hops_done >= s->hops)
+        return s->hops;
+    if (gnn_sample_hop_submit(s, cfg, r))
+        return -1;
+    return gnn_sample_hop_finish(s, cfg, r);
+}
+
+int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r)
+{
+    int h = s->hops_done;
+    if (h >= s->hops)
+        return s->hops;
+    size_t nd = s->hop_end[h];
+    int k = cfg->fanout[h];
+    if (gnn_read_neighbours_wait(r))
         return -1;
     if (gnn_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t)))
         return -1;

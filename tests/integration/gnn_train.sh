@@ -2,7 +2,8 @@
 # mb-gnn on a tiny generated graph: --generate writes a dataset that
 # reopens with its checksums; every system trains, verifies every feature
 # row and passes, held-out accuracy rises above chance; the budget is
-# enforced and recorded; a corrupted feature row fails the run (exit 1)
+# enforced and recorded; every system trains on the same batches (same
+# losses); the mmap baselines record their madvise advice; a corrupted feature row fails the run (exit 1)
 # unless --no-check; truncated or wrong-version data files and bad flags
 # are one clear line and exit 2; 2 ranks train data-parallel.
 . "$(dirname "$0")/../lib.sh"
@@ -31,6 +32,11 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
   done
   has "^# epoch 0 hyperion: .*feat hit dev/host 0\.[0-9]*[1-9][0-9]*/" "hyperion's device tier serves hits"
   has "^# epoch 0 nocache: .*feat hit dev/host 0\.000/0\.000" "nocache serves no hits"
+  # the same blocks and rows whatever the system (hyperion samples two
+  # batches at once and reads features while sampling): the same losses
+  loss() { sed -n "s/^# epoch 2 $1: .*loss \([0-9.]*\),.*/\1/p" "$T/out"; }
+  [ -n "$(loss inmem)" ] && [ "$(loss hyperion)" = "$(loss inmem)" ] && [ "$(loss nopipe)" = "$(loss inmem)" ] ||
+    fail "hyperion ($(loss hyperion)), nopipe ($(loss nopipe)) and inmem ($(loss inmem)) train alike"
 }
 if [ ${#budget[@]} -gt 0 ]; then
   h5dump -a /config/budget_method "$T/all.h5" >"$T/out" 2>&1; has '"cgroup-v[12]"' "result records the budget method"
@@ -38,6 +44,14 @@ if [ ${#budget[@]} -gt 0 ]; then
   [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $((384 << 20)) ] || fail "budget peak $peak within 384M"
 fi
 h5dump -a /emulation "$T/all.h5" >"$T/out" 2>&1; has "stands for one NVMe SSD" "emulation declared"
+
+# the mmap baselines record the advice they ran with and the read-ahead
+expect 0 "mmap and mmap-random" -- "$G" "${small[@]}" --system mmap,mmap-random -n 1 -o "$T/adv.h5" && {
+  attr() { h5dump -A -g /config "$T/adv.h5" | grep -A10 "ATTRIBUTE \"$1\"" | sed -n 's/^ *(0): //p' | head -1; }
+  [ "$(attr mmap/mmap_advice)" = '"normal"' ] || fail "mmap records normal advice"
+  [ "$(attr mmap-random/mmap_advice)" = '"random"' ] || fail "mmap-random records random advice"
+  [ -n "$(attr mmap-random/read_ahead_kb)" ] || fail "mmap-random records read_ahead_kb"
+}
 
 # two ranks, data parallel (gradients allreduced)
 expect 0 "2 ranks" -- mpi 2 "$G" "${small[@]}" --system hyperion,mmap -o "$T/np2.h5" && {

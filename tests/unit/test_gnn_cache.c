@@ -132,6 +132,75 @@ static void test_placement_brute(void)
     }
 }
 
+/* fill_rest: with room beyond every presampled item, the chunked
+ * placement is kept (everything it cached stays in the same tier), the
+ * rest of each tier's capacity goes to never-presampled nodes (so some
+ * cached item has hotness 0), no tier holds more than its capacity and
+ * what is left is less than one row, every cached item is right. */
+static void test_fill_rest(struct gnn_dataset *ds, struct gnn_dataset *dm, struct gnn_reader *r,
+                           const struct gnn_hotness *hot)
+{
+    const struct gnn_header *h = gnn_dataset_header(ds);
+    const uint64_t *off = gnn_offsets(ds);
+    const uint64_t z = 16384;
+    uint64_t hot_bytes = 0;
+    for (uint64_t v = 0; v < h->n; v++) {
+        hot_bytes += hot->feat[v] ? h->row_bytes : 0;
+        uint64_t lb = 4 * (off[v + 1] - off[v]);
+        hot_bytes += hot->topo[v] && lb <= z ? lb : 0;
+    }
+    char err[512];
+    struct gnn_cache_cfg cc = {.chunk = z, .per_access_ceil = 1, .policy = GNN_PLACE_HYPERION};
+    cc.cap[GNN_TIER_DEV] = 48 << 10;
+    cc.cap[GNN_TIER_HOST] = hot_bytes + hot_bytes / 2 + (64 << 10);
+    struct gnn_cache *plain = gnn_cache_build(r, hot, &cc, err, sizeof(err));
+    cc.fill_rest = 1;
+    struct gnn_cache *full = gnn_cache_build(r, hot, &cc, err, sizeof(err));
+    EXPECT(plain && full);
+    if (!plain || !full)
+        return;
+    struct gnn_cache_info ip, inf, plan;
+    gnn_cache_info(plain, &ip);
+    gnn_cache_info(full, &inf);
+    EXPECT(gnn_cache_plan(ds, hot, &cc, &plan, err, sizeof(err)) == 0);
+    EXPECT(!memcmp(&plan, &inf, sizeof(inf)));
+    int kept = 1, ok = 1, cold = 0;
+    uint64_t nf = 0, nt = 0;
+    for (uint64_t v = 0; v < h->n; v++) {
+        const float *fr;
+        const uint32_t *l;
+        uint32_t d;
+        enum gnn_tier tp = gnn_cache_feat(plain, v, &fr), tf = gnn_cache_feat(full, v, &fr);
+        kept &= tp == GNN_TIER_NONE || tp == tf;
+        if (tf != GNN_TIER_NONE) {
+            nf++;
+            ok &= gnn_verify_row(h, v, fr, 1) == 0;
+            cold |= hot->feat[v] == 0;
+        }
+        tp = gnn_cache_topo(plain, v, &l, &d);
+        tf = gnn_cache_topo(full, v, &l, &d);
+        kept &= tp == GNN_TIER_NONE || tp == tf;
+        if (tf != GNN_TIER_NONE) {
+            nt++;
+            ok &= d == off[v + 1] - off[v] && !memcmp(l, gnn_neighbours_mem(dm) + off[v], 4 * d);
+            cold |= hot->topo[v] == 0;
+        }
+    }
+    EXPECT(kept && ok && cold);
+    EXPECT(nf == inf.feat_nodes[1] + inf.feat_nodes[2] && nt == inf.topo_nodes[1] + inf.topo_nodes[2]);
+    EXPECT(nf + nt > ip.feat_nodes[1] + ip.feat_nodes[2] + ip.topo_nodes[1] + ip.topo_nodes[2]);
+    for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
+        uint64_t used = inf.feat_bytes[t] + inf.topo_bytes[t];
+        EXPECT(used <= cc.cap[t]);
+        EXPECT(cc.cap[t] - used < h->row_bytes || nf == h->n);
+    }
+    EXPECT(gnn_cache_mem_bytes(full, GNN_TIER_DEV) == inf.feat_bytes[1] + inf.topo_bytes[1]);
+    /* the hit rates it reports count what presampling would have hit */
+    EXPECT(inf.hit_feat[1] + inf.hit_feat[2] >= ip.hit_feat[1] + ip.hit_feat[2] - 1e-12);
+    gnn_cache_free(plain);
+    gnn_cache_free(full);
+}
+
 static void test_cache(const char *dir)
 {
     struct gnn_open_opts o = {.topo = GNN_AIO, .feat = GNN_AIO, .aio_threads = 1, .aio_arena = 4 << 20};
@@ -246,6 +315,7 @@ static void test_cache(const char *dir)
         gnn_reader_free(rn);
         gnn_cache_free(c);
     }
+    test_fill_rest(ds, dm, r, &hot);
     /* hotness of another size is refused */
     struct gnn_hotness wrong = hot;
     wrong.n = 5;

@@ -262,6 +262,74 @@ static void test_sampler(void)
     gnn_close(io);
 }
 
+/* Intra-batch overlap: each hop's neighbour reads submitted, the features
+ * of the nodes known so far gathered while they are in flight, then the
+ * hop finished; the blocks and the feature rows equal the serial
+ * sampler's and a gather of every node at once. */
+static void test_overlapped(void)
+{
+    struct gnn_dataset *mem = open_ds(GNN_MEM, GNN_MEM), *io = open_ds(GNN_AIO, GNN_AIO);
+    EXPECT(mem && io);
+    if (!mem || !io)
+        return;
+    const struct gnn_header *h = gnn_dataset_header(io);
+    struct gnn_sampler_cfg cfg = {.seed = 5};
+    gnn_parse_fanouts("25,10", &cfg);
+    size_t ntr;
+    const uint32_t *tr = gnn_train_ids(mem, &ntr);
+    int64_t *order = malloc(sizeof(int64_t) * ntr);
+    gnn_epoch_order(tr, ntr, 5, 1, order);
+    struct gnn_reader *rm = gnn_reader_new(mem, NULL, 1), *ra = gnn_reader_new(io, NULL, 1);
+    struct gnn_reader *rg[GNN_MAX_HOPS + 1];
+    for (int i = 0; i <= GNN_MAX_HOPS; i++)
+        rg[i] = gnn_reader_new(io, NULL, 2);
+    struct gnn_sample s1, s2;
+    gnn_sample_init(&s1);
+    gnn_sample_init(&s2);
+    size_t bs = 16, cap = bs * 26 * 11;
+    float *x1 = gnn_alloc_rows(mem, cap), *x2 = gnn_alloc_rows(io, cap);
+    for (size_t b = 0; b < 3; b++) {
+        const int64_t *seeds;
+        size_t ns = gnn_batch_seeds(order, ntr, bs, 0, 1, b, &seeds);
+        EXPECT(gnn_sample(&s1, &cfg, rm, seeds, ns, 1, b) == 0);
+        EXPECT(gnn_gather(rm, s1.nodes, s1.n_nodes, x1) == 0);
+        EXPECT(gnn_sample_begin(&s2, &cfg, seeds, ns, 1, b) == 0);
+        size_t fed = 0;
+        int ok = 1;
+        for (int hop = 0; hop < cfg.hops; hop++) {
+            ok &= gnn_sample_hop_submit(&s2, &cfg, ra) == 0;
+            size_t known = s2.hop_end[hop];
+            ok &= gnn_gather_submit(rg[hop], s2.nodes + fed, known - fed, x2 + fed * (size_t)h->dim) == 0;
+            fed = known;
+            ok &= gnn_sample_hop_finish(&s2, &cfg, ra) == hop;
+        }
+        ok &= gnn_gather_submit(rg[cfg.hops], s2.nodes + fed, s2.n_nodes - fed, x2 + fed * (size_t)h->dim) == 0;
+        for (int hop = 0; hop <= cfg.hops; hop++)
+            ok &= gnn_gather_wait(rg[hop]) == 0;
+        EXPECT(ok);
+        if (!ok)
+            fprintf(stderr, "overlapped batch %zu: %s / %s\n", b, gnn_reader_error(ra), gnn_reader_error(rg[0]));
+        EXPECT(s1.n_nodes == s2.n_nodes && !memcmp(s1.nodes, s2.nodes, 8 * s1.n_nodes));
+        for (int l = 0; l < cfg.hops; l++) {
+            const struct nn_sage_block *a = &s1.block[l], *c = &s2.block[l];
+            EXPECT(a->n_src == c->n_src && a->n_dst == c->n_dst);
+            EXPECT(!memcmp(a->ptr, c->ptr, 8 * (a->n_dst + 1)) && !memcmp(a->idx, c->idx, 8 * (size_t)a->ptr[a->n_dst]));
+        }
+        EXPECT(!memcmp(x1, x2, s1.n_nodes * h->row_bytes));
+    }
+    gnn_free_rows(mem, x1);
+    gnn_free_rows(io, x2);
+    for (int i = 0; i <= GNN_MAX_HOPS; i++)
+        gnn_reader_free(rg[i]);
+    gnn_reader_free(rm);
+    gnn_reader_free(ra);
+    gnn_sample_free(&s1);
+    gnn_sample_free(&s2);
+    free(order);
+    gnn_close(mem);
+    gnn_close(io);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/mb-gnn-sample.XXXXXX");
@@ -282,6 +350,7 @@ int main(void)
     }
     test_readers();
     test_sampler();
+    test_overlapped();
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
