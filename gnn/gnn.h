@@ -472,12 +472,22 @@ struct gnn_workload {
     double t_train;           /* s, training time per batch */
 };
 
-enum gnn_bound { GNN_BOUND_SSD = 0, GNN_BOUND_PCIE = 1, GNN_BOUND_TRAIN = 2 };
+enum gnn_bound {
+    GNN_BOUND_SSD = 0,
+    GNN_BOUND_PCIE = 1,
+    GNN_BOUND_TRAIN = 2,
+    GNN_BOUND_SAMPLE = 3,     /* our addition: the sampler stage (CPU sampling + its topology reads) */
+    GNN_BOUND_CPU = 4,        /* our addition: every thread's CPU time shared over the cores */
+    GNN_BOUND_SERIAL = 5,     /* nopipe: the stages add up */
+    GNN_BOUND_LOOKUP = 6,     /* our addition: the lookup/submission team */
+    GNN_BOUND_COMPLETE = 7,   /* our addition: the completion team (copy, verify) */
+};
 const char *gnn_bound_name(enum gnn_bound b);
 
 struct gnn_prediction {
     int q;                    /* SSDs */
     double t_ssd, t_pcie, t_train, t_batch; /* s */
+    double t_sample, t_cpu, t_pipe; /* s, gnn_tpc_predict_pipeline only */
     double throughput;        /* seeds/s = Bs / T_batch */
     double cost;              /* C_ssd*Q + C_machine, i.e. the TCO with Q SSDs */
     double tpc;               /* seeds/s per $ */
@@ -488,6 +498,52 @@ struct gnn_prediction {
  * T_batch = max(T_ssd, T_pcie, T_train); TPC = Bs / (T_batch * TCO(Q)). */
 void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *w, int q,
                      struct gnn_prediction *out);
+/* Per-batch inputs of the pipelined model, measured in a short serial
+ * profiling run (one batch in flight, so each stage is timed alone, as
+ * Hyperion's profiler times ~10 iterations). */
+struct gnn_profile {
+    double batches;           /* profiled batches */
+    double batch_size;        /* Bs, seeds per batch */
+    /* wall seconds per batch of each stage running alone */
+    double t_sample;          /* sampling, its topology misses read synchronously */
+    double t_lookup;          /* cache lookups (host-tier copies) and I/O submission */
+    double t_complete;        /* waiting for the batch's feature reads, copy, verification */
+    double t_train;           /* the training step */
+    /* CPU seconds per batch: the stages' own threads, the training thread,
+     * and the rest of the process (the engine's I/O threads) */
+    double cpu_sample, cpu_lookup, cpu_complete, cpu_train, cpu_other;
+    /* storage traffic per batch (topology and feature misses) */
+    double ssd_bytes, ssd_requests, ssd_tx, mem_tx;
+    double io_rate;           /* bytes/s storage delivers for requests of this size
+                                 at the pipeline's queue depth (measured; all devices) */
+};
+/* The pipelined model (our extension of Eq. 3 for CPU stand-ins; Hyperion's
+ * max() is its limit for many slots and no shared cores):
+ *   T_ssd  = ssd_bytes / io_rate                  (Hyperion: N_ssd / (Th_ssd Q) + alpha,
+ *                                                  Th_ssd Q measured at this request size/depth)
+ *   T_pcie = (ssd_tx + mem_tx) / (pcie_bw / cls)
+ *   T_cpu  = (every CPU term) / cores              (the stages share `cores` cores where
+ *                                                  Hyperion partitions the GPU's SMs)
+ *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
+ *            through five single-server stations, solved by exact mean-value
+ *            analysis (MVA): sampler CPU, storage (the sampler's and the
+ *            completion's measured I/O waits, one engine serving both in
+ *            order), lookup CPU, completion CPU, training CPU. Each CPU demand
+ *            is stretched by core sharing, 1 / (1 - U_other / cores), with
+ *            U_other = X * (the other stations' CPU per batch) the cores the
+ *            other threads keep busy at throughput X (a fixed point).
+ *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
+ * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
+ * t_complete + t_train, the profile's own stage sum.
+ * out->t_sample and out->t_train are those stations' stretched demands;
+ * out->bound the largest of the max() terms, or the busiest station.
+ * Q = p->n_ssd; throughput Bs / T_batch, cost and TPC as gnn_tpc_predict. */
+void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
+                              int slots, struct gnn_prediction *out);
+/* Exact MVA of a closed loop of n customers over k single-server queueing
+ * stations with service demands d[k] (s per visit): the cycle time
+ * 1 / X(n). n = 1 gives the sum of d; many customers tend to max(d). */
+double gnn_mva_period(const double *d, int k, int n);
 /* The Q in [1, max_ssd] that maximises TPC with TCO(Q) <= budget (budget
  * <= 0: no limit). 0, or -1 when no Q fits the budget. */
 int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *w, double budget,
