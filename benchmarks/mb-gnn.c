@@ -36,7 +36,7 @@ static const char *const sys_names[] = {"inmem", "hyperion", "topo-first", "feat
 static struct {
     int generate;
     long long scale, edge_factor, dim, classes, files, gen_threads;
-    double train_frac;
+    double train_frac, signal;
     char *data;
     unsigned systems;
     long long epoch_batches, train_threads;
@@ -57,6 +57,8 @@ static const struct mb_opt gnn_opts[] = {
     {"feat-dim", 0, MB_OPT_INT, &opt.dim, "128", NULL, 128, 4096, "generate: feature dimension (multiple of 128)", "D"},
     {"classes", 0, MB_OPT_INT, &opt.classes, "16", NULL, 2, 1024, "generate: label classes", "C"},
     {"train-frac", 0, MB_OPT_DOUBLE, &opt.train_frac, "0.01", NULL, 1e-6, 0.9, "generate: fraction of training nodes", "F"},
+    {"signal", 0, MB_OPT_DOUBLE, &opt.signal, "0", NULL, 0, 8,
+     "generate: class-centroid amplitude beside noise in [-1,1) (0 = 4 / sqrt(3 dim): SNR 4 per node)", "S"},
     {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "generate: data files striped together (stand-in SSDs)", "N"},
     {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "64K", NULL, 4096, 1 << 30, "generate: stripe unit", "SIZE"},
     {"gen-threads", 0, MB_OPT_INT, &opt.gen_threads, "0", NULL, 0, 256, "generate: threads (0 = all)", "N"},
@@ -776,6 +778,7 @@ static int setup_generate(struct mb_run *run, void **out)
         p.seed = (uint64_t)run->common.seed;
         p.train_frac = opt.train_frac;
         p.val_frac = opt.train_frac;
+        p.signal = (float)opt.signal;
         p.ndev = (int)opt.files;
         p.stripe = opt.stripe;
         p.nthreads = (int)opt.gen_threads;
