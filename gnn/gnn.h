@@ -519,6 +519,7 @@ void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *
 struct gnn_profile {
     double batches;           /* profiled batches */
     double batch_size;        /* Bs, seeds per batch */
+    int hops;                 /* sampling rounds that read topology (the fan-outs) */
     /* wall seconds per batch of each stage running alone */
     double t_sample;          /* sampling, its topology misses read synchronously */
     double t_lookup;          /* cache lookups (host-tier copies) and I/O submission */
@@ -541,12 +542,16 @@ struct gnn_profile {
  *                                                  Hyperion partitions the GPU's SMs)
  *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
  *            through five single-server stations, solved by exact mean-value
- *            analysis (MVA): sampler CPU, storage (the sampler's and the
- *            completion's measured I/O waits, one engine serving both in
- *            order), lookup CPU, completion CPU, training CPU. Each CPU demand
- *            is stretched by core sharing, 1 / (1 - U_other / cores), with
+ *            analysis (MVA): sampler, storage (the sampler's and the
+ *            completion's measured I/O waits, one engine serving both),
+ *            lookup CPU, completion CPU, training CPU. Each CPU demand is
+ *            stretched by core sharing, 1 / (1 - U_other / cores), with
  *            U_other = X * (the other stations' CPU per batch) the cores the
- *            other threads keep busy at throughput X (a fixed point).
+ *            other threads keep busy at throughput X (a fixed point). The
+ *            sampler holds its thread while its reads wait at the storage
+ *            station: its demand is its stretched CPU + its own I/O wait +
+ *            per hop the mean residual of the feature reads the engine is
+ *            busy with, X io_c * io_c / 2 (io_c: the completion's wait).
  *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
  * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
  * t_complete + t_train, the profile's own stage sum.

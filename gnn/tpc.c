@@ -89,7 +89,8 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
         o->bound = GNN_BOUND_SERIAL;
     } else {
         /* the engine's time on the batch: what the sampler and the completion waited for */
-        double io = fmax(0, f->t_sample - f->cpu_sample) + fmax(0, f->t_complete - f->cpu_complete);
+        double io_s = fmax(0, f->t_sample - f->cpu_sample), io_c = fmax(0, f->t_complete - f->cpu_complete);
+        double io = io_s + io_c;
         double d[5], t = 0;
         for (int it = 0; it < 200; it++) {
             double x = t > 0 ? 1 / t : 0;
@@ -99,6 +100,8 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
                 d[k == 0 ? 0 : k + 1] = c;
             }
             d[1] = io;
+            /* the sampler's reads queue behind the feature reads in service */
+            d[0] += io_s + (f->hops > 0 ? f->hops : 1) * fmin(1, x * io_c) * io_c / 2;
             double tn = fmax(gnn_mva_period(d, 5, slots), o->t_cpu);
             if (fabs(tn - t) <= 1e-9 * tn) {
                 t = tn;
@@ -107,7 +110,7 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
             t = it ? 0.5 * (t + tn) : tn;
         }
         o->t_pipe = t;
-        o->t_sample = d[0] + io;
+        o->t_sample = d[0];
         o->t_train = d[4];
         /* the busiest station names the pipeline's bottleneck */
         static const enum gnn_bound st[5] = {GNN_BOUND_SAMPLE, GNN_BOUND_SSD, GNN_BOUND_LOOKUP, GNN_BOUND_COMPLETE,

@@ -116,16 +116,20 @@ static void test_pipeline(void)
     EXPECT_NEAR(r.t_cpu, 1.5e-3, 1e-15);
     EXPECT_NEAR(r.cost, 1200, 1e-9);
     EXPECT_NEAR(r.throughput, 64 / 3.5e-3, 1e-6);
-    /* two slots, cores to spare (no stretch): MVA over demands 0.5, 1, 2 ms */
+    /* two slots, cores to spare (no stretch): MVA over demands 0.5 (storage),
+     * 1, 2 ms and the sampler's wait behind the feature reads, one hop:
+     * X*0.5ms * 0.5ms/2; fixed point T = 2.51470 ms (bisection by hand) */
+    f.hops = 1;
     gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
-    const double d3[3] = {0.5e-3, 1e-3, 2e-3};
-    EXPECT_NEAR(r.t_batch, gnn_mva_period(d3, 3, 2), 1e-8);
+    EXPECT_NEAR(r.t_batch, 2.5146994e-3, 1e-8);
+    const double d4[4] = {0.5e-3 * 0.5e-3 / 2.5146994e-3 / 2, 0.5e-3, 1e-3, 2e-3};
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d4, 4, 2), 1e-8);
     EXPECT(r.bound == GNN_BOUND_TRAIN);
     /* two cores: lookup stretched by 1/(1 - X*2ms/2), training by
-     * 1/(1 - X*1ms/2), at the fixed point T = 3.10863 ms (bisection by hand) */
+     * 1/(1 - X*1ms/2): T = 3.11794 ms (bisection by hand) */
     gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
-    EXPECT_NEAR(r.t_batch, 3.108631722e-3, 1e-8);
-    EXPECT_NEAR(r.t_train, 2e-3 / (1 - 1e-3 / 2 / 3.108631722e-3), 1e-8);
+    EXPECT_NEAR(r.t_batch, 3.1179435812e-3, 1e-8);
+    EXPECT_NEAR(r.t_train, 2e-3 / (1 - 1e-3 / 2 / 3.1179435812e-3), 1e-8);
     /* storage-bound: T_ssd = 10 ms beats the pipeline */
     f.io_rate = 1e7;
     gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
