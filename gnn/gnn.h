@@ -545,9 +545,12 @@ struct gnn_profile {
  *            analysis (MVA): sampler, storage (the sampler's and the
  *            completion's measured I/O waits, one engine serving both),
  *            lookup CPU, completion CPU, training CPU. Each CPU demand is
- *            stretched by core sharing, 1 / (1 - U_other / cores), with
- *            U_other = X * (the other stations' CPU per batch) the cores the
- *            other threads keep busy at throughput X (a fixed point). The
+ *            stretched by core sharing, 1 / (1 - (U_other / cores)^cores):
+ *            U_other = X * (the other stations' CPU per batch) is the cores
+ *            the other threads keep busy at throughput X, and the power the
+ *            chance they hold every core at once (each core busy with them
+ *            independently); X is a fixed point. (1 core: processor
+ *            sharing's 1 / (1 - U_other).) The
  *            sampler holds its thread while its reads wait at the storage
  *            station: its demand is its stretched CPU + its own I/O wait +
  *            per hop the mean residual of the feature reads the engine is

@@ -95,7 +95,9 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
         for (int it = 0; it < 200; it++) {
             double x = t > 0 ? 1 / t : 0;
             for (int k = 0; k < 4; k++) {
-                double busy = fmin(0.95, x * (tot - cpu[k]) / C); /* share of the cores others hold */
+                /* the chance the other threads hold every core, each core
+                 * busy with them independently with probability U_other / C */
+                double busy = fmin(0.95, pow(fmin(1, x * (tot - cpu[k]) / C), C));
                 double c = cpu[k] / (1 - busy);
                 d[k == 0 ? 0 : k + 1] = c;
             }

@@ -117,7 +117,9 @@ def main():
     pr = [(r["t_median"], r["model"], r["system"]) for r in rows
           if r["model"] == r["model"] and r["model"] > 0 and r["run"] not in with_mmap]
     if pr:
-        ax[2].scatter([p[0] for p in pr], [p[1] for p in pr], s=14)
+        for sysname in sorted({p[2] for p in pr}, key=ORDER.index):
+            pts = [p for p in pr if p[2] == sysname]
+            ax[2].scatter([p[0] for p in pts], [p[1] for p in pts], s=14, label=sysname)
         lim = max(max(p[0] for p in pr), max(p[1] for p in pr)) * 1.1
         ax[2].plot([0, lim], [0, lim], "k-", lw=0.8)
         ax[2].fill_between([0, lim], [0, 0.85 * lim], [0, 1.15 * lim], color="g", alpha=0.15, label="±15%")
