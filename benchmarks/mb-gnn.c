@@ -19,6 +19,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,8 @@ static long long read_ahead_kb(void)
     return -1;
 }
 
+static int usable_cores(void);
+
 static void config(struct mb_run *run, struct mb_kvlist *c)
 {
     mb_kv_str(c, "fanout_order", "PyG: the first fan-out is the hop next to the seeds; layer 0 consumes the outermost hop");
@@ -206,6 +209,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_str(c, "epoch_time", "one timed iteration = one epoch over this rank's share of the training nodes");
     mb_kv_int(c, "budget_bytes", (long long)opt.mem_budget);
     mb_kv_int(c, "read_ahead_kb", read_ahead_kb());
+    mb_kv_int(c, "model_cores", usable_cores());
     mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
     mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
@@ -1026,6 +1030,18 @@ static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint
     return buf;
 }
 
+/* The cores this process may run on (its affinity mask: mpirun binds a
+ * rank to one core unless told otherwise), which the stages share. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 /* TPC model for this system (gnn_tpc_predict_pipeline): Hyperion's
  * max(T_ssd, T_pcie, T_train) per batch plus the sampler's stage and the
  * CPU shared by every thread, inputs from the serial profiling run; nopipe
@@ -1056,8 +1072,7 @@ static double predict_epoch(const struct st *s, const char **bound, struct gnn_p
         p.c_ssd = 1;
     }
     p.n_ssd = (int)hdr.ndev;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    gnn_tpc_predict_pipeline(&p, &f, (int)(cores > 0 ? cores : 1), s->nslots, pr);
+    gnn_tpc_predict_pipeline(&p, &f, usable_cores(), s->nslots, pr);
     *bound = gnn_bound_name(pr->bound);
     return pr->t_batch * (double)s->nbatches;
 }

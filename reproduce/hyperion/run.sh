@@ -44,6 +44,9 @@ out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
 data=${data:-$root/${BUILD:-build}/gnn-data}
 py=$(reproduce/python.sh)
 export MB_RESULTS=$out/results MB_NP=${MB_NP:-1} MB_LAUNCHER=mpirun
+# one rank runs the whole pipeline (stage threads, engine, training): mpirun
+# must not bind it to one core, or the stages cannot overlap
+export OMPI_MCA_hwloc_base_binding_policy=${OMPI_MCA_hwloc_base_binding_policy:-none}
 mkdir -p "$MB_RESULTS" "$data"
 feat_bytes=$(((1 << gscale) * dim * 4))
 # datasets are named by format version: an older one is not reused
