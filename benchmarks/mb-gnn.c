@@ -994,7 +994,8 @@ static int iterate(void *st, long long iter, double *elapsed)
     }
     if (s->profiled && s->epoch != (uint64_t)iter) { /* the profile left its own order */
         size_t ntr;
-        gnn_epoch_order(gnn_train_ids(s->ds, &ntr), ntr, (uint64_t)s->run->common.seed, (uint64_t)iter, s->order);
+        const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, (uint64_t)iter, s->order);
         s->epoch = (uint64_t)iter;
         struct gnn_read_stats drop;
         collect_stats(s, &drop, 1);
