@@ -22,6 +22,7 @@
 #include <cblas.h>
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +44,7 @@ static const char *const sys_names[] = {"inmem",  "hyperion", "topo-first", "fea
 static struct {
     int generate;
     long long scale, edge_factor, dim, classes, files, gen_threads;
-    double train_frac;
+    double train_frac, signal;
     char *data;
     unsigned systems;
     long long epoch_batches, train_threads;
@@ -52,6 +54,7 @@ static struct {
     size_t mem_budget, cache_dev, cache_host, stripe;
     int budget_how, cache_fill, overlap;
     char *profile, *allreduce;
+    long long profile_batches;
 } opt;
 
 static const struct mb_opt gnn_opts[] = {
@@ -62,6 +65,8 @@ static const struct mb_opt gnn_opts[] = {
     {"feat-dim", 0, MB_OPT_INT, &opt.dim, "128", NULL, 128, 4096, "generate: feature dimension (multiple of 128)", "D"},
     {"classes", 0, MB_OPT_INT, &opt.classes, "16", NULL, 2, 1024, "generate: label classes", "C"},
     {"train-frac", 0, MB_OPT_DOUBLE, &opt.train_frac, "0.01", NULL, 1e-6, 0.9, "generate: fraction of training nodes", "F"},
+    {"signal", 0, MB_OPT_DOUBLE, &opt.signal, "0", NULL, 0, 8,
+     "generate: class-centroid amplitude beside noise in [-1,1) (0 = 4 / sqrt(3 dim): SNR 4 per node)", "S"},
     {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "generate: data files striped together (stand-in SSDs)", "N"},
     {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "64K", NULL, 4096, 1 << 30, "generate: stripe unit", "SIZE"},
     {"gen-threads", 0, MB_OPT_INT, &opt.gen_threads, "0", NULL, 0, 256, "generate: threads (0 = all)", "N"},
@@ -107,6 +112,9 @@ static const struct mb_opt gnn_opts[] = {
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "TPC model hardware profile file (default: this machine, calibrated in the run)", "FILE"},
     {"allreduce", 0, MB_OPT_STR, &opt.allreduce, "mpi", NULL, 0, 0, "collectives algorithm for the gradients", "ALGO"},
+    {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "20", NULL, 1, 1 << 20,
+     "batches of the TPC model's profiling run (serial, untimed, before the first epoch; Hyperion profiles ~10)",
+     "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -200,6 +208,8 @@ static long long read_ahead_kb(void)
     return -1;
 }
 
+static int usable_cores(void);
+
 static void config(struct mb_run *run, struct mb_kvlist *c)
 {
     mb_kv_str(c, "fanout_order", "PyG: the first fan-out is the hop next to the seeds; layer 0 consumes the outermost hop");
@@ -217,12 +227,17 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_str(c, "epoch_time", "one timed iteration = one epoch over this rank's share of the training nodes");
     mb_kv_int(c, "budget_bytes", (long long)opt.mem_budget);
     mb_kv_int(c, "read_ahead_kb", read_ahead_kb());
+    mb_kv_int(c, "model_cores", usable_cores());
     mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
     mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
-    mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4): epoch = batches x max(T_ssd, T_pcie, T_train, T_sample, "
-                          "T_cpu = process CPU time per batch / cores); inputs profiled in the first epoch; nopipe: "
-                          "the sum of T_ssd, T_pcie, T_train, T_sample");
+    mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x "
+                          "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
+                          "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
+                          "circulating through sampler, storage, lookup, completion and training, CPU demands "
+                          "stretched by core sharing; inputs per batch from a serial profiling run of "
+                          "--profile-batches batches before the first epoch (profile/ keys); nopipe: the profiled "
+                          "stages added up");
     mb_kv_str(c, "bound", "max(inmem epoch time, storage bytes read / the engine's measured random-read rate)");
     (void)run;
 }
@@ -402,12 +417,16 @@ struct st {
     double t_train, loss, acc_train, acc_val, last_epoch_s;
     int epoch_failed;
     char fail_msg[600];
-    /* profile for the TPC model */
-    double prof_train_pb, prof_sample_pb, prof_lookup_pb, prof_cpu_pb;
+    /* CPU seconds of the pass by stage (sample, submit, complete: every
+     * team thread; train: the training thread), summed atomically */
+    _Atomic long long stage_cpu_ns[3];
+    double c_train;
     double cpu_s;            /* process CPU seconds of the last epoch */
     double busy[3], wait_s;  /* the training pass's stage and wait times (the
                                 held-out pass after it restarts the pipe's) */
-    double prof_ssd_tx_pb, prof_mem_tx_pb;
+    struct gnn_profile prof; /* the TPC model's inputs (profiling run) */
+    double *rec;             /* profiling: per batch sample, submit, complete, train walls */
+    long nrec, rec_cap;
     int profiled;
     long long epoch_idx;
 };
@@ -452,12 +471,35 @@ static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
     return rc;
 }
 
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void add_cpu(struct st *s, int stage, double c0)
+{
+    atomic_fetch_add(&s->stage_cpu_ns[stage], (long long)(1e9 * (thread_cpu() - c0)));
+}
+
+static int sample_stage_run(struct st *s, int slot, long b);
+
 static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
 {
-    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     stage_thread_nice();
     (void)tid; (void)nt;
     struct st *s = ctx;
+    double c0 = thread_cpu();
+    int rc = sample_stage_run(s, slot, b);
+    add_cpu(s, 0, c0);
+    return rc;
+}
+
+static int sample_stage_run(struct st *s, int slot, long b)
+{
+    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     struct slot *sl = &s->slot[slot];
     double t0 = mb_now();
     const int64_t *seeds = NULL;
@@ -543,7 +585,7 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
-    double t0 = mb_now();
+    double t0 = mb_now(), c0 = thread_cpu();
     size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim, fed = sl->fed;
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
@@ -556,6 +598,7 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
     }
     if (tid == 0)
         sl->t_submit = mb_now() - t0;
+    add_cpu(s, 1, c0);
     return 0;
 }
 
@@ -567,7 +610,7 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
-    double t0 = mb_now();
+    double t0 = mb_now(), c0 = thread_cpu();
     size_t rows = sl->smp.block[0].n_src, fed = sl->fed;
     int rc = 0;
     if (tid == 0)
@@ -589,6 +632,7 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     }
     if (tid == 0)
         sl->t_complete = mb_now() - t0;
+    add_cpu(s, 2, c0);
     return rc;
 }
 
@@ -633,6 +677,9 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
     double loss = 0;
     size_t correct = 0, seen = 0;
     s->t_train = 0;
+    s->c_train = 0;
+    for (int k = 0; k < 3; k++)
+        atomic_store(&s->stage_cpu_ns[k], 0);
     while (gnn_pipe_next(s->pipe, &slot, &b, &status)) {
         struct slot *sl = &s->slot[slot];
         /* every rank takes part in every step's allreduce, so a rank with a
@@ -642,12 +689,17 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
             snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", sl->err[0] ? sl->err : "a pipeline stage failed");
         }
         size_t n = status || failed ? 0 : sl->n_seeds;
-        double l = 0, t0 = mb_now();
+        double l = 0, t0 = mb_now(), c0 = thread_cpu();
         size_t ok = 0;
         char err[256];
         int rc = eval ? gnn_model_eval(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
                       : gnn_model_step(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
         s->t_train += mb_now() - t0;
+        s->c_train += thread_cpu() - c0;
+        if (s->rec && s->nrec < s->rec_cap && !status) {
+            double *r = s->rec + 4 * s->nrec++;
+            r[0] = sl->t_sample, r[1] = sl->t_submit, r[2] = sl->t_complete, r[3] = mb_now() - t0;
+        }
         if (rc && !failed) {
             failed = 1;
             snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed", b);
@@ -696,6 +748,15 @@ static void measure_rates(struct st *s)
             best = (double)n * (double)hdr.row_bytes / dt;
     }
     rand_read_Bps = best;
+    free(ids);
+    gnn_free_rows(s->ds, x);
+    gnn_reader_free(r);
+}
+
+static void measure_memcpy(void)
+{
+    if (!isnan(memcpy_Bps))
+        return;
     /* host copy rate (the "PCIe" of the emulation): rows copied out of a
      * buffer larger than the caches, every destination page read back */
     size_t bytes = 64u << 20;
@@ -712,9 +773,158 @@ static void measure_rates(struct st *s)
     memcpy_Bps = dt > 0 ? (double)bytes / dt : NAN;
     free(a);
     free(c);
-    gnn_free_rows(s->ds, x);
+}
+
+/* Bytes/s the engine delivers for random feature-row reads issued `depth`
+ * at a time (one gather per round, rows uncached), over >= 4096 rows. */
+static double measure_io_rate(struct st *s, size_t depth)
+{
+    if (depth < 1)
+        depth = 1;
+    if (depth > 65536)
+        depth = 65536;
+    struct gnn_reader *r = gnn_reader_new(s->ds, NULL, 0);
+    int64_t *ids = malloc(depth * sizeof(int64_t));
+    float *x = gnn_alloc_rows(s->ds, depth);
+    double bytes = 0, secs = 0;
+    int rc = r && ids && x ? 0 : -1;
+    for (uint64_t round = 0; rc == 0 && (bytes < 4096.0 * (double)hdr.row_bytes || round < 3); round++) {
+        for (size_t i = 0; i < depth; i++)
+            ids[i] = (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
+        double t0 = mb_now();
+        rc = gnn_gather(r, ids, depth, x);
+        secs += mb_now() - t0;
+        bytes += (double)depth * (double)hdr.row_bytes;
+    }
     free(ids);
-    gnn_reader_free(r);
+    if (x)
+        gnn_free_rows(s->ds, x);
+    if (r)
+        gnn_reader_free(r);
+    return rc == 0 && secs > 0 ? bytes / secs : NAN;
+}
+
+/* The three stage teams; `sample_instances` batches sampled at once. */
+static const struct gnn_stage *stage_defs(int sample_instances)
+{
+    static struct gnn_stage st[3];
+    st[0] = (struct gnn_stage){"sample", 1, sample_stage, sample_instances};
+    st[1] = (struct gnn_stage){"submit", (int)opt.sub_threads, submit_stage, 1};
+    st[2] = (struct gnn_stage){"complete", (int)opt.comp_threads, complete_stage, 1};
+    return st;
+}
+
+#define PROFILE_EPOCH 0x70726f66ull /* sampling epoch of the profiling run ("prof") */
+
+static double cpu_now(void);
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Mean of column c of n rows of 4 without stalls: values above 4x the
+ * median are left out (a batch another process held up on this shared
+ * machine; skewed but real costs, e.g. a hub's long list, stay in). */
+static double robust_mean_col(const double *rec, long n, int c)
+{
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    for (long i = 0; i < n; i++)
+        v[i] = rec[4 * i + c];
+    qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+    double med = n <= 0 ? NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), sum = 0;
+    long k = 0;
+    for (long i = 0; i < n; i++)
+        if (v[i] <= 4 * med)
+            sum += v[i], k++;
+    free(v);
+    return k ? sum / (double)k : med;
+}
+
+/* The TPC model's profiling run (untimed, before the first epoch):
+ * --profile-batches batches through the same stages with one batch in
+ * flight, so each stage is timed alone, training a throwaway copy of the
+ * model (the measured model is untouched). Stage times are means over
+ * the batches without stalls (robust_mean_col); CPU times and traffic are
+ * plain means. Fills
+ * s->prof. 0 or -1. */
+static int profile_run(struct st *s)
+{
+    long nb = opt.profile_batches < s->nbatches ? (long)opt.profile_batches : s->nbatches;
+    struct gnn_pipe *serial = gnn_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
+    struct gnn_model keep_model = s->model;
+    memset(&s->model, 0, sizeof(s->model));
+    if (!serial || gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
+                                  (uint64_t)s->run->common.seed, coll, algo, s->run->nranks) != 0) {
+        if (serial)
+            gnn_pipe_free(serial);
+        s->model = keep_model;
+        return -1;
+    }
+    size_t ntr;
+    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+    gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH, s->order);
+    s->epoch = PROFILE_EPOCH;
+    struct gnn_read_stats rs;
+    s->pipe = serial;
+    /* one batch first, untimed: it touches the slot's buffers for the first time */
+    int rc = run_pass(s, 1, 0, 0);
+    s->epoch = PROFILE_EPOCH + 1; /* other batches than the warm-up's */
+    collect_stats(s, &rs, 1);
+    s->rec = malloc((size_t)nb * 4 * sizeof(double));
+    s->nrec = 0;
+    s->rec_cap = s->rec ? nb : 0;
+    double c0 = cpu_now();
+    if (rc == 0)
+        rc = run_pass(s, nb, 0, 0);
+    double cpu = cpu_now() - c0;
+    collect_stats(s, &rs, 1);
+    struct gnn_profile *f = &s->prof;
+    memset(f, 0, sizeof(*f));
+    double n = (double)nb;
+    f->batches = n;
+    f->batch_size = (double)opt.batch;
+    f->hops = scfg.hops;
+    if (s->nrec == nb) {
+        f->t_sample = robust_mean_col(s->rec, nb, 0);
+        f->t_lookup = robust_mean_col(s->rec, nb, 1);
+        f->t_complete = robust_mean_col(s->rec, nb, 2);
+        f->t_train = robust_mean_col(s->rec, nb, 3);
+    } else { /* (a batch without seeds) */
+        f->t_sample = gnn_pipe_stage_busy(serial, 0) / n;
+        f->t_lookup = gnn_pipe_stage_busy(serial, 1) / n;
+        f->t_complete = gnn_pipe_stage_busy(serial, 2) / n;
+        f->t_train = s->t_train / n;
+    }
+    free(s->rec);
+    s->rec = NULL;
+    f->cpu_sample = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[0]) / n;
+    f->cpu_lookup = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[1]) / n;
+    f->cpu_complete = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[2]) / n;
+    f->cpu_train = s->c_train / n;
+    f->cpu_other = fmax(0, cpu / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
+    f->ssd_bytes = (double)rs.ssd_bytes / n;
+    f->ssd_requests = (double)rs.ssd_requests / n;
+    f->ssd_tx = (double)rs.ssd_tx / n;
+    f->mem_tx = (double)rs.mem_tx / n;
+    s->pipe = keep_pipe;
+    gnn_pipe_free(serial);
+    gnn_model_free(&s->model);
+    s->model = keep_model;
+    if (rc == 0 && f->ssd_requests > 0) /* the depth the pipeline keeps: up to two batches' reads */
+        f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)));
+    s->profiled = rc == 0;
+    if (s->profiled && s->run->rank == 0) {
+        printf("# profile %s: %ld serial batches, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f; "
+               "cpu ms: sample %.2f lookup %.2f complete %.2f train %.2f other %.2f; read %.0f B in %.0f requests, "
+               "io rate %.1f MB/s\n",
+               sys_names[s->sys], nb, 1e3 * f->t_sample, 1e3 * f->t_lookup, 1e3 * f->t_complete, 1e3 * f->t_train,
+               1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete, 1e3 * f->cpu_train,
+               1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6);
+        fflush(stdout);
+    }
+    return rc;
 }
 
 /* ---- setup / iterate / check / teardown ----------------------------------- */
@@ -734,6 +944,7 @@ static int setup_generate(struct mb_run *run, void **out)
         p.seed = (uint64_t)run->common.seed;
         p.train_frac = opt.train_frac;
         p.val_frac = opt.train_frac;
+        p.signal = (float)opt.signal;
         p.ndev = (int)opt.files;
         p.stripe = opt.stripe;
         p.nthreads = (int)opt.gen_threads;
@@ -851,12 +1062,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
             if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
                 return -1;
     }
-    struct gnn_stage stages[3] = {
-        {"sample", 1, sample_stage, (int)opt.sample_inst},
-        {"submit", (int)opt.sub_threads, submit_stage, 1},
-        {"complete", (int)opt.comp_threads, complete_stage, 1},
-    };
-    s->pipe = gnn_pipe_new(stages, 3, s->nslots, s);
+    s->pipe = gnn_pipe_new(stage_defs((int)opt.sample_inst), 3, s->nslots, s);
     size_t ntr;
     gnn_train_ids(s->ds, &ntr);
     s->n_train = ntr;
@@ -879,6 +1085,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     if (s->sys != S_INMEM && !IS_MMAP(s->sys))
         measure_rates(s);
+    measure_memcpy();
     if (!s->pipe || !s->order || !s->eval_ids)
         return -1;
     return 0;
@@ -927,6 +1134,20 @@ static int iterate(void *st, long long iter, double *elapsed)
         }
         return 0;
     }
+    /* the TPC model's profiling run, untimed, right before the first epoch
+     * (in the state the epochs run in) */
+    if (!s->profiled && !IS_MMAP(s->sys) && profile_run(s) != 0) {
+        s->epoch_failed = 1;
+        return 0;
+    }
+    if (s->profiled && s->epoch != (uint64_t)iter) { /* the profile left its own order */
+        size_t ntr;
+        const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, (uint64_t)iter, s->order);
+        s->epoch = (uint64_t)iter;
+        struct gnn_read_stats drop;
+        collect_stats(s, &drop, 1);
+    }
     double t0 = mb_now(), c0 = cpu_now();
     s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
     double dt = mb_now() - t0;
@@ -937,23 +1158,19 @@ static int iterate(void *st, long long iter, double *elapsed)
     for (int k = 0; k < 3; k++)
         s->busy[k] = gnn_pipe_stage_busy(s->pipe, k);
     s->wait_s = gnn_pipe_wait_time(s->pipe);
-    if (!s->profiled && !s->epoch_failed) { /* the TPC model's profile: the first epoch */
-        double nb = (double)s->nbatches;
-        s->prof_train_pb = s->t_train / nb;
-        s->prof_sample_pb = gnn_pipe_stage_busy(s->pipe, 0) / nb;
-        s->prof_cpu_pb = s->cpu_s / nb;
-        s->prof_lookup_pb = gnn_pipe_stage_busy(s->pipe, 1) / nb;
-        s->prof_ssd_tx_pb = (double)s->rs.ssd_tx / nb;
-        s->prof_mem_tx_pb = (double)s->rs.mem_tx / nb;
-        s->profiled = 1;
-    }
     /* held-out accuracy (untimed) */
     struct gnn_read_stats keep = s->rs;
-    double tt = s->t_train;
+    double tt = s->t_train, ct = s->c_train;
+    long long cns[3];
+    for (int k = 0; k < 3; k++)
+        cns[k] = atomic_load(&s->stage_cpu_ns[k]);
     if (!s->epoch_failed && s->n_eval)
         s->epoch_failed = run_pass(s, eval_batches(s), 1, 0) != 0;
     s->rs = keep;
     s->t_train = tt;
+    s->c_train = ct;
+    for (int k = 0; k < 3; k++)
+        atomic_store(&s->stage_cpu_ns[k], cns[k]);
     epoch_report(s, dt);
     (void)iter;
     return 0;
@@ -965,67 +1182,51 @@ static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint
     return buf;
 }
 
-/* TPC model for this system: T_batch = max(T_ssd, T_pcie, T_train) with
- * inputs from the profiled first epoch, plus the CPU sampler's stage. */
-static double predict_epoch(const struct st *s, const char **bound)
+/* The cores this process may run on (its affinity mask: mpirun binds a
+ * rank to one core unless told otherwise), which the stages share. */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* TPC model for this system (gnn_tpc_predict_pipeline): Hyperion's
+ * max(T_ssd, T_pcie, T_train) per batch plus the sampler's stage and the
+ * CPU shared by every thread, inputs from the serial profiling run; nopipe
+ * adds the stages up. With --profile the storage rate is the profile's
+ * per-SSD rate x the data files; otherwise everything is measured here. */
+static double predict_epoch(const struct st *s, const char **bound, struct gnn_prediction *pr)
 {
     *bound = "n/a";
+    memset(pr, 0, sizeof(*pr));
     if (!s->profiled || IS_MMAP(s->sys))
         return NAN;
     struct gnn_hw_profile p;
     memset(&p, 0, sizeof(p));
+    struct gnn_profile f = s->prof;
     char err[256];
-    if (!opt.profile || gnn_profile_load(opt.profile, &p, err, sizeof(err)) != 0) {
+    if (opt.profile && gnn_profile_load(opt.profile, &p, err, sizeof(err)) == 0) {
+        f.io_rate = p.ssd_bw * (double)(hdr.ndev ? hdr.ndev : 1);
+    } else {
         snprintf(p.name, sizeof(p.name), "this-machine");
         p.cls = 64;
         p.ssds = 512;
-        p.ssd_bw = rand_read_Bps / (hdr.ndev ? hdr.ndev : 1);
-        p.pcie_bw = memcpy_Bps;
+        p.ssd_bw = f.io_rate / (hdr.ndev ? hdr.ndev : 1);
+        p.pcie_bw = isfinite(memcpy_Bps) ? memcpy_Bps : 0;
         p.max_ssd = 64;
-        p.n_ssd = (int)hdr.ndev;
         p.n_gpu = 1;
         p.n_mac = 1;
         p.c_mac = 14098;
         p.c_ssd = 1;
     }
-    struct gnn_workload w;
-    memset(&w, 0, sizeof(w));
-    w.batch_size = (double)opt.batch;
-    double nb = (double)s->nbatches;
-    if (s->cache) { /* the cache model's transactions per batch: its counts
-                     * are for one presampled epoch over every training node */
-        double presampled = ceil((double)s->n_train / (double)opt.batch);
-        w.n_ssd_tx = s->cinfo.tx_ssd / presampled;
-        w.n_mem_tx = s->cinfo.tx_mem / presampled;
-    } else {
-        w.n_ssd_tx = s->prof_ssd_tx_pb;
-        w.n_mem_tx = s->prof_mem_tx_pb;
-    }
-    if (s->sys == S_INMEM)
-        w.n_mem_tx += w.n_ssd_tx, w.n_ssd_tx = 0;
-    w.alpha = 0;
-    w.t_train = s->prof_train_pb;
-    struct gnn_prediction pr;
-    gnn_tpc_predict(&p, &w, (int)hdr.ndev, &pr);
-    double tb = pr.t_batch;
-    *bound = gnn_bound_name(pr.bound);
-    if (s->prof_sample_pb > tb) {
-        tb = s->prof_sample_pb;
-        *bound = "sample";
-    }
-    /* the CPU emulation's shared cores (the paper partitions SMs between
-     * its kernels): every stage's CPU time spread over the cores */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    double t_cpu = s->prof_cpu_pb / (double)(cores > 0 ? cores : 1);
-    if (t_cpu > tb) {
-        tb = t_cpu;
-        *bound = "cpu";
-    }
-    if (s->sys == S_NOPIPE) { /* serialised: the stages add up */
-        tb = pr.t_ssd + pr.t_pcie + pr.t_train + s->prof_sample_pb;
-        *bound = "serial";
-    }
-    return tb * nb;
+    p.n_ssd = (int)hdr.ndev;
+    gnn_tpc_predict_pipeline(&p, &f, usable_cores(), s->nslots, pr);
+    *bound = gnn_bound_name(pr->bound);
+    return pr->t_batch * (double)s->nbatches;
 }
 
 static void epoch_report(struct st *s, double epoch_s)
@@ -1035,7 +1236,8 @@ static void epoch_report(struct st *s, double epoch_s)
     double v[4] = {(double)r->ssd_bytes, (double)r->verify_failures, (double)r->verified_rows, (double)s->epoch_failed};
     MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_DOUBLE, MPI_SUM, run->comm);
     const char *bound;
-    double pred = predict_epoch(s, &bound);
+    struct gnn_prediction pr;
+    double pred = predict_epoch(s, &bound, &pr);
     double miss_s = rand_read_Bps > 0 ? (double)r->ssd_bytes / rand_read_Bps : NAN;
     /* inmem is its own bound; the others are bound by inmem (measured
      * first) and by their storage reads at the engine's random-read rate */
@@ -1046,11 +1248,16 @@ static void epoch_report(struct st *s, double epoch_s)
     double nb = (double)s->nbatches;
     printf("# epoch %lld %s: %.3f s, %.2f batches/s, loss %.4f, train acc %.4f, val acc %.4f, feat hit dev/host %s, "
            "topo hit dev/host %s, read %.1f MB, stages/batch ms: sample %.2f submit %.2f complete %.2f train %.2f, "
+           "cpu/batch ms: sample %.2f submit %.2f complete %.2f train %.2f all %.2f, "
            "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s\n",
            s->epoch_idx, sys_names[s->sys], epoch_s, nb / epoch_s, s->loss, s->acc_train, s->acc_val,
            tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
            tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
-           1e3 * s->busy[0] / nb, 1e3 * s->busy[1] / nb, 1e3 * s->busy[2] / nb, 1e3 * s->t_train / nb, v[2], v[1], pred, bound, lower);
+           1e3 * s->busy[0] / nb, 1e3 * s->busy[1] / nb,
+           1e3 * s->busy[2] / nb, 1e3 * s->t_train / nb,
+           1e-6 * (double)atomic_load(&s->stage_cpu_ns[0]) / nb, 1e-6 * (double)atomic_load(&s->stage_cpu_ns[1]) / nb,
+           1e-6 * (double)atomic_load(&s->stage_cpu_ns[2]) / nb, 1e3 * s->c_train / nb, 1e3 * s->cpu_s / nb, v[2], v[1],
+           pred, bound, lower);
     fflush(stdout);
     char key[200];
     struct mb_kvlist *c = &run->result.config;
@@ -1076,6 +1283,12 @@ static void epoch_report(struct st *s, double epoch_s)
     mb_kv_dbl(c, K("train_wait_s"), s->wait_s);
     mb_kv_dbl(c, K("allreduce_s"), s->model.allreduce_s);
     mb_kv_dbl(c, K("model_s"), pred);
+    mb_kv_dbl(c, K("model_t_ssd_s"), pr.t_ssd * nb);
+    mb_kv_dbl(c, K("model_t_pcie_s"), pr.t_pcie * nb);
+    mb_kv_dbl(c, K("model_t_train_s"), pr.t_train * nb);
+    mb_kv_dbl(c, K("model_t_sample_s"), pr.t_sample * nb);
+    mb_kv_dbl(c, K("model_t_cpu_s"), pr.t_cpu * nb);
+    mb_kv_dbl(c, K("model_t_pipe_s"), pr.t_pipe * nb);
     mb_kv_str(c, K("model_bound"), bound);
     mb_kv_dbl(c, K("bound_s"), lower);
     mb_kv_dbl(c, K("verified_rows"), v[2]);
@@ -1175,9 +1388,21 @@ static void teardown(void *st)
             mb_kv_int(c, K("budget_peak_bytes"), (long long)gnn_budget_peak(&budget));
             mb_kv_int(c, K("budget_limit_hits"), (long long)gnn_budget_limit_hits(&budget));
         }
-        mb_kv_dbl(c, K("profile_train_per_batch_s"), s->prof_train_pb);
-        mb_kv_dbl(c, K("profile_sample_per_batch_s"), s->prof_sample_pb);
-        mb_kv_dbl(c, K("profile_cpu_per_batch_s"), s->prof_cpu_pb);
+        const struct gnn_profile *f = &s->prof;
+        const struct {
+            const char *k;
+            double v;
+        } pk[] = {{"batches", f->batches}, {"t_sample_s", f->t_sample}, {"t_lookup_s", f->t_lookup},
+                  {"t_complete_s", f->t_complete}, {"t_train_s", f->t_train}, {"cpu_sample_s", f->cpu_sample},
+                  {"cpu_lookup_s", f->cpu_lookup}, {"cpu_complete_s", f->cpu_complete},
+                  {"cpu_train_s", f->cpu_train}, {"cpu_other_s", f->cpu_other}, {"ssd_bytes", f->ssd_bytes},
+                  {"ssd_requests", f->ssd_requests}, {"ssd_tx", f->ssd_tx}, {"mem_tx", f->mem_tx},
+                  {"io_rate_Bps", f->io_rate}};
+        for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++) {
+            char k2[64];
+            snprintf(k2, sizeof(k2), "profile/%s", pk[i].k); /* per batch, from the serial profiling run */
+            mb_kv_dbl(c, K(k2), pk[i].v);
+        }
         mb_kv_dbl(c, K("engine_random_read_Bps"), rand_read_Bps);
         mb_kv_dbl(c, K("memcpy_Bps"), memcpy_Bps);
 #undef K

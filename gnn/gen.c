@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ void gnn_gen_defaults(struct gnn_gen_params *p)
     p->seed = 1;
     p->train_frac = 0.01;
     p->val_frac = 0.01;
-    p->signal = 0.25f;
+    p->signal = 0; /* by dim: GNN_SIGNAL_SNR / sqrt(3 dim) */
     p->ndev = 1;
     p->stripe = 64 << 10;
 }
@@ -68,7 +69,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
     if (!p.classes) p.classes = 16;
     if (p.train_frac == 0) p.train_frac = 0.01;
     if (p.val_frac == 0) p.val_frac = 0.01;
-    if (p.signal == 0) p.signal = 0.25f;
+    if (p.signal == 0 && p.dim > 0) p.signal = (float)(GNN_SIGNAL_SNR / sqrt(3.0 * p.dim));
     if (!p.ndev) p.ndev = 1;
     if (!p.stripe) p.stripe = 64 << 10;
     if (p.scale < 4 || p.scale > 31) {
@@ -171,19 +172,57 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         }
     }
     h.sum_topology = gnn_checksum(offs, 8 * (n + 1), 0) + sum_neigh;
-    free(offs);
-    offs = NULL;
 
-    /* 3: labels and split */
+    /* 3: labels (from each node's neighbour list, read back in vertex
+     * ranges of at most 8M entries) and split */
     labels = malloc(4 * n);
     ids = malloc(4 * n);
     if (!labels || !ids) {
         snprintf(err, errlen, "out of memory for labels");
         goto out;
     }
-#pragma omp parallel for schedule(static)
-    for (uint64_t v = 0; v < n; v++)
-        labels[v] = gnn_node_label(seed, p.classes, v);
+    {
+        uint32_t *nb = NULL;
+        size_t nb_cap = 0;
+        for (uint64_t v0 = 0; v0 < n;) {
+            uint64_t v1 = v0 + 1;
+            while (v1 < n && offs[v1 + 1] - offs[v0] <= (8u << 20))
+                v1++;
+            size_t cnt = (size_t)(offs[v1] - offs[v0]);
+            if (gnn_grow((void **)&nb, &nb_cap, cnt ? cnt : 1, sizeof(*nb))) {
+                free(nb);
+                snprintf(err, errlen, "out of memory for neighbour lists");
+                goto out;
+            }
+            int e = cnt ? gnn_vol_pread(&vol, off_neigh + 4 * offs[v0], nb, 4 * cnt) : 0;
+            if (e) {
+                free(nb);
+                snprintf(err, errlen, "%s: reading the neighbours back: %s", dir, strerror(-e));
+                goto out;
+            }
+            int bad = 0;
+#pragma omp parallel reduction(|| : bad)
+            {
+                uint32_t *scratch = calloc((size_t)p.classes, sizeof(uint32_t));
+                bad = !scratch;
+#pragma omp for schedule(dynamic, 4096)
+                for (uint64_t v = v0; v < v1; v++)
+                    if (scratch)
+                        labels[v] = gnn_node_label(seed, p.classes, v, nb + (offs[v] - offs[v0]),
+                                                   offs[v + 1] - offs[v], scratch);
+                free(scratch);
+            }
+            if (bad) {
+                free(nb);
+                snprintf(err, errlen, "out of memory for label scratch");
+                goto out;
+            }
+            v0 = v1;
+        }
+        free(nb);
+    }
+    free(offs);
+    offs = NULL;
     uint64_t ntr = 0, nva = 0;
     for (uint64_t v = 0; v < n; v++)
         if (gnn_node_split(seed, p.train_frac, p.val_frac, v) == 1)

@@ -30,11 +30,17 @@
  * deduplicated. m counts the stored (directed) entries.
  * Features: dim must be a multiple of 128 (row_bytes = 4*dim is a multiple
  * of 512 B, the O_DIRECT granularity, so rows need no padding).
- * x[v][j] = signal * c[label(v)][j] + u(seed, v, j), c in {-1,+1} and u
- * uniform in [-1,1), both from a counter hash; label(v) = hash(seed, v) mod
- * classes. So every row can be recomputed (verified) from (seed, v), and
- * labels are learnable (a linear model on the node's own features beats
- * chance; mean-aggregated neighbours add nothing but do not hurt).
+ * x[v][j] = signal * c[z(v)][j] + u(seed, v, j), c in {-1,+1} and u
+ * uniform in [-1,1), both from a counter hash; z(v) = hash(seed, v) mod
+ * classes is v's latent class. So every row can be recomputed (verified)
+ * from (seed, v). The label depends on the neighbourhood (version 2):
+ * label(v) = argmax_k 0.5 [z(v) = k] + share of v's neighbours of latent
+ * class k (gnn_node_label): a node's own class unless a class holds more
+ * than half of its neighbours beyond its own class's share (low-degree
+ * nodes take their neighbours' class). GraphSAGE's self and mean-aggregated
+ * neighbour terms express exactly this score, but the signal (default SNR
+ * GNN_SIGNAL_SNR per node) is noisy and the sampled neighbours a subset, so
+ * accuracy rises over several epochs rather than in one.
  * Split: node v is a training node when hash(seed, v) falls below
  * train_frac, a validation node when below train_frac + val_frac; ids are
  * listed ascending.
@@ -66,7 +72,10 @@ extern "C" {
 
 struct mb_aio;
 
-#define GNN_FORMAT_VERSION 1
+#define GNN_FORMAT_VERSION 2 /* 2: labels from the neighbourhood (1: the node's own class) */
+/* Default feature signal: a row's projection on its class centroid stands
+ * this many noise standard deviations above the others' (signal * sqrt(3 dim)). */
+#define GNN_SIGNAL_SNR 4.0
 #define GNN_MAGIC 0x314e4e47424d4d00ULL /* "\0MMBGNN1" little-endian */
 #define GNN_HEADER_BYTES 4096
 #define GNN_MAX_HOPS 4
@@ -88,7 +97,7 @@ struct gnn_gen_params {
     uint64_t seed;
     double train_frac;  /* fraction of nodes that train; 0 = 0.01 (paper) */
     double val_frac;    /* validation fraction; 0 = 0.01 */
-    float signal;       /* class-centroid amplitude vs noise in [-1,1); 0 = 0.25 */
+    float signal;       /* class-centroid amplitude vs noise in [-1,1); 0 = GNN_SIGNAL_SNR / sqrt(3 dim) */
     int ndev;           /* data files (stand-in SSDs); 0 = 1 */
     size_t stripe;      /* stripe unit, multiple of 4096; 0 = 64 KiB */
     int nthreads;       /* OpenMP threads; 0 = default. Output does not depend on it */
@@ -127,9 +136,15 @@ static inline uint64_t gnn_scramble_fast(const struct gnn_scrambler *s, uint64_t
     }
     return x;
 }
-/* Label, split membership (0 none, 1 train, 2 validation) and feature
- * value of node v, as the generator computes them. */
-int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v);
+/* Latent class z(v) (what v's features encode), label, split membership
+ * (0 none, 1 train, 2 validation) and feature value of node v, as the
+ * generator computes them. The label takes v's neighbour list (deg ids)
+ * and a zeroed scratch of `classes` counters (left zeroed):
+ * argmax_k 0.5 [z(v) = k] + (share of v's neighbours u with z(u) = k),
+ * ties to z(v), then to the smaller k; z(v) when deg = 0. */
+int32_t gnn_node_class(uint64_t seed, int classes, uint64_t v);
+int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v, const uint32_t *nbrs, uint64_t deg,
+                       uint32_t *scratch);
 int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v);
 float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j);
 
@@ -506,12 +521,22 @@ struct gnn_workload {
     double t_train;           /* s, training time per batch */
 };
 
-enum gnn_bound { GNN_BOUND_SSD = 0, GNN_BOUND_PCIE = 1, GNN_BOUND_TRAIN = 2 };
+enum gnn_bound {
+    GNN_BOUND_SSD = 0,
+    GNN_BOUND_PCIE = 1,
+    GNN_BOUND_TRAIN = 2,
+    GNN_BOUND_SAMPLE = 3,     /* our addition: the sampler stage (CPU sampling + its topology reads) */
+    GNN_BOUND_CPU = 4,        /* our addition: every thread's CPU time shared over the cores */
+    GNN_BOUND_SERIAL = 5,     /* nopipe: the stages add up */
+    GNN_BOUND_LOOKUP = 6,     /* our addition: the lookup/submission team */
+    GNN_BOUND_COMPLETE = 7,   /* our addition: the completion team (copy, verify) */
+};
 const char *gnn_bound_name(enum gnn_bound b);
 
 struct gnn_prediction {
     int q;                    /* SSDs */
     double t_ssd, t_pcie, t_train, t_batch; /* s */
+    double t_sample, t_cpu, t_pipe; /* s, gnn_tpc_predict_pipeline only */
     double throughput;        /* seeds/s = Bs / T_batch */
     double cost;              /* C_ssd*Q + C_machine, i.e. the TCO with Q SSDs */
     double tpc;               /* seeds/s per $ */
@@ -522,6 +547,60 @@ struct gnn_prediction {
  * T_batch = max(T_ssd, T_pcie, T_train); TPC = Bs / (T_batch * TCO(Q)). */
 void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *w, int q,
                      struct gnn_prediction *out);
+/* Per-batch inputs of the pipelined model, measured in a short serial
+ * profiling run (one batch in flight, so each stage is timed alone, as
+ * Hyperion's profiler times ~10 iterations). */
+struct gnn_profile {
+    double batches;           /* profiled batches */
+    double batch_size;        /* Bs, seeds per batch */
+    int hops;                 /* sampling rounds that read topology (the fan-outs) */
+    /* wall seconds per batch of each stage running alone */
+    double t_sample;          /* sampling, its topology misses read synchronously */
+    double t_lookup;          /* cache lookups (host-tier copies) and I/O submission */
+    double t_complete;        /* waiting for the batch's feature reads, copy, verification */
+    double t_train;           /* the training step */
+    /* CPU seconds per batch: the stages' own threads, the training thread,
+     * and the rest of the process (the engine's I/O threads) */
+    double cpu_sample, cpu_lookup, cpu_complete, cpu_train, cpu_other;
+    /* storage traffic per batch (topology and feature misses) */
+    double ssd_bytes, ssd_requests, ssd_tx, mem_tx;
+    double io_rate;           /* bytes/s storage delivers for requests of this size
+                                 at the pipeline's queue depth (measured; all devices) */
+};
+/* The pipelined model (our extension of Eq. 3 for CPU stand-ins; Hyperion's
+ * max() is its limit for many slots and no shared cores):
+ *   T_ssd  = ssd_bytes / io_rate                  (Hyperion: N_ssd / (Th_ssd Q) + alpha,
+ *                                                  Th_ssd Q measured at this request size/depth)
+ *   T_pcie = (ssd_tx + mem_tx) / (pcie_bw / cls)
+ *   T_cpu  = (every CPU term) / cores              (the stages share `cores` cores where
+ *                                                  Hyperion partitions the GPU's SMs)
+ *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
+ *            through five single-server stations, solved by exact mean-value
+ *            analysis (MVA): sampler, storage (the sampler's and the
+ *            completion's measured I/O waits, one engine serving both),
+ *            lookup CPU, completion CPU, training CPU. Each CPU demand is
+ *            stretched by core sharing, 1 / (1 - (U_other / cores)^cores):
+ *            U_other = X * (the other stations' CPU per batch) is the cores
+ *            the other threads keep busy at throughput X, and the power the
+ *            chance they hold every core at once (each core busy with them
+ *            independently); X is a fixed point. (1 core: processor
+ *            sharing's 1 / (1 - U_other).) The
+ *            sampler holds its thread while its reads wait at the storage
+ *            station: its demand is its stretched CPU + its own I/O wait +
+ *            per hop the mean residual of the feature reads the engine is
+ *            busy with, X io_c * io_c / 2 (io_c: the completion's wait).
+ *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
+ * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
+ * t_complete + t_train, the profile's own stage sum.
+ * out->t_sample and out->t_train are those stations' stretched demands;
+ * out->bound the largest of the max() terms, or the busiest station.
+ * Q = p->n_ssd; throughput Bs / T_batch, cost and TPC as gnn_tpc_predict. */
+void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
+                              int slots, struct gnn_prediction *out);
+/* Exact MVA of a closed loop of n customers over k single-server queueing
+ * stations with service demands d[k] (s per visit): the cycle time
+ * 1 / X(n). n = 1 gives the sum of d; many customers tend to max(d). */
+double gnn_mva_period(const double *d, int k, int n);
 /* The Q in [1, max_ssd] that maximises TPC with TCO(Q) <= budget (budget
  * <= 0: no limit). 0, or -1 when no Q fits the budget. */
 int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *w, double budget,

@@ -63,9 +63,28 @@ void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *
     *v = t;
 }
 
-int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v)
+int32_t gnn_node_class(uint64_t seed, int classes, uint64_t v)
 {
     return (int32_t)(gnn_hash4(seed, 0x1abe1ULL, v, 0) % (uint64_t)classes);
+}
+
+int32_t gnn_node_label(uint64_t seed, int classes, uint64_t v, const uint32_t *nbrs, uint64_t deg,
+                       uint32_t *scratch)
+{
+    /* scores x 2*deg: self deg, each neighbour of class k 2 -> 0.5 [z(v)=k] + share_k */
+    int32_t self = gnn_node_class(seed, classes, v), best = self;
+    uint64_t best_score = deg;
+    for (uint64_t i = 0; i < deg; i++)
+        scratch[gnn_node_class(seed, classes, nbrs[i])] += 2;
+    for (uint64_t i = 0; i < deg; i++) {
+        int32_t k = gnn_node_class(seed, classes, nbrs[i]);
+        uint64_t sc = scratch[k] + (k == self ? deg : 0);
+        if (sc > best_score || (sc == best_score && best != self && k < best))
+            best = k, best_score = sc;
+    }
+    for (uint64_t i = 0; i < deg; i++)
+        scratch[gnn_node_class(seed, classes, nbrs[i])] = 0;
+    return best;
 }
 
 int gnn_node_split(uint64_t seed, double train_frac, double val_frac, uint64_t v)
@@ -99,12 +118,12 @@ static inline float feature_elem(uint64_t ck, uint64_t nk, float signal, uint32_
 
 float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
 {
-    return feature_elem(class_key(seed, gnn_node_label(seed, classes, v)), node_key(seed, v), signal, j);
+    return feature_elem(class_key(seed, gnn_node_class(seed, classes, v)), node_key(seed, v), signal, j);
 }
 
 void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
 {
-    uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
+    uint64_t ck = class_key(h->seed, gnn_node_class(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     uint64_t signs = 0, noise = 0;
     for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
         if ((j & 63) == 0)
@@ -117,7 +136,7 @@ void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
 
 size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full)
 {
-    uint64_t ck = class_key(h->seed, gnn_node_label(h->seed, h->classes, v)), nk = node_key(h->seed, v);
+    uint64_t ck = class_key(h->seed, gnn_node_class(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     if (full) {
         uint64_t signs = 0, noise = 0;
         for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {

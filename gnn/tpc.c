@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,11 @@ const char *gnn_bound_name(enum gnn_bound b)
     case GNN_BOUND_SSD: return "ssd";
     case GNN_BOUND_PCIE: return "pcie";
     case GNN_BOUND_TRAIN: return "train";
+    case GNN_BOUND_SAMPLE: return "sample";
+    case GNN_BOUND_CPU: return "cpu";
+    case GNN_BOUND_SERIAL: return "serial";
+    case GNN_BOUND_LOOKUP: return "lookup";
+    case GNN_BOUND_COMPLETE: return "complete";
     }
     return "?";
 }
@@ -45,6 +51,87 @@ void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *
     }
     o->throughput = o->t_batch > 0 ? w->batch_size / o->t_batch : 0;
     o->cost = gnn_tco(p, q);
+    o->tpc = o->cost > 0 ? o->throughput / o->cost : 0;
+}
+
+double gnn_mva_period(const double *d, int k, int n)
+{
+    double q[16] = {0}, r[16];
+    if (k > 16)
+        k = 16;
+    double x = 0;
+    for (int m = 1; m <= n; m++) {
+        double sum = 0;
+        for (int i = 0; i < k; i++)
+            sum += r[i] = d[i] * (1 + q[i]);
+        x = sum > 0 ? m / sum : 0;
+        for (int i = 0; i < k; i++)
+            q[i] = x * r[i];
+    }
+    return x > 0 ? 1 / x : 0;
+}
+
+void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
+                              int slots, struct gnn_prediction *o)
+{
+    double cls = p->cls ? p->cls : 64, C = cores > 0 ? cores : 1;
+    memset(o, 0, sizeof(*o));
+    o->q = p->n_ssd > 0 ? p->n_ssd : 1;
+    o->t_ssd = f->ssd_bytes > 0 ? (f->io_rate > 0 ? f->ssd_bytes / f->io_rate : 1e300) : 0;
+    o->t_pcie = p->pcie_bw > 0 ? (f->ssd_tx + f->mem_tx) / (p->pcie_bw / cls) : 0;
+    double cpu[4] = {f->cpu_sample, f->cpu_lookup, f->cpu_complete, f->cpu_train};
+    double tot = cpu[0] + cpu[1] + cpu[2] + cpu[3] + f->cpu_other;
+    o->t_cpu = tot / C;
+    if (slots <= 1) {
+        o->t_batch = o->t_pipe = f->t_sample + f->t_lookup + f->t_complete + f->t_train;
+        o->t_sample = f->t_sample;
+        o->t_train = f->t_train;
+        o->bound = GNN_BOUND_SERIAL;
+    } else {
+        /* the engine's time on the batch: what the sampler and the completion waited for */
+        double io_s = fmax(0, f->t_sample - f->cpu_sample), io_c = fmax(0, f->t_complete - f->cpu_complete);
+        double io = io_s + io_c;
+        double d[5], t = 0;
+        for (int it = 0; it < 200; it++) {
+            double x = t > 0 ? 1 / t : 0;
+            for (int k = 0; k < 4; k++) {
+                /* the chance the other threads hold every core, each core
+                 * busy with them independently with probability U_other / C */
+                double busy = fmin(0.95, pow(fmin(1, x * (tot - cpu[k]) / C), C));
+                double c = cpu[k] / (1 - busy);
+                d[k == 0 ? 0 : k + 1] = c;
+            }
+            d[1] = io;
+            /* the sampler's reads queue behind the feature reads in service */
+            d[0] += io_s + (f->hops > 0 ? f->hops : 1) * fmin(1, x * io_c) * io_c / 2;
+            double tn = fmax(gnn_mva_period(d, 5, slots), o->t_cpu);
+            if (fabs(tn - t) <= 1e-9 * tn) {
+                t = tn;
+                break;
+            }
+            t = it ? 0.5 * (t + tn) : tn;
+        }
+        o->t_pipe = t;
+        o->t_sample = d[0];
+        o->t_train = d[4];
+        /* the busiest station names the pipeline's bottleneck */
+        static const enum gnn_bound st[5] = {GNN_BOUND_SAMPLE, GNN_BOUND_SSD, GNN_BOUND_LOOKUP, GNN_BOUND_COMPLETE,
+                                             GNN_BOUND_TRAIN};
+        int kb = 0;
+        for (int k = 1; k < 5; k++)
+            if (d[k] > d[kb])
+                kb = k;
+        o->t_batch = t;
+        o->bound = st[kb];
+        if (o->t_ssd > o->t_batch)
+            o->t_batch = o->t_ssd, o->bound = GNN_BOUND_SSD;
+        if (o->t_pcie > o->t_batch)
+            o->t_batch = o->t_pcie, o->bound = GNN_BOUND_PCIE;
+        if (o->t_cpu >= o->t_batch)
+            o->t_batch = o->t_cpu, o->bound = GNN_BOUND_CPU;
+    }
+    o->throughput = o->t_batch > 0 ? f->batch_size / o->t_batch : 0;
+    o->cost = gnn_tco(p, o->q);
     o->tpc = o->cost > 0 ? o->throughput / o->cost : 0;
 }
 

@@ -100,14 +100,15 @@ def main():
     # (b) throughput vs files, hyperion, per cache size
     with_mmap = {r["run"] for r in rows if r["system"] == "mmap"} if len({r["run"] for r in rows}) > 1 else set()
     hy = [r for r in rows if r["system"] == "hyperion" and r["run"] not in with_mmap]
-    for cache in sorted({r["cache"] for r in hy}):
+    for ci, cache in enumerate(sorted({r["cache"] for r in hy})):
         pts = sorted([r for r in hy if r["cache"] == cache], key=lambda r: r["ndev"])
         pts = {r["ndev"]: r for r in pts}  # the last run per file count
         xs = sorted(pts)
         pct = 100.0 * cache / max(1, pts[xs[0]]["feature_bytes"])
-        ax[1].plot(xs, [pts[n]["count"] / pts[n]["t_median"] for n in xs], "o-", label=f"measured, cache {pct:.0f}%")
+        ax[1].plot(xs, [pts[n]["count"] / pts[n]["t_median"] for n in xs], "o-", color=f"C{ci}",
+                   label=f"measured, cache {pct:.0f}%")
         ax[1].plot(xs, [pts[n]["count"] / pts[n]["model"] if pts[n]["model"] > 0 else float("nan") for n in xs], "x--",
-                   label=f"TPC model, cache {pct:.0f}%")
+                   color=f"C{ci}", label=f"TPC model, cache {pct:.0f}%")
     ax[1].set_xlabel("data files (stand-in SSDs)")
     ax[1].set_ylabel("training seeds / s")
     ax[1].set_title("(b) hyperion throughput vs devices", fontsize=9)
@@ -117,7 +118,9 @@ def main():
     pr = [(r["t_median"], r["model"], r["system"]) for r in rows
           if r["model"] == r["model"] and r["model"] > 0 and r["run"] not in with_mmap]
     if pr:
-        ax[2].scatter([p[0] for p in pr], [p[1] for p in pr], s=14)
+        for sysname in sorted({p[2] for p in pr}, key=ORDER.index):
+            pts = [p for p in pr if p[2] == sysname]
+            ax[2].scatter([p[0] for p in pts], [p[1] for p in pts], s=14, label=sysname)
         lim = max(max(p[0] for p in pr), max(p[1] for p in pr)) * 1.1
         ax[2].plot([0, lim], [0, lim], "k-", lw=0.8)
         ax[2].fill_between([0, lim], [0, 0.85 * lim], [0, 1.15 * lim], color="g", alpha=0.15, label="±15%")

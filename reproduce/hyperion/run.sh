@@ -7,10 +7,11 @@
 #     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
 #                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
-#                     hidden 16, 40 batches per epoch, 3 epochs; sweep over 1, 2, 4 files x cache
-#                     10%, 20% of the features (hyperion only)
+#                     hidden 16, 40 batches per epoch, 3 epochs; TPC sweep over 1, 2, 4 files x
+#                     cache 5, 10, 20, 40% of the features (hyperion and nopipe side by side; where
+#                     the cache needs it the budget grows to cache + 512 MiB: 2.1 GiB at 40%)
 #     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
-#                     100 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 10%, 20%, 40%
+#                     100 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 5-40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
 #     --data DIR      where datasets are generated (default $BUILD/gnn-data); kept between runs
 #     --no-mmap       skip the mmap pair (minutes per batch at small scale), e.g. to keep an earlier one
@@ -33,9 +34,9 @@ MiB=$((1 << 20))
 case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2
       extra=(--eval-nodes 200) mmap_batches=0 ;;
-small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="10 20" budget=$((1024 * MiB)) batch=64
+small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="5 10 20 40" budget=$((1024 * MiB)) batch=64
        fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 40) mmap_batches=1 ;;
-full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="10 20 40" budget=$((4096 * MiB)) batch=256
+full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="5 10 20 40" budget=$((4096 * MiB)) batch=256
       fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 100) mmap_batches=1 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
@@ -43,18 +44,26 @@ out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
 data=${data:-$root/${BUILD:-build}/gnn-data}
 py=$(reproduce/python.sh)
 export MB_RESULTS=$out/results MB_NP=${MB_NP:-1} MB_LAUNCHER=mpirun
+# one rank runs the whole pipeline (stage threads, engine, training): mpirun
+# must not bind it to one core, or the stages cannot overlap
+export OMPI_MCA_hwloc_base_binding_policy=${OMPI_MCA_hwloc_base_binding_policy:-none}
 mkdir -p "$MB_RESULTS" "$data"
 feat_bytes=$(((1 << gscale) * dim * 4))
+# datasets are named by format version: an older one is not reused
+format=$(sed -n 's/^#define GNN_FORMAT_VERSION \([0-9]*\).*/\1/p' gnn/gnn.h)
 t0=$SECONDS
 
 # run NAME FILES CACHE_PCT SYSTEMS [EPOCHS [MB-GNN FLAGS]]: one mb-gnn job; prints its result file
 run() {
-  local name=$1 nf=$2 pct=$3 systems=$4 epochs=${5:-$epochs} log
+  local name=$1 nf=$2 pct=$3 systems=$4 epochs=${5:-$epochs} log cache bud
   shift 4; shift || true
   log=$out/$name.log
-  MB_GNN_DATA=$data/rmat$gscale-d$dim-f$nf MB_GNN_SCALE=$gscale MB_GNN_DIM=$dim MB_GNN_FILES=$nf \
-  MB_GNN_SYSTEMS=$systems MB_GNN_BATCH=$batch MB_GNN_FANOUT=$fanout MB_GNN_BUDGET=$budget \
-  MB_GNN_CACHE_HOST=$((feat_bytes * pct / 100)) MB_GNN_CACHE_DEV=0 MB_ITERS=$epochs MB_WARMUP=0 \
+  cache=$((feat_bytes * pct / 100)) bud=$budget
+  # the caches must fit in the budget with room for the rest (buffers, offsets)
+  if [ "$bud" != 0 ] && [ $((cache + 192 * MiB)) -gt "$bud" ]; then bud=$((cache + 512 * MiB)); fi
+  MB_GNN_DATA=$data/rmat$gscale-d$dim-f$nf-v$format MB_GNN_SCALE=$gscale MB_GNN_DIM=$dim MB_GNN_FILES=$nf \
+  MB_GNN_SYSTEMS=$systems MB_GNN_BATCH=$batch MB_GNN_FANOUT=$fanout MB_GNN_BUDGET=$bud \
+  MB_GNN_CACHE_HOST=$cache MB_GNN_CACHE_DEV=0 MB_ITERS=$epochs MB_WARMUP=0 \
     bash job_scripts/mb-gnn.sbatch --hidden "$hidden" "${extra[@]}" "$@" >"$log" 2>&1 ||
     { echo "run.sh: mb-gnn ($name) failed; see $log" >&2; tail -5 "$log" >&2; return 1; }
   sed -n 's/^# result file: //p' "$log" | tail -1
@@ -71,12 +80,15 @@ else
   # (held-out scoring off: it would read through mmap for many more batches)
   [ $no_mmap = 1 ] || run mmap-pair "$files" 20 hyperion,mmap 1 --epoch-batches "$mmap_batches" --eval-nodes 0 >/dev/null
 fi
-# Fig 12/13/14: hyperion over the number of files and the cache size
+# Fig 12/13/14: the TPC model's sweep, hyperion and nopipe (its serial
+# model) over the number of files and the cache size; every point profiles
+# itself (a short serial run before its first epoch) and records the
+# prediction beside the measured epochs
 for nf in $sweep_files; do
   for pct in $cache_pcts; do
-    run "sweep-f$nf-c$pct" "$nf" "$pct" hyperion >/dev/null
+    run "sweep-f$nf-c$pct" "$nf" "$pct" hyperion,nopipe >/dev/null
   done
 done
 echo "run.sh: measured in $((SECONDS - t0)) s: $MB_RESULTS" >&2
 "$py" reproduce/hyperion/plot.py -o "$out/hyperion" "$MB_RESULTS"
-"$py" reproduce/hyperion/compare.py -o "$out/compare.md" "$MB_RESULTS"
+"$py" reproduce/hyperion/compare.py -o "$out/compare.md" --csv "$out/sweep.csv" "$MB_RESULTS"

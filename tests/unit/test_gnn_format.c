@@ -90,12 +90,16 @@ int main(void)
     EXPECT(fd >= 0 && pread(fd, &h, sizeof(h), 0) == sizeof(h));
     close(fd);
 
-    uint32_t bad32 = 0xdeadbeef, v2 = 2;
+    uint32_t bad32 = 0xdeadbeef, v2 = GNN_FORMAT_VERSION + 1;
     uint64_t bad64 = 0x1234;
     DAMAGE(meta, EXPECT(truncate(meta, 100) == 0), 0, "truncated header");
     DAMAGE(meta, EXPECT(truncate(meta, (off_t)h.meta_bytes - 4096) == 0), 0, "size");
     DAMAGE(meta, poke(meta, 0, &bad64, 8), 0, "bad magic");
-    DAMAGE(meta, poke(meta, 8, &v2, 4), 0, "format version 2");
+    char vmsg[64];
+    snprintf(vmsg, sizeof(vmsg), "format version %u", (unsigned)v2);
+    DAMAGE(meta, poke(meta, 8, &v2, 4), 0, vmsg);
+    uint32_t v1 = 1; /* a dataset of the first format (labels = own class) */
+    DAMAGE(meta, poke(meta, 8, &v1, 4), 0, "format version 1, this build reads version 2");
     DAMAGE(meta, poke(meta, offsetof(struct gnn_header, n), &bad64, 8), 0, "header checksum");
     DAMAGE(meta, poke(meta, (off_t)h.meta_labels + 40, &bad32, 4), 0, "labels checksum");
     DAMAGE(meta, poke(meta, (off_t)h.meta_train, &bad32, 4), 0, "split checksum");

@@ -5,6 +5,7 @@
 #include "../../gnn/gnn.h"
 #include "check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +76,76 @@ static void test_predict(void)
     EXPECT(gnn_tpc_optimise(&p, &w, 3550, &best) == -1);
 }
 
+/* The pipelined model's terms, by hand. */
+static void test_pipeline(void)
+{
+    /* MVA: 1 customer = the sum; 2 customers over demands 1 and 2:
+     * R = (1*4/3, 2*5/3), X = 2/(14/3) -> period 7/3; many -> the max */
+    const double d[2] = {1, 2};
+    EXPECT_NEAR(gnn_mva_period(d, 2, 1), 3, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 2), 7.0 / 3, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 200), 2, 1e-3);
+
+    struct gnn_hw_profile p;
+    memset(&p, 0, sizeof(p));
+    p.cls = 64;
+    p.pcie_bw = 6.4e9; /* 1e8 transactions/s */
+    p.n_ssd = 2;
+    p.n_gpu = 1;
+    p.n_mac = 1;
+    p.c_mac = 1000;
+    p.c_ssd = 100;
+    /* lookup 1 ms of CPU, training 2 ms, the completion waits 0.5 ms for
+     * storage (no CPU), 2 cores */
+    struct gnn_profile f;
+    memset(&f, 0, sizeof(f));
+    f.batch_size = 64;
+    f.t_lookup = f.cpu_lookup = 1e-3;
+    f.t_train = f.cpu_train = 2e-3;
+    f.t_complete = 0.5e-3;
+    f.ssd_bytes = 1e5;
+    f.io_rate = 1e9;   /* T_ssd = 0.1 ms */
+    f.mem_tx = 1e4;    /* T_pcie = 0.1 ms */
+    struct gnn_prediction r;
+    /* nopipe: the stages add up */
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 3.5e-3, 1e-12);
+    EXPECT(r.bound == GNN_BOUND_SERIAL && !strcmp(gnn_bound_name(r.bound), "serial"));
+    EXPECT_NEAR(r.t_ssd, 1e-4, 1e-15);
+    EXPECT_NEAR(r.t_pcie, 1e-4, 1e-15);
+    EXPECT_NEAR(r.t_cpu, 1.5e-3, 1e-15);
+    EXPECT_NEAR(r.cost, 1200, 1e-9);
+    EXPECT_NEAR(r.throughput, 64 / 3.5e-3, 1e-6);
+    /* two slots, cores to spare (no stretch): MVA over demands 0.5 (storage),
+     * 1, 2 ms and the sampler's wait behind the feature reads, one hop:
+     * X*0.5ms * 0.5ms/2; fixed point T = 2.51470 ms (bisection by hand) */
+    f.hops = 1;
+    gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
+    EXPECT_NEAR(r.t_batch, 2.5146994e-3, 1e-8);
+    const double d4[4] = {0.5e-3 * 0.5e-3 / 2.5146994e-3 / 2, 0.5e-3, 1e-3, 2e-3};
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d4, 4, 2), 1e-8);
+    EXPECT(r.bound == GNN_BOUND_TRAIN);
+    /* two cores: lookup stretched by 1/(1 - (X*2ms/2)^2), training by
+     * 1/(1 - (X*1ms/2)^2): T = 2.67119 ms (bisection by hand) */
+    gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
+    EXPECT_NEAR(r.t_batch, 2.6711943527e-3, 1e-8);
+    EXPECT_NEAR(r.t_train, 2e-3 / (1 - pow(0.5e-3 / 2.6711943527e-3, 2)), 1e-8);
+    /* one core: processor sharing, 1/(1 - X*(others' CPU)) */
+    gnn_tpc_predict_pipeline(&p, &f, 1, 2, &r);
+    EXPECT(r.t_batch >= 3e-3 - 1e-12); /* at least all the CPU on one core */
+    EXPECT_NEAR(r.t_train, 2e-3 / (1 - fmin(0.95, 1e-3 / r.t_pipe)), 1e-7);
+    /* storage-bound: T_ssd = 10 ms beats the pipeline */
+    f.io_rate = 1e7;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
+    EXPECT(r.bound == GNN_BOUND_SSD && fabs(r.t_batch - 1e-2) < 1e-12);
+    /* CPU-bound: 20 ms of engine CPU over 2 cores */
+    f.io_rate = 1e9;
+    f.cpu_other = 20e-3;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
+    EXPECT_NEAR(r.t_cpu, 11.5e-3, 1e-12);
+    EXPECT(r.t_batch >= r.t_cpu && r.t_batch >= r.t_pipe - 1e-12);
+}
+
 static void test_parse_errors(void)
 {
     char path[] = "/tmp/mb-gnn-prof.XXXXXX";
@@ -104,6 +175,7 @@ int main(void)
 {
     test_profiles();
     test_predict();
+    test_pipeline();
     test_parse_errors();
     return TEST_EXIT();
 }
