@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import mbresults  # noqa: E402
 
-ORDER = ["inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap"]
+ORDER = ["inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap", "mmap-random"]
 
 
 def load(inputs):
@@ -75,10 +75,11 @@ def main():
     # when it ran apart (per-batch times, so runs of other lengths compare)
     best = max(rows, key=lambda r: r["nsys"])["run"]
     sysrows = sorted([r for r in rows if r["run"] == best], key=lambda r: ORDER.index(r["system"]))
-    if not any(r["system"] == "mmap" for r in sysrows):
-        _, pair = pair_ratio(rows, "mmap", "hyperion")
-        if pair:
-            sysrows.append(pair["mmap"])
+    for m in ("mmap", "mmap-random"):
+        if not any(r["system"] == m for r in sysrows):
+            _, pair = pair_ratio(rows, m, "hyperion")
+            if pair:
+                sysrows.append(pair[m])
     x = range(len(sysrows))
     pb = [r["per_batch"] / r["t_median"] if r["t_median"] > 0 else 0 for r in sysrows]
     med = [1e3 * r["per_batch"] for r in sysrows]
@@ -98,7 +99,7 @@ def main():
     ax[0].legend(fontsize=7)
 
     # (b) throughput vs files, hyperion, per cache size
-    with_mmap = {r["run"] for r in rows if r["system"] == "mmap"} if len({r["run"] for r in rows}) > 1 else set()
+    with_mmap = {r["run"] for r in rows if r["system"].startswith("mmap")} if len({r["run"] for r in rows}) > 1 else set()
     hy = [r for r in rows if r["system"] == "hyperion" and r["run"] not in with_mmap]
     for ci, cache in enumerate(sorted({r["cache"] for r in hy})):
         pts = sorted([r for r in hy if r["cache"] == cache], key=lambda r: r["ndev"])
@@ -130,7 +131,7 @@ def main():
     ax[2].set_xlabel("measured epoch time (s)")
     ax[2].set_ylabel("predicted epoch time (s)")
     ax[2].set_title("(c) TPC model: predicted vs measured", fontsize=9)
-    fig.suptitle(mbresults.hardware(run) + " — loaded shared machine", fontsize=8)
+    fig.suptitle(mbresults.hardware(run) + " — 2-core VM, shared host", fontsize=8)
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     for ext in ("png", "pdf"):

@@ -7,14 +7,14 @@
 #     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
 #                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
-#                     hidden 16, 40 batches per epoch, 3 epochs; TPC sweep over 1, 2, 4 files x
+#                     hidden 16, 40 batches per epoch, 5 epochs, 8 batches in flight; TPC sweep over 1, 2, 4 files x
 #                     cache 5, 10, 20, 40% of the features (hyperion and nopipe side by side; where
 #                     the cache needs it the budget grows to cache + 512 MiB: 2.1 GiB at 40%)
 #     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
 #                     100 batches per epoch, 3 epochs; sweep over 1, 2, 4, 8 files x cache 5-40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
 #     --data DIR      where datasets are generated (default $BUILD/gnn-data); kept between runs
-#     --no-mmap       skip the mmap pair (minutes per batch at small scale), e.g. to keep an earlier one
+#     --no-mmap       skip the mmap pairs (minutes per batch at small scale), e.g. to keep earlier ones
 # Every run uses job_scripts/mb-gnn.sbatch, which falls back to mpirun outside Slurm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,9 +35,9 @@ case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2
       extra=(--eval-nodes 200) mmap_batches=0 ;;
 small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="5 10 20 40" budget=$((1024 * MiB)) batch=64
-       fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 40) mmap_batches=1 ;;
+       fanout=25,10 hidden=16 epochs=5 extra=(--epoch-batches 40 --slots 8) mmap_batches=1 random_batches=40 ;;
 full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="5 10 20 40" budget=$((4096 * MiB)) batch=256
-      fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 100) mmap_batches=1 ;;
+      fanout=25,10 hidden=16 epochs=3 extra=(--epoch-batches 100 --slots 8) mmap_batches=1 random_batches=20 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
@@ -79,6 +79,9 @@ else
   run systems "$files" 20 inmem,hyperion,topo-first,feat-first,nopipe,nocache >/dev/null
   # (held-out scoring off: it would read through mmap for many more batches)
   [ $no_mmap = 1 ] || run mmap-pair "$files" 20 hyperion,mmap 1 --epoch-batches "$mmap_batches" --eval-nodes 0 >/dev/null
+  # the stronger page-cache baseline (MADV_RANDOM: one page per fault) is fast enough for a real epoch
+  [ $no_mmap = 1 ] || run mmap-random-pair "$files" 20 hyperion,mmap-random 1 --epoch-batches "$random_batches" \
+    --eval-nodes 0 >/dev/null
 fi
 # Fig 12/13/14: the TPC model's sweep, hyperion and nopipe (its serial
 # model) over the number of files and the cache size; every point profiles
