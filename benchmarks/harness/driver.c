@@ -41,17 +41,21 @@ static char *default_out_path(const char *bench)
     return mb_output_unique(path);
 }
 
-/* Runs warm-up and timed iterations of one case on this rank. */
+/* Runs the warm-up and timed iterations [first, first + count) of one case
+ * on this rank (a round: --rounds); the timed iterations keep their index
+ * warmup + i in every round, so a benchmark sees each once. */
 static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, double *times,
-                   long long *counts, int *check_failed, const char *case_name)
+                   long long *counts, int *check_failed, const char *case_name, long long first,
+                   long long count)
 {
     const struct mb_bench *b = run->bench;
     size_t nev = mb_counters_nevents(ctr);
     long long *now = nev ? calloc(nev, sizeof(*now)) : NULL;
-    long long total = run->common.warmup + run->common.iters;
+    long long warmup = run->common.warmup, total = warmup + count;
     int err = 0;
-    for (long long it = 0; it < total && !err; it++) {
-        int timed = it >= run->common.warmup;
+    for (long long k = 0; k < total && !err; k++) {
+        int timed = k >= warmup;
+        long long it = timed ? warmup + first + (k - warmup) : k;
         if (b->prepare)
             b->prepare(state, it);
         MPI_Barrier(run->comm);
@@ -67,7 +71,7 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
                 for (size_t e = 0; e < nev; e++)
                     counts[e] += now[e];
             }
-            times[it - run->common.warmup] = elapsed >= 0 ? elapsed : t1 - t0;
+            times[it - warmup] = elapsed >= 0 ? elapsed : t1 - t0;
         }
         if (!err && run->common.check && b->check && !*check_failed) {
             char msg[512] = "";
@@ -134,14 +138,14 @@ static void print_row(struct mb_run *run, const struct mb_case_result *cr)
     OUT(run, "%s\n", mb_check_name(cr->check));
 }
 
-static void progress(struct mb_run *run, size_t done, double start)
+static void progress(struct mb_run *run, size_t done, size_t total, double start)
 {
     if (run->rank != 0 || run->common.quiet || !isatty(STDERR_FILENO))
         return;
     double el = mb_now() - start;
-    double left = done ? el / (double)done * (double)(run->ncases - done) : 0;
+    double left = done ? el / (double)done * (double)(total - done) : 0;
     fprintf(stderr, "\r%s: case %zu/%zu, %.1f s elapsed, ~%.0f s left   %s", run->bench->name, done,
-            run->ncases, el, left, done == run->ncases ? "\n" : "");
+            total, el, left, done == total ? "\n" : "");
     fflush(stderr);
 }
 
@@ -197,55 +201,78 @@ static void fill_metadata(struct mb_run *run, struct mb_counters *ctr)
         r->event_names[e] = strdup(mb_counters_name(ctr, e));
 }
 
+/* One round's share of the timed iterations: [*first, *first + *count). */
+static void round_share(long long iters, long long rounds, long long r, long long *first, long long *count)
+{
+    long long base = iters / rounds, extra = iters % rounds;
+    *first = r * base + (r < extra ? r : extra);
+    *count = base + (r < extra);
+}
+
+/* Every case, --rounds times over: each round sets a case up, warms it up,
+ * times its share of the iterations and tears it down; the last round
+ * prints the case's row. With one round, case after case as OSU does. */
 static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
 {
-    size_t nev = mb_counters_nevents(ctr);
-    double *times = malloc((size_t)run->common.iters * sizeof(double));
-    long long *counts = calloc(nev ? nev : 1, sizeof(long long));
+    size_t nev = mb_counters_nevents(ctr), nc = run->ncases, iters = (size_t)run->common.iters;
+    long long rounds = run->common.rounds > 0 ? run->common.rounds : 1;
+    double *times = calloc((nc ? nc : 1) * iters, sizeof(double)); /* 0: never timed */
+    long long *counts = calloc((nc ? nc : 1) * (nev ? nev : 1), sizeof(long long));
+    int *failed = calloc(nc ? nc : 1, sizeof(int));
     const char *group = "";
     double t_start = mb_now();
-    int err = 0;
-    for (size_t k = 0; k < run->ncases && !err; k++) {
-        const struct mb_case *c = &run->cases[k];
-        void *state = NULL;
-        err = agree_max(run->comm, run->bench->setup(run, c, &state));
-        if (err) {
-            if (state && run->bench->teardown)
+    int err = !times || !counts || !failed;
+    if (err)
+        mb_warn("out of memory for %zu cases x %zu iterations", nc, iters);
+    for (long long r = 0; r < rounds && !err; r++) {
+        long long first, count;
+        round_share((long long)iters, rounds, r, &first, &count);
+        for (size_t k = 0; k < nc && !err; k++) {
+            const struct mb_case *c = &run->cases[k];
+            void *state = NULL;
+            err = agree_max(run->comm, run->bench->setup(run, c, &state));
+            if (err) {
+                if (state && run->bench->teardown)
+                    run->bench->teardown(state);
+                break;
+            }
+            int last = r == rounds - 1;
+            if (last && strcmp(group, c->group) != 0) {
+                group = c->group;
+                OUT(run, "\n# %s\n%12s %12s %12s %12s %12s %10s %10s  ", group, "size(B)", "count",
+                    "median(us)", "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)");
+                if (run->bench->model)
+                    OUT(run, "%10s  ", "model(us)");
+                OUT(run, "check\n");
+            }
+            long long *ck = counts + k * (nev ? nev : 1);
+            err = agree_max(run->comm, measure(run, state, ctr, times + k * iters, ck, &failed[k], c->name,
+                                               first, count));
+            if (run->bench->teardown)
                 run->bench->teardown(state);
-            break;
+            if (err) {
+                if (run->rank == 0)
+                    mb_warn("%s: the benchmark reported an error; stopping", c->name);
+                break;
+            }
+            if (last) {
+                int f = agree_max(run->comm, failed[k]);
+                *any_fail |= f;
+                int check = !run->common.check || !run->bench->check ? MB_CHECK_SKIPPED
+                            : f                                       ? MB_CHECK_FAIL
+                                                                      : MB_CHECK_PASS;
+                collect(run, c, times + k * iters, ck, check, nev);
+                if (run->rank == 0) {
+                    print_row(run, &run->result.cases[run->result.ncases - 1]);
+                    fflush(stdout);
+                }
+            }
+            progress(run, (size_t)r * nc + k + 1, nc * (size_t)rounds, t_start);
         }
-        if (strcmp(group, c->group) != 0) {
-            group = c->group;
-            OUT(run, "\n# %s\n%12s %12s %12s %12s %12s %10s %10s  ", group, "size(B)", "count",
-                "median(us)", "min(us)", "max(us)", "algbw(GB/s)", "busbw(GB/s)");
-            if (run->bench->model)
-                OUT(run, "%10s  ", "model(us)");
-            OUT(run, "check\n");
-        }
-        memset(counts, 0, (nev ? nev : 1) * sizeof(long long));
-        int failed = 0;
-        err = agree_max(run->comm, measure(run, state, ctr, times, counts, &failed, c->name));
-        if (run->bench->teardown)
-            run->bench->teardown(state);
-        if (err) {
-            if (run->rank == 0)
-                mb_warn("%s: the benchmark reported an error; stopping", c->name);
-            break;
-        }
-        failed = agree_max(run->comm, failed);
-        *any_fail |= failed;
-        int check = !run->common.check || !run->bench->check ? MB_CHECK_SKIPPED
-                    : failed                                  ? MB_CHECK_FAIL
-                                                              : MB_CHECK_PASS;
-        collect(run, c, times, counts, check, nev);
-        if (run->rank == 0) {
-            print_row(run, &run->result.cases[run->result.ncases - 1]);
-            fflush(stdout);
-        }
-        progress(run, k + 1, t_start);
     }
     free(times);
     free(counts);
+    free(failed);
     return err;
 }
 

@@ -179,6 +179,7 @@ struct mb_common {
     size_t minbytes, maxbytes;
     long long stepfactor;
     long long iters, warmup;
+    long long rounds;   /* --rounds: the timed iterations split into rounds over all cases */
     int check;          /* on by default */
     int device;         /* enum mb_device */
     char *out;          /* -o; NULL = results/<bench>-<utc>.h5 */

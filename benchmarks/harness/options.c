@@ -26,6 +26,9 @@ static const struct mb_opt common_opts[] = {
      "timed iterations per case", "N"},
     {"warmup", 'w', MB_OPT_INT, &defaults_sink.warmup, "10", NULL, 0, 1e9,
      "untimed warm-up iterations per case", "N"},
+    {"rounds", 0, MB_OPT_INT, &defaults_sink.rounds, "1", NULL, 1, 1e9,
+     "split each case's timed iterations into N rounds taken in turn over all cases (each round sets the "
+     "case up and warms it up again), so a slow phase of a shared machine falls on every case alike", "N"},
     {"check", 'c', MB_OPT_FLAG, &defaults_sink.check, "1", NULL, 0, 0,
      "validate every iteration's result (--no-check to skip)", NULL},
     {"device", 'd', MB_OPT_CHOICE, &defaults_sink.device, "host", "host|cuda", 0, 0,
@@ -350,6 +353,12 @@ int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int
         mb_format_size(common->maxbytes, hi, sizeof(hi));
         if (err)
             fprintf(err, "%s: -b/--minbytes %s is larger than -e/--maxbytes %s\n", mb_progname(), lo, hi);
+        rc = MB_EXIT_USAGE;
+    }
+    if (rc == 0 && common->rounds > common->iters) {
+        if (err)
+            fprintf(err, "%s: --rounds %lld is more than -n/--iters %lld (every round times at least one iteration)\n",
+                    mb_progname(), common->rounds, common->iters);
         rc = MB_EXIT_USAGE;
     }
     free(longs);

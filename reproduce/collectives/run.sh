@@ -5,8 +5,9 @@
 #     --scale small   allreduce, reduce_scatter_block, allgather, bcast, every algorithm; 8 B..4 MiB, x2; 50 iterations
 #                     (about 25 s of measurement at 2 ranks)
 #     --scale full    every sized collective, every algorithm; 8 B..64 MiB, x2; 100 iterations
-#     --scale reference  allreduce, every algorithm and auto, 8 B..64 MiB, x2; 20 iterations: the
-#                     run behind results/reference/collectives/ (about 3 min at 2 ranks)
+#     --scale reference  allreduce, every algorithm and auto, 8 B..64 MiB, x2; 30 iterations in 5
+#                     rounds over all cases (--rounds: a slow phase of the VM falls on every
+#                     algorithm alike): the run behind results/reference/collectives/ (about 4 min)
 #     --scale tiny    allreduce and bcast, 8 B..64 KiB, x4, 5 iterations: seconds (the tests)
 #     --slurm         submit job_scripts/mb-coll.sbatch through job_scripts/sweep.sh (node counts
 #                     --nodes, default 1 at small scale and 1,2,4,8 at full), wait, collect
@@ -32,8 +33,8 @@ done
 case $scale in
 small) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast MB_MINBYTES=8 MB_MAXBYTES=4M \
          MB_STEPFACTOR=2 MB_ITERS=50 MB_WARMUP=5; nodes=${nodes:-1} ;;
-reference) export MB_ALGOS=all,auto MB_COLLS=allreduce MB_MINBYTES=8 MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=20 \
-         MB_WARMUP=3; nodes=${nodes:-1} ;;
+reference) export MB_ALGOS=all,auto MB_COLLS=allreduce MB_MINBYTES=8 MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=30 \
+         MB_WARMUP=2 MB_ROUNDS=5; nodes=${nodes:-1} ;;
 tiny) export MB_COLLS=allreduce,bcast MB_MINBYTES=8 MB_MAXBYTES=64K MB_STEPFACTOR=4 MB_ITERS=5 \
          MB_WARMUP=1; nodes=${nodes:-1} ;;
 full) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast,reduce,alltoall MB_MINBYTES=8 \

@@ -25,6 +25,8 @@ bad "--coll: 'allred' is not a comma-separated list" --coll allred
 bad "--algo: 'nosuch' is not a comma-separated list of mpi" --algo nosuch
 bad "-n/--iters: '0' is out of range" -n 0
 bad "-d/--device: 'tpu' is not one of host\|cuda" -d tpu
+bad "--rounds: '0' is out of range" --rounds 0
+bad "--rounds 5 is more than -n/--iters 4" --rounds 5 -n 4
 bad "--root: 7 is not a rank" --root 7 --coll bcast
 bad "--inplace: 'sometimes' is not one of no\|yes\|both" --inplace sometimes
 

@@ -13,6 +13,9 @@ done
 # in place, and reduce with a non-zero root
 MB_FAULT_INJECT=corrupt expect 1 "in-place allreduce" -- mpi 2 "$BIN/mb-coll" --inplace yes --sizes 64 -n 1 -w 0 -o "$T/ip.h5"
 MB_FAULT_INJECT=corrupt expect 1 "reduce at root 2" -- mpi 3 "$BIN/mb-coll" --coll reduce --root 2 --sizes 64 -n 1 -w 0 -o "$T/root.h5"
+# a fault in the first round is still the case's failure after the last one
+MB_FAULT_INJECT=corrupt expect 1 "allreduce in 2 rounds" -- mpi 2 "$BIN/mb-coll" --sizes 64 -n 2 -w 0 --rounds 2 -o "$T/rounds.h5" &&
+  has " fail$" "rounds: the table marks the case"
 # the failure is recorded in the result file
 expect 0 "mb-report on a failed run" -- "$BIN/mb-report" "$T/ip.h5" && has "fail" "report shows the failed check"
 # without the fault the same runs pass

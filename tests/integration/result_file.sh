@@ -5,6 +5,7 @@
 f=$T/r.h5
 expect 0 "mb-coll at 2 ranks" -- mpi 2 "$BIN/mb-coll" --coll allreduce,bcast --sizes 8,64,1024 -n 7 -w 2 -o "$f" || finish
 has "# result file: $f" "the table names the file"
+rows1=$(grep -c ' pass$' "$T/out")
 [ -e "$f.tmp" ] && fail "temporary left behind"
 h5dump -A "$f" >"$T/attrs" 2>&1 || fail "h5dump cannot read $f"
 for a in schema_version benchmark command_line start_time_utc git_commit git_dirty nranks nnodes hostnames \
@@ -22,6 +23,13 @@ grep -q 'DATASET "summary"' "$T/head" || fail "/summary missing"
 # samples are [iterations x ranks]
 h5dump -H -d '/samples/allreduce%2Ffloat%2Fsum%2Foop%2Fmpi%2F64' "$f" >"$T/s" 2>&1
 grep -q 'DATASPACE  SIMPLE { ( 7, 2 )' "$T/s" || { fail "samples of allreduce 64 B are not [7 x 2]"; cat "$T/s" >&2; }
+# --rounds: the same [iterations x ranks] per case, each case printed once, every iteration timed
+expect 0 "mb-coll in 3 rounds" -- mpi 2 "$BIN/mb-coll" --coll allreduce,bcast --sizes 8,64,1024 -n 7 -w 2 --rounds 3 -o "$T/rounds.h5" || finish
+[ "$(grep -c ' pass$' "$T/out")" = "$rows1" ] || fail "--rounds 3 printed another number of rows than one round ($rows1)"
+h5dump -H -d '/samples/allreduce%2Ffloat%2Fsum%2Foop%2Fmpi%2F64' "$T/rounds.h5" >"$T/s" 2>&1
+grep -q 'DATASPACE  SIMPLE { ( 7, 2 )' "$T/s" || { fail "--rounds 3: samples of allreduce 64 B are not [7 x 2]"; cat "$T/s" >&2; }
+h5dump -y -w 0 -d '/samples/allreduce%2Ffloat%2Fsum%2Foop%2Fmpi%2F64' "$T/rounds.h5" | sed -n '/DATA {/,/}/p' |
+  tr -s ', ' '\n\n' | grep -qx '0' && fail "--rounds 3: an iteration was never timed (a zero sample)"
 h5dump -d /topology "$f" | grep -q '<topology version=' || fail "/topology holds no hwloc XML"
 expect 0 "mb-report" -- "$BIN/mb-report" "$f" && has "^allreduce/float/sum/oop/mpi/64 " "report row"
 expect 0 "mb-report --csv" -- "$BIN/mb-report" --csv "$f" && has "allreduce/float/sum/oop/mpi/1024" "csv row"
