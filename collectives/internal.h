@@ -33,6 +33,7 @@ struct mb_coll_reg { /* a registered buffer */
 struct mb_coll_ctx {
     MPI_Comm comm, node_comm, leader_comm; /* leader_comm: node rank 0s, else MPI_COMM_NULL */
     int rank, size, node_rank, node_size, nnodes;
+    int one_host;                          /* every rank on one machine (whatever --ranks-per-node says) */
     uint64_t seq;                          /* calls so far on this ctx (same on every rank) */
     uint64_t spin_ns;                      /* this call's spin before a flag wait sleeps (mb_coll_spin) */
     struct mb_buf ctrl;                    /* flags: one struct mb_coll_flags per node rank */

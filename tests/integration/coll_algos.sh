@@ -46,8 +46,8 @@ expect 0 "mb-coll hier over 2 fake nodes" -- mpi 4 "$BIN/mb-coll" --coll all --a
   --ranks-per-node 2 --dtype int32,float --op all --inplace both --sizes 0,1,13,4104,100003 -n 2 -w 1 -o "$T/rpn.h5" &&
   has "algo=hier " "hier runs over 2 nodes" && has "shm: unavailable for allreduce: the communicator spans 2 nodes" \
   "shm says why it is unavailable"
-# hier's pipeline stages: one stage, and a size that splits elements unevenly
-for ch in 0 4100; do
+# hier's pipeline stages: one stage, an uneven split, and the across-machines default (256 KiB)
+for ch in 0 4100 262144; do
   MB_COLL_HIER_CHUNK=$ch expect 0 "hier allreduce with MB_COLL_HIER_CHUNK=$ch" -- mpi 4 "$BIN/mb-coll" --coll allreduce \
     --algo hier --ranks-per-node 2 --dtype int8,double --inplace both --sizes 13,100003 -n 2 -w 1 -o "$T/hc$ch.h5" &&
     ! grep -q ' fail$' "$T/out" || fail "hier with stage size $ch"
