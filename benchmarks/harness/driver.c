@@ -216,8 +216,10 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
 {
     size_t nev = mb_counters_nevents(ctr), nc = run->ncases, iters = (size_t)run->common.iters;
     long long rounds = run->common.rounds > 0 ? run->common.rounds : 1;
-    double *times = calloc((nc ? nc : 1) * iters, sizeof(double)); /* 0: never timed */
-    long long *counts = calloc((nc ? nc : 1) * (nev ? nev : 1), sizeof(long long));
+    /* a case's samples must outlive its round only with several rounds */
+    size_t slots = rounds > 1 && nc ? nc : 1, ne = nev ? nev : 1;
+    double *times = calloc(slots * iters, sizeof(double)); /* 0: never timed */
+    long long *counts = calloc(slots * ne, sizeof(long long));
     int *failed = calloc(nc ? nc : 1, sizeof(int));
     const char *group = "";
     double t_start = mb_now();
@@ -245,9 +247,12 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
                     OUT(run, "%10s  ", "model(us)");
                 OUT(run, "check\n");
             }
-            long long *ck = counts + k * (nev ? nev : 1);
-            err = agree_max(run->comm, measure(run, state, ctr, times + k * iters, ck, &failed[k], c->name,
-                                               first, count));
+            size_t slot = slots > 1 ? k : 0;
+            long long *ck = counts + slot * ne;
+            double *tk = times + slot * iters;
+            if (r == 0)
+                memset(ck, 0, ne * sizeof(*ck));
+            err = agree_max(run->comm, measure(run, state, ctr, tk, ck, &failed[k], c->name, first, count));
             if (run->bench->teardown)
                 run->bench->teardown(state);
             if (err) {
@@ -261,7 +266,7 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
                 int check = !run->common.check || !run->bench->check ? MB_CHECK_SKIPPED
                             : f                                       ? MB_CHECK_FAIL
                                                                       : MB_CHECK_PASS;
-                collect(run, c, times + k * iters, ck, check, nev);
+                collect(run, c, tk, ck, check, nev);
                 if (run->rank == 0) {
                     print_row(run, &run->result.cases[run->result.ncases - 1]);
                     fflush(stdout);
