@@ -86,15 +86,8 @@ static void test_pipeline(void)
     EXPECT_NEAR(gnn_mva_period(d, 2, 2), 7.0 / 3, 1e-12);
     EXPECT_NEAR(gnn_mva_period(d, 2, 200), 2, 1e-3);
 
-    struct gnn_hw_profile p;
-    memset(&p, 0, sizeof(p));
-    p.cls = 64;
-    p.pcie_bw = 6.4e9; /* 1e8 transactions/s */
-    p.n_ssd = 2;
-    p.n_gpu = 1;
-    p.n_mac = 1;
-    p.c_mac = 1000;
-    p.c_ssd = 100;
+    /* PCIe 6.4 GB/s = 1e8 transactions/s of 64 B */
+    struct gnn_hw_profile p = {.cls = 64, .pcie_bw = 6.4e9, .n_ssd = 2, .n_gpu = 1, .n_mac = 1, .c_mac = 1000, .c_ssd = 100};
     /* lookup 1 ms of CPU, training 2 ms, the completion waits 0.5 ms for
      * storage (no CPU), 2 cores */
     struct gnn_profile f;
