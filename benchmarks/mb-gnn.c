@@ -442,6 +442,22 @@ static void stage_thread_nice(void)
         mb_warn("--stage-nice: %s (stage threads keep their priority)", strerror(errno));
 }
 
+/* Completes the slot's intra-batch gathers in flight; the first error
+ * goes to sl->err. 0, or 1. */
+static int wait_hop_gathers(struct slot *sl, long b)
+{
+    int rc = 0;
+    for (int h = 0; h < scfg.hops; h++)
+        if (sl->hpending[h]) {
+            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
+                snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                rc = 1;
+            }
+            sl->hpending[h] = 0;
+        }
+    return rc;
+}
+
 /* Room for `rows` feature rows in the slot: a larger buffer keeps the
  * rows gathered so far (their reads are completed first). 0, or 1. */
 static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
@@ -454,15 +470,7 @@ static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
         snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
         return 1;
     }
-    int rc = 0;
-    for (int h = 0; h < scfg.hops; h++)
-        if (sl->hpending[h]) {
-            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
-                snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
-                rc = 1;
-            }
-            sl->hpending[h] = 0;
-        }
+    int rc = wait_hop_gathers(sl, b);
     if (sl->fed)
         memcpy(x, sl->x, sl->fed * hdr.row_bytes);
     gnn_free_rows(s->ds, sl->x);
@@ -520,11 +528,8 @@ static int sample_stage_run(struct st *s, int slot, long b)
         return 0;
     }
     uint64_t ep = s->eval_mode ? 1000000 + s->epoch : s->epoch;
-    for (int h = 0; h < scfg.hops; h++) /* left by a failed batch */
-        if (sl->hpending[h]) {
-            gnn_gather_wait(sl->hrd[h]);
-            sl->hpending[h] = 0;
-        }
+    wait_hop_gathers(sl, b); /* left by a failed batch: its error is already reported */
+    sl->err[0] = 0;
     sl->fed = 0;
     if (!s->overlap) {
         if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
@@ -612,16 +617,7 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
         return 0;
     double t0 = mb_now(), c0 = thread_cpu();
     size_t rows = sl->smp.block[0].n_src, fed = sl->fed;
-    int rc = 0;
-    if (tid == 0)
-        for (int h = 0; h < scfg.hops; h++)
-            if (sl->hpending[h]) {
-                if (gnn_gather_wait(sl->hrd[h]) != 0 && !rc) {
-                    snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
-                    rc = 1;
-                }
-                sl->hpending[h] = 0;
-            }
+    int rc = tid == 0 ? wait_hop_gathers(sl, b) : 0;
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
         share(rows - fed, k, s->nshares, &lo, &hi);
@@ -636,28 +632,27 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     return rc;
 }
 
+/* Adds reader r's counts to acc (r may be NULL), and resets them. */
+static void add_reader_stats(struct gnn_read_stats *acc, struct gnn_reader *r, int reset)
+{
+    if (!r)
+        return;
+    struct gnn_read_stats one;
+    gnn_reader_stats(r, &one);
+    gnn_read_stats_add(acc, &one);
+    if (reset)
+        gnn_reader_reset_stats(r);
+}
+
 static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
 {
     memset(acc, 0, sizeof(*acc));
-    struct gnn_read_stats one;
     for (int i = 0; i < s->nslots; i++) {
-        gnn_reader_stats(s->slot[i].srd, &one);
-        gnn_read_stats_add(acc, &one);
-        if (reset)
-            gnn_reader_reset_stats(s->slot[i].srd);
+        add_reader_stats(acc, s->slot[i].srd, reset);
         for (int h = 0; h < GNN_MAX_HOPS; h++)
-            if (s->slot[i].hrd[h]) {
-                gnn_reader_stats(s->slot[i].hrd[h], &one);
-                gnn_read_stats_add(acc, &one);
-                if (reset)
-                    gnn_reader_reset_stats(s->slot[i].hrd[h]);
-            }
-        for (int k = 0; k < s->nshares; k++) {
-            gnn_reader_stats(s->slot[i].rd[k], &one);
-            gnn_read_stats_add(acc, &one);
-            if (reset)
-                gnn_reader_reset_stats(s->slot[i].rd[k]);
-        }
+            add_reader_stats(acc, s->slot[i].hrd[h], reset);
+        for (int k = 0; k < s->nshares; k++)
+            add_reader_stats(acc, s->slot[i].rd[k], reset);
     }
 }
 

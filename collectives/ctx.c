@@ -36,11 +36,15 @@ struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *
         MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &c->node_comm);
     MPI_Comm_rank(c->node_comm, &c->node_rank);
     MPI_Comm_size(c->node_comm, &c->node_size);
-    MPI_Comm host; /* the real machine, for algorithms that care (hier's pipeline) */
-    MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &host);
-    int host_size;
-    MPI_Comm_size(host, &host_size);
-    MPI_Comm_free(&host);
+    /* the real machine, for algorithms that care (hier's pipeline); without
+     * an override node_comm is that machine already */
+    int host_size = c->node_size;
+    if (ranks_per_node > 0) {
+        MPI_Comm host;
+        MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &host);
+        MPI_Comm_size(host, &host_size);
+        MPI_Comm_free(&host);
+    }
     c->one_host = host_size == c->size;
     MPI_Comm_split(c->comm, c->node_rank == 0 ? 0 : MPI_UNDEFINED, c->rank, &c->leader_comm);
     int lead = c->node_rank == 0;

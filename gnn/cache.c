@@ -226,6 +226,14 @@ static int fill_rest(const struct queue *qt, const struct queue *qf, const struc
     return 0;
 }
 
+static void free_lists(uint32_t *fl[3], uint32_t *tl[3])
+{
+    for (int t = 0; t < 3; t++) {
+        free(fl[t]);
+        free(tl[t]);
+    }
+}
+
 /* Plans (fill = 0: queues, placement, sizes and hit rates only) or builds
  * the cache (fill = 1: tier memory filled through r). */
 static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r, const struct gnn_hotness *h,
@@ -251,6 +259,9 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
     struct queue qt, qf;
     memset(&qt, 0, sizeof(qt));
     memset(&qf, 0, sizeof(qf));
+    /* per tier: the node ids whose rows / lists it holds, placed chunks
+     * first, then (fill_rest) what fills the capacity the chunks left */
+    uint32_t *fl[3] = {NULL}, *tl[3] = {NULL};
     if (!c)
         goto oom;
     c->ds = ds;
@@ -280,9 +291,6 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
         tot_t += h->topo[v];
         tot_f += h->feat[v];
     }
-    /* per tier: the node ids whose rows / lists it holds, placed chunks
-     * first, then (fill_rest) what fills the capacity the chunks left */
-    uint32_t *fl[3] = {NULL}, *tl[3] = {NULL};
     size_t nfl[3] = {0}, ntl[3] = {0};
     uint64_t fbytes[3] = {0}, tbytes[3] = {0};
     for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
@@ -291,7 +299,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
         fl[t] = malloc(sizeof(uint32_t) * (cfg.fill_rest ? hd->n + 1 : f1 - f0 + 1));
         tl[t] = malloc(sizeof(uint32_t) * (cfg.fill_rest ? hd->n + 1 : t1 - t0 + 1));
         if (!fl[t] || !tl[t])
-            goto oom_lists;
+            goto oom;
         for (size_t i = f0; i < f1; i++)
             fl[t][nfl[t]++] = qf.node[i];
         for (size_t i = t0; i < t1; i++) {
@@ -301,7 +309,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
         fbytes[t] = nfl[t] * hd->row_bytes;
     }
     if (cfg.fill_rest && fill_rest(&qt, &qf, h, hd, c->offsets, z, &cfg, fr, tr, fl, nfl, tl, ntl, fbytes, tbytes))
-        goto oom_lists;
+        goto oom;
     /* the queues' metadata goes before the tiers are allocated: the
      * build's peak memory counts against the budget too */
     free_queue(&qt);
@@ -321,7 +329,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
             continue;
         if (posix_memalign((void **)&c->mem[t], 4096, fb + tb + 4096) != 0) {
             c->mem[t] = NULL;
-            goto oom_lists;
+            goto oom;
         }
         /* features, read in batches through the reader (verified) */
         const size_t B = 4096;
@@ -335,7 +343,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
             }
             if (gnn_gather(r, ids, cnt, (float *)(c->mem[t] + i * hd->row_bytes))) {
                 snprintf(err, errlen, "filling the cache: %s", gnn_reader_error(r));
-                goto fail_lists;
+                goto fail;
             }
         }
         uint64_t pos = fb;
@@ -347,7 +355,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
                 ids[k] = tl[t][i + k];
             if (gnn_read_neighbours(r, ids, cnt, lists, degs)) {
                 snprintf(err, errlen, "filling the cache: %s", gnn_reader_error(r));
-                goto fail_lists;
+                goto fail;
             }
             for (size_t k = 0; k < cnt; k++) {
                 uint64_t v = (uint64_t)ids[k];
@@ -357,10 +365,7 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
             }
         }
     }
-    for (int t = 0; t < 3; t++) {
-        free(fl[t]);
-        free(tl[t]);
-    }
+    free_lists(fl, tl);
     for (int t = GNN_TIER_DEV; t <= GNN_TIER_HOST; t++) {
         in->hit_topo[t] = tot_t > 0 ? hot_t[t] / tot_t : 0;
         in->hit_feat[t] = tot_f > 0 ? hot_f[t] / tot_f : 0;
@@ -370,17 +375,10 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
     free_queue(&qt);
     free_queue(&qf);
     return c;
-oom_lists:
-    snprintf(err, errlen, "out of memory building the cache");
-fail_lists:
-    for (int t = 0; t < 3; t++) {
-        free(fl[t]);
-        free(tl[t]);
-    }
-    goto fail;
 oom:
     snprintf(err, errlen, "out of memory building the cache");
 fail:
+    free_lists(fl, tl);
     free_queue(&qt);
     free_queue(&qf);
     gnn_cache_free(c);

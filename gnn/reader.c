@@ -28,7 +28,6 @@ struct gnn_reader {
     size_t n_nmiss;
     const int64_t *n_nodes;
     /* the gather in flight */
-    const int64_t *g_nodes;
     size_t g_n;
     float *g_out;
     int g_pending, g_staged;
@@ -268,7 +267,6 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     }
     memcpy(r->gids, nodes, n * sizeof(int64_t));
     nodes = r->gids;
-    r->g_nodes = nodes;
     r->g_n = n;
     r->g_out = out;
     r->g_nmiss = 0;
@@ -365,7 +363,7 @@ int gnn_gather_wait(struct gnn_reader *r)
             for (size_t k = 0; k < r->g_nmiss; k++)
                 if (r->greqs[k].status) {
                     snprintf(r->err, sizeof(r->err), "%.300s: reading the features of node %lld: %s", ds->dir,
-                             (long long)r->g_nodes[r->gmiss[k]], strerror(-r->greqs[k].status));
+                             (long long)r->gids[r->gmiss[k]], strerror(-r->greqs[k].status));
                     break;
                 }
             rc = -1;
@@ -378,15 +376,15 @@ int gnn_gather_wait(struct gnn_reader *r)
     if (rc || !r->verify)
         return rc;
     for (size_t i = 0; i < r->g_n; i++) {
-        size_t bad = gnn_verify_row(h, (uint64_t)r->g_nodes[i], r->g_out + i * dim, r->verify >= 2);
+        size_t bad = gnn_verify_row(h, (uint64_t)r->gids[i], r->g_out + i * dim, r->verify >= 2);
         r->st.verified_rows++;
         if (bad) {
             if (!r->st.verify_failures)
-                r->st.first_bad_node = (uint64_t)r->g_nodes[i];
+                r->st.first_bad_node = (uint64_t)r->gids[i];
             r->st.verify_failures++;
             if (!rc)
                 snprintf(r->err, sizeof(r->err), "%.300s: feature row of node %lld is wrong at element %zu",
-                         ds->dir, (long long)r->g_nodes[i], bad - 1);
+                         ds->dir, (long long)r->gids[i], bad - 1);
             rc = -1;
         }
     }
