@@ -21,6 +21,7 @@
 
 #include <cblas.h>
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <sched.h>
 #include <omp.h>
@@ -112,8 +113,8 @@ static const struct mb_opt gnn_opts[] = {
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "TPC model hardware profile file (default: this machine, calibrated in the run)", "FILE"},
     {"allreduce", 0, MB_OPT_STR, &opt.allreduce, "mpi", NULL, 0, 0, "collectives algorithm for the gradients", "ALGO"},
-    {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "20", NULL, 1, 1 << 20,
-     "batches of the TPC model's profiling run (serial, untimed, before the first epoch; Hyperion profiles ~10)",
+    {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "40", NULL, 1, 1 << 20,
+     "batches per phase of the TPC model's profiling run (serial, then through the pipeline; untimed, before the first epoch; Hyperion profiles ~10)",
      "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
@@ -400,6 +401,7 @@ struct st {
     struct gnn_cache_info cinfo;
     double presample_s, cache_build_s;
     uint64_t fill_limit;     /* host-tier bytes the fill may reach under the budget (0: cap) */
+    uint64_t max_batch_rows; /* the largest presampled batch's feature rows */
     int nslots, nshares, overlap;
     struct slot slot[16];
     struct gnn_pipe *pipe;
@@ -770,32 +772,51 @@ static void measure_memcpy(void)
     free(c);
 }
 
-/* Bytes/s the engine delivers for random feature-row reads issued `depth`
- * at a time (one gather per round, rows uncached), over >= 4096 rows. */
+/* The rate storage sustains for random row reads with `depth` requests
+ * per round and the next round submitted before the last one is waited
+ * for, as the pipeline's slots keep reads in flight (a barrier between
+ * rounds would let the queue drain at every round's tail). At least 4
+ * rounds, 4096 rows and 0.25 s, so that a few slow moments of a shared
+ * disk average out. Bytes/s, or NAN. */
 static double measure_io_rate(struct st *s, size_t depth)
 {
     if (depth < 1)
         depth = 1;
     if (depth > 65536)
         depth = 65536;
-    struct gnn_reader *r = gnn_reader_new(s->ds, NULL, 0);
-    int64_t *ids = malloc(depth * sizeof(int64_t));
-    float *x = gnn_alloc_rows(s->ds, depth);
-    double bytes = 0, secs = 0;
-    int rc = r && ids && x ? 0 : -1;
-    for (uint64_t round = 0; rc == 0 && (bytes < 4096.0 * (double)hdr.row_bytes || round < 3); round++) {
-        for (size_t i = 0; i < depth; i++)
-            ids[i] = (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
-        double t0 = mb_now();
-        rc = gnn_gather(r, ids, depth, x);
-        secs += mb_now() - t0;
-        bytes += (double)depth * (double)hdr.row_bytes;
+    struct gnn_reader *r[2] = {gnn_reader_new(s->ds, NULL, 0), gnn_reader_new(s->ds, NULL, 0)};
+    int64_t *ids[2] = {malloc(depth * sizeof(int64_t)), malloc(depth * sizeof(int64_t))};
+    float *x[2] = {gnn_alloc_rows(s->ds, depth), gnn_alloc_rows(s->ds, depth)};
+    double bytes = 0, t0 = mb_now(), secs = 0;
+    int rc = r[0] && r[1] && ids[0] && ids[1] && x[0] && x[1] ? 0 : -1, pending[2] = {0, 0};
+    for (uint64_t round = 0; rc == 0; round++) {
+        int k = (int)(round & 1);
+        secs = mb_now() - t0;
+        int more = round < 4 || bytes < 4096.0 * (double)hdr.row_bytes || secs < 0.25;
+        if (more) {
+            for (size_t i = 0; i < depth; i++)
+                ids[k][i] = (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
+            rc = gnn_gather_submit(r[k], ids[k], depth, x[k]);
+            pending[k] = rc == 0;
+        }
+        if (rc == 0 && pending[!k]) { /* the previous round, while this one is in flight */
+            rc = gnn_gather_wait(r[!k]);
+            pending[!k] = 0;
+            bytes += (double)depth * (double)hdr.row_bytes;
+        }
+        if (!more && !pending[k])
+            break;
     }
-    free(ids);
-    if (x)
-        gnn_free_rows(s->ds, x);
-    if (r)
-        gnn_reader_free(r);
+    secs = mb_now() - t0;
+    for (int k = 0; k < 2; k++) {
+        if (pending[k])
+            gnn_gather_wait(r[k]);
+        free(ids[k]);
+        if (x[k])
+            gnn_free_rows(s->ds, x[k]);
+        if (r[k])
+            gnn_reader_free(r[k]);
+    }
     return rc == 0 && secs > 0 ? bytes / secs : NAN;
 }
 
@@ -837,12 +858,28 @@ static double robust_mean_col(const double *rec, long n, int c)
     return k ? sum / (double)k : med;
 }
 
-/* The TPC model's profiling run (untimed, before the first epoch):
- * --profile-batches batches through the same stages with one batch in
- * flight, so each stage is timed alone, training a throwaway copy of the
- * model (the measured model is untouched). Stage times are means over
- * the batches without stalls (robust_mean_col); CPU times and traffic are
- * plain means. Fills
+/* The profile's CPU per batch from the last pass of n batches that took
+ * `cpu` process CPU seconds: stage threads, training, the rest. */
+static void profile_cpu(struct st *s, double cpu, double n)
+{
+    struct gnn_profile *f = &s->prof;
+    f->cpu_sample = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[0]) / n;
+    f->cpu_lookup = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[1]) / n;
+    f->cpu_complete = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[2]) / n;
+    f->cpu_train = s->c_train / n;
+    f->cpu_other = fmax(0, cpu / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
+}
+
+/* The TPC model's profiling run (untimed, before the first epoch), with
+ * a throwaway copy of the model (the measured model is untouched):
+ * - serial phase: --profile-batches batches with one batch in flight, so
+ *   each stage is timed alone. Stage walls are means over the batches
+ *   without stalls (robust_mean_col); I/O waits are walls less CPU.
+ * - pipelined phase (pipelined systems): as many other batches through the
+ *   pipeline itself, for the CPU each stage spends per batch while they
+ *   share the cores and caches.
+ * CPU times and traffic are plain means (traffic over both phases: with
+ * small batches 20 of them read 10% less than an epoch's mean). Fills
  * s->prof. 0 or -1. */
 static int profile_run(struct st *s)
 {
@@ -861,7 +898,8 @@ static int profile_run(struct st *s)
     const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
     gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH, s->order);
     s->epoch = PROFILE_EPOCH;
-    struct gnn_read_stats rs;
+    struct gnn_read_stats rs, rs_pipe;
+    memset(&rs_pipe, 0, sizeof(rs_pipe));
     s->pipe = serial;
     /* one batch first, untimed: it touches the slot's buffers for the first time */
     int rc = run_pass(s, 1, 0, 0);
@@ -877,7 +915,7 @@ static int profile_run(struct st *s)
     collect_stats(s, &rs, 1);
     struct gnn_profile *f = &s->prof;
     memset(f, 0, sizeof(*f));
-    double n = (double)nb;
+    double n = (double)nb, phases = 1;
     f->batches = n;
     f->batch_size = (double)opt.batch;
     f->hops = scfg.hops;
@@ -894,29 +932,54 @@ static int profile_run(struct st *s)
     }
     free(s->rec);
     s->rec = NULL;
-    f->cpu_sample = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[0]) / n;
-    f->cpu_lookup = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[1]) / n;
-    f->cpu_complete = 1e-9 * (double)atomic_load(&s->stage_cpu_ns[2]) / n;
-    f->cpu_train = s->c_train / n;
-    f->cpu_other = fmax(0, cpu / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
-    f->ssd_bytes = (double)rs.ssd_bytes / n;
-    f->ssd_requests = (double)rs.ssd_requests / n;
-    f->ssd_tx = (double)rs.ssd_tx / n;
-    f->mem_tx = (double)rs.mem_tx / n;
     s->pipe = keep_pipe;
     gnn_pipe_free(serial);
+    profile_cpu(s, cpu, n);
+    f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
+    f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
+    if (rc == 0 && s->nslots > 1) { /* the pipelined phase */
+        /* every slot's row buffer at the size the budget allows for it
+         * (the largest presampled batch), touched: otherwise the lookups
+         * here page-fault into buffers still growing, which the epochs'
+         * steady state does not (8 ms of lookup CPU per batch against 3) */
+        for (int i = 0; i < s->nslots && rc == 0; i++) {
+            struct slot *sl = &s->slot[i];
+            rc = slot_rows(s, sl, (size_t)s->max_batch_rows, -1) ? -1 : 0;
+            if (rc == 0 && sl->x)
+                memset(sl->x, 0, sl->x_rows * hdr.row_bytes);
+        }
+        /* then, untimed, two batches per slot, as in the epochs' steady state */
+        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 2, s->order);
+        s->epoch = PROFILE_EPOCH + 2;
+        rc = run_pass(s, 2 * s->nslots < s->nbatches ? 2 * s->nslots : s->nbatches, 0, 0);
+        collect_stats(s, &rs_pipe, 1); /* (the warm-up's traffic is left out) */
+        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 3, s->order);
+        s->epoch = PROFILE_EPOCH + 3;
+        c0 = cpu_now();
+        if (rc == 0)
+            rc = run_pass(s, nb, 0, 0);
+        cpu = cpu_now() - c0;
+        collect_stats(s, &rs_pipe, 1);
+        profile_cpu(s, cpu, n);
+        phases = 2;
+    }
+    f->ssd_bytes = (double)(rs.ssd_bytes + rs_pipe.ssd_bytes) / (phases * n);
+    f->ssd_requests = (double)(rs.ssd_requests + rs_pipe.ssd_requests) / (phases * n);
+    f->ssd_tx = (double)(rs.ssd_tx + rs_pipe.ssd_tx) / (phases * n);
+    f->mem_tx = (double)(rs.mem_tx + rs_pipe.mem_tx) / (phases * n);
     gnn_model_free(&s->model);
     s->model = keep_model;
     if (rc == 0 && f->ssd_requests > 0) /* the depth the pipeline keeps: up to two batches' reads */
         f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)));
     s->profiled = rc == 0;
     if (s->profiled && s->run->rank == 0) {
-        printf("# profile %s: %ld serial batches, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f; "
-               "cpu ms: sample %.2f lookup %.2f complete %.2f train %.2f other %.2f; read %.0f B in %.0f requests, "
-               "io rate %.1f MB/s\n",
-               sys_names[s->sys], nb, 1e3 * f->t_sample, 1e3 * f->t_lookup, 1e3 * f->t_complete, 1e3 * f->t_train,
-               1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete, 1e3 * f->cpu_train,
-               1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6);
+        printf("# profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
+               "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
+               "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s\n",
+               sys_names[s->sys], nb, phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample, 1e3 * f->t_lookup,
+               1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
+               phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
+               1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6);
         fflush(stdout);
     }
     return rc;
@@ -1002,6 +1065,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
             return -1;
         }
         s->presample_s = mb_now() - t0;
+        s->max_batch_rows = h.max_batch_rows;
         struct gnn_cache_cfg cc;
         memset(&cc, 0, sizeof(cc));
         cc.cap[GNN_TIER_DEV] = opt.cache_dev;
@@ -1010,17 +1074,13 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         if (cc.fill_rest && budget_on) {
             /* the fill may not push the run over its budget: what is
              * charged now, the cache's index, every slot's feature rows
-             * (presampled mean per batch, grown by 1/4 as the slots grow
-             * them, and half again for spread) and 64 MiB of slack */
-            double sum = 0;
-            for (uint64_t v = 0; v < h.n; v++)
-                sum += h.feat[v];
-            double batches = ceil((double)hdr.n_train / (double)opt.batch);
-            double rows = batches > 0 ? sum / batches : 0;
+             * (each slot ends up holding the largest batch it saw, grown
+             * by 1/4 as slot_rows grows it: the largest presampled batch,
+             * a quarter more for other epochs' batches) and 64 MiB of slack */
             int nsl = (int)opt.slots; /* nopipe too: the same cache as hyperion */
             double need = (double)gnn_budget_usage(&budget) + 16.0 * (double)hdr.n +
-                          (double)nsl * rows * 1.25 * 1.5 * (double)hdr.row_bytes + (double)(64u << 20) +
-                          (double)opt.cache_dev;
+                          (double)nsl * (double)h.max_batch_rows * 1.25 * 1.25 * (double)hdr.row_bytes +
+                          (double)(64u << 20) + (double)opt.cache_dev;
             double lim = (double)opt.mem_budget - need;
             s->fill_limit = lim > 1 ? (uint64_t)lim : 1;
             cc.fill_limit[GNN_TIER_HOST] = s->fill_limit;
@@ -1374,6 +1434,7 @@ static void teardown(void *st)
             }
             mb_kv_str(c, K("cache_fill"), opt.cache_fill == 0 ? "degree" : "none");
             mb_kv_int(c, K("cache_fill_limit_bytes"), (long long)s->fill_limit);
+            mb_kv_int(c, K("presample_max_batch_rows"), (long long)s->max_batch_rows);
             mb_kv_dbl(c, K("cache_pred_hit_feat"), s->cinfo.hit_feat[1] + s->cinfo.hit_feat[2]);
             mb_kv_dbl(c, K("cache_pred_hit_topo"), s->cinfo.hit_topo[1] + s->cinfo.hit_topo[2]);
             mb_kv_dbl(c, K("cache_pred_tx_mem"), s->cinfo.tx_mem);
@@ -1388,14 +1449,15 @@ static void teardown(void *st)
             const char *k;
             double v;
         } pk[] = {{"batches", f->batches}, {"t_sample_s", f->t_sample}, {"t_lookup_s", f->t_lookup},
-                  {"t_complete_s", f->t_complete}, {"t_train_s", f->t_train}, {"cpu_sample_s", f->cpu_sample},
+                  {"t_complete_s", f->t_complete}, {"t_train_s", f->t_train}, {"io_sample_s", f->io_sample},
+                  {"io_complete_s", f->io_complete}, {"cpu_sample_s", f->cpu_sample},
                   {"cpu_lookup_s", f->cpu_lookup}, {"cpu_complete_s", f->cpu_complete},
                   {"cpu_train_s", f->cpu_train}, {"cpu_other_s", f->cpu_other}, {"ssd_bytes", f->ssd_bytes},
                   {"ssd_requests", f->ssd_requests}, {"ssd_tx", f->ssd_tx}, {"mem_tx", f->mem_tx},
                   {"io_rate_Bps", f->io_rate}};
         for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++) {
             char k2[64];
-            snprintf(k2, sizeof(k2), "profile/%s", pk[i].k); /* per batch, from the serial profiling run */
+            snprintf(k2, sizeof(k2), "profile/%s", pk[i].k); /* per batch, from the profiling run */
             mb_kv_dbl(c, K(k2), pk[i].v);
         }
         mb_kv_dbl(c, K("engine_random_read_Bps"), rand_read_Bps);
@@ -1444,4 +1506,13 @@ static const struct mb_bench bench = {
     .teardown = teardown,
 };
 
-int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }
+int main(int argc, char **argv)
+{
+    /* Row buffers (MBs each, grown as batches grow) are mapped and unmapped
+     * whole: with glibc's default the mmap threshold rises to 32 MiB after
+     * the first large free, so freed buffers stayed resident in the heap and
+     * counted against --mem-budget (hyperion after inmem reached its 1 GiB
+     * cgroup's limit and was killed). A set threshold stays fixed. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    return mb_main(&bench, argc, argv);
+}

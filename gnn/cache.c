@@ -54,6 +54,8 @@ int gnn_presample(struct gnn_reader *r, const struct gnn_sampler_cfg *cfg, size_
                 h->topo[s.nodes[i]]++;
         for (size_t i = 0; i < s.n_nodes; i++)
             h->feat[s.nodes[i]]++;
+        if (s.n_nodes > h->max_batch_rows)
+            h->max_batch_rows = s.n_nodes;
     }
     gnn_sample_free(&s);
     free(order);

@@ -394,6 +394,7 @@ size_t gnn_batch_seeds(const int64_t *order, size_t n, size_t bs, int rank, int 
 struct gnn_hotness {
     uint64_t n;
     uint32_t *topo, *feat;
+    uint64_t max_batch_rows;  /* the most feature rows one presampled batch needed */
 };
 /* Presamples one epoch (all training ids, batch size bs, the given epoch
  * number) through r, counting hotness. 0, or -1. Free with
@@ -547,20 +548,27 @@ struct gnn_prediction {
  * T_batch = max(T_ssd, T_pcie, T_train); TPC = Bs / (T_batch * TCO(Q)). */
 void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *w, int q,
                      struct gnn_prediction *out);
-/* Per-batch inputs of the pipelined model, measured in a short serial
- * profiling run (one batch in flight, so each stage is timed alone, as
- * Hyperion's profiler times ~10 iterations). */
+/* Per-batch inputs of the pipelined model, measured in a short profiling
+ * run of two phases (Hyperion's profiler times ~10 iterations): a serial
+ * one (one batch in flight, so each stage is timed alone) and, for a
+ * pipelined system, one through the pipeline itself. */
 struct gnn_profile {
-    double batches;           /* profiled batches */
+    double batches;           /* profiled batches (per phase) */
     double batch_size;        /* Bs, seeds per batch */
     int hops;                 /* sampling rounds that read topology (the fan-outs) */
-    /* wall seconds per batch of each stage running alone */
+    /* wall seconds per batch of each stage running alone (serial phase) */
     double t_sample;          /* sampling, its topology misses read synchronously */
     double t_lookup;          /* cache lookups (host-tier copies) and I/O submission */
     double t_complete;        /* waiting for the batch's feature reads, copy, verification */
     double t_train;           /* the training step */
+    /* seconds per batch the sampler and the completion wait for storage
+     * alone (serial phase: the stage's wall less its own CPU) */
+    double io_sample, io_complete;
     /* CPU seconds per batch: the stages' own threads, the training thread,
-     * and the rest of the process (the engine's I/O threads) */
+     * and the rest of the process (the engine's I/O threads). Pipelined
+     * systems: measured in the pipelined phase, where the stages share the
+     * cores and caches (training's CPU per batch rises there, e.g. 6.4 ->
+     * 7.4 ms); nopipe: the serial phase's */
     double cpu_sample, cpu_lookup, cpu_complete, cpu_train, cpu_other;
     /* storage traffic per batch (topology and feature misses) */
     double ssd_bytes, ssd_requests, ssd_tx, mem_tx;
@@ -576,8 +584,8 @@ struct gnn_profile {
  *                                                  Hyperion partitions the GPU's SMs)
  *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
  *            through five single-server stations, solved by exact mean-value
- *            analysis (MVA): sampler, storage (the sampler's and the
- *            completion's measured I/O waits, one engine serving both),
+ *            analysis (MVA): sampler, storage (io_sample + io_complete, one
+ *            engine serving both),
  *            lookup CPU, completion CPU, training CPU. Each CPU demand is
  *            stretched by core sharing, 1 / (1 - (U_other / cores)^cores):
  *            U_other = X * (the other stations' CPU per batch) is the cores
@@ -588,7 +596,7 @@ struct gnn_profile {
  *            sampler holds its thread while its reads wait at the storage
  *            station: its demand is its stretched CPU + its own I/O wait +
  *            per hop the mean residual of the feature reads the engine is
- *            busy with, X io_c * io_c / 2 (io_c: the completion's wait).
+ *            busy with, X io_c * io_c / 2 (io_c = io_complete).
  *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
  * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
  * t_complete + t_train, the profile's own stage sum.

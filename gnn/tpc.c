@@ -89,7 +89,7 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
         o->bound = GNN_BOUND_SERIAL;
     } else {
         /* the engine's time on the batch: what the sampler and the completion waited for */
-        double io_s = fmax(0, f->t_sample - f->cpu_sample), io_c = fmax(0, f->t_complete - f->cpu_complete);
+        double io_s = fmax(0, f->io_sample), io_c = fmax(0, f->io_complete);
         double io = io_s + io_c;
         double d[5], t = 0;
         for (int it = 0; it < 200; it++) {

@@ -32,6 +32,11 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
   done
   has "^# epoch 0 hyperion: .*feat hit dev/host 0\.[0-9]*[1-9][0-9]*/" "hyperion's device tier serves hits"
   has "^# epoch 0 nocache: .*feat hit dev/host 0\.000/0\.000" "nocache serves no hits"
+  # the TPC model's profile: pipelined systems add a pipelined phase for
+  # their CPU; nopipe's is serial only; every engine system is predicted
+  has "^# profile hyperion: [0-9]+ batches serial \+ pipelined, .*cpu ms \(pipelined\)" "hyperion's two-phase profile"
+  has "^# profile nopipe: [0-9]+ batches serial, " "nopipe's serial profile"
+  has "^# epoch 2 hyperion: .*model [0-9]+\.[0-9]+ s \([a-z]+\)" "hyperion's prediction"
   # the same blocks and rows whatever the system (hyperion samples two
   # batches at once and reads features while sampling): the same losses
   loss() { sed -n "s/^# epoch 2 $1: .*loss \([0-9.]*\),.*/\1/p" "$T/out"; }

@@ -287,11 +287,13 @@ static void test_cache(const char *dir)
         gnn_sample_init(&s1);
         gnn_sample_init(&s2);
         int same = 1;
+        uint64_t max_rows = 0;
         for (size_t b = 0; b < gnn_num_batches(ntr, bs, 0, 1); b++) {
             const int64_t *seeds;
             size_t ns = gnn_batch_seeds(order, ntr, bs, 0, 1, b, &seeds);
             same &= gnn_sample(&s1, &sc, rc, seeds, ns, 0, b) == 0 && gnn_sample(&s2, &sc, rn, seeds, ns, 0, b) == 0;
             same &= s1.n_nodes == s2.n_nodes && !memcmp(s1.nodes, s2.nodes, 8 * s1.n_nodes);
+            max_rows = s1.n_nodes > max_rows ? s1.n_nodes : max_rows;
             float *x1 = gnn_alloc_rows(ds, s1.n_nodes), *x2 = gnn_alloc_rows(ds, s1.n_nodes);
             same &= gnn_gather(rc, s1.nodes, s1.n_nodes, x1) == 0 && gnn_gather(rn, s1.nodes, s1.n_nodes, x2) == 0;
             same &= !memcmp(x1, x2, s1.n_nodes * h->row_bytes);
@@ -299,6 +301,7 @@ static void test_cache(const char *dir)
             gnn_free_rows(ds, x2);
         }
         EXPECT(same);
+        EXPECT(max_rows > 0 && hot.max_batch_rows == max_rows); /* the largest batch, for the budget */
         struct gnn_read_stats st, sn;
         gnn_reader_stats(rc, &st);
         gnn_reader_stats(rn, &sn);

@@ -95,7 +95,7 @@ static void test_pipeline(void)
     f.batch_size = 64;
     f.t_lookup = f.cpu_lookup = 1e-3;
     f.t_train = f.cpu_train = 2e-3;
-    f.t_complete = 0.5e-3;
+    f.t_complete = f.io_complete = 0.5e-3;
     f.ssd_bytes = 1e5;
     f.io_rate = 1e9;   /* T_ssd = 0.1 ms */
     f.mem_tx = 1e4;    /* T_pcie = 0.1 ms */
@@ -123,6 +123,13 @@ static void test_pipeline(void)
     gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
     EXPECT_NEAR(r.t_batch, 2.6711943527e-3, 1e-8);
     EXPECT_NEAR(r.t_train, 2e-3 / (1 - pow(0.5e-3 / 2.6711943527e-3, 2)), 1e-8);
+    /* the storage station is the profile's measured waits (io_*), not the
+     * completion's wall: without them the period is the CPU stations' */
+    f.io_complete = 0;
+    gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
+    const double d3[3] = {1e-3, 2e-3, 0};
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d3, 3, 2), 1e-12);
+    f.io_complete = 0.5e-3;
     /* one core: processor sharing, 1/(1 - X*(others' CPU)) */
     gnn_tpc_predict_pipeline(&p, &f, 1, 2, &r);
     EXPECT(r.t_batch >= 3e-3 - 1e-12); /* at least all the CPU on one core */
