@@ -951,7 +951,8 @@ static int profile_run(struct st *s)
         /* then, untimed, two batches per slot, as in the epochs' steady state */
         gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 2, s->order);
         s->epoch = PROFILE_EPOCH + 2;
-        rc = run_pass(s, 2 * s->nslots < s->nbatches ? 2 * s->nslots : s->nbatches, 0, 0);
+        if (rc == 0)
+            rc = run_pass(s, 2 * s->nslots < s->nbatches ? 2 * s->nslots : s->nbatches, 0, 0);
         collect_stats(s, &rs_pipe, 1); /* (the warm-up's traffic is left out) */
         gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 3, s->order);
         s->epoch = PROFILE_EPOCH + 3;
