@@ -113,8 +113,8 @@ static const struct mb_opt gnn_opts[] = {
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "TPC model hardware profile file (default: this machine, calibrated in the run)", "FILE"},
     {"allreduce", 0, MB_OPT_STR, &opt.allreduce, "mpi", NULL, 0, 0, "collectives algorithm for the gradients", "ALGO"},
-    {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "40", NULL, 1, 1 << 20,
-     "batches per phase of the TPC model's profiling run (serial, then through the pipeline; untimed, before the first epoch; Hyperion profiles ~10)",
+    {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "120", NULL, 1, 1 << 20,
+     "batches per phase of the TPC model's profiling run (serial, then through the pipeline; untimed, before the first epoch; at most a whole pass over the training nodes; Hyperion profiles ~10)",
      "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
@@ -412,6 +412,7 @@ struct st {
     size_t n_eval;
     int eval_mode;
     long nbatches;           /* per rank, equal on every rank */
+    long all_batches;        /* in a whole pass over the training nodes (--epoch-batches may cut an epoch short) */
     uint64_t epoch;
     int verify;
     /* per epoch */
@@ -424,9 +425,12 @@ struct st {
     _Atomic long long stage_cpu_ns[3];
     double c_train;
     double cpu_s;            /* process CPU seconds of the last epoch */
+    double steal;            /* share of the machine's CPU time the host took in it */
     double busy[3], wait_s;  /* the training pass's stage and wait times (the
                                 held-out pass after it restarts the pipe's) */
     struct gnn_profile prof; /* the TPC model's inputs (profiling run) */
+    double prof_steal;       /* share of CPU time the host took during the profile */
+    size_t prof_pool_rows;   /* row reads the storage rate drew from (the profile's misses) */
     double *rec;             /* profiling: per batch sample, submit, complete, train walls */
     long nrec, rec_cap;
     int profiled;
@@ -772,13 +776,59 @@ static void measure_memcpy(void)
     free(c);
 }
 
-/* The rate storage sustains for random row reads with `depth` requests
- * per round and the next round submitted before the last one is waited
- * for, as the pipeline's slots keep reads in flight (a barrier between
- * rounds would let the queue drain at every round's tail). At least 4
- * rounds, 4096 rows and 0.25 s, so that a few slow moments of a shared
- * disk average out. Bytes/s, or NAN. */
-static double measure_io_rate(struct st *s, size_t depth)
+/* The feature rows the first `nb` batches of the last profiled pass read
+ * from storage (misses of the cache), found by sampling those batches again
+ * (sampling is a function of seed, epoch and batch). NULL when none. */
+static int64_t *profile_miss_rows(struct st *s, long nb, size_t *n_out)
+{
+    struct gnn_sample smp;
+    gnn_sample_init(&smp);
+    struct gnn_reader *r = gnn_reader_new(s->ds, s->cache, 0);
+    int64_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    for (long b = 0; r && b < nb; b++) {
+        const int64_t *seeds;
+        size_t k = gnn_batch_seeds(s->order, s->n_train, (size_t)opt.batch, s->run->rank, s->run->nranks, (size_t)b,
+                                   &seeds);
+        if (k == 0 || gnn_sample(&smp, &scfg, r, seeds, k, s->epoch, (uint64_t)b) < 0)
+            break;
+        for (size_t i = 0; i < smp.n_nodes; i++) {
+            const float *row;
+            if (s->cache && gnn_cache_feat(s->cache, (uint64_t)smp.nodes[i], &row) != GNN_TIER_NONE)
+                continue;
+            if (n == cap) {
+                int64_t *g = realloc(rows, (cap = cap ? 2 * cap : 4096) * sizeof(int64_t));
+                if (!g)
+                    goto out;
+                rows = g;
+            }
+            rows[n++] = smp.nodes[i];
+        }
+    }
+out:
+    gnn_sample_free(&smp);
+    if (r)
+        gnn_reader_free(r);
+    *n_out = n;
+    if (!n) {
+        free(rows);
+        rows = NULL;
+    }
+    return rows;
+}
+
+/* The rate storage sustains for row reads with `depth` requests per round
+ * and the next round submitted before the last one is waited for, as the
+ * pipeline's slots keep reads in flight (a barrier between rounds would
+ * let the queue drain at every round's tail). The rows are drawn from
+ * pool[0..npool), the rows the profile read from storage (the misses the
+ * epochs draw from), or uniformly when there is no pool: on an SSD either
+ * gives the same rate, but a VM's disk is a file on its host, whose cached
+ * blocks read several times faster than the rest, and the epochs re-read
+ * their misses (seen: 66 MB/s on uniform rows, 240 MB/s in the epochs). At
+ * least 4 rounds, 4096 rows and 0.25 s, so that a few slow moments of a
+ * shared disk average out. Bytes/s, or NAN. */
+static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, size_t npool)
 {
     if (depth < 1)
         depth = 1;
@@ -795,7 +845,8 @@ static double measure_io_rate(struct st *s, size_t depth)
         int more = round < 4 || bytes < 4096.0 * (double)hdr.row_bytes || secs < 0.25;
         if (more) {
             for (size_t i = 0; i < depth; i++)
-                ids[k][i] = (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
+                ids[k][i] = npool ? pool[gnn_hash4(78, round, i, depth) % npool]
+                                  : (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
             rc = gnn_gather_submit(r[k], ids[k], depth, x[k]);
             pending[k] = rc == 0;
         }
@@ -833,6 +884,15 @@ static const struct gnn_stage *stage_defs(int sample_instances)
 #define PROFILE_EPOCH 0x70726f66ull /* sampling epoch of the profiling run ("prof") */
 
 static double cpu_now(void);
+
+/* The share of this machine's CPU time the host took since steal0 (from
+ * mb_host_steal_s), over dt seconds; NAN where it is not reported. */
+static double steal_share(double steal0, double dt)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double now = mb_host_steal_s();
+    return dt > 0 && ncpu > 0 ? (now - steal0) / (dt * (double)ncpu) : NAN;
+}
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -879,11 +939,14 @@ static void profile_cpu(struct st *s, double cpu, double n)
  *   pipeline itself, for the CPU each stage spends per batch while they
  *   share the cores and caches.
  * CPU times and traffic are plain means (traffic over both phases: with
- * small batches 20 of them read 10% less than an epoch's mean). Fills
- * s->prof. 0 or -1. */
+ * small batches 20 of them read 10% less than an epoch's mean). Then the
+ * storage rate, on rows the last phase read from storage. The host steal
+ * over the whole run is recorded beside it. Fills s->prof. 0 or -1. */
 static int profile_run(struct st *s)
 {
-    long nb = opt.profile_batches < s->nbatches ? (long)opt.profile_batches : s->nbatches;
+    /* (more than an epoch's batches where the training set has them: a
+     * longer profile averages a shared host's slow moments out) */
+    long nb = opt.profile_batches < s->all_batches ? (long)opt.profile_batches : s->all_batches;
     struct gnn_pipe *serial = gnn_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
     struct gnn_model keep_model = s->model;
     memset(&s->model, 0, sizeof(s->model));
@@ -898,6 +961,7 @@ static int profile_run(struct st *s)
     const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
     gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH, s->order);
     s->epoch = PROFILE_EPOCH;
+    double p0 = mb_now(), steal0 = mb_host_steal_s();
     struct gnn_read_stats rs, rs_pipe;
     memset(&rs_pipe, 0, sizeof(rs_pipe));
     s->pipe = serial;
@@ -970,17 +1034,25 @@ static int profile_run(struct st *s)
     f->mem_tx = (double)(rs.mem_tx + rs_pipe.mem_tx) / (phases * n);
     gnn_model_free(&s->model);
     s->model = keep_model;
-    if (rc == 0 && f->ssd_requests > 0) /* the depth the pipeline keeps: up to two batches' reads */
-        f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)));
+    if (rc == 0 && f->ssd_requests > 0) { /* the depth the pipeline keeps: up to two batches' reads */
+        size_t npool;
+        int64_t *pool = profile_miss_rows(s, nb < 16 ? nb : 16, &npool);
+        f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)), pool, npool);
+        s->prof_pool_rows = npool;
+        free(pool);
+    }
+    s->prof_steal = steal_share(steal0, mb_now() - p0);
     s->profiled = rc == 0;
     if (s->profiled && s->run->rank == 0) {
         printf("# profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
                "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
-               "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s\n",
+               "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s (%zu of the profile's row reads); "
+               "host steal %.1f%%\n",
                sys_names[s->sys], nb, phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample, 1e3 * f->t_lookup,
                1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
                phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
-               1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6);
+               1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6,
+               s->prof_pool_rows, 100 * s->prof_steal);
         fflush(stdout);
     }
     return rc;
@@ -1131,6 +1203,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         s->eval_ids[i] = val[i];
     long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
     MPI_Allreduce(MPI_IN_PLACE, &nb, 1, MPI_LONG, MPI_MAX, run->comm);
+    s->all_batches = nb;
     if (opt.epoch_batches > 0 && opt.epoch_batches < nb)
         nb = (long)opt.epoch_batches;
     s->nbatches = nb;
@@ -1204,10 +1277,11 @@ static int iterate(void *st, long long iter, double *elapsed)
         struct gnn_read_stats drop;
         collect_stats(s, &drop, 1);
     }
-    double t0 = mb_now(), c0 = cpu_now();
+    double t0 = mb_now(), c0 = cpu_now(), steal0 = mb_host_steal_s();
     s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
     double dt = mb_now() - t0;
     s->cpu_s = cpu_now() - c0;
+    s->steal = steal_share(steal0, dt);
     *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
     s->last_epoch_s = dt;
     collect_stats(s, &s->rs, 0);
@@ -1305,7 +1379,7 @@ static void epoch_report(struct st *s, double epoch_s)
     printf("# epoch %lld %s: %.3f s, %.2f batches/s, loss %.4f, train acc %.4f, val acc %.4f, feat hit dev/host %s, "
            "topo hit dev/host %s, read %.1f MB, stages/batch ms: sample %.2f submit %.2f complete %.2f train %.2f, "
            "cpu/batch ms: sample %.2f submit %.2f complete %.2f train %.2f all %.2f, "
-           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s\n",
+           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s, host steal %.1f%%\n",
            s->epoch_idx, sys_names[s->sys], epoch_s, nb / epoch_s, s->loss, s->acc_train, s->acc_val,
            tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
            tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
@@ -1313,7 +1387,7 @@ static void epoch_report(struct st *s, double epoch_s)
            1e3 * s->busy[2] / nb, 1e3 * s->t_train / nb,
            1e-6 * (double)atomic_load(&s->stage_cpu_ns[0]) / nb, 1e-6 * (double)atomic_load(&s->stage_cpu_ns[1]) / nb,
            1e-6 * (double)atomic_load(&s->stage_cpu_ns[2]) / nb, 1e3 * s->c_train / nb, 1e3 * s->cpu_s / nb, v[2], v[1],
-           pred, bound, lower);
+           pred, bound, lower, 100 * s->steal);
     fflush(stdout);
     char key[200];
     struct mb_kvlist *c = &run->result.config;
@@ -1336,6 +1410,7 @@ static void epoch_report(struct st *s, double epoch_s)
     mb_kv_dbl(c, K("stage_complete_s"), s->busy[2]);
     mb_kv_dbl(c, K("stage_train_s"), s->t_train);
     mb_kv_dbl(c, K("cpu_s"), s->cpu_s);
+    mb_kv_dbl(c, K("host_steal"), s->steal);
     mb_kv_dbl(c, K("train_wait_s"), s->wait_s);
     mb_kv_dbl(c, K("allreduce_s"), s->model.allreduce_s);
     mb_kv_dbl(c, K("model_s"), pred);
@@ -1460,6 +1535,10 @@ static void teardown(void *st)
             char k2[64];
             snprintf(k2, sizeof(k2), "profile/%s", pk[i].k); /* per batch, from the profiling run */
             mb_kv_dbl(c, K(k2), pk[i].v);
+        }
+        if (s->profiled) {
+            mb_kv_dbl(c, K("profile/host_steal"), s->prof_steal);
+            mb_kv_int(c, K("profile/io_rate_rows"), (long long)s->prof_pool_rows);
         }
         mb_kv_dbl(c, K("engine_random_read_Bps"), rand_read_Bps);
         mb_kv_dbl(c, K("memcpy_Bps"), memcpy_Bps);

@@ -30,6 +30,12 @@ _Noreturn void mb_die(int status, const char *fmt, ...)
 double mb_now(void);
 /* UTC wall-clock time as ISO 8601 ("2026-12-02T13:53:31Z"). */
 void mb_utc_iso8601(char *buf, size_t len);
+/* CPU seconds the hypervisor has given other guests while this machine's
+ * CPUs wanted to run ("steal" in /proc/stat), summed over the CPUs since
+ * boot; NAN where the kernel does not report it. The difference over an
+ * interval / (interval x online CPUs) is the share of the machine lost to
+ * the host: a timing taken while it is large measured the neighbours. */
+double mb_host_steal_s(void);
 
 /* ---- memory ----------------------------------------------------------- */
 

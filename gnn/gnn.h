@@ -573,7 +573,8 @@ struct gnn_profile {
     /* storage traffic per batch (topology and feature misses) */
     double ssd_bytes, ssd_requests, ssd_tx, mem_tx;
     double io_rate;           /* bytes/s storage delivers for requests of this size
-                                 at the pipeline's queue depth (measured; all devices) */
+                                 at the pipeline's queue depth, reading rows the profile
+                                 read from storage (measured; all devices) */
 };
 /* The pipelined model (our extension of Eq. 3 for CPU stand-ins; Hyperion's
  * max() is its limit for many slots and no shared cores):

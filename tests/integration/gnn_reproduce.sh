@@ -16,6 +16,10 @@ expect 0 "run.sh --scale tiny" -- env BUILD="${BUILD:-build}" reproduce/hyperion
   grep -q '^| hyperion | main | [0-9.]* |' "$md" || fail "compare.md lacks our hyperion row"
   grep -q '^| mmap | main | [0-9.]* |' "$md" || fail "compare.md lacks our mmap row"
   grep -q 'TPC model error < 15%' "$md" || fail "compare.md lacks the TPC model target"
+  # each sweep point's host steal (profile / epochs) and its steal-free error
+  grep -Eq '^\| 2 \| .* \| hyperion \| .* \| [0-9.]+% / [0-9.]+% \| [+-][0-9]+% \|$' "$md" ||
+    fail "compare.md lacks a sweep point's host steal and steal-free error"
+  grep -Eq '^\| TPC model error < 15% .*, steal-free \| mean [0-9]+%' "$md" || fail "compare.md lacks the steal-free verdict"
   [ "$(ls "$T/rep/results"/*/mb-gnn.h5 | wc -l)" = 3 ] || fail "three training runs (systems + 2 sweep points)"
 }
 # the committed reference (small scale, mmap in its own pair run)

@@ -16,10 +16,15 @@ expect 0 "generate" -- "$G" --generate --data "$D" --scale 11 --feat-dim 128 --c
 small=(--data "$D" --batch 64 --fanout 5,5 --hidden 32 --lr 0.01 -n 3 -w 0 --cache-host 192K --cache-dev 64K
        --eval-nodes 200 --sub-threads 2 --comp-threads 2)
 budget=(--mem-budget 384M --budget-method cgroup)
-"$G" "${small[@]}" "${budget[@]}" --system hyperion -n 1 -o "$T/probe.h5" >"$T/out" 2>&1
+# (a probe for the budget; its epoch is one batch, its profile longer: the
+# profile may take more batches than an epoch, up to the training set's 4)
+"$G" "${small[@]}" "${budget[@]}" --system hyperion -n 1 --epoch-batches 1 --profile-batches 3 -o "$T/probe.h5" \
+  >"$T/out" 2>&1
 if grep -q "cannot enforce" "$T/out"; then
   echo "no memory cgroup can be made here: the budget part is skipped" >&2
   budget=()
+else
+  has "^# profile hyperion: 3 batches serial \+ pipelined" "a profile longer than the epoch"
 fi
 all=inmem,hyperion,topo-first,feat-first,nopipe,nocache,mmap
 expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}" --system $all -o "$T/all.h5" && {
@@ -37,6 +42,11 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
   has "^# profile hyperion: [0-9]+ batches serial \+ pipelined, .*cpu ms \(pipelined\)" "hyperion's two-phase profile"
   has "^# profile nopipe: [0-9]+ batches serial, " "nopipe's serial profile"
   has "^# epoch 2 hyperion: .*model [0-9]+\.[0-9]+ s \([a-z]+\)" "hyperion's prediction"
+  # what the hypervisor took from the run, on both sides of the comparison
+  has "^# profile hyperion: .*host steal [0-9]+\.[0-9]%$" "the profile's host steal"
+  # the storage rate is measured on rows the profile read from storage
+  has "^# profile nocache: .*io rate [0-9.]+ MB/s \([1-9][0-9]* of the profile's row reads\)" "the rate's rows"
+  has "^# epoch 2 nopipe: .*host steal [0-9]+\.[0-9]%$" "the epoch's host steal"
   # the same blocks and rows whatever the system (hyperion samples two
   # batches at once and reads features while sampling): the same losses
   loss() { sed -n "s/^# epoch 2 $1: .*loss \([0-9.]*\),.*/\1/p" "$T/out"; }
