@@ -585,9 +585,12 @@ struct gnn_profile {
  *                                                  Hyperion partitions the GPU's SMs)
  *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
  *            through five single-server stations, solved by exact mean-value
- *            analysis (MVA): sampler, storage (io_sample + io_complete, one
- *            engine serving both),
- *            lookup CPU, completion CPU, training CPU. Each CPU demand is
+ *            analysis (MVA): sampler, storage, lookup CPU, completion CPU,
+ *            training CPU, plus a delay. The batch's storage waits alone,
+ *            io = io_sample + io_complete (one engine serving both), are the
+ *            device's occupancy, min(io, T_ssd), which queues, and latency,
+ *            the rest, which overlaps other batches' reads (the delay: a
+ *            read in flight does not hold the device). Each CPU demand is
  *            stretched by core sharing, 1 / (1 - (U_other / cores)^cores):
  *            U_other = X * (the other stations' CPU per batch) is the cores
  *            the other threads keep busy at throughput X, and the power the
@@ -597,7 +600,8 @@ struct gnn_profile {
  *            sampler holds its thread while its reads wait at the storage
  *            station: its demand is its stretched CPU + its own I/O wait +
  *            per hop the mean residual of the feature reads the engine is
- *            busy with, X io_c * io_c / 2 (io_c = io_complete).
+ *            busy with, X s_c * s_c / 2 (s_c = io_complete's occupancy share,
+ *            io_complete * min(io, T_ssd) / io).
  *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
  * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
  * t_complete + t_train, the profile's own stage sum.
@@ -607,9 +611,10 @@ struct gnn_profile {
 void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
                               int slots, struct gnn_prediction *out);
 /* Exact MVA of a closed loop of n customers over k single-server queueing
- * stations with service demands d[k] (s per visit): the cycle time
- * 1 / X(n). n = 1 gives the sum of d; many customers tend to max(d). */
-double gnn_mva_period(const double *d, int k, int n);
+ * stations with service demands d[k] (s per visit) and a delay of z s per
+ * cycle (no queue): the cycle time 1 / X(n). n = 1 gives the sum of d plus
+ * z; many customers tend to max(d). */
+double gnn_mva_period(const double *d, int k, double z, int n);
 /* The Q in [1, max_ssd] that maximises TPC with TCO(Q) <= budget (budget
  * <= 0: no limit). 0, or -1 when no Q fits the budget. */
 int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *w, double budget,

@@ -54,14 +54,14 @@ void gnn_tpc_predict(const struct gnn_hw_profile *p, const struct gnn_workload *
     o->tpc = o->cost > 0 ? o->throughput / o->cost : 0;
 }
 
-double gnn_mva_period(const double *d, int k, int n)
+double gnn_mva_period(const double *d, int k, double z, int n)
 {
     double q[16] = {0}, r[16];
     if (k > 16)
         k = 16;
     double x = 0;
     for (int m = 1; m <= n; m++) {
-        double sum = 0;
+        double sum = z > 0 ? z : 0;
         for (int i = 0; i < k; i++)
             sum += r[i] = d[i] * (1 + q[i]);
         x = sum > 0 ? m / sum : 0;
@@ -88,9 +88,12 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
         o->t_train = f->t_train;
         o->bound = GNN_BOUND_SERIAL;
     } else {
-        /* the engine's time on the batch: what the sampler and the completion waited for */
+        /* the engine's time on the batch: what the sampler and the completion
+         * waited for. Of it, bytes / rate holds the device; the rest is
+         * latency, which other batches' reads overlap */
         double io_s = fmax(0, f->io_sample), io_c = fmax(0, f->io_complete);
-        double io = io_s + io_c;
+        double io = io_s + io_c, occ = fmin(io, o->t_ssd), lat = io - occ;
+        double occ_c = io > 0 ? io_c * occ / io : 0;
         double d[5], t = 0;
         for (int it = 0; it < 200; it++) {
             double x = t > 0 ? 1 / t : 0;
@@ -101,10 +104,10 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
                 double c = cpu[k] / (1 - busy);
                 d[k == 0 ? 0 : k + 1] = c;
             }
-            d[1] = io;
+            d[1] = occ;
             /* the sampler's reads queue behind the feature reads in service */
-            d[0] += io_s + (f->hops > 0 ? f->hops : 1) * fmin(1, x * io_c) * io_c / 2;
-            double tn = fmax(gnn_mva_period(d, 5, slots), o->t_cpu);
+            d[0] += io_s + (f->hops > 0 ? f->hops : 1) * fmin(1, x * occ_c) * occ_c / 2;
+            double tn = fmax(gnn_mva_period(d, 5, lat, slots), o->t_cpu);
             if (fabs(tn - t) <= 1e-9 * tn) {
                 t = tn;
                 break;

@@ -82,9 +82,15 @@ static void test_pipeline(void)
     /* MVA: 1 customer = the sum; 2 customers over demands 1 and 2:
      * R = (1*4/3, 2*5/3), X = 2/(14/3) -> period 7/3; many -> the max */
     const double d[2] = {1, 2};
-    EXPECT_NEAR(gnn_mva_period(d, 2, 1), 3, 1e-12);
-    EXPECT_NEAR(gnn_mva_period(d, 2, 2), 7.0 / 3, 1e-12);
-    EXPECT_NEAR(gnn_mva_period(d, 2, 200), 2, 1e-3);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 0, 1), 3, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 0, 2), 7.0 / 3, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 0, 200), 2, 1e-3);
+    /* a delay adds to one customer's cycle and queues nowhere: 2 customers,
+     * delay 1: X = 1/4 after one, R = (1*(1+X), 2*(1+2X)) plus 1 -> period
+     * 2/X(2) = (1*(1+1/4) + 2*(1+2/4) + 1)/2; many -> still max(d) */
+    EXPECT_NEAR(gnn_mva_period(d, 2, 0.5, 1), 3.5, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 1, 2), (1 * (1 + 1 / 4.0) + 2 * (1 + 2 / 4.0) + 1) / 2, 1e-12);
+    EXPECT_NEAR(gnn_mva_period(d, 2, 0.5, 400), 2, 1e-3);
 
     /* PCIe 6.4 GB/s = 1e8 transactions/s of 64 B */
     struct gnn_hw_profile p = {.cls = 64, .pcie_bw = 6.4e9, .n_ssd = 2, .n_gpu = 1, .n_mac = 1, .c_mac = 1000, .c_ssd = 100};
@@ -109,26 +115,36 @@ static void test_pipeline(void)
     EXPECT_NEAR(r.t_cpu, 1.5e-3, 1e-15);
     EXPECT_NEAR(r.cost, 1200, 1e-9);
     EXPECT_NEAR(r.throughput, 64 / 3.5e-3, 1e-6);
-    /* two slots, cores to spare (no stretch): MVA over demands 0.5 (storage),
-     * 1, 2 ms and the sampler's wait behind the feature reads, one hop:
-     * X*0.5ms * 0.5ms/2; fixed point T = 2.51470 ms (bisection by hand) */
+    /* two slots, cores to spare (no stretch). The 0.5 ms storage wait is
+     * 0.1 ms of device occupancy (T_ssd), which queues, and 0.4 ms of
+     * latency, a delay; MVA over demands 0.1 (storage), 1, 2 ms and the
+     * sampler's wait behind the feature reads in service, one hop:
+     * X*0.1ms * 0.1ms/2; fixed point T = 2.46631 ms (by bisection) */
     f.hops = 1;
     gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
-    EXPECT_NEAR(r.t_batch, 2.5146994e-3, 1e-8);
-    const double d4[4] = {0.5e-3 * 0.5e-3 / 2.5146994e-3 / 2, 0.5e-3, 1e-3, 2e-3};
-    EXPECT_NEAR(r.t_batch, gnn_mva_period(d4, 4, 2), 1e-8);
+    EXPECT_NEAR(r.t_batch, 2.4663142e-3, 1e-8);
+    const double d4[4] = {0.1e-3 * 0.1e-3 / 2.4663142e-3 / 2, 0.1e-3, 1e-3, 2e-3};
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d4, 4, 0.4e-3, 2), 1e-8);
     EXPECT(r.bound == GNN_BOUND_TRAIN);
+    /* a device slower than the waits (T_ssd 1 ms >= 0.5 ms): all of the
+     * wait holds it and none is latency; T = 2.51470 ms (by bisection) */
+    f.io_rate = 1e8;
+    gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
+    EXPECT_NEAR(r.t_batch, 2.5146994e-3, 1e-8);
+    const double d4s[4] = {0.5e-3 * 0.5e-3 / 2.5146994e-3 / 2, 0.5e-3, 1e-3, 2e-3};
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d4s, 4, 0, 2), 1e-8);
+    f.io_rate = 1e9;
     /* two cores: lookup stretched by 1/(1 - (X*2ms/2)^2), training by
-     * 1/(1 - (X*1ms/2)^2): T = 2.67119 ms (bisection by hand) */
+     * 1/(1 - (X*1ms/2)^2): T = 2.63123 ms (by bisection) */
     gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
-    EXPECT_NEAR(r.t_batch, 2.6711943527e-3, 1e-8);
-    EXPECT_NEAR(r.t_train, 2e-3 / (1 - pow(0.5e-3 / 2.6711943527e-3, 2)), 1e-8);
+    EXPECT_NEAR(r.t_batch, 2.6312321e-3, 1e-8);
+    EXPECT_NEAR(r.t_train, 2e-3 / (1 - pow(0.5e-3 / 2.6312321e-3, 2)), 1e-8);
     /* the storage station is the profile's measured waits (io_*), not the
      * completion's wall: without them the period is the CPU stations' */
     f.io_complete = 0;
     gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
     const double d3[3] = {1e-3, 2e-3, 0};
-    EXPECT_NEAR(r.t_batch, gnn_mva_period(d3, 3, 2), 1e-12);
+    EXPECT_NEAR(r.t_batch, gnn_mva_period(d3, 3, 0, 2), 1e-12);
     f.io_complete = 0.5e-3;
     /* one core: processor sharing, 1/(1 - X*(others' CPU)) */
     gnn_tpc_predict_pipeline(&p, &f, 1, 2, &r);
