@@ -883,6 +883,16 @@ static const struct gnn_stage *stage_defs(int sample_instances)
 
 #define PROFILE_EPOCH 0x70726f66ull /* sampling epoch of the profiling run ("prof") */
 
+/* The next pass runs `epoch`: its order of the training nodes in s->order,
+ * and s->epoch, which keys the sampling. */
+static void use_epoch(struct st *s, uint64_t epoch)
+{
+    size_t ntr;
+    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
+    gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, epoch, s->order);
+    s->epoch = epoch;
+}
+
 static double cpu_now(void);
 
 /* The share of this machine's CPU time the host took since steal0 (from
@@ -957,10 +967,7 @@ static int profile_run(struct st *s)
         s->model = keep_model;
         return -1;
     }
-    size_t ntr;
-    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
-    gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH, s->order);
-    s->epoch = PROFILE_EPOCH;
+    use_epoch(s, PROFILE_EPOCH);
     double p0 = mb_now(), steal0 = mb_host_steal_s();
     struct gnn_read_stats rs, rs_pipe;
     memset(&rs_pipe, 0, sizeof(rs_pipe));
@@ -1013,13 +1020,11 @@ static int profile_run(struct st *s)
                 memset(sl->x, 0, sl->x_rows * hdr.row_bytes);
         }
         /* then, untimed, two batches per slot, as in the epochs' steady state */
-        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 2, s->order);
-        s->epoch = PROFILE_EPOCH + 2;
+        use_epoch(s, PROFILE_EPOCH + 2);
         if (rc == 0)
             rc = run_pass(s, 2 * s->nslots < s->nbatches ? 2 * s->nslots : s->nbatches, 0, 0);
         collect_stats(s, &rs_pipe, 1); /* (the warm-up's traffic is left out) */
-        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, PROFILE_EPOCH + 3, s->order);
-        s->epoch = PROFILE_EPOCH + 3;
+        use_epoch(s, PROFILE_EPOCH + 3);
         c0 = cpu_now();
         if (rc == 0)
             rc = run_pass(s, nb, 0, 0);
@@ -1225,11 +1230,8 @@ static void prepare(void *st, long long iter)
     struct st *s = st;
     if (opt.generate)
         return;
-    s->epoch = (uint64_t)iter;
     s->epoch_idx = iter;
-    size_t ntr;
-    const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
-    gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, s->epoch, s->order);
+    use_epoch(s, (uint64_t)iter);
     struct gnn_read_stats drop;
     collect_stats(s, &drop, 1);
 }
@@ -1270,10 +1272,7 @@ static int iterate(void *st, long long iter, double *elapsed)
         return 0;
     }
     if (s->profiled && s->epoch != (uint64_t)iter) { /* the profile left its own order */
-        size_t ntr;
-        const uint32_t *tr = gnn_train_ids(s->ds, &ntr);
-        gnn_epoch_order(tr, ntr, (uint64_t)s->run->common.seed, (uint64_t)iter, s->order);
-        s->epoch = (uint64_t)iter;
+        use_epoch(s, (uint64_t)iter);
         struct gnn_read_stats drop;
         collect_stats(s, &drop, 1);
     }

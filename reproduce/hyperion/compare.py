@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import mbresults  # noqa: E402
-from plot import load, pair_ratio  # noqa: E402
+from plot import epoch_values, load, pair_ratio  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "
             "datasets PA/IG/UK/CL/LD (56 GB to 23 TB of features)")
@@ -56,15 +56,6 @@ def sweep_rows(rows, systems=("hyperion", "nopipe")):
     with_mmap = {r["run"] for r in rows if r["system"] == "mmap"}
     only_pairs = len(by_run) > len(with_mmap)
     return [r for r in rows if r["system"] == "hyperion" and not (only_pairs and r["run"] in with_mmap)]
-
-
-def epoch_values(cfg, system, key):
-    """The per-epoch values of /config/<system>/epoch<E>/<key>, NaN where absent."""
-    out, e = [], 0
-    while f"{system}/epoch{e}/time_s" in cfg:
-        out.append(float(cfg.get(f"{system}/epoch{e}/{key}", "nan")))
-        e += 1
-    return out
 
 
 def median(v):
@@ -216,12 +207,10 @@ def main():
         c = runs[r["run"]]["config"]
         e = 0
         bnd = "?"
-        steals = []
         while f"{r['system']}/epoch{e}/model_bound" in c:
             bnd = c[f"{r['system']}/epoch{e}/model_bound"]
-            steals.append(float(c.get(f"{r['system']}/epoch{e}/host_steal", "nan")))
             e += 1
-        steal_e = median(steals)
+        steal_e = median(epoch_values(c, r["system"], "host_steal"))
         steal_p = float(c.get(f"{r['system']}/profile/host_steal", "nan"))
         err_sf = steal_free_error(c, r)
         err = model_error(r)

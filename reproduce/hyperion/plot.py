@@ -53,12 +53,18 @@ def pair_ratio(rows, a, b):
     return best[a]["t_median"] / best[b]["t_median"], best
 
 
-def last_epoch(cfg, system, key):
-    e, v = 0, float("nan")
-    while f"{system}/epoch{e}/{key}" in cfg:
-        v = float(cfg[f"{system}/epoch{e}/{key}"])
+def epoch_values(cfg, system, key):
+    """The per-epoch values of /config/<system>/epoch<E>/<key>, NaN where absent."""
+    out, e = [], 0
+    while f"{system}/epoch{e}/time_s" in cfg:
+        out.append(float(cfg.get(f"{system}/epoch{e}/{key}", "nan")))
         e += 1
-    return v
+    return out
+
+
+def last_epoch(cfg, system, key):
+    v = epoch_values(cfg, system, key)
+    return v[-1] if v else float("nan")
 
 
 def main():
