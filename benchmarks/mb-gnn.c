@@ -896,12 +896,28 @@ static void use_epoch(struct st *s, uint64_t epoch)
 static double cpu_now(void);
 
 /* The share of this machine's CPU time the host took since steal0 (from
- * mb_host_steal_s), over dt seconds; NAN where it is not reported. */
+ * mb_host_steal_s), over dt seconds; NAN where it is not reported, or where
+ * the interval is too short to resolve it: /proc/stat counts steal in ticks,
+ * and below 20 ticks of the machine's CPU time one tick is over 5% (a 2 ms
+ * epoch on 2 CPUs that caught one tick read as 250%). */
 static double steal_share(double steal0, double dt)
 {
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN), hz = sysconf(_SC_CLK_TCK);
     double now = mb_host_steal_s();
-    return dt > 0 && ncpu > 0 ? (now - steal0) / (dt * (double)ncpu) : NAN;
+    if (ncpu <= 0 || hz <= 0 || dt * (double)ncpu * (double)hz < 20)
+        return NAN;
+    return (now - steal0) / (dt * (double)ncpu);
+}
+
+/* A steal share for the progress lines: "n/a" where steal_share could not
+ * resolve it. */
+static const char *steal_text(char *buf, size_t len, double share)
+{
+    if (share == share)
+        snprintf(buf, len, "%.1f%%", 100 * share);
+    else
+        snprintf(buf, len, "n/a");
+    return buf;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -1049,15 +1065,16 @@ static int profile_run(struct st *s)
     s->prof_steal = steal_share(steal0, mb_now() - p0);
     s->profiled = rc == 0;
     if (s->profiled && s->run->rank == 0) {
+        char st[16];
         printf("# profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
                "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
                "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s (%zu of the profile's row reads); "
-               "host steal %.1f%%\n",
+               "host steal %s\n",
                sys_names[s->sys], nb, phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample, 1e3 * f->t_lookup,
                1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
                phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
                1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6,
-               s->prof_pool_rows, 100 * s->prof_steal);
+               s->prof_pool_rows, steal_text(st, sizeof(st), s->prof_steal));
         fflush(stdout);
     }
     return rc;
@@ -1373,12 +1390,12 @@ static void epoch_report(struct st *s, double epoch_s)
     double lower = s->sys == S_INMEM ? epoch_s : isnan(inmem_epoch_s) ? miss_s : fmax(inmem_epoch_s, miss_s);
     if (run->rank != 0)
         return;
-    char ft[32], tt[32];
+    char ft[32], tt[32], st[16];
     double nb = (double)s->nbatches;
     printf("# epoch %lld %s: %.3f s, %.2f batches/s, loss %.4f, train acc %.4f, val acc %.4f, feat hit dev/host %s, "
            "topo hit dev/host %s, read %.1f MB, stages/batch ms: sample %.2f submit %.2f complete %.2f train %.2f, "
            "cpu/batch ms: sample %.2f submit %.2f complete %.2f train %.2f all %.2f, "
-           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s, host steal %.1f%%\n",
+           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s, host steal %s\n",
            s->epoch_idx, sys_names[s->sys], epoch_s, nb / epoch_s, s->loss, s->acc_train, s->acc_val,
            tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
            tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
@@ -1386,7 +1403,7 @@ static void epoch_report(struct st *s, double epoch_s)
            1e3 * s->busy[2] / nb, 1e3 * s->t_train / nb,
            1e-6 * (double)atomic_load(&s->stage_cpu_ns[0]) / nb, 1e-6 * (double)atomic_load(&s->stage_cpu_ns[1]) / nb,
            1e-6 * (double)atomic_load(&s->stage_cpu_ns[2]) / nb, 1e3 * s->c_train / nb, 1e3 * s->cpu_s / nb, v[2], v[1],
-           pred, bound, lower, 100 * s->steal);
+           pred, bound, lower, steal_text(st, sizeof(st), s->steal));
     fflush(stdout);
     char key[200];
     struct mb_kvlist *c = &run->result.config;
