@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import mbresults  # noqa: E402
-from plot import epoch_values, load, pair_ratio  # noqa: E402
+from plot import epoch_values, load, median, pair_ratio  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "
             "datasets PA/IG/UK/CL/LD (56 GB to 23 TB of features)")
@@ -56,11 +56,6 @@ def sweep_rows(rows, systems=("hyperion", "nopipe")):
     with_mmap = {r["run"] for r in rows if r["system"] == "mmap"}
     only_pairs = len(by_run) > len(with_mmap)
     return [r for r in rows if r["system"] == "hyperion" and not (only_pairs and r["run"] in with_mmap)]
-
-
-def median(v):
-    v = sorted(x for x in v if x == x)
-    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
 
 
 def steal_free_median(cfg, system):
@@ -138,7 +133,7 @@ def main():
             if pair:
                 shown += [("hyperion", pair["hyperion"], f"{m} pair"), (m, pair[m], f"{m} pair")]
     for s, r, which in shown:
-        eb = r["t_median"] / r["bound"] if r["bound"] == r["bound"] and r["bound"] > 0 else float("nan")
+        eb = r["epoch_bound"]
         L.append(f"| {s} | {which} | {r['t_median']:.3f} | {r['t_min']:.3f}–{r['t_max']:.3f} | {1e3 * r['per_batch']:.1f} | "
                  f"{r['model']:.3f} | {r['bound']:.3f} | {eb:.2f} | {r['check']} |")
     L.append("")
@@ -160,16 +155,17 @@ def main():
     L.append("|---|---|---|")
     hy = sysrows.get("hyperion")
     if hy:
-        eb = hy["t_median"] / hy["bound"] if hy["bound"] == hy["bound"] and hy["bound"] > 0 else float("nan")
-        L.append(f"| epoch time within 1.25× of the bound | {fmt(eb)} | {'met' if eb <= 1.25 else 'missed'} |")
-        # the same with steal-free epochs (hyperion's and inmem's); the reads'
-        # term is the last epoch's bytes at the engine's random-read rate
-        rate = float(cfg.get("hyperion/engine_random_read_Bps", "nan"))
-        nbytes = epoch_values(cfg, "hyperion", "storage_bytes")
-        miss_s = nbytes[-1] / rate if nbytes and rate == rate and rate > 0 else float("nan")
-        terms = [x for x in (steal_free_median(cfg, "inmem"), miss_s) if x == x]
-        bound_sf = max(terms) if terms else float("nan")
-        eb_sf = steal_free_median(cfg, "hyperion") / bound_sf if bound_sf == bound_sf and bound_sf > 0 else float("nan")
+        eb = hy["epoch_bound"]
+        L.append(f"| epoch time within 1.25× of the bound (median over epochs of epoch / its bound) | {fmt(eb)} | "
+                 f"{'met' if eb <= 1.25 else 'missed'} |")
+        # the same with steal-free epochs (hyperion's and inmem's); the
+        # reads' term, disk time, takes no steal correction
+        inmem_sf = steal_free_median(cfg, "inmem")
+        t, st = epoch_values(cfg, "hyperion", "time_s"), epoch_values(cfg, "hyperion", "host_steal")
+        bounds = [max((x for x in (inmem_sf, m) if x == x), default=float("nan"))
+                  for m in epoch_values(cfg, "hyperion", "miss_read_s")]
+        # (NaN steal or bound: the comparison is NaN, which median leaves out)
+        eb_sf = median([a * (1 - b) / c for a, b, c in zip(t, st, bounds) if c > 0])
         if eb_sf == eb_sf:
             L.append(f"| epoch time within 1.25× of the bound, steal-free | {fmt(eb_sf)} | "
                      f"{'met' if eb_sf <= 1.25 else 'missed'} |")

@@ -32,7 +32,11 @@ def load(inputs):
         r["ndev"] = int(cfg.get("ndev", 1))
         r["cache"] = int(cfg.get("cache-host", 0)) + int(cfg.get("cache-dev", 0))
         r["feature_bytes"] = int(cfg.get("feature_bytes", 1))
-        r["bound"] = last_epoch(cfg, r["system"], "bound_s")
+        # each epoch against its own bound (the disk's rate is measured
+        # right after it): the median of the ratios, and of the bounds
+        t, b = epoch_values(cfg, r["system"], "time_s"), epoch_values(cfg, r["system"], "bound_s")
+        r["bound"] = median(b)
+        r["epoch_bound"] = median([x / y for x, y in zip(t, b) if y > 0])
         r["nsys"] = len({x["system"] for x in rows if x["run"] == r["run"]})
         batches = max(1.0, r["count"] / (float(cfg.get("batch", 1)) * max(1, r["nranks"])))
         r["per_batch"] = r["t_median"] / batches
@@ -62,9 +66,10 @@ def epoch_values(cfg, system, key):
     return out
 
 
-def last_epoch(cfg, system, key):
-    v = epoch_values(cfg, system, key)
-    return v[-1] if v else float("nan")
+def median(v):
+    """The median of the values that are not NaN; NaN when there are none."""
+    v = sorted(x for x in v if x == x)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
 
 
 def main():

@@ -55,6 +55,17 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
     *host\ steal\ [0-9]*.[0-9]%) [ "$ticks" -ge 19 ] || fail "epoch of $ticks ticks gave a host steal" ;;
     *) fail "the epoch's host steal" ;;
   esac
+  # the bound's storage side: the epoch's misses read again right after it;
+  # bound = max(inmem's median epoch, storage bytes / that rate), in the result file
+  has "^# epoch 2 hyperion: .*, bound [0-9.]+ s \(storage at [0-9.]+ MB/s\)," "hyperion's bound names its storage rate"
+  has "^# epoch 2 inmem: .*, bound [0-9.]+ s, host steal" "inmem is its own bound (no storage rate)"
+  ea() { h5dump -A -g /config "$T/all.h5" | grep -A10 "ATTRIBUTE \"$1/epoch2/$2\"" | sed -n 's/^ *(0): //p' | head -1; }
+  awk -v by="$(ea hyperion storage_bytes)" -v r="$(ea hyperion miss_read_Bps)" -v m="$(ea hyperion miss_read_s)" \
+    -v b="$(ea hyperion bound_s)" 'BEGIN { exit !(by > 0 && r > 0 && m > 0 && (m - by / r)^2 < 1e-8 * m^2 && b >= m) }' ||
+    fail "hyperion's epoch-2 bound (miss_read_s, miss_read_Bps, bound_s) is not its storage bytes at the misses' rate"
+  # (the rate was taken on exactly the epoch's feature misses, found again)
+  [ "$(ea hyperion miss_read_rows)" = "$(ea hyperion feat_miss_rows)" ] && [ "$(ea hyperion miss_read_rows)" -gt 0 ] ||
+    fail "hyperion read $(ea hyperion miss_read_rows) rows again for its bound, not its $(ea hyperion feat_miss_rows) misses"
   # the same blocks and rows whatever the system (hyperion samples two
   # batches at once and reads features while sampling): the same losses
   loss() { sed -n "s/^# epoch 2 $1: .*loss \([0-9.]*\),.*/\1/p" "$T/out"; }
