@@ -885,8 +885,8 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
  * misses, read again right after it (untimed), each row once, 512 rows a
  * round and two rounds in flight (4 MiB of buffers: at 20% cache and 8
  * slots, hyperion runs within 16 MiB of a 1 GiB budget). A VM's
- * disk is a file on a shared host: the same rows read at 41 MB/s on a cold
- * host cache and 226 MB/s warm within a day, so one rate taken before the
+ * disk is a file on a shared host: random rows read at 41 MB/s on a cold
+ * host cache and 314 MB/s warm within a day, so one rate taken before the
  * epochs bounded them wrongly both ways. Ranks read at once and their rates
  * add up (the disk is shared). NAN where features are not read through the
  * engine or nothing missed. */
