@@ -1229,6 +1229,21 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         gnn_cache_info(s->cache, &s->cinfo);
     }
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    if (budget_on && s->max_batch_rows) {
+        /* every slot comes to hold the largest batch's rows (more, as it
+         * grows by a quarter): where even that cannot fit beside what is
+         * charged now, the cgroup would kill the run mid-epoch (seen:
+         * --slots 12 beside an 819 MiB cache under 1 GiB) */
+        double held = (double)gnn_budget_anon(&budget), slot = (double)s->max_batch_rows * (double)hdr.row_bytes;
+        if (held + s->nslots * slot > (double)opt.mem_budget) {
+            mb_warn("%s: --slots %d: %d slots of the largest presampled batch (%llu rows, %.1f MiB each) beside the "
+                    "%.0f MiB held now (the cache included) exceed --mem-budget (%.0f MiB); give fewer --slots, a "
+                    "smaller --cache-host or a larger --mem-budget",
+                    c->name, s->nslots, s->nslots, (unsigned long long)s->max_batch_rows, slot / 1048576.0,
+                    held / 1048576.0, (double)opt.mem_budget / 1048576.0);
+            return -1;
+        }
+    }
     /* the overlap needs the engine (memory and mmap copy in submit) and a pipeline */
     s->overlap = opt.overlap == 0 && s->nslots > 1 && gnn_dataset_feat_access(s->ds) == GNN_AIO;
     s->nshares = (int)(opt.sub_threads > opt.comp_threads ? opt.sub_threads : opt.comp_threads);

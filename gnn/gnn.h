@@ -657,6 +657,10 @@ int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen);
 /* Charged bytes now and the peak since enforcement (cgroup), else 0. */
 uint64_t gnn_budget_usage(const struct gnn_budget *b);
 uint64_t gnn_budget_peak(const struct gnn_budget *b);
+/* Anonymous memory, which no budget can reclaim the way it reclaims page
+ * cache: charged to the cgroup (memory.stat rss, v2 anon), else this
+ * process's RssAnon; 0 where it is not reported. */
+uint64_t gnn_budget_anon(const struct gnn_budget *b);
 /* Times the kernel hit the limit (v1 failcnt, v2 events "max"), else 0. */
 uint64_t gnn_budget_limit_hits(const struct gnn_budget *b);
 /* Moves back, removes the cgroup (owner), unpins. */

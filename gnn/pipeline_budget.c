@@ -281,6 +281,26 @@ uint64_t gnn_budget_usage(const struct gnn_budget *b)
     return cg_value(b, "memory.usage_in_bytes", "memory.current");
 }
 
+uint64_t gnn_budget_anon(const struct gnn_budget *b)
+{
+    char p[700], line[128];
+    const char *key = "RssAnon: %llu kB";
+    unsigned long long v = 0, unit = 1024;
+    if (b->cgroup[0]) { /* what the cgroup was charged (not what the process held before it joined) */
+        snprintf(p, sizeof(p), "%s/memory.stat", b->cgroup);
+        key = b->v2 ? "anon %llu" : "rss %llu";
+        unit = 1;
+    } else
+        snprintf(p, sizeof(p), "/proc/self/status");
+    FILE *f = fopen(p, "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, key, &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)(v * unit);
+}
+
 uint64_t gnn_budget_peak(const struct gnn_budget *b)
 {
     return cg_value(b, "memory.max_usage_in_bytes", "memory.peak");

@@ -76,6 +76,15 @@ if [ ${#budget[@]} -gt 0 ]; then
   h5dump -a /config/budget_method "$T/all.h5" >"$T/out" 2>&1; has '"cgroup-v[12]"' "result records the budget method"
   peak=$(h5dump -A -g /config "$T/all.h5" | grep -A4 'ATTRIBUTE "hyperion/budget_peak_bytes"' | sed -n 's/^ *(0): \([0-9]*\)/\1/p')
   [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $((384 << 20)) ] || fail "budget peak $peak within 384M"
+  # slots that cannot fit beside what is held (16 of a 3233-row batch of
+  # 4 KiB rows: 202 MiB) are one clear line, not the cgroup's kill
+  expect 0 "generate wide rows" -- "$G" --generate --data "$T/wide" --scale 13 --feat-dim 1024 --classes 4 \
+    --train-frac 0.5 --files 1 -o "$T/wide-gen.h5"
+  expect 1 "slots beyond the budget" -- "$G" --data "$T/wide" --batch 512 --fanout 10,10 --hidden 16 -n 1 -w 0 \
+    --cache-host 1M --mem-budget 160M --budget-method cgroup --system hyperion --slots 16 -o "$T/wide.h5" &&
+    has "^mb-gnn: .*--slots 16: 16 slots of the largest presampled batch .* exceed --mem-budget \(160 MiB\)" \
+      "names --slots and --mem-budget"
+  h5ls "$T/wide.h5/summary" 2>&1 | grep -q 'Dataset {0}' || fail "a refused run records no epochs"
 fi
 h5dump -a /emulation "$T/all.h5" >"$T/out" 2>&1; has "stands for one NVMe SSD" "emulation declared"
 
