@@ -20,7 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import mbresults  # noqa: E402
-from plot import epoch_values, load, median, pair_ratio  # noqa: E402
+from plot import epoch_values, load, median, pair_ratio, steal_free_median  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "
             "datasets PA/IG/UK/CL/LD (56 GB to 23 TB of features)")
@@ -56,16 +56,6 @@ def sweep_rows(rows, systems=("hyperion", "nopipe")):
     with_mmap = {r["run"] for r in rows if r["system"] == "mmap"}
     only_pairs = len(by_run) > len(with_mmap)
     return [r for r in rows if r["system"] == "hyperion" and not (only_pairs and r["run"] in with_mmap)]
-
-
-def steal_free_median(cfg, system):
-    """Median over the epochs of time x (1 - host steal): the epoch on the
-    whole machine. A VM given (1 - s) of its CPU time stretches a run by
-    1 / (1 - s); on the development VM, steal of 2-25% per epoch explained
-    most of the epoch-to-epoch spread (one point's epochs: 1.04-1.40 s
-    wall, 0.96-1.09 s steal-free). NaN for results without host_steal."""
-    t, st = epoch_values(cfg, system, "time_s"), epoch_values(cfg, system, "host_steal")
-    return median([a * (1 - b) for a, b in zip(t, st)]) if st and all(x == x for x in st) else float("nan")
 
 
 def steal_free_error(cfg, r):
