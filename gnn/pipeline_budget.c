@@ -185,23 +185,29 @@ static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
     return 0;
 }
 
+/* The value of the first line of `path` that `fmt` (one %llu) matches, as
+ * in /proc/meminfo or a cgroup's memory.stat; 0 when none does. */
+static unsigned long long keyed_value(const char *path, const char *fmt)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    unsigned long long v = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, fmt, &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
 static int try_mlock(struct gnn_budget *b, char *err, size_t errlen)
 {
-    unsigned long long avail_kb = 0;
     const char *over = getenv("MB_GNN_MEMAVAILABLE");
     size_t avail = 0;
     if (over && *over) {
         avail = (size_t)strtoull(over, NULL, 10);
-    } else {
-        FILE *f = fopen("/proc/meminfo", "r");
-        char line[256];
-        while (f && fgets(line, sizeof(line), f))
-            if (sscanf(line, "MemAvailable: %llu kB", &avail_kb) == 1)
-                break;
-        if (f)
-            fclose(f);
-        avail = (size_t)avail_kb * 1024;
-    }
+    } else
+        avail = (size_t)keyed_value("/proc/meminfo", "MemAvailable: %llu kB") * 1024;
     if (avail <= b->bytes) {
         snprintf(b->method, sizeof(b->method), "mlock");
         snprintf(b->detail, sizeof(b->detail), "available memory %zu is already within the budget: nothing pinned",
@@ -283,22 +289,12 @@ uint64_t gnn_budget_usage(const struct gnn_budget *b)
 
 uint64_t gnn_budget_anon(const struct gnn_budget *b)
 {
-    char p[700], line[128];
-    const char *key = "RssAnon: %llu kB";
-    unsigned long long v = 0, unit = 1024;
-    if (b->cgroup[0]) { /* what the cgroup was charged (not what the process held before it joined) */
-        snprintf(p, sizeof(p), "%s/memory.stat", b->cgroup);
-        key = b->v2 ? "anon %llu" : "rss %llu";
-        unit = 1;
-    } else
-        snprintf(p, sizeof(p), "/proc/self/status");
-    FILE *f = fopen(p, "r");
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, key, &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return (uint64_t)(v * unit);
+    if (!b->cgroup[0])
+        return (uint64_t)keyed_value("/proc/self/status", "RssAnon: %llu kB") * 1024;
+    /* what the cgroup was charged (not what the process held before it joined) */
+    char p[700];
+    snprintf(p, sizeof(p), "%s/memory.stat", b->cgroup);
+    return (uint64_t)keyed_value(p, b->v2 ? "anon %llu" : "rss %llu");
 }
 
 uint64_t gnn_budget_peak(const struct gnn_budget *b)
@@ -312,16 +308,9 @@ uint64_t gnn_budget_limit_hits(const struct gnn_budget *b)
         return 0;
     if (!b->v2)
         return cg_value(b, "memory.failcnt", "");
-    char p[700], line[128];
+    char p[700];
     snprintf(p, sizeof(p), "%s/memory.events", b->cgroup);
-    FILE *f = fopen(p, "r");
-    unsigned long long v = 0;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "max %llu", &v) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return v;
+    return (uint64_t)keyed_value(p, "max %llu");
 }
 
 void gnn_budget_release(struct gnn_budget *b)
