@@ -34,6 +34,10 @@ has() {
   grep -Eq -- "$1" "$T/out" || { fail "$2: output lacks /$1/"; sed 's/^/  > /' "$T/out" | tail -n 15 >&2; }
 }
 
+# attr FILE NAME: the value of the result file's /config attribute NAME
+# (names may hold slashes; strings keep their quotes)
+attr() { h5dump -A -g /config "$1" 2>/dev/null | awk -v n="ATTRIBUTE \"$2\"" 'index($0, n) {f=1} f && /\(0\):/ {sub(/.*\(0\): */, ""); print; exit}'; }
+
 finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0

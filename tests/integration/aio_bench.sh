@@ -25,8 +25,6 @@ h5dump -a /config/aio_direct "$T/nodirect.h5" >"$T/out" 2>&1; has '\(0\): 0' "re
 rm -rf "$S"
 MB_AIO_INJECT=eio:3 expect 1 "injected EIO reaches the waiter" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync --sizes 4K -o "$T/e.h5" &&
   has "engine: request at [0-9]+: Input/output error" "names the failed request"
-# attr FILE NAME: the value of /config's attribute NAME (names may hold slashes)
-attr() { h5dump -A -g /config "$1" 2>/dev/null | awk -v n="ATTRIBUTE \"$2\"" 'index($0, n) {f=1} f && /\(0\):/ {sub(/.*\(0\): */, ""); print; exit}'; }
 # adaptive I/O threads: 8 files -> CAM's 2..4, the counts chosen are recorded
 expect 0 "adaptive I/O threads" -- "$BIN/mb-aio" "${A[@]}" --files 8 --file-size 1M --stripe 64K --io-threads adaptive --mode sync,async --sizes 4K --ios 512 -o "$T/ad.h5"
 h=$(attr "$T/ad.h5" "io_threads_chosen/sync/random/read/4096")
