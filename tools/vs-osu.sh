@@ -16,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 for k in $(seq "$reps"); do
   mpirun -np "$np" "$osu" -m "8:$max" -i 1000 -x 100 | awk '/^[0-9]/{print $1, $2}' >"$tmp/osu.$k"
   mpirun -np "$np" build/bin/mb-coll --coll allreduce --dtype float -b 8 -e "$max" -n 1000 -w 100 \
-    -o "$tmp/mb.$k.h5" | awk '$NF=="pass"{print $1, $3}' >"$tmp/mb.$k"
+    -o "$tmp/h5.$k.h5" | awk '$NF=="pass"{print $1, $3}' >"$tmp/mb.$k"
 done
 # one row per size: OSU averages, mb-coll medians, ratio of the means
 paste -d' ' "$tmp"/osu.* "$tmp"/mb.* | awk -v r="$reps" '
