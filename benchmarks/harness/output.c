@@ -16,7 +16,15 @@
  * state orders it against the writer: a signal during a write is left
  * pending and taken by the writer as soon as that case is flushed; a
  * write that would start after the handler began waits for the exit.
- * A rank blocked in a collective ends all the same (_exit). */
+ * A rank blocked in a collective ends all the same (_exit).
+ *
+ * Open MPI 4's mpirun, itself sent SIGTERM or SIGINT, does not pass it on:
+ * each rank gets SIGCONT, and a second later its runtime ends it with
+ * _exit (no handler, no atexit). So SIGCONT links the file to its final
+ * name at once (fsynced, the temporary removed) and the run goes on
+ * writing into it there; a genuine resume after a stop just finishes the
+ * file in place. Slurm's time limit signals every process of the step, so
+ * the ranks see SIGTERM themselves. */
 #include "harness.h"
 
 #include <errno.h>
@@ -133,12 +141,14 @@ static struct {
     int fd, dirfd;
     int broken;  /* a write failed: the file is not kept */
     atomic_size_t ncases;
+    atomic_int cont_pending; /* SIGCONT during a write: link after it */
+    int linked;              /* index into finals once linked, else -1 */
     size_t planned;
     char tmp[4200];
     char finals[G_FINALS][4200];
-    struct sigaction old_int, old_term;
+    struct sigaction old_int, old_term, old_cont;
     int handlers, atexit_done;
-} g = {.state = G_OFF, .fd = -1, .dirfd = -1};
+} g = {.state = G_OFF, .fd = -1, .dirfd = -1, .linked = -1};
 
 struct mb_output {
     struct mb_result_writer *w;
@@ -159,6 +169,29 @@ static void say_num(unsigned long long v)
     (void)!write(STDERR_FILENO, b + i, sizeof b - i);
 }
 
+/* Async-signal-safe: fsyncs the file and gives it the first free final
+ * name, removing the temporary (once; later calls only fsync). */
+static const char *link_final(void)
+{
+    if (g.fd >= 0)
+        fsync(g.fd);
+    for (int i = 0; i < G_FINALS && g.linked < 0; i++) {
+        if (link(g.tmp, g.finals[i]) == 0) {
+            g.linked = i;
+            unlink(g.tmp);
+        } else if (errno != EEXIST) {
+            /* no hard links here: rename, after an existence check */
+            if ((errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP) &&
+                !exists(g.finals[i]) && rename(g.tmp, g.finals[i]) == 0)
+                g.linked = i;
+            break;
+        }
+    }
+    if (g.dirfd >= 0)
+        fsync(g.dirfd);
+    return g.linked >= 0 ? g.finals[g.linked] : NULL;
+}
+
 /* Async-signal-safe: keeps what the last flush left on disk, under the
  * first free final name; reports in one line. why: the signal, or 0 for
  * an exit without close. */
@@ -175,23 +208,7 @@ static void salvage(int why)
         say("; the result file could not be written, nothing kept\n");
         return;
     }
-    if (g.fd >= 0)
-        fsync(g.fd);
-    const char *kept = NULL;
-    for (int i = 0; i < G_FINALS && !kept; i++) {
-        if (link(g.tmp, g.finals[i]) == 0) {
-            kept = g.finals[i];
-            unlink(g.tmp);
-        } else if (errno != EEXIST) {
-            /* no hard links here: rename, after an existence check */
-            if ((errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP) &&
-                !exists(g.finals[i]) && rename(g.tmp, g.finals[i]) == 0)
-                kept = g.finals[i];
-            break;
-        }
-    }
-    if (g.dirfd >= 0)
-        fsync(g.dirfd);
+    const char *kept = link_final();
     say(": ");
     say_num(atomic_load(&g.ncases));
     say(" of ");
@@ -222,6 +239,21 @@ static void on_signal(int sig)
     }
 }
 
+/* SIGCONT: see the top comment. */
+static void on_cont(int sig)
+{
+    (void)sig;
+    int s = G_IDLE;
+    if (getpid() != g.owner || g.broken)
+        return;
+    if (atomic_compare_exchange_strong(&g.state, &s, G_SALVAGING)) {
+        link_final();
+        atomic_store(&g.state, G_IDLE);
+    } else if (s == G_WRITING) {
+        atomic_store(&g.cont_pending, 1);
+    }
+}
+
 static void on_exit_salvage(void)
 {
     int s = G_IDLE;
@@ -247,6 +279,11 @@ static void write_begin(void)
 static void write_end(void)
 {
     int s = G_WRITING;
+    if (atomic_load(&g.cont_pending) && !g.broken) {
+        /* still WRITING, so no handler salvages meanwhile */
+        atomic_store(&g.cont_pending, 0);
+        link_final();
+    }
     if (atomic_compare_exchange_strong(&g.state, &s, G_IDLE))
         return;
     /* a signal came during the write: take it now the file is flushed */
@@ -262,8 +299,10 @@ static void disarm(void)
     if (g.handlers) {
         sigaction(SIGINT, &g.old_int, NULL);
         sigaction(SIGTERM, &g.old_term, NULL);
+        sigaction(SIGCONT, &g.old_cont, NULL);
         g.handlers = 0;
     }
+    g.linked = -1;
     if (g.fd >= 0)
         close(g.fd);
     if (g.dirfd >= 0)
@@ -314,6 +353,8 @@ struct mb_output *mb_output_open(const struct mb_result *r, const char *path, ch
     for (int i = 1; i < G_FINALS; i++)
         numbered_into(path, i, g.finals[i], sizeof g.finals[i]);
     atomic_store(&g.pending_sig, 0);
+    atomic_store(&g.cont_pending, 0);
+    g.linked = -1;
     atomic_store(&g.state, G_IDLE);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -324,6 +365,8 @@ struct mb_output *mb_output_open(const struct mb_result *r, const char *path, ch
     sigaddset(&sa.sa_mask, SIGTERM);
     sigaction(SIGINT, &sa, &g.old_int);
     sigaction(SIGTERM, &sa, &g.old_term);
+    sa.sa_handler = on_cont;
+    sigaction(SIGCONT, &sa, &g.old_cont);
     g.handlers = 1;
     if (!g.atexit_done)
         g.atexit_done = atexit(on_exit_salvage) == 0;
@@ -361,7 +404,8 @@ void mb_output_discard(struct mb_output *o)
         return;
     write_begin();
     mb_result_end(o->w, NULL, NULL, 0);
-    unlink(g.tmp); /* ours: created by open */
+    /* ours: created by open, or linked by SIGCONT (then torn by the failure) */
+    unlink(g.linked >= 0 ? g.finals[g.linked] : g.tmp);
     disarm();
     free(o->path);
     free(o);
@@ -383,6 +427,18 @@ char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err,
         rc = -1;
     }
     int renamed = 0;
+    if (rc == 0 && g.linked >= 0) {
+        /* linked at a SIGCONT: complete now, in place under that name */
+        char *final = strdup(g.finals[g.linked]);
+        if (!final)
+            snprintf(err, errlen, "%s: out of memory", g.finals[g.linked]);
+        if (g.dirfd >= 0)
+            fsync(g.dirfd);
+        disarm();
+        free(o->path);
+        free(o);
+        return final;
+    }
     char *final = rc == 0 ? strdup(o->path) : NULL;
     if (rc == 0 && !final) {
         snprintf(err, errlen, "%s: out of memory", o->path);
@@ -411,7 +467,9 @@ char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err,
         final = NULL;
         rc = -1;
     }
-    if (!renamed)
+    if (g.linked >= 0)
+        unlink(g.finals[g.linked]); /* ours, linked at a SIGCONT, and now torn */
+    else if (!renamed)
         unlink(g.tmp); /* ours (after a rename the name may be someone else's) */
     if (rc == 0 && g.dirfd >= 0 && fsync(g.dirfd) != 0) {
         snprintf(err, errlen, "%s: fsync of its folder: %s", final, strerror(errno));
