@@ -118,6 +118,19 @@ int mb_h5_fail(struct h5 *c, const char *fmt, ...)
     va_end(ap);
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
     H5Eclear2(H5E_DEFAULT);
+    /* A failed system call reads "... errno = 28, error message = 'No
+     * space left on device', ..." over two lines: keep the message. */
+    char *m = strstr(detail, "error message = '");
+    if (m) {
+        m += strlen("error message = '");
+        char *q = strchr(m, '\'');
+        if (q)
+            *q = '\0';
+        memmove(detail, m, strlen(m) + 1);
+    }
+    for (char *p = detail; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
     if (c->err && c->errlen) {
         if (detail[0])
             snprintf(c->err, c->errlen, "%s: %s: %s", c->path, step, detail);
