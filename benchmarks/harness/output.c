@@ -218,6 +218,23 @@ static void salvage(int why)
     say(kept ? " (complete=0)\n" : " (could not link it to its final name)\n");
 }
 
+/* A program's own SIGINT/SIGTERM handler, installed before ours (its
+ * clean-up: pool files, cgroups), still runs: after the salvage, before
+ * the exit. */
+static void chain(int sig)
+{
+    const struct sigaction *o = sig == SIGINT ? &g.old_int : &g.old_term;
+    if (o->sa_flags & SA_SIGINFO) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        info.si_signo = sig;
+        if (o->sa_sigaction)
+            o->sa_sigaction(sig, &info, NULL);
+    } else if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+        o->sa_handler(sig);
+    }
+}
+
 static void on_signal(int sig)
 {
     atomic_store(&g.pending_sig, sig);
@@ -225,6 +242,7 @@ static void on_signal(int sig)
         int s = G_IDLE;
         if (atomic_compare_exchange_strong(&g.state, &s, G_SALVAGING)) {
             salvage(sig);
+            chain(sig);
             _exit(128 + sig);
         }
         if (s == G_WRITING) {
@@ -232,8 +250,10 @@ static void on_signal(int sig)
                 return; /* the writer takes it after its flush */
             continue;
         }
-        if (s == G_OFF)
+        if (s == G_OFF) {
+            chain(sig);
             _exit(128 + sig); /* the file is committed (or was never opened) */
+        }
         for (;;)
             pause(); /* another thread is salvaging and will _exit */
     }
@@ -290,6 +310,7 @@ static void write_end(void)
     atomic_store(&g.state, G_SALVAGING);
     int sig = atomic_load(&g.pending_sig);
     salvage(sig);
+    chain(sig);
     _exit(128 + sig);
 }
 

@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -136,6 +137,16 @@ static void write_failure(const char *dir)
     mb_result_free(&r);
 }
 
+/* A program's own handler (its clean-up), installed before the output. */
+static char marker[600];
+static void program_cleanup(int sig)
+{
+    (void)sig;
+    int fd = open(marker, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0)
+        close(fd);
+}
+
 /* A child writes two of four cases and is signalled: it ends with
  * 128 + sig, and the final name holds exactly those cases, complete=0,
  * with no temporary left. */
@@ -145,7 +156,9 @@ static void interrupted(const char *dir, int sig)
     snprintf(path, sizeof path, "%s/sig%d.h5", dir, sig);
     fflush(NULL);
     pid_t pid = fork();
+    snprintf(marker, sizeof marker, "%s/cleanup%d", dir, sig);
     if (pid == 0) {
+        signal(sig, program_cleanup);
         struct mb_result r;
         make_result(&r, 4);
         struct mb_output *o = mb_output_open(&r, path, err, sizeof err);
@@ -173,6 +186,8 @@ static void interrupted(const char *dir, int sig)
         EXPECT(back.ncases == 2);
     }
     mb_result_free(&back);
+    EXPECT(exists(marker)); /* the program's handler ran too */
+    unlink(marker);
     EXPECT(count_tmp(dir) == 1); /* the planted PATH.tmp of main() only */
     unlink(path);
 }
