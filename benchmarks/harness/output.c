@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -235,6 +236,26 @@ static void chain(int sig)
     }
 }
 
+static void nap(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* SIGINT/SIGTERM blocked in the calling thread (the writer's, so HDF5 is
+ * never interrupted by our handler), and back. */
+static sigset_t g_saved_mask;
+static void block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCONT);
+    pthread_sigmask(SIG_BLOCK, &set, &g_saved_mask);
+}
+static void unblock_signals(void) { pthread_sigmask(SIG_SETMASK, &g_saved_mask, NULL); }
+
 static void on_signal(int sig)
 {
     atomic_store(&g.pending_sig, sig);
@@ -250,12 +271,13 @@ static void on_signal(int sig)
                 return; /* the writer takes it after its flush */
             continue;
         }
+        if (s == G_PENDING)
+            return; /* the writer takes it after its flush */
         if (s == G_OFF) {
             chain(sig);
             _exit(128 + sig); /* the file is committed (or was never opened) */
         }
-        for (;;)
-            pause(); /* another thread is salvaging and will _exit */
+        nap(); /* SALVAGING elsewhere: an exit, or a SIGCONT link that ends */
     }
 }
 
@@ -276,6 +298,7 @@ static void on_cont(int sig)
 
 static void on_exit_salvage(void)
 {
+    block_signals(); /* this thread salvages; a signal here must not wait on it */
     int s = G_IDLE;
     if (atomic_compare_exchange_strong(&g.state, &s, G_SALVAGING)) {
         salvage(0);
@@ -290,10 +313,13 @@ static void on_exit_salvage(void)
 
 static void write_begin(void)
 {
-    int s = G_IDLE;
-    if (!atomic_compare_exchange_strong(&g.state, &s, G_WRITING))
-        for (;;)
-            pause(); /* a handler is salvaging and will _exit */
+    block_signals();
+    for (;;) {
+        int s = G_IDLE;
+        if (atomic_compare_exchange_strong(&g.state, &s, G_WRITING))
+            return;
+        nap(); /* a handler is salvaging (and will _exit) or linking (and ends) */
+    }
 }
 
 static void write_end(void)
@@ -304,8 +330,10 @@ static void write_end(void)
         atomic_store(&g.cont_pending, 0);
         link_final();
     }
-    if (atomic_compare_exchange_strong(&g.state, &s, G_IDLE))
+    if (atomic_compare_exchange_strong(&g.state, &s, G_IDLE)) {
+        unblock_signals(); /* a signal held back meanwhile is taken now */
         return;
+    }
     /* a signal came during the write: take it now the file is flushed */
     atomic_store(&g.state, G_SALVAGING);
     int sig = atomic_load(&g.pending_sig);
@@ -428,6 +456,7 @@ void mb_output_discard(struct mb_output *o)
     /* ours: created by open, or linked by SIGCONT (then torn by the failure) */
     unlink(g.linked >= 0 ? g.finals[g.linked] : g.tmp);
     disarm();
+    unblock_signals();
     free(o->path);
     free(o);
 }
@@ -456,6 +485,7 @@ char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err,
         if (g.dirfd >= 0)
             fsync(g.dirfd);
         disarm();
+        unblock_signals();
         free(o->path);
         free(o);
         return final;
@@ -497,6 +527,7 @@ char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err,
         /* the file is there and complete; only its name may not be durable yet */
     }
     disarm();
+    unblock_signals();
     free(o->path);
     free(o);
     return rc == 0 ? final : NULL;
