@@ -139,6 +139,20 @@ static void csv_field(FILE *out, const char *s, int last)
 
 /* ---- printing one file ---------------------------------------------------- */
 
+/* "the run was cut short: N of M cases" for a file with complete=0 (a run
+ * killed by a signal or ended by an error keeps its finished cases), else
+ * NULL. Files without the attribute are older, complete ones. */
+static const char *incomplete(const struct mb_result *r)
+{
+    const struct mb_kv *c = mb_kv_get(&r->root, "complete");
+    if (!c || c->type != MB_KV_INT || c->i != 0)
+        return NULL;
+    const struct mb_kv *p = mb_kv_get(&r->root, "cases_planned");
+    if (p && p->type == MB_KV_INT)
+        return fmt("the run was cut short: %zu of %lld cases", r->ncases, p->i);
+    return fmt("the run was cut short: %zu cases", r->ncases);
+}
+
 static void print_header(const char *path, const struct mb_result *r)
 {
     static const char *const keys[] = {"benchmark", "start_time_utc", "nranks", "nnodes",
@@ -151,6 +165,9 @@ static void print_header(const char *path, const struct mb_result *r)
             v = fmt("%s (dirty)", v);
         printf("%-15s %s\n", keys[i], v);
     }
+    const char *cut = incomplete(r);
+    if (cut)
+        printf("%-15s %s\n", "INCOMPLETE", cut);
 }
 
 static void print_table(const struct mb_result *r)
@@ -335,6 +352,9 @@ int main(int argc, char **argv)
         for (int i = 0; i < nfiles; i++) {
             const char *path = argv[optind + i];
             if (csv) {
+                const char *cut = incomplete(&r[i]);
+                if (cut) /* the CSV itself stays one table */
+                    fprintf(stderr, PROG ": %s: %s\n", path, cut);
                 print_csv(path, &r[i], i ? &r[i - 1] : NULL);
                 continue;
             }

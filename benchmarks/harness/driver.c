@@ -22,6 +22,32 @@ struct case_outcome {
             printf(__VA_ARGS__);                                                                   \
     } while (0)
 
+/* Rank 0's result file, written case by case (output.c). */
+static struct {
+    struct mb_output *file;
+    int failed;
+    char err[4608];
+} out;
+
+/* Out of memory ends the run with one line and status 1; on rank 0 the
+ * cases finished so far stay in the result file (output.c's exit path).
+ * MB_FAULT_INJECT=oom-<what> makes the allocation named <what> fail. */
+static void *xcalloc(size_t n, size_t size, const char *what)
+{
+    const char *f = mb_fault();
+    void *p = f && strncmp(f, "oom-", 4) == 0 && strcmp(f + 4, what) == 0 ? NULL
+                                                                            : calloc(n ? n : 1, size);
+    if (!p)
+        mb_die(1, "out of memory: %zu x %zu bytes for %s", n, size, what);
+    return p;
+}
+
+static char *xstrdup(const char *s, const char *what)
+{
+    char *p = xcalloc(strlen(s) + 1, 1, what);
+    return memcpy(p, s, strlen(s) + 1);
+}
+
 static int agree_max(MPI_Comm comm, int v)
 {
     int out;
@@ -38,7 +64,10 @@ static char *default_out_path(const char *bench)
             *p = '-';
     mkdir("results", 0755);
     snprintf(path, sizeof(path), "results/%s-%s.h5", bench, stamp);
-    return mb_output_unique(path);
+    char *p = mb_output_unique(path);
+    if (!p)
+        mb_die(1, "out of memory: the result file's name");
+    return p;
 }
 
 /* Runs the warm-up and timed iterations [first, first + count) of one case
@@ -50,7 +79,7 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
 {
     const struct mb_bench *b = run->bench;
     size_t nev = mb_counters_nevents(ctr);
-    long long *now = nev ? calloc(nev, sizeof(*now)) : NULL;
+    long long *now = nev ? xcalloc(nev, sizeof(*now), "counter values") : NULL;
     long long warmup = run->common.warmup, total = warmup + count;
     int err = 0;
     for (long long k = 0; k < total && !err; k++) {
@@ -86,13 +115,15 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
     return err;
 }
 
-/* Gathers times and counts to rank 0 and fills the case's result. */
+/* Gathers times and counts to rank 0, fills the case's result and
+ * writes it to the result file. The counts fit MPI's int: start() refused
+ * a larger -n/--iters, and nev is a handful of events. */
 static void collect(struct mb_run *run, const struct mb_case *c, const double *times,
                     const long long *counts, int check, size_t nev)
 {
     size_t iters = (size_t)run->common.iters, p = (size_t)run->nranks;
-    double *all = run->rank == 0 ? malloc(iters * p * sizeof(double)) : NULL;
-    long long *allc = run->rank == 0 && nev ? malloc(p * nev * sizeof(long long)) : NULL;
+    double *all = run->rank == 0 ? xcalloc(iters * p, sizeof(double), "gathered samples") : NULL;
+    long long *allc = run->rank == 0 && nev ? xcalloc(p * nev, sizeof(long long), "gathered counters") : NULL;
     MPI_Gather(times, (int)iters, MPI_DOUBLE, all, (int)iters, MPI_DOUBLE, 0, run->comm);
     if (nev)
         MPI_Gather(counts, (int)nev, MPI_LONG_LONG, allc, (int)nev, MPI_LONG_LONG, 0, run->comm);
@@ -101,13 +132,13 @@ static void collect(struct mb_run *run, const struct mb_case *c, const double *t
 
     struct mb_case_result *cr = mb_result_add_case(&run->result, c->name);
     for (size_t l = 0; l < run->result.nlabels; l++)
-        cr->labels[l] = strdup(c->labels[l] ? c->labels[l] : "");
+        cr->labels[l] = xstrdup(c->labels[l] ? c->labels[l] : "", "a label");
     cr->bytes = c->bytes;
     cr->count = c->count;
     cr->iters = iters;
     cr->nranks = p;
-    cr->samples = malloc(iters * p * sizeof(double));
-    double *slowest = malloc(iters * sizeof(double));
+    cr->samples = xcalloc(iters * p, sizeof(double), "samples");
+    double *slowest = xcalloc(iters, sizeof(double), "slowest-rank times");
     for (size_t i = 0; i < iters; i++) {
         slowest[i] = 0;
         for (size_t r = 0; r < p; r++) {
@@ -126,6 +157,11 @@ static void collect(struct mb_run *run, const struct mb_case *c, const double *t
     cr->counters = allc;
     free(slowest);
     free(all);
+    if (out.file && !out.failed) {
+        mb_kv_str(&run->result.root, "emulation", run->emulation);
+        out.failed = mb_output_add(out.file, &run->result, run->result.ncases - 1, out.err,
+                                   sizeof(out.err)) != 0;
+    }
 }
 
 static void print_row(struct mb_run *run, const struct mb_case_result *cr)
@@ -161,6 +197,12 @@ static int start(struct mb_run *run, char **out_path)
     }
     if (parse != 0)
         return parse;
+    if (!mb_count_fits((size_t)run->common.iters)) {
+        if (run->rank == 0)
+            mb_warn("-n/--iters: %lld iterations exceed what one MPI call can gather (%d)",
+                    run->common.iters, 2147483647);
+        return MB_EXIT_USAGE;
+    }
     char err[512] = "";
     if (run->common.device == MB_DEV_CUDA && mb_cuda_probe(err, sizeof(err)) != 0) {
         if (run->rank == 0)
@@ -173,7 +215,8 @@ static int start(struct mb_run *run, char **out_path)
     /* The output path is checked before any work. */
     int probe = 0;
     if (run->rank == 0) {
-        *out_path = run->common.out ? strdup(run->common.out) : default_out_path(run->bench->name);
+        *out_path = run->common.out ? xstrdup(run->common.out, "the result file's name")
+                                    : default_out_path(run->bench->name);
         probe = mb_output_probe(*out_path, run->common.out != NULL, err, sizeof(err));
         if (probe)
             mb_warn("%s", err);
@@ -194,11 +237,11 @@ static void fill_metadata(struct mb_run *run, struct mb_counters *ctr)
     if (run->bench->config)
         run->bench->config(run, &r->config);
     for (const char *const *l = run->bench->label_names; l && *l && r->nlabels < MB_MAX_LABELS; l++)
-        r->label_names[r->nlabels++] = strdup(*l);
+        r->label_names[r->nlabels++] = xstrdup(*l, "a label name");
     r->nevents = mb_counters_nevents(ctr);
-    r->event_names = r->nevents ? calloc(r->nevents, sizeof(char *)) : NULL;
+    r->event_names = r->nevents ? xcalloc(r->nevents, sizeof(char *), "event names") : NULL;
     for (size_t e = 0; e < r->nevents; e++)
-        r->event_names[e] = strdup(mb_counters_name(ctr, e));
+        r->event_names[e] = xstrdup(mb_counters_name(ctr, e), "an event name");
 }
 
 /* One round's share of the timed iterations: [*first, *first + *count). */
@@ -310,7 +353,29 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
     }
 
     struct mb_counters *ctr = mb_counters_open(run.comm, run.common.papi);
+    if (!ctr)
+        mb_die(1, "out of memory: hardware counters");
     fill_metadata(&run, ctr);
+    /* The file exists from the start, complete=0 until the end, so a run
+     * cut short keeps every case it finished. */
+    int open_failed = 0;
+    if (run.rank == 0) {
+        mb_kv_str(&run.result.root, "emulation", run.emulation);
+        mb_kv_int(&run.result.root, "complete", 0);
+        mb_kv_int(&run.result.root, "cases_planned", (long long)run.ncases);
+        out.file = mb_output_open(&run.result, out_path, out.err, sizeof(out.err));
+        if (!out.file) {
+            mb_warn("cannot create the result file: %s", out.err);
+            open_failed = 1;
+        }
+    }
+    if (agree_max(run.comm, open_failed)) {
+        mb_counters_close(ctr);
+        free(out_path);
+        mb_result_free(&run.result);
+        MPI_Finalize();
+        return 1;
+    }
     OUT(&run, "# %s: %d ranks, device %s, %zu cases, %lld warm-up + %lld timed iterations, check %s\n",
         bench->name, run.nranks, run.common.device == MB_DEV_CUDA ? "cuda" : "host", run.ncases,
         run.common.warmup, run.common.iters, run.common.check ? "on" : "off");
@@ -325,13 +390,17 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
 
     if (run.rank == 0) {
         mb_kv_str(&run.result.root, "emulation", run.emulation);
-        char stamp[32], msg[512];
+        char stamp[32], msg[4608];
         mb_utc_iso8601(stamp, sizeof(stamp));
         mb_kv_str(&run.result.root, "end_time_utc", stamp);
         mb_kv_int(&run.result.root, "complete", !err);
-        char *final = mb_output_commit(&run.result, out_path, msg, sizeof(msg));
+        char *final = mb_output_close(out.file, &run.result, msg, sizeof(msg));
+        out.file = NULL;
         if (!final) {
-            mb_warn("writing the result file failed: %s", msg);
+            /* the measurements must not be lost with the file: CSV on stdout */
+            mb_warn("writing the result file failed: %s; the summary follows as CSV on stdout", msg);
+            fflush(stderr);
+            mb_result_csv(&run.result, stdout);
             err = 1;
         } else {
             if (strcmp(final, out_path) != 0)

@@ -96,6 +96,22 @@ void mb_result_free(struct mb_result *r);
 /* Writes exactly `path` (creating it, failing if it exists). 0 or -1 with
  * a message in err. The harness wraps this in tmp-then-link. */
 int mb_result_write(const struct mb_result *r, const char *path, char *err, size_t errlen);
+/* The same, case by case, so a run cut short keeps its finished cases:
+ * begin creates `path` (O_EXCL: never an existing file nor through a
+ * link) with r's attributes, /topology and an empty /summary; append adds
+ * r->cases[k] (samples, counters, a /summary row), rewrites "/" from
+ * r->root and flushes; end rewrites "/", /config and /environment from r
+ * and closes (r NULL: close without writing, after a failure). Each
+ * returns 0 or -1 with a message naming the path in err; a failed begin
+ * leaves no file. */
+struct mb_result_writer;
+struct mb_result_writer *mb_result_begin(const struct mb_result *r, const char *path, char *err,
+                                         size_t errlen);
+int mb_result_append(struct mb_result_writer *w, const struct mb_result *r, size_t k, char *err,
+                     size_t errlen);
+int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen);
+/* A close-on-exec duplicate of the open file's descriptor (for fsync), or -1. */
+int mb_result_writer_fd(const struct mb_result_writer *w);
 /* Reads a file written by mb_result_write back into r (for mb-report and
  * the round-trip test). 0 or -1 with a message in err. */
 int mb_result_read(const char *path, struct mb_result *r, char *err, size_t errlen);
@@ -282,17 +298,46 @@ void mb_options_config(const struct mb_bench *bench, const struct mb_common *com
 /* Output naming: the final name that does not exist yet. If `path` exists,
  * tries NAME.1.h5, NAME.2.h5, ... Returns a malloc'd path. */
 char *mb_output_unique(const char *path);
-/* Writes r to path via "path.tmp" and link(), never replacing an existing
- * file; if path appeared meanwhile, picks the next unique name. Returns the
- * malloc'd final name, or NULL with err set. */
-char *mb_output_commit(const struct mb_result *r, const char *path, char *err, size_t errlen);
 
-/* Before the run: 0 if `path` can be created (its .tmp is created and
- * removed); -1 with the reason naming -o/--out. must_not_exist: an
- * existing `path` is an error (an explicit -o). */
+/* A result file built as the run goes (DESIGN.md, "Result files"): open
+ * creates it under a unique temporary name PATH.tmp.<pid>.<random>
+ * (O_EXCL, never through a link) holding r's attributes (the caller sets
+ * complete=0); add writes r->cases[k] and flushes; close rewrites the
+ * attributes from r, fsyncs the file, links it to `path` (or NAME.k.h5 if
+ * `path` appeared meanwhile; never replacing a file), removes the
+ * temporary, fsyncs the folder and returns the final name (malloc'd), or
+ * NULL with err set ("PATH: reason") and nothing left behind.
+ * From open to close, SIGINT and SIGTERM (and exit() without close) keep
+ * what was flushed: the temporary is fsynced and linked to its final name
+ * with the finished cases and complete=0, and the process ends with
+ * status 128 + signal; it says so in one line naming the file and "N of M
+ * cases" (M: r->root's cases_planned). HDF5 is never called from the
+ * handler. Only rank 0
+ * opens one; one at a time. MB_FAULT_INJECT=result-enospc makes add fail
+ * from the second case on (as a full disk would). */
+struct mb_output;
+struct mb_output *mb_output_open(const struct mb_result *r, const char *path, char *err,
+                                 size_t errlen);
+int mb_output_add(struct mb_output *o, const struct mb_result *r, size_t k, char *err,
+                  size_t errlen);
+char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err, size_t errlen);
+/* Closes and removes the temporary, keeping nothing (o may be NULL). */
+void mb_output_discard(struct mb_output *o);
+/* open, add every case, close. */
+char *mb_output_commit(const struct mb_result *r, const char *path, char *err, size_t errlen);
+/* The summary as CSV, for when the file could not be written: one header
+ * row, one row per case (case, labels, bytes, count, t_min, t_median,
+ * t_p95, t_max, algbw, busbw, model, check). */
+void mb_result_csv(const struct mb_result *r, FILE *out);
+
+/* Before the run: 0 if `path` can be created (a unique temporary beside
+ * it is created and removed); -1 with the reason naming -o/--out.
+ * must_not_exist: an existing `path` is an error (an explicit -o). */
 int mb_output_probe(const char *path, int must_not_exist, char *err, size_t errlen);
-/* Installs SIGINT/SIGTERM handlers that remove `tmp` (NULL: nothing). */
-void mb_output_guard(const char *tmp);
+
+/* Whether an element count fits the count argument of MPI calls (int):
+ * callers refuse a larger one (exit 2 naming the flag) or split it. */
+int mb_count_fits(size_t count);
 
 /* Fault injection for the tests: $MB_FAULT_INJECT names a fault ("corrupt"),
  * NULL when unset. */

@@ -10,7 +10,8 @@
  *   /counters       only when nevents > 0; attr events (string [nevents])
  *   /counters/<key> int64 [nranks x nevents], only for cases with counters;
  *                   attrs: case, events
- *   /summary        compound [ncases] in case order: case, one string
+ *   /summary        compound [ncases] in case order (chunked, one row
+ *                   appended per finished case): case, one string
  *                   field per label name, bytes, count, iters, nranks
  *                   (uint64), t_min, t_median, t_p95, t_max, t_mean, ci_lo,
  *                   ci_hi (float64 s), algbw, busbw (float64 GB/s), model
@@ -35,8 +36,10 @@
  * writer; result_read.c: the reader. */
 #include "result_h5.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ===== the struct ====================================================== */
@@ -115,6 +118,19 @@ int mb_h5_fail(struct h5 *c, const char *fmt, ...)
     va_end(ap);
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, detail);
     H5Eclear2(H5E_DEFAULT);
+    /* A failed system call reads "... errno = 28, error message = 'No
+     * space left on device', ..." over two lines: keep the message. */
+    char *m = strstr(detail, "error message = '");
+    if (m) {
+        m += strlen("error message = '");
+        char *q = strchr(m, '\'');
+        if (q)
+            *q = '\0';
+        memmove(detail, m, strlen(m) + 1);
+    }
+    for (char *p = detail; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
     if (c->err && c->errlen) {
         if (detail[0])
             snprintf(c->err, c->errlen, "%s: %s: %s", c->path, step, detail);
@@ -411,142 +427,348 @@ hid_t mb_h5_summary_type(struct h5 *c, char *const *labels, size_t nlabels)
     return t;
 }
 
-static int put_summary(struct h5 *c, hid_t f, const struct mb_result *r)
+/* One /summary row of case k into row (slots as result_h5.h lays out). */
+static void summary_row(const struct mb_result *r, const struct mb_case_result *cr,
+                        unsigned char *row)
 {
-    size_t nl = r->nlabels, rowsize = (1 + nl + MB_SUM_NFIXED) * MB_SUM_SLOT;
-    hid_t t = mb_h5_summary_type(c, r->label_names, nl);
-    if (t < 0)
-        return -1;
-    unsigned char *rows = mb_h5_xmalloc(r->ncases * rowsize);
-    for (size_t k = 0; k < r->ncases; k++) {
-        const struct mb_case_result *cr = &r->cases[k];
-        unsigned char *row = rows + k * rowsize;
-        const char *s = cr->name;
-        mb_h5_slot_set(row, 0, &s, sizeof s);
-        for (size_t i = 0; i < nl; i++) {
-            s = cr->labels[i] ? cr->labels[i] : "";
-            mb_h5_slot_set(row, 1 + i, &s, sizeof s);
-        }
-        uint64_t u[4] = {cr->bytes, cr->count, cr->iters, cr->nranks};
-        double d[10] = {cr->stats.min,   cr->stats.median, cr->stats.p95, cr->stats.max,
-                        cr->stats.mean,  cr->stats.ci_lo,  cr->stats.ci_hi, cr->algbw,
-                        cr->busbw,       cr->model_s};
-        for (size_t i = 0; i < 4; i++)
-            mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_U64 + i), &u[i], sizeof u[i]);
-        for (size_t i = 0; i < 10; i++)
-            mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_F64 + i), &d[i], sizeof d[i]);
-        s = mb_check_name(cr->check);
-        mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_CHECK), &s, sizeof s);
+    size_t nl = r->nlabels;
+    const char *s = cr->name;
+    mb_h5_slot_set(row, 0, &s, sizeof s);
+    for (size_t i = 0; i < nl; i++) {
+        s = cr->labels[i] ? cr->labels[i] : "";
+        mb_h5_slot_set(row, 1 + i, &s, sizeof s);
     }
-    int rc = -1;
-    hsize_t dim = r->ncases;
-    hid_t sp = H5Screate_simple(1, &dim, NULL);
-    hid_t d = sp < 0 ? -1 : H5Dcreate2(f, "/summary", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d >= 0 && (r->ncases == 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) >= 0))
-        rc = put_strs(c, d, "/summary", "labels", r->label_names, nl);
-    else
-        mb_h5_fail(c, "write /summary");
-    if (d >= 0)
+    uint64_t u[4] = {cr->bytes, cr->count, cr->iters, cr->nranks};
+    double d[10] = {cr->stats.min,  cr->stats.median, cr->stats.p95,   cr->stats.max,
+                    cr->stats.mean, cr->stats.ci_lo,  cr->stats.ci_hi, cr->algbw,
+                    cr->busbw,      cr->model_s};
+    for (size_t i = 0; i < 4; i++)
+        mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_U64 + i), &u[i], sizeof u[i]);
+    for (size_t i = 0; i < 10; i++)
+        mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_F64 + i), &d[i], sizeof d[i]);
+    s = mb_check_name(cr->check);
+    mb_h5_slot_set(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_CHECK), &s, sizeof s);
+}
+
+/* An empty /summary that grows by one row per finished case (chunked,
+ * unlimited), so a file cut short still holds a readable table. */
+static hid_t make_summary(struct h5 *c, hid_t f, const struct mb_result *r, hid_t t)
+{
+    hsize_t dim = 0, maxdim = H5S_UNLIMITED, chunk = 64;
+    hid_t sp = H5Screate_simple(1, &dim, &maxdim), dcpl = H5Pcreate(H5P_DATASET_CREATE), d = -1;
+    if (sp >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, 1, &chunk) >= 0)
+        d = H5Dcreate2(f, "/summary", t, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d < 0)
+        mb_h5_fail(c, "create /summary");
+    else if (put_strs(c, d, "/summary", "labels", r->label_names, r->nlabels) < 0) {
         H5Dclose(d);
+        d = -1;
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
     if (sp >= 0)
         H5Sclose(sp);
-    H5Tclose(t);
-    free(rows);
+    return d;
+}
+
+static int put_summary_row(struct h5 *c, hid_t d, hid_t t, size_t at, const struct mb_result *r,
+                           const struct mb_case_result *cr)
+{
+    size_t rowsize = (1 + r->nlabels + MB_SUM_NFIXED) * MB_SUM_SLOT;
+    unsigned char *row = mb_h5_xmalloc(rowsize);
+    summary_row(r, cr, row);
+    int rc = -1;
+    hsize_t start = at, one = 1, dim = at + 1;
+    hid_t fsp = -1, msp = -1;
+    if (H5Dset_extent(d, &dim) >= 0 && (fsp = H5Dget_space(d)) >= 0 &&
+        H5Sselect_hyperslab(fsp, H5S_SELECT_SET, &start, NULL, &one, NULL) >= 0 &&
+        (msp = H5Screate_simple(1, &one, NULL)) >= 0 &&
+        H5Dwrite(d, t, msp, fsp, H5P_DEFAULT, row) >= 0)
+        rc = 0;
+    else
+        mb_h5_fail(c, "write /summary row of case %s", cr->name);
+    if (msp >= 0)
+        H5Sclose(msp);
+    if (fsp >= 0)
+        H5Sclose(fsp);
+    free(row);
     return rc;
 }
 
-/* What HDF5 cannot catch for us, checked before the file exists. */
-static int validate(struct h5 *c, const struct mb_result *r)
+/* Sets every entry of l on loc, rewriting in place the attributes written
+ * before (their creation order, hence the read-back order, is kept). */
+static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct mb_kvlist *l,
+                       const char *skip)
 {
-    if (r->nlabels > MB_MAX_LABELS)
-        return mb_h5_fail(c, "%zu labels, at most %d", r->nlabels, MB_MAX_LABELS);
-    for (size_t k = 0; k < r->ncases; k++) {
-        const struct mb_case_result *cr = &r->cases[k];
-        if (!cr->name || !cr->name[0])
-            return mb_h5_fail(c, "case %zu has no name", k);
-        if (cr->check < MB_CHECK_SKIPPED || cr->check > MB_CHECK_FAIL)
-            return mb_h5_fail(c, "case %s: invalid check status %d", cr->name, cr->check);
-        if (!cr->samples && cr->iters * cr->nranks > 0)
-            return mb_h5_fail(c, "case %s: no samples for %zu x %zu", cr->name, cr->iters,
-                              cr->nranks);
+    for (size_t i = 0; i < l->n; i++) {
+        const struct mb_kv *e = &l->v[i];
+        if (skip && strcmp(e->key, skip) == 0)
+            continue;
+        htri_t ex = H5Aexists(loc, e->key);
+        if (ex < 0)
+            return mb_h5_fail(c, "look for attribute '%s' of %s", e->key, where);
+        if (ex == 0) {
+            struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
+            if (put_kvlist(c, loc, where, &one, NULL) < 0)
+                return -1;
+            continue;
+        }
+        hid_t a = H5Aopen(loc, e->key, H5P_DEFAULT), t = a < 0 ? -1 : H5Aget_type(a);
+        H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+        H5T_class_t want = e->type == MB_KV_STR ? H5T_STRING
+                           : e->type == MB_KV_INT ? H5T_INTEGER
+                                                  : H5T_FLOAT;
+        int vlen = t >= 0 && cls == H5T_STRING && H5Tis_variable_str(t) > 0;
+        herr_t w = -1;
+        if (cls == want && (cls != H5T_STRING || vlen)) {
+            const char *s = e->s ? e->s : "";
+            w = e->type == MB_KV_STR   ? H5Awrite(a, c->str, &s)
+                : e->type == MB_KV_INT ? H5Awrite(a, H5T_NATIVE_LLONG, &e->i)
+                                       : H5Awrite(a, H5T_NATIVE_DOUBLE, &e->d);
+        }
+        if (t >= 0)
+            H5Tclose(t);
+        if (a >= 0)
+            H5Aclose(a);
+        if (w >= 0)
+            continue;
+        /* another type than before: replace it */
+        struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
+        if (H5Adelete(loc, e->key) < 0 || put_kvlist(c, loc, where, &one, NULL) < 0)
+            return mb_h5_fail(c, "rewrite attribute '%s' of %s", e->key, where);
     }
     return 0;
 }
 
-static int write_all(struct h5 *c, hid_t f, const struct mb_result *r)
-{
-    long long ver = MB_SCHEMA_VERSION;
-    if (put_attr(c, f, "/", "schema_version", H5T_STD_I64LE, H5T_NATIVE_LLONG, &ver) < 0 ||
-        put_kvlist(c, f, "/", &r->root, "schema_version") < 0 ||
-        put_group_kv(c, f, "/config", &r->config) < 0 ||
-        put_group_kv(c, f, "/environment", &r->environment) < 0 ||
-        put_topology(c, f, r->topology_xml) < 0)
-        return -1;
+/* A result file being written case by case (see harness.h). */
+struct mb_result_writer {
+    struct h5 c;
+    hid_t f, samples, counters, summary, stype, fcpl, fapl;
+    size_t nrows, nlabels, nevents;
+};
 
-    int rc = -1;
-    hid_t samples = -1, counters = -1;
-    samples = H5Gcreate2(f, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (samples < 0) {
+/* HDF5's error printing is off only inside our calls, and each call
+ * reports into the caller's buffer. */
+static void wr_enter(struct mb_result_writer *w, char *err, size_t errlen)
+{
+    w->c.err = err;
+    w->c.errlen = errlen;
+    w->c.failed = 0;
+    if (err && errlen)
+        err[0] = '\0';
+    H5Eget_auto2(H5E_DEFAULT, &w->c.old_func, &w->c.old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void wr_leave(struct mb_result_writer *w)
+{
+    H5Eset_auto2(H5E_DEFAULT, w->c.old_func, w->c.old_data);
+}
+
+/* Closes every id; the file's own close result is returned. */
+static herr_t wr_close_ids(struct mb_result_writer *w)
+{
+    herr_t rc = 0;
+    if (w->summary >= 0)
+        H5Dclose(w->summary);
+    if (w->stype >= 0)
+        H5Tclose(w->stype);
+    if (w->counters >= 0)
+        H5Gclose(w->counters);
+    if (w->samples >= 0)
+        H5Gclose(w->samples);
+    if (w->f >= 0)
+        rc = H5Fclose(w->f);
+    if (w->fapl >= 0)
+        H5Pclose(w->fapl);
+    if (w->fcpl >= 0)
+        H5Pclose(w->fcpl);
+    w->summary = w->stype = w->counters = w->samples = w->f = w->fapl = w->fcpl = -1;
+    mb_h5_end(&w->c);
+    return rc;
+}
+
+struct mb_result_writer *mb_result_begin(const struct mb_result *r, const char *path, char *err,
+                                         size_t errlen)
+{
+    struct mb_result_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    struct h5 *c = &w->c;
+    w->f = w->samples = w->counters = w->summary = w->stype = w->fcpl = w->fapl = -1;
+    w->nlabels = r->nlabels;
+    w->nevents = r->nevents;
+    int rc = mb_h5_begin(c, path, err, errlen);
+    if (rc < 0)
+        goto fail;
+    if (r->nlabels > MB_MAX_LABELS) {
+        mb_h5_fail(c, "%zu labels, at most %d", r->nlabels, MB_MAX_LABELS);
+        goto fail;
+    }
+    if ((w->stype = mb_h5_summary_type(c, r->label_names, r->nlabels)) < 0)
+        goto fail;
+    w->fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (w->fcpl < 0 ||
+        H5Pset_attr_creation_order(w->fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0) {
+        mb_h5_fail(c, "make file creation property list");
+        goto fail;
+    }
+    if ((w->fapl = mb_h5_fapl(c, 1)) < 0)
+        goto fail;
+    /* H5F_ACC_EXCL is open(O_CREAT | O_EXCL): never an existing file, and
+     * never through a symbolic link planted at the name. */
+    w->f = H5Fcreate(path, H5F_ACC_EXCL, w->fcpl, w->fapl);
+    if (w->f < 0) {
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+            H5Eclear2(H5E_DEFAULT); /* HDF5's errno text says no more */
+            mb_h5_fail(c, "create: file exists (never overwritten)");
+        } else {
+            mb_h5_fail(c, "create");
+        }
+        goto fail;
+    }
+    long long ver = MB_SCHEMA_VERSION;
+    if (put_attr(c, w->f, "/", "schema_version", H5T_STD_I64LE, H5T_NATIVE_LLONG, &ver) < 0 ||
+        put_kvlist(c, w->f, "/", &r->root, "schema_version") < 0 ||
+        put_group_kv(c, w->f, "/config", &r->config) < 0 ||
+        put_group_kv(c, w->f, "/environment", &r->environment) < 0 ||
+        put_topology(c, w->f, r->topology_xml) < 0)
+        goto fail_created;
+    w->samples = H5Gcreate2(w->f, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->samples < 0) {
         mb_h5_fail(c, "create group /samples");
-        goto out;
+        goto fail_created;
     }
     if (r->nevents > 0) {
-        counters = H5Gcreate2(f, "/counters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (counters < 0) {
+        w->counters = H5Gcreate2(w->f, "/counters", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (w->counters < 0) {
             mb_h5_fail(c, "create group /counters");
-            goto out;
+            goto fail_created;
         }
-        if (put_strs(c, counters, "/counters", "events", r->event_names, r->nevents) < 0)
-            goto out;
+        if (put_strs(c, w->counters, "/counters", "events", r->event_names, r->nevents) < 0)
+            goto fail_created;
     }
-    for (size_t k = 0; k < r->ncases; k++)
-        if (put_case_data(c, samples, counters, r, &r->cases[k]) < 0)
-            goto out;
-    rc = put_summary(c, f, r);
+    if ((w->summary = make_summary(c, w->f, r, w->stype)) < 0)
+        goto fail_created;
+    if (H5Fflush(w->f, H5F_SCOPE_LOCAL) < 0) {
+        mb_h5_fail(c, "flush");
+        goto fail_created;
+    }
+    wr_leave(w);
+    return w;
+fail_created:
+    wr_close_ids(w);
+    unlink(path); /* we created it: leave no half-written file */
+    free(w);
+    return NULL;
+fail:
+    wr_close_ids(w);
+    free(w);
+    return NULL;
+}
+
+int mb_result_writer_fd(const struct mb_result_writer *w)
+{
+    void *h = NULL;
+    if (H5Fget_vfd_handle(w->f, w->fapl, &h) < 0 || !h) {
+        H5Eclear2(H5E_DEFAULT);
+        return -1;
+    }
+    return fcntl(*(int *)h, F_DUPFD_CLOEXEC, 0);
+}
+
+/* What HDF5 cannot catch for us, checked before the case is written. */
+static int validate_case(struct h5 *c, const struct mb_case_result *cr, size_t k)
+{
+    if (!cr->name || !cr->name[0])
+        return mb_h5_fail(c, "case %zu has no name", k);
+    if (cr->check < MB_CHECK_SKIPPED || cr->check > MB_CHECK_FAIL)
+        return mb_h5_fail(c, "case %s: invalid check status %d", cr->name, cr->check);
+    if (!cr->samples && cr->iters * cr->nranks > 0)
+        return mb_h5_fail(c, "case %s: no samples for %zu x %zu", cr->name, cr->iters, cr->nranks);
+    return 0;
+}
+
+int mb_result_append(struct mb_result_writer *w, const struct mb_result *r, size_t k, char *err,
+                     size_t errlen)
+{
+    wr_enter(w, err, errlen);
+    struct h5 *c = &w->c;
+    int rc = -1;
+    if (k >= r->ncases || r->nlabels != w->nlabels || r->nevents != w->nevents) {
+        mb_h5_fail(c, "case %zu: not a case of this file's layout", k);
+        goto out;
+    }
+    const struct mb_case_result *cr = &r->cases[k];
+    if (validate_case(c, cr, k) < 0 || put_case_data(c, w->samples, w->counters, r, cr) < 0 ||
+        put_summary_row(c, w->summary, w->stype, w->nrows, r, cr) < 0)
+        goto out;
+    w->nrows++;
+    /* "/" carries what changes as cases run (emulation, complete) */
+    if (sync_kvlist(c, w->f, "/", &r->root, "schema_version") < 0)
+        goto out;
+    if (H5Fflush(w->f, H5F_SCOPE_LOCAL) < 0) {
+        mb_h5_fail(c, "flush after case %s", cr->name);
+        goto out;
+    }
+    rc = 0;
 out:
-    if (counters >= 0)
-        H5Gclose(counters);
-    if (samples >= 0)
-        H5Gclose(samples);
+    wr_leave(w);
+    return rc;
+}
+
+int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen)
+{
+    if (!w)
+        return 0;
+    int rc = 0;
+    if (r) {
+        wr_enter(w, err, errlen);
+        struct h5 *c = &w->c;
+        hid_t g = -1;
+        rc = sync_kvlist(c, w->f, "/", &r->root, "schema_version");
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            const char *name = i ? "/environment" : "/config";
+            g = H5Gopen2(w->f, name, H5P_DEFAULT);
+            rc = g < 0 ? mb_h5_fail(c, "open group %s", name)
+                       : sync_kvlist(c, g, name, i ? &r->environment : &r->config, NULL);
+            if (g >= 0)
+                H5Gclose(g);
+        }
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        if (wr_close_ids(w) < 0 && rc == 0)
+            rc = mb_h5_fail(c, "close (flush)");
+        H5Eset_auto2(H5E_DEFAULT, c->old_func, c->old_data);
+    } else {
+        /* abandoned: close quietly, whatever it says */
+        H5E_auto2_t f;
+        void *d;
+        H5Eget_auto2(H5E_DEFAULT, &f, &d);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        wr_close_ids(w);
+        H5Eclear2(H5E_DEFAULT);
+        H5Eset_auto2(H5E_DEFAULT, f, d);
+    }
+    free(w);
     return rc;
 }
 
 int mb_result_write(const struct mb_result *r, const char *path, char *err, size_t errlen)
 {
-    struct h5 c;
-    hid_t fcpl = -1, fapl = -1, f;
-    int rc = mb_h5_begin(&c, path, err, errlen);
-    if (rc < 0 || (rc = validate(&c, r)) < 0)
-        goto out;
-    rc = -1;
-    fcpl = H5Pcreate(H5P_FILE_CREATE);
-    if (fcpl < 0 ||
-        H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0) {
-        mb_h5_fail(&c, "make file creation property list");
-        goto out;
-    }
-    if ((fapl = mb_h5_fapl(&c, 1)) < 0)
-        goto out;
-    f = H5Fcreate(path, H5F_ACC_EXCL, fcpl, fapl); /* never overwrite */
-    if (f < 0) {
-        if (access(path, F_OK) == 0) {
-            H5Eclear2(H5E_DEFAULT); /* HDF5's errno text says no more */
-            mb_h5_fail(&c, "create: file exists (never overwritten)");
-        } else {
-            mb_h5_fail(&c, "create");
-        }
-        goto out;
-    }
-    rc = write_all(&c, f, r);
-    if (H5Fclose(f) < 0 && rc == 0)
-        rc = mb_h5_fail(&c, "close (flush)");
+    struct mb_result_writer *w = mb_result_begin(r, path, err, errlen);
+    if (!w)
+        return -1;
+    int rc = 0;
+    for (size_t k = 0; k < r->ncases && rc == 0; k++)
+        rc = mb_result_append(w, r, k, err, errlen);
+    if (rc == 0)
+        rc = mb_result_end(w, r, err, errlen);
+    else
+        mb_result_end(w, NULL, NULL, 0);
     if (rc < 0)
         unlink(path); /* we created it: leave no half-written file */
-out:
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    mb_h5_end(&c);
     return rc;
 }
