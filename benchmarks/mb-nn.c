@@ -101,10 +101,13 @@ static int validate(struct mb_run *run)
     double M = (double)opt.batch * cfg.seq;
     double bytes = 4.0 * (M * (24.0 * cfg.hidden + 2.0 * cfg.ffn) + (double)opt.batch * cfg.heads * cfg.seq * cfg.seq +
                           24.0 * cfg.hidden * cfg.hidden);
+    if (run->common.check) /* the check's double reference (struct bref) */
+        bytes += 8.0 * (2 * 12.0 * cfg.hidden * cfg.hidden + M * (19.0 * cfg.hidden + 3.0 * cfg.ffn) +
+                        (double)opt.batch * cfg.heads * cfg.seq * cfg.seq);
     if (bytes > 16e9) {
         if (run->rank == 0)
-            mb_warn("--model/--batch: a %s block at batch %lld needs ~%.0f GB; pick a smaller preset or batch",
-                    opt.model, opt.batch, bytes / 1e9);
+            mb_warn("--model/--batch: a %s block at batch %lld needs ~%.0f GB%s; pick a smaller preset or batch",
+                    opt.model, opt.batch, bytes / 1e9, run->common.check ? " with its check" : "");
         return MB_EXIT_USAGE;
     }
     if (run->common.device != MB_DEV_HOST) {
