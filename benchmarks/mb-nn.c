@@ -245,10 +245,11 @@ static void inject(struct state *s, long long iter)
         break;
     }
     case K_MEMCPY: {
-        size_t i = nn_rng_next(&r) % (s->n / 4) * 4;
+        size_t i = nn_rng_next(&r) % s->n;
         if (s->fault == F_CORRUPT) {
             s->dst[i] ^= 1;
-        } else {
+        } else { /* a float's bytes, at a 4-byte boundary */
+            i = i / 4 * 4;
             float f = faulty(s->fault, 0);
             memcpy(s->dst + i, &f, 4);
             while (s->dst[i] == s->src[i]) /* the first byte the fault changed */
