@@ -402,6 +402,22 @@ static void store(enum dtype d, void *buf, size_t i, int64_t v)
     FOR_DTYPE(d, T, ((T *)buf)[i] = (T)v);
 }
 
+/* The test-only fault in element i: MB_FAULT_INJECT=nan or inf makes a
+ * float or double element NaN or +Inf; otherwise (and for integers) +1. */
+static void store_fault(enum dtype d, void *buf, size_t i)
+{
+    const char *f = mb_fault();
+    int nan_ = f && !strcmp(f, "nan"), inf_ = f && !strcmp(f, "inf");
+    if ((nan_ || inf_) && (d == FLOAT || d == DOUBLE)) {
+        if (d == FLOAT)
+            ((float *)buf)[i] = nan_ ? NAN : INFINITY;
+        else
+            ((double *)buf)[i] = nan_ ? NAN : INFINITY;
+        return;
+    }
+    store(d, buf, i, (int64_t)load(d, buf, i) + 1);
+}
+
 #define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
 
 /* ---- cases ------------------------------------------------------------ */
@@ -640,7 +656,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     if (s->cc->inplace)
         s->send_n = 0;
     s->fault_rank = -1;
-    if (mb_fault() && strcmp(mb_fault(), "corrupt") == 0 && s->cc->coll != BARRIER)
+    if (mb_fault() && (!strcmp(mb_fault(), "corrupt") || !strcmp(mb_fault(), "nan") || !strcmp(mb_fault(), "inf")) &&
+        s->cc->coll != BARRIER)
         s->fault_rank = s->cc->coll == REDUCE ? s->root : s->p - 1;
     char err[256];
     if (s->device && mb_cuda_timer_init(&s->timer, err, sizeof(err)) != 0) {
@@ -771,7 +788,7 @@ static int iterate(void *state, long long iter, double *elapsed)
             i = s->cc->count / (size_t)s->p / 2;
         if (s->device)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-        store(s->cc->dtype, s->recv, i, (int64_t)load(s->cc->dtype, s->recv, i) + 1);
+        store_fault(s->cc->dtype, s->recv, i);
         if (s->device)
             mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
     }

@@ -10,6 +10,16 @@ for coll in allreduce reduce_scatter_block allgather bcast reduce alltoall; do
     has " fail$" "$coll at $np ranks: the table marks the case"
   done
 done
+# NaN and Inf in a floating-point output fail the check as a wrong value does
+for mode in nan inf; do
+  for coll in allreduce reduce_scatter_block allgather bcast reduce alltoall; do
+    for np in 1 3; do
+      MB_FAULT_INJECT=$mode expect 1 "$coll at $np ranks with a $mode element" -- \
+        mpi $np "$BIN/mb-coll" --coll $coll --dtype float,double --sizes 96 -n 2 -w 1 -o "$T/$mode.$coll.$np.h5" &&
+        has "check failed: $coll/.*first wrong element at index [0-9]+: got -?$mode, expected" "$coll at $np ranks: $mode named"
+    done
+  done
+done
 # in place, and reduce with a non-zero root
 MB_FAULT_INJECT=corrupt expect 1 "in-place allreduce" -- mpi 2 "$BIN/mb-coll" --inplace yes --sizes 64 -n 1 -w 0 -o "$T/ip.h5"
 MB_FAULT_INJECT=corrupt expect 1 "reduce at root 2" -- mpi 3 "$BIN/mb-coll" --coll reduce --root 2 --sizes 64 -n 1 -w 0 -o "$T/root.h5"

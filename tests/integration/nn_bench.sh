@@ -24,14 +24,52 @@ expect 1 "injected faults are caught" -- env MB_FAULT_INJECT=corrupt "$NN" "${sm
   [ "$(grep -c ' fail$' "$T/out")" = 4 ] || fail "four cases marked fail"
 }
 
+# Faults at seeded positions: each seed puts one fault (a wrong value, NaN
+# or Inf) at a seeded iteration into a seeded element of one checked
+# output of each case (any GEMM row and column, the block's output, input
+# gradient or any weight gradient of any batch element, any Adam p/m/v
+# element). Every one must be caught, by the check naming that iteration
+# and element.
+tiny=(--model gpt-tiny --batch 3 --adam-elems 64K -n 3 -w 1)
+declare -A where=()
+seeds="1 2 3 4 5 6 7 8"
+for mode in corrupt nan inf; do
+  for seed in $seeds; do
+    expect 1 "$mode fault, seed $seed" -- env MB_FAULT_INJECT=$mode "$NN" "${tiny[@]}" --seed $seed -o "$T/s.$mode.$seed.h5" || continue
+    [ "$(grep -c 'fault injected' "$T/out")" = 4 ] || fail "$mode, seed $seed: one fault per case"
+    while IFS='|' read -r kind it key; do
+      where["$(sed -E 's/\[[0-9]+\]//; s/ [0-9]+//g' <<<"$key")"]=1
+      grep -Fq "check failed: $kind/" "$T/out" &&
+        grep -F "check failed: $kind/" "$T/out" | grep -Fq ": rank 0, iteration $it: $key" ||
+        fail "$mode, seed $seed: the fault in $kind at iteration $it ($key) is not the check's failure"
+    done < <(sed -nE 's/.*fault injected \([a-z]+\): ([a-z]+) iteration ([0-9]+) at (.*)$/\1|\2|\3/p' "$T/out")
+    grep -Eq "check failed: block/.*\(batch [1-9]" "$T/out" && where[batch_gt0]=1
+    [ "$(grep -c ' fail$' "$T/out")" = 4 ] || fail "$mode, seed $seed: four cases marked fail"
+  done
+done
+# the seeds reach every checked output, and batch elements other than 0
+for w in "gemm row" "block y" "block dx" "block grads" "memcpy byte" "adam p" "adam m" "adam v"; do
+  [ -n "${where[$w]:-}" ] || fail "no seed put a fault into $w"
+done
+[ -n "${where[batch_gt0]:-}" ] || fail "no seed put a fault into a batch element other than 0"
+
 # bad input
 expect 2 "unknown preset" -- "$NN" --model gpt-7b -o "$T/b1.h5"
 has "^mb-nn: --model" "names --model"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "one line: names --model"
 expect 2 "too big" -- "$NN" --model gpt-175b --batch 64 -o "$T/b2.h5"
 has "^mb-nn: --model/--batch" "names --model/--batch"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "one line: names --model/--batch"
 expect 2 "bad case" -- "$NN" --cases gemm -o "$T/b3.h5"
 has "--cases" "names --cases"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "one line: names --cases"
 expect 2 "device" -- "$NN" -d cuda -o "$T/b4.h5"
 has "device" "names the device flag"
-[ ! -e "$T/b1.h5" ] && [ ! -e "$T/b2.h5" ] || fail "bad input writes nothing"
+[ "$(wc -l <"$T/out")" = 1 ] || fail "one line: names the device flag"
+for a in "--batch 0" "--batch x" "--adam-elems 5" "--cases none" "--bogus"; do
+  expect 2 "bad input $a" -- "$NN" $a -o "$T/b5.h5"
+  [ "$(wc -l <"$T/out")" = 1 ] || fail "$a: one line"
+  has "^mb-nn: .*${a%% *}" "$a: the line names the flag"
+done
+[ ! -e "$T/b1.h5" ] && [ ! -e "$T/b2.h5" ] && [ ! -e "$T/b5.h5" ] || fail "bad input writes nothing"
 finish
