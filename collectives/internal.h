@@ -44,7 +44,8 @@ struct mb_coll_ctx {
     void **peer_scratch;
     struct mb_coll_reg *regs;
     char pool_path[512], pool_err[600], pool_backing[700];
-    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none */
+    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none; made by this run */
+    size_t pool_off;                       /* pool.c: where the regions start (after our header) */
     void *pool_base;                       /* node_size regions of pool_stride bytes */
     size_t pool_stride;
     int cma_state;                         /* cma.c: 0 not probed, 1 usable, -1 refused */
