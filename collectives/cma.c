@@ -44,8 +44,7 @@ static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
             c->node_pids[q] = all[q].pid;
         int peer = (c->node_rank + 1) % p, ok = 1;
         uint64_t v = 0;
-        const char *fi = getenv("MB_FAULT_INJECT");
-        if (fi && strcmp(fi, "cma-refused") == 0) { /* tests: the kernel's answer under ptrace_scope 3 */
+        if (mb_coll_fault("cma-refused")) { /* tests: the kernel's answer under ptrace_scope 3 */
             errno = EPERM;
             ok = 0;
         } else if (peer_read(all[peer].pid, &v, all[peer].addr, sizeof(v)) < 0 || v != probe)

@@ -142,8 +142,11 @@ void mb_coll_profile_default(char *buf, size_t len);
 
 /* Measures every parameter on ctx's ranks (collective over ctx's
  * communicator; needs 2 or more ranks on one node; a few seconds).
- * Progress lines go to log on rank 0 when log is not NULL. 0 or -1. */
-int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log);
+ * Progress lines go to log on rank 0 when log is not NULL. 0, or -1 with
+ * the reason in err on every rank (too few ranks, an allocation, or a
+ * failed call such as process_vm_readv, named with the rank): a failed
+ * measurement is never fitted. */
+int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen);
 
 /* Where a call runs: ranks, ranks per node (the largest node), nodes. */
 struct mb_coll_shape {

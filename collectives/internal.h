@@ -7,6 +7,16 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fault injection for the tests: $MB_FAULT_INJECT names one fault (the
+ * harness's convention; the library reads it itself, never the harness). */
+static inline int mb_coll_fault(const char *name)
+{
+    const char *f = getenv("MB_FAULT_INJECT");
+    return f && strcmp(f, name) == 0;
+}
 
 /* One cache line per flag, per rank, in node-shared memory. */
 struct mb_coll_flags {
