@@ -39,7 +39,7 @@ expect 0 "--pool-path to a new file" -- mpi 2 "$C" "${P[@]}" --pool-path "$T/new
 # killed mid-run (after the first table row): no pool file left
 for sig in TERM INT; do
   mkdir "$T/kill$sig"
-  mpi 2 "$C" --algo pool --coll allreduce --sizes 64,128,256,512 -n 200000 -w 1 --batch 1 \
+  mpi 2 "$C" --algo pool --coll allreduce --sizes 64,128,256,512 -n 200000 -w 1 \
     --pool-path "$T/kill$sig" -o "$T/k$sig.h5" >"$T/k$sig.out" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -Eqs '^ +64 ' "$T/k$sig.out" && break; sleep 0.1; done
