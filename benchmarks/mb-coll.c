@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,14 @@ struct coll_state {
     uint64_t seed;
     int64_t sum_mod;         /* range of the sum pattern, so sums stay exact */
     size_t send_n, recv_n;   /* elements */
-    void *send, *recv;       /* host or pinned staging */
+    void *send, *recv;       /* this iteration's buffers: set iter % nsets (select_set) */
+    char *send0, *recv0;     /* nsets buffers of sstride / rstride bytes, back to back */
+    size_t nsets, sstride, rstride;
     struct mb_buf bsend, brecv, dsend, drecv;
     int device;              /* buffers live on the CUDA device, staged through pinned host */
     struct mb_cuda_timer timer; /* device runs: CUDA events bracket copies and the MPI call */
     int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
+    long long fault_iter;    /* the iteration it corrupts, chosen at the first timed one; -1 before */
     int registered;          /* send/recv come from mb_coll_alloc (zero-copy algorithms) */
 };
 
@@ -131,7 +135,8 @@ static struct mb_coll_ctx *coll_ctx(void)
     ctx_world = mb_coll_ctx_create(MPI_COMM_WORLD, (int)opt.ranks_per_node, err, sizeof(err));
     if (!ctx_world)
         mb_die(1, "collectives: %s", err);
-    mb_coll_pool_open(ctx_world, opt.pool_path); /* failure: `pool` reports itself unavailable */
+    /* failure: `pool` reports itself unavailable; an explicit --pool-path is checked in validate */
+    mb_coll_pool_open(ctx_world, opt.pool_path);
     int key;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
@@ -250,11 +255,18 @@ static int calibrate(struct mb_run *run)
 {
     double t0 = MPI_Wtime();
     struct mb_coll_profile prof;
-    int rc = mb_coll_calibrate(coll_ctx(), &prof, run->common.quiet ? NULL : stdout);
-    if (rc != 0) {
+    if (mb_coll_ctx_nnodes(coll_ctx()) != 1) {
         if (run->rank == 0)
             mb_warn("--calibrate: the ranks must share one node (found %d nodes)", mb_coll_ctx_nnodes(coll_ctx()));
         return MB_EXIT_USAGE;
+    }
+    char cerr[400];
+    int rc = mb_coll_calibrate(coll_ctx(), &prof, run->common.quiet ? NULL : stdout, cerr, sizeof(cerr));
+    if (rc != 0) { /* a failed measurement (agreed on every rank): exit 1, no profile */
+        if (run->rank == 0)
+            mb_warn("--calibrate: %s; no profile written", cerr);
+        MPI_Finalize();
+        exit(1);
     }
     if (run->rank == 0) {
         size_t len = 0;
@@ -419,8 +431,46 @@ static void store_fault(enum dtype d, void *buf, size_t i)
 }
 
 #define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
+/* Batched timing (--batch): at most MAX_BATCH iterations' buffers, and at
+ * most BATCH_BYTES of each buffer, per case. A call short enough to batch
+ * moves little data, so the sets of an 8 B case take a few KiB. */
+#define MAX_BATCH 256
+#define BATCH_BYTES ((size_t)4 << 20)
 
 /* ---- cases ------------------------------------------------------------ */
+
+/* Every case's element count must fit MPI's count type (int), and its
+ * bytes the library algorithms' byte counts (int as well). */
+static int check_counts(struct mb_run *run)
+{
+    size_t nsizes;
+    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    int bad = 0;
+    for (size_t k = 0; k < nsizes && !bad; k++)
+        for (int d = 0; d < NDTYPE && !bad; d++) {
+            if (!(opt.dtypes & (1u << d)))
+                continue;
+            size_t count = sizes[k] / dtype_size[d];
+            int lib = (opt.algos & ~1u) != 0; /* ours pass byte counts */
+            if (count <= INT_MAX && (!lib || sizes[k] <= INT_MAX))
+                continue;
+            char sz[32];
+            mb_format_size(sizes[k], sz, sizeof(sz));
+            if (run->rank == 0) {
+                if (count > INT_MAX)
+                    mb_warn("%s: %s of %s is %zu elements, more than MPI's count limit %d (use a smaller size or "
+                            "a wider --dtype)", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, dtype_names[d],
+                            count, INT_MAX);
+                else
+                    mb_warn("%s: %s is more than the %d bytes the collectives library's algorithms pass to MPI "
+                            "(use a smaller size or --algo mpi)", run->common.sizes ? "--sizes" : "-e/--maxbytes",
+                            sz, INT_MAX);
+            }
+            bad = 1;
+        }
+    free(sizes);
+    return bad ? MB_EXIT_USAGE : 0;
+}
 
 static int validate(struct mb_run *run)
 {
@@ -428,6 +478,16 @@ static int validate(struct mb_run *run)
         if (run->rank == 0)
             mb_warn("--root: %lld is not a rank (accepts 0 to %d)", opt.root, run->nranks - 1);
         return MB_EXIT_USAGE;
+    }
+    if (check_counts(run))
+        return MB_EXIT_USAGE;
+    if (opt.pool_path && !opt.calibrate) { /* a path the user named must be usable, before any work */
+        const char *why = mb_coll_pool_error(coll_ctx());
+        if (why[0]) {
+            if (run->rank == 0)
+                mb_warn("%s", why);
+            return MB_EXIT_USAGE;
+        }
     }
     return load_profile(run);
 }
@@ -462,6 +522,9 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
     c->labels[4] = ip;
     c->count = count;
     c->bytes = count * (bar ? 0 : dtype_size[cc->dtype]);
+    /* batched timing: up to BATCH_BYTES of every buffer kind held at once */
+    size_t fit = BATCH_BYTES / (c->bytes ? c->bytes : 1);
+    c->max_batch = run->common.device == MB_DEV_CUDA ? 1 : fit < 1 ? 1 : fit > MAX_BATCH ? MAX_BATCH : (int)fit;
     snprintf(c->name, sizeof(c->name), "%s/%s/%s/%s/%s/%llu", coll_names[cc->coll], dt, op, ip,
              algo_names[cc->algo], (unsigned long long)c->bytes);
     snprintf(c->group, sizeof(c->group), "%s  dtype=%s op=%s %s algo=%s  ranks=%d", coll_names[cc->coll],
@@ -522,6 +585,43 @@ static void measure_memcpy(struct mb_run *run)
 }
 
 static void print_picks(struct mb_run *run);
+
+/* The root `emulation` attribute: what stands for hardware this machine
+ * lacks. Fake nodes (--ranks-per-node) and the pool's backing (a file
+ * standing for CXL memory) when pool or auto runs; "none" otherwise. */
+static char emulation[1200];
+
+static void describe_emulation(struct mb_run *run)
+{
+    size_t used = 0;
+    emulation[0] = '\0';
+    if (opt.ranks_per_node > 0) {
+        MPI_Comm host;
+        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &host);
+        int hr, lead, hosts;
+        MPI_Comm_rank(host, &hr);
+        lead = hr == 0;
+        MPI_Allreduce(&lead, &hosts, 1, MPI_INT, MPI_SUM, run->comm);
+        MPI_Comm_free(&host);
+        int fake = (run->nranks + (int)opt.ranks_per_node - 1) / (int)opt.ranks_per_node;
+        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
+                                 "fake_nodes=%d: --ranks-per-node %lld splits %d ranks on %d host%s into nodes of "
+                                 "consecutive ranks, for the collectives library's algorithms and the model (the "
+                                 "MPI library's own collectives see the real hosts)",
+                                 fake, opt.ranks_per_node, run->nranks, hosts, hosts == 1 ? "" : "s");
+    }
+    const struct mb_coll_algo *pool = mb_coll_find("pool");
+    int pool_runs = 0;
+    for (size_t a = 0; pool && a < nalgos; a++)
+        if ((opt.algos & (1u << a)) && mb_coll_algo_at(a) == pool)
+            pool_runs = 1;
+    if ((pool_runs || (opt.algos & (1u << algo_auto))) && mb_coll_ctx_nnodes(coll_ctx()) == 1 &&
+        mb_coll_pool_backing(coll_ctx())[0])
+        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
+                                 "%spool=%s stands for CXL memory shared by the node's ranks", used ? "; " : "",
+                                 mb_coll_pool_backing(coll_ctx()));
+    run->emulation = used ? emulation : "none";
+}
 
 static int plan(struct mb_run *run)
 {
@@ -588,6 +688,7 @@ static int plan(struct mb_run *run)
         }
     }
     print_picks(run);
+    describe_emulation(run);
     return 0;
 }
 
@@ -656,6 +757,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     if (s->cc->inplace)
         s->send_n = 0;
     s->fault_rank = -1;
+    s->fault_iter = -1;
     if (mb_fault() && (!strcmp(mb_fault(), "corrupt") || !strcmp(mb_fault(), "nan") || !strcmp(mb_fault(), "inf")) &&
         s->cc->coll != BARRIER)
         s->fault_rank = s->cc->coll == REDUCE ? s->root : s->p - 1;
@@ -664,6 +766,14 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         mb_warn("%s", err);
         return -1;
     }
+    /* nsets iterations' buffers back to back, each set 64-byte (small) or
+     * page (large) aligned; device runs time each call alone (one set) */
+    s->nsets = c->max_batch > 1 ? (size_t)c->max_batch : 1;
+    size_t align = s->recv_n * es >= 4096 ? 4096 : 64;
+    s->sstride = (s->send_n * es + align - 1) / align * align;
+    s->rstride = (s->recv_n * es + align - 1) / align * align;
+    size_t sbytes = s->nsets > 1 ? s->nsets * s->sstride : s->send_n * es;
+    size_t rbytes = s->nsets > 1 ? s->nsets * s->rstride : s->recv_n * es;
     const struct mb_coll_algo *la = lib_algo(s->cc->pick);
     if (la && la->wants_registered) { /* node-shared buffers, registered once per case */
         s->registered = 1;
@@ -674,18 +784,28 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_warn("allocating device buffers: %s", err);
             return -1;
         }
-        s->send = mb_coll_alloc(coll_ctx(), s->send_n * es, err, sizeof(err));
-        s->recv = s->send ? mb_coll_alloc(coll_ctx(), s->recv_n * es, err, sizeof(err)) : NULL;
+        s->send = mb_coll_alloc(coll_ctx(), sbytes, err, sizeof(err));
+        s->recv = s->send ? mb_coll_alloc(coll_ctx(), rbytes, err, sizeof(err)) : NULL;
         if (!s->send || !s->recv) {
             mb_warn("registering buffers: %s", err);
             return -1;
         }
-        return 0;
-    }
-    if (alloc_pair(s, &s->bsend, &s->dsend, s->send_n * es, &s->send) != 0 ||
-        alloc_pair(s, &s->brecv, &s->drecv, s->recv_n * es, &s->recv) != 0)
+    } else if (alloc_pair(s, &s->bsend, &s->dsend, sbytes, &s->send) != 0 ||
+               alloc_pair(s, &s->brecv, &s->drecv, rbytes, &s->recv) != 0) {
         return -1;
+    }
+    s->send0 = s->send;
+    s->recv0 = s->recv;
     return 0;
+}
+
+/* Iteration iter's buffers: set iter % nsets, so the outputs of a batch
+ * of back-to-back calls stay apart until each is checked. */
+static void select_set(struct coll_state *s, long long iter)
+{
+    size_t set = (size_t)iter % s->nsets;
+    s->send = s->send0 ? s->send0 + set * s->sstride : NULL;
+    s->recv = s->recv0 ? s->recv0 + set * s->rstride : NULL;
 }
 
 /* The buffer that holds this rank's input, and the global index of its first element. */
@@ -711,6 +831,7 @@ static void prepare(void *state, long long iter)
     enum dtype d = s->cc->dtype;
     if (s->cc->coll == BARRIER)
         return;
+    select_set(s, iter);
     /* Poison the output so a collective that writes nothing is caught. */
     memset(s->recv, 0x5a, s->recv_n * dtype_size[d]);
     void *buf;
@@ -763,10 +884,21 @@ static int run_mpi(struct coll_state *s)
     return MPI_ERR_OTHER;
 }
 
+/* splitmix64: the fault's position from the seed and the case */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
     size_t es = dtype_size[s->cc->dtype];
+    if (s->cc->coll != BARRIER)
+        select_set(s, iter);
     const struct mb_coll_algo *la = lib_algo(s->cc->algo);
     int staged = s->device && !(la && la->device); /* pinned staging around a host algorithm */
     if (s->device)
@@ -781,8 +913,18 @@ static int iterate(void *state, long long iter, double *elapsed)
         mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
     if (s->device)
         *elapsed = mb_cuda_timer_stop(&s->timer);
-    if (s->rank == s->fault_rank && iter == s->run->common.warmup && s->recv_n > 0) {
-        /* Test-only fault: perturb one output element of the first timed iteration. */
+    if (s->rank == s->fault_rank && iter == s->run->common.warmup) {
+        /* Test-only fault: one output element of a call of the first timed
+         * sample, the call at a seeded random position of its block */
+        const struct coll_case *cc = s->cc;
+        uint64_t h = mix(s->seed ^ mix(cc->count * 64 + (uint64_t)cc->coll * 8 + (uint64_t)cc->dtype) ^
+                         mix((uint64_t)cc->algo * 4 + (uint64_t)cc->op * 2 + (uint64_t)cc->inplace));
+        long long k = s->run->batch > 0 ? s->run->batch : 1;
+        s->fault_iter = iter + (long long)(h % (uint64_t)k);
+        mb_warn("fault injection: rank %d corrupts iteration %lld (call %lld of %lld in the first timed sample)",
+                s->rank, s->fault_iter, s->fault_iter - iter + 1, k);
+    }
+    if (iter == s->fault_iter && s->recv_n > 0) {
         size_t i = s->recv_n / 2;
         if (s->cc->coll == REDUCE_SCATTER)
             i = s->cc->count / (size_t)s->p / 2;
@@ -802,6 +944,7 @@ static int check(void *state, long long iter, char *msg, size_t mlen)
     size_t blk = cc->count / (size_t)s->p, n = 0;
     if (cc->coll == BARRIER || (cc->coll == REDUCE && s->rank != s->root))
         return 0;
+    select_set(s, iter);
     if (s->device)
         mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * dtype_size[cc->dtype]);
     n = cc->coll == REDUCE_SCATTER ? blk : cc->count;
@@ -835,10 +978,10 @@ static void teardown(void *state)
 {
     struct coll_state *s = state;
     if (s->registered) {
-        if (s->send)
-            mb_coll_release(coll_ctx(), s->send);
-        if (s->recv)
-            mb_coll_release(coll_ctx(), s->recv);
+        if (s->send0)
+            mb_coll_release(coll_ctx(), s->send0);
+        if (s->recv0)
+            mb_coll_release(coll_ctx(), s->recv0);
     }
     mb_buf_free(&s->bsend);
     mb_buf_free(&s->brecv);
@@ -1009,6 +1152,7 @@ static const struct mb_bench bench = {
     .description = "Latency and bandwidth of MPI collectives, validated element by element.",
     .opts = coll_opts,
     .label_names = label_names,
+    .max_batch = MAX_BATCH,
     .validate = validate,
     .config = config,
     .plan = plan,

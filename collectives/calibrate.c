@@ -5,6 +5,7 @@
  * blend (model.c), so predictions invert the measurements. */
 #include "internal.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -21,6 +22,8 @@ struct cal {
     struct mb_coll_ctx *c;
     FILE *log;
     char *a, *b; /* MAXBUF each, private */
+    int failed;  /* an operation failed on some rank (agreed): every later measurement is skipped */
+    char err[300];
 };
 
 static int cmp(const void *x, const void *y)
@@ -42,10 +45,11 @@ struct op {
 
 static int reps_for(size_t bytes) { return bytes <= 64 * 1024 ? 60 : bytes <= 4 * MIB ? 15 : 5; }
 
-static void once(struct cal *k, struct op *o)
+/* 0, or -1 with the failed call named in k->err. */
+static int once(struct cal *k, struct op *o)
 {
     struct mb_coll_ctx *c = k->c;
-    int r = c->rank, peer = r ^ 1, n = (int)(o->bytes / sizeof(float));
+    int r = c->rank, peer = r ^ 1, n = (int)(o->bytes / sizeof(float)), rc = MPI_SUCCESS;
     switch (o->what) {
     case COPY: memcpy(k->b, k->a, o->bytes); break;
     case STREAM: /* one cached chunk streamed over the buffer, as shm's allreduce pushes */
@@ -56,8 +60,8 @@ static void once(struct cal *k, struct op *o)
     case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
     case XCHG:
         if (peer < c->size)
-            MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer, 7401,
-                         c->comm, MPI_STATUS_IGNORE);
+            rc = MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer,
+                              7401, c->comm, MPI_STATUS_IGNORE);
         break;
     case FLAG: { /* the entry synchronisation of the shm algorithms */
         uint64_t s = ++o->seq;
@@ -66,30 +70,43 @@ static void once(struct cal *k, struct op *o)
             mb_coll_wait(c, o->flags[q], &o->flags[q]->arrive, s);
         break;
     }
-    case CMA: /* the peer's buffer in MB_COLL_CHUNK pieces, as cma.c reads */
+    case CMA: /* the peer's buffer in MB_COLL_CHUNK pieces, as cma.c reads; a failed or
+               * short read is an error, never a shorter loop that makes CMA look fast */
         for (size_t off = 0; off < o->bytes; off += MB_COLL_CHUNK) {
             size_t len = o->bytes - off < MB_COLL_CHUNK ? o->bytes - off : MB_COLL_CHUNK;
             struct iovec l = {k->b, len}, rv = {(void *)(uintptr_t)(o->peer_addr + off), len};
-            if (process_vm_readv(o->peer_pid, &l, 1, &rv, 1, 0) < 0)
-                break;
+            ssize_t n = process_vm_readv(o->peer_pid, &l, 1, &rv, 1, 0);
+            if (mb_coll_fault("calibrate-cma-fail") && c->node_rank == c->node_size - 1)
+                n = -1, errno = EFAULT; /* tests: a read the kernel refuses mid-calibration */
+            if (n != (ssize_t)len) {
+                snprintf(k->err, sizeof(k->err), "process_vm_readv of %zu bytes from node rank %d (pid %d) on "
+                         "rank %d: %s", len, (c->node_rank + 1) % c->node_size, o->peer_pid, c->rank,
+                         n < 0 ? strerror(errno) : "short read");
+                return -1;
+            }
         }
         break;
     case MPI: {
         int blk = n / c->size;
         switch (o->kind) {
-        case MB_COLL_ALLREDUCE: MPI_Allreduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm); break;
+        case MB_COLL_ALLREDUCE: rc = MPI_Allreduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm); break;
         case MB_COLL_REDUCE_SCATTER:
-            MPI_Reduce_scatter_block(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm);
+            rc = MPI_Reduce_scatter_block(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm);
             (void)blk;
             break;
-        case MB_COLL_ALLGATHER: MPI_Allgather(k->a, n, MPI_FLOAT, k->b, n, MPI_FLOAT, c->comm); break;
-        case MB_COLL_BCAST: MPI_Bcast(k->b, n, MPI_FLOAT, 0, c->comm); break;
-        case MB_COLL_REDUCE: MPI_Reduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, 0, c->comm); break;
+        case MB_COLL_ALLGATHER: rc = MPI_Allgather(k->a, n, MPI_FLOAT, k->b, n, MPI_FLOAT, c->comm); break;
+        case MB_COLL_BCAST: rc = MPI_Bcast(k->b, n, MPI_FLOAT, 0, c->comm); break;
+        case MB_COLL_REDUCE: rc = MPI_Reduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, 0, c->comm); break;
         default: break;
         }
         break;
     }
     }
+    if (rc != MPI_SUCCESS) {
+        snprintf(k->err, sizeof(k->err), "an MPI call of %zu bytes failed on rank %d (error %d)", o->bytes, c->rank, rc);
+        return -1;
+    }
+    return 0;
 }
 
 /* Median over repetitions of the slowest rank's time (one warm-up). A
@@ -98,15 +115,27 @@ static void once(struct cal *k, struct op *o)
  * slowest times, so all stop together). */
 static double timed(struct cal *k, struct op *o, int reps)
 {
+    if (k->failed) /* agreed on every rank: all skip alike */
+        return NAN;
     double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
+    int bad = !t;
+    if (bad)
+        snprintf(k->err, sizeof(k->err), "out of memory for %d repetitions on rank %d", reps, k->c->rank);
     for (int i = -1; i < reps; i++) {
         MPI_Barrier(k->c->comm);
         double t0 = MPI_Wtime();
-        once(k, o);
-        double dt = MPI_Wtime() - t0, slowest;
-        MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, k->c->comm);
+        if (!bad)
+            bad = once(k, o) != 0;
+        /* the slowest rank's time, and whether any rank failed */
+        double mine[2] = {MPI_Wtime() - t0, bad}, all[2];
+        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, k->c->comm);
+        if (all[1] != 0) {
+            free(t);
+            k->failed = 1;
+            return NAN;
+        }
         if (i >= 0)
-            t[i] = slowest, spent += slowest;
+            t[i] = all[0], spent += all[0];
         if (i >= 4 && spent > 0.2)
             reps = i + 1;
     }
@@ -219,19 +248,26 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
             kn[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
 }
 
-static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
+/* One calibration round; 0, or -1 with the reason in err (the same on
+ * every rank: the lowest failing rank's). */
+static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *err, size_t errlen)
 {
     struct cal k = {.c = c};
     memset(prof, 0, sizeof(*prof));
-    if (c->size < 2 || c->nnodes != 1)
+    if (c->size < 2 || c->nnodes != 1) {
+        snprintf(err, errlen, "needs 2 or more ranks on one node (found %d ranks on %d nodes)", c->size, c->nnodes);
         return -1;
+    }
     int L = c->node_size;
-    k.a = malloc(MAXBUF);
+    k.a = mb_coll_fault("calibrate-nomem") && c->rank == c->size - 1 ? NULL : malloc(MAXBUF);
     k.b = malloc(MAXBUF);
-    if (!k.a || !k.b) {
+    snprintf(k.err, sizeof(k.err), "out of memory for two buffers of %zu bytes on rank %d", (size_t)MAXBUF, c->rank);
+    if (!mb_coll_agree(c, k.a && k.b, k.err, sizeof(k.err))) {
+        snprintf(err, errlen, "%s", k.err);
         free(k.a), free(k.b);
         return -1;
     }
+    k.err[0] = '\0';
     fill_floats(k.a, MAXBUF);
     fill_floats(k.b, MAXBUF);
     struct pt pts[16];
@@ -272,9 +308,12 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
 
     /* flags: private ones, one cache line per rank, node-shared */
     struct mb_buf fb;
-    char err[256];
-    if (mb_buf_alloc(&fb, MB_MEM_SHARED, sizeof(struct mb_coll_flags), 0, c->node_comm, err, sizeof(err)) != 0) {
-        mb_warn("calibrate: %s", err);
+    char berr[256] = "";
+    int got = mb_buf_alloc(&fb, MB_MEM_SHARED, sizeof(struct mb_coll_flags), 0, c->node_comm, berr, sizeof(berr)) == 0;
+    if (!mb_coll_agree(c, got, berr, sizeof(berr))) {
+        snprintf(err, errlen, "flags in node-shared memory: %s", berr);
+        if (got)
+            mb_buf_free(&fb);
         free(k.a), free(k.b);
         return -1;
     }
@@ -324,6 +363,13 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
 
     free(k.a);
     free(k.b);
+    if (k.failed) { /* every rank knows; the failing rank's reason goes to all */
+        /* the ranks holding a reason count as failing: the lowest one's is told */
+        if (mb_coll_agree(c, k.err[0] == '\0', k.err, sizeof(k.err)))
+            snprintf(k.err, sizeof(k.err), "a measurement failed");
+        snprintf(err, errlen, "%s", k.err);
+        return -1;
+    }
     return 0;
 }
 
@@ -333,14 +379,14 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof)
 _Static_assert((sizeof(struct mb_coll_profile) - FIRST) % sizeof(double) == 0,
                "the profile's parameters are doubles from cache_bytes on");
 
-int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE *log)
+int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen)
 {
     /* Three rounds, each parameter the median of them: a burst of load
      * from other processes spoils one round, not the profile. */
     enum { ROUNDS = 3 };
     struct mb_coll_profile round[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
-        if (one_round(c, &round[i]) != 0)
+        if (one_round(c, &round[i], err, errlen) != 0)
             return -1;
     }
     *prof = round[0];

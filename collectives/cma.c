@@ -34,18 +34,20 @@ static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
 {
     if (c->cma_state == 0) {
         int p = c->node_size;
-        struct { int pid; uint64_t addr; } me, *all = malloc(sizeof(me) * (size_t)p);
+        struct { int pid; uint64_t addr; } me, all[p]; /* one entry per node rank: small */
         static volatile uint64_t probe = 0x6d6f766562656e63ull;
         me.pid = (int)getpid();
         me.addr = (uint64_t)(uintptr_t)&probe;
         MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);
         c->node_pids = malloc(sizeof(int) * (size_t)p);
-        for (int q = 0; q < p; q++)
+        for (int q = 0; q < p && c->node_pids; q++)
             c->node_pids[q] = all[q].pid;
         int peer = (c->node_rank + 1) % p, ok = 1;
         uint64_t v = 0;
-        const char *fi = getenv("MB_FAULT_INJECT");
-        if (fi && strcmp(fi, "cma-refused") == 0) { /* tests: the kernel's answer under ptrace_scope 3 */
+        if (!c->node_pids) {
+            errno = ENOMEM;
+            ok = 0;
+        } else if (mb_coll_fault("cma-refused")) { /* tests: the kernel's answer under ptrace_scope 3 */
             errno = EPERM;
             ok = 0;
         } else if (peer_read(all[peer].pid, &v, all[peer].addr, sizeof(v)) < 0 || v != probe)
@@ -66,7 +68,6 @@ static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
             snprintf(c->cma_why, sizeof(c->cma_why), "CMA refused: %s", reason);
         }
         c->cma_state = all_ok ? 1 : -1;
-        free(all);
     }
     if (c->nnodes != 1) {
         snprintf(why, len, "the communicator spans %d nodes; CMA reaches one", c->nnodes);

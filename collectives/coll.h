@@ -58,11 +58,19 @@ void mb_coll_release(struct mb_coll_ctx *ctx, void *ptr);
 
 /* The memory pool of the `pool` algorithm: a shared file mapped by every
  * rank of the node. path NULL: a new file under /dev/shm; a directory: a
- * new file in it; otherwise that file or device (DAX, CXL memory) is used
- * as is. Collective over the context's communicator. 0, or -1 when any rank
- * cannot create or open it: `pool` then reports itself unavailable with
- * the reason (and the other algorithms are unaffected). */
+ * new file in it (unique name, created exclusively; pool files there whose
+ * owning process is dead are removed first); a name that does not exist:
+ * that file, created exclusively; a character device (DAX, CXL memory):
+ * used as is. An existing regular file is refused (unless it is a pool
+ * file of a dead movebench process), and so is a symbolic link: links are
+ * never followed. A created file is unlinked as soon as every rank of the
+ * node has it open, so no exit leaves it behind. Collective over the
+ * context's communicator. 0, or -1 when any rank cannot create or open
+ * it: `pool` then reports itself unavailable with the reason
+ * (mb_coll_pool_error), and the other algorithms are unaffected. */
 int mb_coll_pool_open(struct mb_coll_ctx *ctx, const char *path);
+/* Why the pool is not open ("--pool-path PATH: ..."), "" when it is. */
+const char *mb_coll_pool_error(const struct mb_coll_ctx *ctx);
 /* "PATH (tmpfs)" etc., "" when no pool is open. */
 const char *mb_coll_pool_backing(const struct mb_coll_ctx *ctx);
 
@@ -134,8 +142,11 @@ void mb_coll_profile_default(char *buf, size_t len);
 
 /* Measures every parameter on ctx's ranks (collective over ctx's
  * communicator; needs 2 or more ranks on one node; a few seconds).
- * Progress lines go to log on rank 0 when log is not NULL. 0 or -1. */
-int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log);
+ * Progress lines go to log on rank 0 when log is not NULL. 0, or -1 with
+ * the reason in err on every rank (too few ranks, an allocation, or a
+ * failed call such as process_vm_readv, named with the rank): a failed
+ * measurement is never fitted. */
+int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen);
 
 /* Where a call runs: ranks, ranks per node (the largest node), nodes. */
 struct mb_coll_shape {

@@ -7,6 +7,16 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fault injection for the tests: $MB_FAULT_INJECT names one fault (the
+ * harness's convention; the library reads it itself, never the harness). */
+static inline int mb_coll_fault(const char *name)
+{
+    const char *f = getenv("MB_FAULT_INJECT");
+    return f && strcmp(f, name) == 0;
+}
 
 /* One cache line per flag, per rank, in node-shared memory. */
 struct mb_coll_flags {
@@ -44,7 +54,8 @@ struct mb_coll_ctx {
     void **peer_scratch;
     struct mb_coll_reg *regs;
     char pool_path[512], pool_err[600], pool_backing[700];
-    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none */
+    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none; made by this run */
+    size_t pool_off;                       /* pool.c: where the regions start (after our header) */
     void *pool_base;                       /* node_size regions of pool_stride bytes */
     size_t pool_stride;
     int cma_state;                         /* cma.c: 0 not probed, 1 usable, -1 refused */

@@ -14,11 +14,24 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/vfs.h>
+#include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
 int mb_coll_shm_with(struct mb_coll_ctx *c, const struct mb_coll_args *a, char **small, char **data,
                      size_t data_bytes);
+
+/* Pool files this library creates start with a text header naming the
+ * owner, so a stale one (its process dead) can be told from a file the
+ * user has, and is swept: "movebench-pool 1\npid=N\nhost=H\n", NUL-padded
+ * to POOL_HDR bytes; the ranks' regions follow it. Created files are
+ * unlinked as soon as every rank of the node has opened them, so no exit
+ * path, signals and SIGKILL included, leaves one behind. */
+#define POOL_MAGIC "movebench-pool 1\n"
+#define POOL_HDR 4096
+#define POOL_PREFIX "movebench-pool-"
 
 static void describe(struct mb_coll_ctx *c, int fd)
 {
@@ -30,46 +43,199 @@ static void describe(struct mb_coll_ctx *c, int fd)
     else if (fstatfs(fd, &fs) == 0)
         kind = fs.f_type == TMPFS_MAGIC ? "tmpfs" : fs.f_type == EXT4_SUPER_MAGIC ? "ext4"
              : fs.f_type == XFS_SUPER_MAGIC ? "xfs" : fs.f_type == HUGETLBFS_MAGIC ? "hugetlbfs" : kind;
-    snprintf(c->pool_backing, sizeof(c->pool_backing), "%s (%s)", c->pool_path, kind);
+    snprintf(c->pool_backing, sizeof(c->pool_backing), "%s (%s%s)", c->pool_path, kind,
+             c->pool_created ? "; created by this run, unlinked once every rank mapped it" : "");
+}
+
+/* The owner pid of a pool file this library created (its header), 0 for
+ * any other file; *same_host: written on this host. */
+static long header_owner(int fd, int *same_host)
+{
+    char h[POOL_HDR + 1], host[256] = "", mine[256] = "";
+    ssize_t n = pread(fd, h, POOL_HDR, 0);
+    *same_host = 0;
+    if (n < (ssize_t)strlen(POOL_MAGIC))
+        return 0;
+    h[n] = '\0';
+    long pid = 0;
+    if (strncmp(h, POOL_MAGIC, strlen(POOL_MAGIC)) != 0 ||
+        sscanf(h + strlen(POOL_MAGIC), "pid=%ld\nhost=%255[^\n]", &pid, host) != 2 || pid <= 0)
+        return 0;
+    gethostname(mine, sizeof(mine) - 1);
+    *same_host = strcmp(host, mine) == 0;
+    return pid;
+}
+
+static int owner_dead(long pid, int same_host)
+{
+    return same_host && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static int write_header(int fd)
+{
+    char h[POOL_HDR] = {0}, host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(h, sizeof(h), "%spid=%ld\nhost=%s\n", POOL_MAGIC, (long)getpid(), host);
+    return pwrite(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) ? 0 : -1;
+}
+
+/* Removes the pool files in dir whose owner is dead (a run killed in the
+ * moment between creating and unlinking its pool). Only regular files of
+ * ours, with our header, never through a link. */
+static void sweep_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    int dfd = dirfd(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, POOL_PREFIX, strlen(POOL_PREFIX)) != 0)
+            continue;
+        int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        int same_host;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+            long pid = header_owner(fd, &same_host);
+            if (pid > 0 && owner_dead(pid, same_host))
+                unlinkat(dfd, e->d_name, 0);
+        }
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* Creates a new pool file: exactly `path` when given, else a unique name
+ * in dir (retried on EEXIST). Never follows a link, never opens an
+ * existing file. fd or -1 with err set. */
+static int create_exclusive(const char *dir, const char *path, int rank, char *name, size_t len, char *err,
+                            size_t errlen)
+{
+    for (int attempt = 0; attempt < 64; attempt++) {
+        if (path) {
+            snprintf(name, len, "%s", path);
+        } else {
+            unsigned long long r = 0;
+            if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+                r = (unsigned long long)(mb_now() * 1e9) ^ ((unsigned long long)attempt << 48);
+            snprintf(name, len, "%s/" POOL_PREFIX "%ld-%d-%016llx", dir, (long)getpid(), rank, r);
+        }
+        int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            if (write_header(fd) == 0)
+                return fd;
+            snprintf(err, errlen, "--pool-path %s: cannot write the pool's header: %s", name, strerror(errno));
+            close(fd);
+            unlink(name);
+            return -1;
+        }
+        if (errno != EEXIST || path) {
+            snprintf(err, errlen, "--pool-path %s: cannot create the pool: %s", name, strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "--pool-path %s: no unused pool name after 64 tries", dir);
+    return -1;
+}
+
+/* Node rank 0: opens or creates the pool named by path (NULL: /dev/shm).
+ * A directory gets a new file; a character device (DAX) is used as is; a
+ * new name is created; an existing regular file is refused unless it is
+ * a pool file of ours whose owner is dead (then it is replaced); a link
+ * is never followed. fd or -1 with err set. */
+static int open_first(struct mb_coll_ctx *c, const char *path, char *name, size_t len, char *err, size_t errlen)
+{
+    struct stat st;
+    c->pool_off = POOL_HDR;
+    c->pool_created = 1;
+    if (!path || (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        const char *dir = path ? path : "/dev/shm";
+        sweep_stale(dir);
+        return create_exclusive(dir, NULL, c->rank, name, len, err, errlen);
+    }
+    snprintf(name, len, "%s", path);
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return create_exclusive(NULL, path, c->rank, name, len, err, errlen);
+        snprintf(err, errlen, "--pool-path %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "--pool-path %s: is a symbolic link; name its target (links are never followed)", path);
+        return -1;
+    }
+    if (S_ISCHR(st.st_mode)) {
+        c->pool_off = 0;
+        c->pool_created = 0;
+        int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            snprintf(err, errlen, "--pool-path %s: cannot open the device: %s", path, strerror(errno));
+        return fd;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--pool-path %s: not a directory, a new file or a character (DAX) device", path);
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), same_host = 0;
+    long owner = fd >= 0 ? header_owner(fd, &same_host) : 0;
+    if (fd >= 0)
+        close(fd);
+    if (owner > 0 && owner_dead(owner, same_host) && unlink(path) == 0)
+        return create_exclusive(NULL, path, c->rank, name, len, err, errlen);
+    if (owner > 0)
+        snprintf(err, errlen, "--pool-path %s: is the pool of movebench process %ld%s; name another path", path,
+                 owner, same_host ? ", still running" : " on another host");
+    else
+        snprintf(err, errlen, "--pool-path %s: exists and was not created by movebench (refusing to overwrite "
+                 "it); name a new file, a directory or a DAX device", path);
+    return -1;
 }
 
 int mb_coll_pool_open(struct mb_coll_ctx *c, const char *path)
 {
     char name[sizeof(c->pool_path)] = "";
-    int ok = 1;
+    struct { unsigned long long dev, ino; long long off; int created; } id = {0, 0, 0, 0};
     c->pool_fd = -1;
+    c->pool_err[0] = '\0';
     if (c->node_rank == 0) {
+        int fd = open_first(c, path, name, sizeof(name), c->pool_err, sizeof(c->pool_err));
         struct stat st;
-        const char *dir = path ? path : "/dev/shm";
-        if (!path || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-            snprintf(name, sizeof(name), "%s/movebench-pool-%ld-%d", dir, (long)getpid(), c->rank);
-        else
-            snprintf(name, sizeof(name), "%s", path);
-        int fd = open(name, O_RDWR | O_CREAT, 0600);
-        if (fd < 0) {
-            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: cannot create the pool: %s", name,
-                     strerror(errno));
-            ok = 0;
-        } else {
+        if (fd >= 0 && fstat(fd, &st) == 0) {
+            c->pool_fd = fd;
+            id.dev = st.st_dev, id.ino = st.st_ino, id.off = (long long)c->pool_off, id.created = c->pool_created;
+        } else if (fd >= 0) {
+            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: fstat: %s", name, strerror(errno));
             close(fd);
-            c->pool_created = path == NULL || strcmp(name, path) != 0;
         }
     }
-    (void)ok;
     MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, c->node_comm);
     MPI_Bcast(c->pool_err, sizeof(c->pool_err), MPI_CHAR, 0, c->node_comm);
+    MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, c->node_comm);
     snprintf(c->pool_path, sizeof(c->pool_path), "%s", name);
-    if (!c->pool_err[0]) {
-        c->pool_fd = open(name, O_RDWR);
+    c->pool_off = (size_t)id.off;
+    c->pool_created = id.created;
+    if (!c->pool_err[0] && c->node_rank != 0) {
+        /* the very file rank 0 made: no link, the same inode */
+        struct stat st;
+        c->pool_fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (c->pool_fd < 0)
             snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: cannot open the pool: %s", name,
                      strerror(errno));
+        else if (fstat(c->pool_fd, &st) != 0 || st.st_dev != id.dev || st.st_ino != id.ino) {
+            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: replaced while the ranks opened it", name);
+            close(c->pool_fd);
+            c->pool_fd = -1;
+        }
     }
-    int mine = c->pool_fd >= 0, all;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, c->comm);
+    /* every rank agrees, with the lowest failing rank's reason */
+    char reason[sizeof(c->pool_err)];
+    snprintf(reason, sizeof(reason), "%s", c->pool_err[0] ? c->pool_err : "a rank could not open the pool");
+    int all = mb_coll_agree(c, c->pool_fd >= 0, reason, sizeof(reason));
+    if (c->node_rank == 0 && c->pool_created && id.ino) /* every rank holds it open, or the pool is off */
+        unlink(name);
     if (!all) {
-        if (!c->pool_err[0])
-            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: a rank could not open the pool", name);
+        snprintf(c->pool_err, sizeof(c->pool_err), "%s", reason);
         if (c->pool_fd >= 0)
             close(c->pool_fd);
         c->pool_fd = -1;
@@ -78,6 +244,8 @@ int mb_coll_pool_open(struct mb_coll_ctx *c, const char *path)
     describe(c, c->pool_fd);
     return 0;
 }
+
+const char *mb_coll_pool_error(const struct mb_coll_ctx *c) { return c->pool_fd >= 0 ? "" : c->pool_err; }
 
 /* Maps at least data_bytes of data slot per rank (collective over the node). */
 static int pool_reserve(struct mb_coll_ctx *c, size_t data_bytes)
@@ -94,14 +262,14 @@ static int pool_reserve(struct mb_coll_ctx *c, size_t data_bytes)
     size_t total = stride * (size_t)c->node_size;
     struct stat st;
     if (c->node_rank == 0 && fstat(c->pool_fd, &st) == 0 && !S_ISCHR(st.st_mode) &&
-        (size_t)st.st_size < total && ftruncate(c->pool_fd, (off_t)total) != 0) {
+        (size_t)st.st_size < c->pool_off + total && ftruncate(c->pool_fd, (off_t)(c->pool_off + total)) != 0) {
         mb_warn("collectives: pool %s: cannot grow to %zu bytes: %s", c->pool_path, total, strerror(errno));
         ok = 0;
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, c->node_comm);
     if (!ok)
         return -1;
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, c->pool_fd, 0);
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, c->pool_fd, (off_t)c->pool_off);
     ok = p != MAP_FAILED;
     if (!ok)
         mb_warn("collectives: pool %s: mmap of %zu bytes: %s", c->pool_path, total, strerror(errno));
@@ -122,11 +290,9 @@ void mb_coll_pool_close(struct mb_coll_ctx *c)
     if (c->pool_base)
         munmap(c->pool_base, c->pool_stride * (size_t)c->node_size);
     c->pool_base = NULL;
-    if (c->pool_fd >= 0) {
+    if (c->pool_fd >= 0) { /* a file this run created is unlinked already */
         close(c->pool_fd);
         c->pool_fd = -1;
-        if (c->node_rank == 0 && c->pool_created)
-            unlink(c->pool_path);
     }
 }
 

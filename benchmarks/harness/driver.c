@@ -70,47 +70,128 @@ static char *default_out_path(const char *bench)
     return p;
 }
 
-/* Runs the warm-up and timed iterations [first, first + count) of one case
- * on this rank (a round: --rounds); the timed iterations keep their index
- * warmup + i in every round, so a benchmark sees each once. */
+/* Batched timing: a sample of auto (--batch auto) lasts about this long,
+ * far above the timer's resolution and the barrier's exit skew. */
+#define MB_BATCH_TARGET_S 100e-6
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The calls per sample of a case: --batch N (up to what the program can
+ * hold), or auto: ceil(target / per-call time), the per-call time being
+ * the slowest rank's median over the warm-up (the same on every rank). */
+static long long choose_batch(struct mb_run *run, const struct mb_case *c, double *warm, long long nwarm)
+{
+    long long limit = run->bench->max_batch;
+    if (c->max_batch > 0 && c->max_batch < limit)
+        limit = c->max_batch;
+    if (limit <= 1)
+        return 1;
+    if (run->common.batch > 0)
+        return run->common.batch < limit ? run->common.batch : limit;
+    double t = 0; /* no warm-up: nothing to go by, each call alone */
+    if (nwarm > 0) {
+        qsort(warm, (size_t)nwarm, sizeof(double), cmp_double);
+        t = warm[nwarm / 2];
+    }
+    double slowest;
+    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, run->comm);
+    if (!(slowest > 0))
+        return 1;
+    double k = ceil(MB_BATCH_TARGET_S / slowest);
+    return k < 1 ? 1 : k > (double)limit ? limit : (long long)k;
+}
+
+/* A case's calls per sample, chosen in its first round and kept for the
+ * others; recorded as /config attribute "batch/<case>" (every rank keeps
+ * it, rank 0's reaches the file). */
+static long long case_batch(struct mb_run *run, const struct mb_case *c, double *warm, long long nwarm)
+{
+    char key[sizeof(c->name) + 8];
+    snprintf(key, sizeof(key), "batch/%s", c->name);
+    const struct mb_kv *kv = mb_kv_get(&run->result.config, key);
+    if (kv)
+        return kv->i;
+    long long k = choose_batch(run, c, warm, nwarm);
+    mb_kv_int(&run->result.config, key, k);
+    return k;
+}
+
+static void check_one(struct mb_run *run, void *state, int *check_failed, const char *case_name, long long it)
+{
+    const struct mb_bench *b = run->bench;
+    if (!run->common.check || !b->check || *check_failed)
+        return;
+    char msg[512] = "";
+    if (b->check(state, it, msg, sizeof(msg)) != 0) {
+        *check_failed = 1;
+        mb_warn("check failed: %s: rank %d, iteration %lld: %s", case_name, run->rank, it, msg);
+    }
+}
+
+/* Runs the warm-up and timed samples [first, first + count) of one case on
+ * this rank (a round: --rounds). Each warm-up call is timed alone; then a
+ * sample times k calls back to back (case_batch) and stores the block's
+ * time / k. Every call has its own iteration index (warm-up: 0..warmup-1;
+ * sample s, call j: warmup + s*k + j, the same in every round), is
+ * prepared before its block and checked after it. */
 static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, double *times,
-                   long long *counts, int *check_failed, const char *case_name, long long first,
+                   long long *counts, int *check_failed, const struct mb_case *c, long long first,
                    long long count)
 {
     const struct mb_bench *b = run->bench;
     size_t nev = mb_counters_nevents(ctr);
     long long *now = nev ? xcalloc(nev, sizeof(*now), "counter values") : NULL;
-    long long warmup = run->common.warmup, total = warmup + count;
+    long long warmup = run->common.warmup;
+    double *warm = xcalloc((size_t)(warmup > 0 ? warmup : 1), sizeof(double), "warm-up times");
     int err = 0;
-    for (long long k = 0; k < total && !err; k++) {
-        int timed = k >= warmup;
-        long long it = timed ? warmup + first + (k - warmup) : k;
+    run->batch = 1;
+    for (long long it = 0; it < warmup && !err; it++) {
         if (b->prepare)
             b->prepare(state, it);
         MPI_Barrier(run->comm);
-        if (timed && nev)
-            mb_counters_start(ctr);
-        double elapsed = -1;
-        double t0 = MPI_Wtime();
+        double elapsed = -1, t0 = MPI_Wtime();
         err = b->iterate(state, it, &elapsed);
         double t1 = MPI_Wtime();
-        if (timed) {
-            if (nev) {
-                mb_counters_stop(ctr, now);
-                for (size_t e = 0; e < nev; e++)
-                    counts[e] += now[e];
-            }
-            times[it - warmup] = elapsed >= 0 ? elapsed : t1 - t0;
-        }
-        if (!err && run->common.check && b->check && !*check_failed) {
-            char msg[512] = "";
-            if (b->check(state, it, msg, sizeof(msg)) != 0) {
-                *check_failed = 1;
-                mb_warn("check failed: %s: rank %d, iteration %lld: %s", case_name, run->rank, it,
-                        msg);
-            }
-        }
+        warm[it] = elapsed >= 0 ? elapsed : t1 - t0;
+        if (!err)
+            check_one(run, state, check_failed, c->name, it);
     }
+    /* every rank takes part in choosing k, also one whose warm-up failed */
+    long long k = case_batch(run, c, warm, err ? 0 : warmup);
+    run->batch = k;
+    for (long long i = 0; i < count && !err; i++) {
+        long long s = first + i, base = warmup + s * k, done = 0;
+        for (long long j = 0; j < k && b->prepare; j++)
+            b->prepare(state, base + j);
+        MPI_Barrier(run->comm);
+        if (nev)
+            mb_counters_start(ctr);
+        double device = 0;
+        int timed_by_device = 1;
+        double t0 = MPI_Wtime();
+        for (; done < k && !err; done++) {
+            double elapsed = -1;
+            err = b->iterate(state, base + done, &elapsed);
+            if (elapsed >= 0)
+                device += elapsed;
+            else
+                timed_by_device = 0;
+        }
+        double t1 = MPI_Wtime();
+        if (nev) {
+            mb_counters_stop(ctr, now);
+            for (size_t e = 0; e < nev; e++)
+                counts[e] += now[e];
+        }
+        times[s] = (timed_by_device ? device : t1 - t0) / (double)k;
+        for (long long j = 0; j < done - (err != 0); j++)
+            check_one(run, state, check_failed, c->name, base + j);
+    }
+    free(warm);
     free(now);
     return err;
 }
@@ -295,7 +376,7 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
             double *tk = times + slot * iters;
             if (r == 0)
                 memset(ck, 0, ne * sizeof(*ck));
-            err = agree_max(run->comm, measure(run, state, ctr, tk, ck, &failed[k], c->name, first, count));
+            err = agree_max(run->comm, measure(run, state, ctr, tk, ck, &failed[k], c, first, count));
             if (run->bench->teardown)
                 run->bench->teardown(state);
             if (err) {

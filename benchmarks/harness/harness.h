@@ -203,7 +203,10 @@ struct mb_common {
     int quiet;
     long long seed;
     char *sizes;        /* --sizes: explicit list, overrides -b/-e/-f */
+    char *batch_arg;    /* --batch as typed: N or auto */
+    long long batch;    /* --batch: calls timed back to back per sample; 0 = auto */
 };
+#define MB_BATCH_MAX 65536 /* --batch's largest N */
 
 /* The message sizes of this run: --sizes if given, else minbytes times
  * stepfactor^k up to maxbytes (0 is followed by 1). Returns a malloc'd
@@ -217,6 +220,7 @@ struct mb_case {
     const char *labels[MB_MAX_LABELS];
     uint64_t bytes, count;
     void *user;          /* the benchmark's own description of the case */
+    int max_batch;       /* this case's limit on calls per sample (its buffers); 0: the bench's */
 };
 
 struct mb_bench;
@@ -233,6 +237,7 @@ struct mb_run {
     struct mb_result result;
     struct mb_case *cases;
     size_t ncases;
+    long long batch;       /* calls per timed sample of the case being measured (1 in its warm-up) */
 };
 
 struct mb_bench {
@@ -241,6 +246,12 @@ struct mb_bench {
     const struct mb_opt *opts;  /* program flags, terminated by name == NULL */
     const char *const *label_names; /* case columns of /summary, NULL-terminated */
     const char *table_header;   /* optional: printed by rank 0 before the first case */
+    /* Batched timing (--batch): how many iterations' inputs and outputs the
+     * program holds at once, apart by iteration index % max_batch. 0 or 1:
+     * each iteration is timed alone. With k > 1 calls per sample, the
+     * driver prepares k iterations, times their k iterate calls back to
+     * back (the sample is the block's time / k) and then checks each. */
+    int max_batch;
 
     /* After parsing, before any work: return 0, or print one line naming
      * the flag and return MB_EXIT_USAGE. Runs on every rank. */

@@ -41,6 +41,11 @@ static const struct mb_opt common_opts[] = {
      "EVENTS"},
     {"sizes", 0, MB_OPT_STR, &defaults_sink.sizes, NULL, NULL, 0, 0,
      "explicit comma-separated sizes (K/M/G suffixes), instead of -b/-e/-f", "LIST"},
+    {"batch", 0, MB_OPT_STR, &defaults_sink.batch_arg, "auto", NULL, 0, 0,
+     "calls timed back to back per sample, each output still checked after the block: N, or auto "
+     "(enough calls for a sample of about 100 us, from the warm-up's per-call time; needs -w 1 or more); "
+     "1 times each call alone; programs that hold one iteration's buffers time each call alone",
+     "N|auto"},
     {"seed", 0, MB_OPT_INT, &defaults_sink.seed, "1", NULL, 0, 4294967295.0,
      "seed of the generated data", "N"},
     {"quiet", 'q', MB_OPT_FLAG, &defaults_sink.quiet, "0", NULL, 0, 0,
@@ -230,6 +235,27 @@ static int set_value(const struct mb_opt *o, void *dst, const char *val, FILE *e
     return bad(err, o, val, "has an unknown option kind");
 }
 
+/* --batch N|auto into common->batch (0 = auto). */
+static int parse_batch(struct mb_common *common, FILE *err)
+{
+    const char *v = common->batch_arg ? common->batch_arg : "auto";
+    if (strcmp(v, "auto") == 0) {
+        common->batch = 0;
+        return 0;
+    }
+    errno = 0;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || errno || n < 1 || n > MB_BATCH_MAX) {
+        if (err)
+            fprintf(err, "%s: --batch: '%s' is not a call count or auto (accepts 1 to %d, or auto)\n",
+                    mb_progname(), v, MB_BATCH_MAX);
+        return MB_EXIT_USAGE;
+    }
+    common->batch = n;
+    return 0;
+}
+
 /* Calls fn on every option: common ones first, then the program's. */
 #define FOR_EACH_OPT(bench, o)                                                                     \
     for (int pass_ = 0; pass_ < 2; pass_++)                                                        \
@@ -347,6 +373,8 @@ int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int
             }
         free(copy);
     }
+    if (rc == 0)
+        rc = parse_batch(common, err);
     if (rc == 0 && common->minbytes > common->maxbytes) {
         char lo[32], hi[32];
         mb_format_size(common->minbytes, lo, sizeof(lo));
