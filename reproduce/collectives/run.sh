@@ -7,7 +7,8 @@
 #     --scale full    every sized collective, every algorithm; 8 B..64 MiB, x2; 100 iterations
 #     --scale reference  allreduce, every algorithm and auto, 8 B..64 MiB, x2; 30 iterations in 5
 #                     rounds over all cases (--rounds: a slow phase of the VM falls on every
-#                     algorithm alike): the run behind results/reference/collectives/ (about 4 min)
+#                     algorithm alike): the run behind results/reference/collectives/ (about 4 min);
+#                     refused (exit 2) unless the git tree is clean and build/ was built from HEAD
 #     --scale tiny    allreduce and bcast, 8 B..64 KiB, x4, 5 iterations: seconds (the tests)
 #     --slurm         submit job_scripts/mb-coll.sbatch through job_scripts/sweep.sh (node counts
 #                     --nodes, default 1 at small scale and 1,2,4,8 at full), wait, collect
@@ -42,6 +43,8 @@ full) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcas
 *) echo "run.sh: --scale must be small, full, reference or tiny, not '$scale'" >&2; exit 2 ;;
 esac
 [[ $np =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --np must be a positive integer, not '$np'" >&2; exit 2; }
+# the reference run's results are committed: from a clean tree and a binary built from it
+[ "$scale" != reference ] || reproduce/clean-tree.sh "--scale reference" || exit 2
 out=${out:-$root/${BUILD:-build}/reproduce/collectives}
 py=$(reproduce/python.sh)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
