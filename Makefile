@@ -2,7 +2,7 @@
 #   make                 build programs into $(BUILD)/bin, libraries into $(BUILD)/lib
 #   make check           build and run the tests (last line: N passed, N failed)
 #   make run [NP=2]      the main job: a small mb-coll sweep on a local mpirun
-#   make reproduce       every reproduce/ study at small scale; lists the figures
+#   make reproduce       every reproduce/ study at tiny scale (minutes); lists the figures
 #   make reproduce STUDY=collectives SCALE=full   one study at full scale
 #   make deps            install the Debian packages (as root), else list them
 #   make install PREFIX=/opt/movebench
@@ -140,7 +140,7 @@ run: all
 
 # reproduce/: each study measures, plots and writes compare.md. Python runs
 # in $(BUILD)/venv, made from reproduce/requirements.txt (reproduce/venv.sh).
-SCALE ?= small
+SCALE ?= tiny
 STUDY ?=
 VENV := $(BUILD)/venv
 .PHONY: reproduce

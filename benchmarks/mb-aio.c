@@ -123,7 +123,8 @@ static int validate(struct mb_run *run)
     free(s);
     if (!ok) {
         if (run->rank == 0)
-            mb_warn("-b/--minbytes, -e/--maxbytes: no size between 512 B and 4 MiB that is a multiple of 512");
+            mb_warn("%s: no size between 512 B and 4 MiB that is a multiple of 512",
+                    run->common.sizes ? "--sizes" : "-b/--minbytes, -e/--maxbytes");
         return MB_EXIT_USAGE;
     }
     if (opt.batch > opt.qd) {

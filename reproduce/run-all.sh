@@ -1,10 +1,10 @@
 #!/bin/bash
 # make reproduce: runs every study (reproduce/<study>/run.sh) at SCALE, or
 # only STUDY, and lists the figures and tables written.
-#   reproduce/run-all.sh [small|full] [STUDY]
+#   reproduce/run-all.sh [tiny|small|full] [STUDY]   (default tiny: every study in a few minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-scale=${1:-small} only=${2:-}
+scale=${1:-tiny} only=${2:-}
 studies=()
 for r in reproduce/*/run.sh; do
   s=$(basename "$(dirname "$r")")

@@ -7,8 +7,9 @@
 #     --scale full    every sized collective, every algorithm; 8 B..64 MiB, x2; 100 iterations
 #     --scale reference  allreduce, every algorithm and auto, 8 B..64 MiB, x2; 30 iterations in 5
 #                     rounds over all cases (--rounds: a slow phase of the VM falls on every
-#                     algorithm alike): the run behind results/reference/collectives/ (about 4 min)
-#     --scale tiny    allreduce and bcast, 8 B..64 KiB, x4, 5 iterations: seconds (the tests)
+#                     algorithm alike): the run behind results/reference/collectives/ (about 4 min);
+#                     refused (exit 2) unless the git tree is clean and build/ was built from HEAD
+#     --scale tiny    allreduce and bcast, every algorithm, 8 B..64 KiB, x4, 5 iterations: seconds (the tests, make reproduce)
 #     --slurm         submit job_scripts/mb-coll.sbatch through job_scripts/sweep.sh (node counts
 #                     --nodes, default 1 at small scale and 1,2,4,8 at full), wait, collect
 #     --np N          local ranks (default 2); with --slurm, ranks per node are the job
@@ -35,13 +36,15 @@ small) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bca
          MB_STEPFACTOR=2 MB_ITERS=50 MB_WARMUP=5; nodes=${nodes:-1} ;;
 reference) export MB_ALGOS=all,auto MB_COLLS=allreduce MB_MINBYTES=8 MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=30 \
          MB_WARMUP=2 MB_ROUNDS=5; nodes=${nodes:-1} ;;
-tiny) export MB_COLLS=allreduce,bcast MB_MINBYTES=8 MB_MAXBYTES=64K MB_STEPFACTOR=4 MB_ITERS=5 \
+tiny) export MB_ALGOS=all MB_COLLS=allreduce,bcast MB_MINBYTES=8 MB_MAXBYTES=64K MB_STEPFACTOR=4 MB_ITERS=5 \
          MB_WARMUP=1; nodes=${nodes:-1} ;;
 full) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast,reduce,alltoall MB_MINBYTES=8 \
          MB_MAXBYTES=64M MB_STEPFACTOR=2 MB_ITERS=100 MB_WARMUP=10; nodes=${nodes:-1,2,4,8} ;;
 *) echo "run.sh: --scale must be small, full, reference or tiny, not '$scale'" >&2; exit 2 ;;
 esac
 [[ $np =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --np must be a positive integer, not '$np'" >&2; exit 2; }
+# the reference run's results are committed: from a clean tree and a binary built from it
+[ "$scale" != reference ] || reproduce/clean-tree.sh "--scale reference" || exit 2
 out=${out:-$root/${BUILD:-build}/reproduce/collectives}
 py=$(reproduce/python.sh)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)

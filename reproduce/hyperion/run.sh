@@ -4,11 +4,11 @@
 # the number of data files (stand-in SSDs) and the cache size for the TPC
 # model, draw the figures, write compare.md.
 #   reproduce/hyperion/run.sh [--scale tiny|small|full] [--out DIR] [--data DIR]
-#     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests)
+#     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests, make reproduce)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
 #                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
-#                     hidden 16, 40 batches per epoch, 10 epochs, 8 batches in flight; TPC sweep (10 epochs a point,
-#                     medians robust to the shared host's slow moments) over 1, 2, 4 files x
+#                     hidden 16, 40 batches per epoch, 5 epochs, 8 batches in flight, TPC profile of 40 batches
+#                     a phase; TPC sweep (5 epochs a point) over 1, 2, 4 files x
 #                     cache 5, 10, 20, 40% of the features (hyperion and nopipe side by side; where
 #                     the cache needs it the budget grows to cache + 512 MiB: 2.1 GiB at 40%)
 #     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
@@ -36,7 +36,8 @@ case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2 sweep_epochs=2
       extra=(--eval-nodes 200) mmap_batches=0 ;;
 small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="5 10 20 40" budget=$((1024 * MiB)) batch=64
-       fanout=25,10 hidden=16 epochs=10 sweep_epochs=10 extra=(--epoch-batches 40 --slots 8) mmap_batches=1 random_batches=40 ;;
+       fanout=25,10 hidden=16 epochs=5 sweep_epochs=5 extra=(--epoch-batches 40 --slots 8 --profile-batches 40)
+       mmap_batches=1 random_batches=40 ;;
 full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="5 10 20 40" budget=$((4096 * MiB)) batch=256
       fanout=25,10 hidden=16 epochs=3 sweep_epochs=5 extra=(--epoch-batches 100 --slots 8) mmap_batches=1 random_batches=20 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;

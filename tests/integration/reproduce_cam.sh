@@ -18,7 +18,42 @@ grep -Eq '^\| gemm \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-
   fail "compare.md lacks our gemm row with every mode and the ratio to the bound"
 grep -Eq '^\| sort \| .* \| pass \|$' "$T/compare.md" || fail "compare.md lacks our sort row"
 grep -Eq 'async / max\(compute, io\) [0-9.]+ \((within|not within) 1.15\)' "$T/compare.md" || fail "no overlap verdict"
-grep -q 'EPYC\|Xeon\|CPU' "$T/compare.md" || fail "compare.md names no hardware"
+# our own numbers, read from the result files here, in compare.md: each
+# app's medians per phase and mode with async / max(compute, io), one I/O
+# row per I/O case measured, and the CPU of the files' /topology
+ours() { # COMPARE.MD RESULT...: exit 1 naming the first of our values compare.md lacks
+  "$py" - "$@" <<'PY'
+import re, sys, h5py
+md, files = sys.argv[1], sys.argv[2:]
+text = open(md).read()
+bad, io_cases, cpus = [], 0, set()
+for path in files:
+    with h5py.File(path) as f:
+        s = f["summary"][()]
+        t = f["topology"][()]
+        cpus.add(re.search(r'name="CPUModel" value="([^"]*)"', t.decode() if isinstance(t, bytes) else str(t)).group(1))
+    med = {r["case"].decode(): r["t_median"] for r in s}
+    apps = {c.split("/")[0] for c in med if c.split("/")[0] in ("gemm", "sort", "gather")}
+    io_cases += sum(1 for r in s if r["app"] in (b"io", b""))
+    for app in sorted(apps):
+        line = next((l for l in text.splitlines() if l.startswith(f"| {app} | ")), "")
+        m = {k: med[f"{app}/{k}"] for k in ("compute", "io", "posix", "sync", "async")}
+        want = [f"| {m['compute']:.4f} | {m['io']:.4f} | {max(m['compute'], m['io']):.4f} | {m['posix']:.4f} | "
+                f"{m['sync']:.4f} | {m['async']:.4f} | {m['async'] / max(m['compute'], m['io']):.2f}× |"]
+        bad += [f"{app}: row lacks '{w}': {line}" for w in want if w not in line]
+rows = [l for l in text.splitlines() if re.match(r"^\| [0-9]+ \| [0-9]+ [KMG]?i?B \| [a-z]+ \| ", l)]
+if len(rows) != io_cases:
+    bad.append(f"{len(rows)} I/O rows, the files hold {io_cases} I/O cases")
+bad += [f"our CPU '{c}' is not named" for c in cpus if f"Our machine: {c} (" not in text]
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+ours "$T/compare.md" "$ref"/*.h5 >"$T/ours" || { fail "compare.md lacks our own values"; cat "$T/ours" >&2; }
+# ...and the same check sees a wrong value: gemm's async median changed
+sed -E 's/^(\| gemm( \| [0-9.]+){5}) \| [0-9.]+ \|/\1 | 9.9999 |/' "$T/compare.md" >"$T/wrong.md"
+ours "$T/wrong.md" "$ref"/*.h5 >/dev/null && fail "the check of our values missed a wrong gemm median"
 
 # A failed check in the input shows: the reference's gemm/async marked fail.
 one=$(grep -l '"gemm/async"' "$ref"/*.h5 2>/dev/null | head -1)

@@ -16,7 +16,57 @@ expect 0 "compare.py on the reference" -- "$py" reproduce/collectives/compare.py
 grep -q '| CCCL | Broadcast, average speedup over RDMA | 1.84× |' "$T/compare.md" || fail "compare.md lacks CCCL's broadcast number"
 grep -q 'not measured: only mpi' "$T/compare.md" || fail "compare.md does not say only mpi was measured"
 grep -q '^| allreduce | mpi | 2 | 1 |' "$T/compare.md" || fail "compare.md lacks our allreduce row"
-grep -q 'Xeon\|EPYC\|CPU' "$T/compare.md" || fail "compare.md names no hardware"
+# our own numbers, read from the result file here, in compare.md: one row
+# per (collective, algorithm) with its median at the smallest size and at
+# 1 KiB and its check verdict, and our hardware column naming this file's
+# CPU (its /topology) and rank count
+ours() { # RESULT COMPARE.MD: exit 1 naming the first of our values compare.md lacks
+  "$py" - "$1" "$2" <<'PY'
+import re, sys, h5py
+h5, md = sys.argv[1:]
+text = open(md).read()
+with h5py.File(h5) as f:
+    s = f["summary"][()]
+    topo = f["topology"][()]
+    topo = topo.decode() if isinstance(topo, bytes) else str(topo)
+    nranks = int(f.attrs["nranks"])
+    commit = f.attrs["git_commit"]
+    commit = (commit.decode() if isinstance(commit, bytes) else str(commit))[:12]
+cpu = re.search(r'name="CPUModel" value="([^"]*)"', topo).group(1)
+groups = sorted({(r["coll"].decode(), r["algo"].decode()) for r in s})
+bad = []
+for coll, algo in groups:
+    g = sorted((r for r in s if r["coll"].decode() == coll and r["algo"].decode() == algo), key=lambda r: r["bytes"])
+    small = max((r for r in g if r["bytes"] == g[0]["bytes"]), key=lambda r: r["t_median"])
+    kib = [r for r in g if r["bytes"] == 1024]
+    checks = "pass" if all(r["check"] == b"pass" for r in g) else "fail"
+    row = f"| {coll} | {algo} | {nranks} | "
+    want = [f"{small['t_median'] * 1e6:.2f} µs at {int(small['bytes'])} B"]
+    if kib:
+        want.append(f"{kib[0]['t_median'] * 1e6:.2f} µs")
+    line = next((l for l in text.splitlines() if l.startswith(row)), None)
+    if line is None:
+        bad.append(f"no row {row}")
+        continue
+    for w in want + [f"| {checks} |"]:
+        if w not in line:
+            bad.append(f"{coll}/{algo}: row lacks '{w}': {line}")
+rows = [l for l in text.splitlines() if re.match(r"^\| [a-z_]+ \| [a-z0-9_]+ \| [0-9]+ \| [0-9]+ \| ", l)]
+if len(rows) != len(groups):
+    bad.append(f"{len(rows)} measurement rows, the file has {len(groups)} (collective, algorithm) pairs")
+if f"{cpu} (" not in text or f"{nranks} ranks" not in text:
+    bad.append(f"our hardware is not named: '{cpu}', {nranks} ranks")
+if f"git {commit}" not in text:
+    bad.append(f"the run's commit {commit} is not named")
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+}
+ours "$ref" "$T/compare.md" >"$T/ours" || { fail "compare.md lacks our own values"; cat "$T/ours" >&2; }
+# ...and the same check sees a wrong value: one median changed in compare.md
+sed -E '0,/^\| allreduce \| mpi \| 2 \| 1 \| [0-9.]+ µs/s//| allreduce | mpi | 2 | 1 | 999.99 µs/' "$T/compare.md" >"$T/wrong.md"
+ours "$ref" "$T/wrong.md" >/dev/null && fail "the check of our values missed a wrong median"
 
 # A second algorithm: the reference with algo relabelled "fake2x" and times halved.
 "$py" - "$ref" "$T/two.h5" <<'PY' || fail "could not build the two-algorithm file"
@@ -41,6 +91,7 @@ with h5py.File(src) as f, h5py.File(dst, "w") as g:
 PY
 expect 0 "compare.py with two algorithms" -- "$py" reproduce/collectives/compare.py -o "$T/compare2.md" "$T/two.h5"
 grep -q 'fake2x: 2.00× (geomean of [0-9]* sizes)' "$T/compare2.md" || { fail "no 2.00× speedup for fake2x"; grep CCCL "$T/compare2.md" | head -2 >&2; }
+ours "$T/two.h5" "$T/compare2.md" >"$T/ours" || { fail "compare.md (two algorithms) lacks our own values"; cat "$T/ours" >&2; }
 expect 0 "plot.py with two algorithms" -- "$py" reproduce/collectives/plot.py -o "$T/fig2" "$T/two.h5"
 [ -s "$T/fig2.png" ] || fail "no two-algorithm figure"
 
@@ -66,4 +117,32 @@ expect 0 "plot.py reads a collection" -- "$py" reproduce/collectives/plot.py -o 
 expect 1 "collect.py never overwrites" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref"
 has 'exists' "says the output exists"
 expect 1 "collect.py on a non-result file" -- "$py" reproduce/collect.py -o "$T/x.h5" "$T/fig.png"
+# --scale reference refuses a dirty tree or a binary built from one, in one
+# line naming the dirty state, exit 2, before any work (no results folder);
+# on a clone of HEAD, so this checkout is never touched
+if git rev-parse --verify -q HEAD >/dev/null && git clone -q "$PWD" "$T/clone" 2>/dev/null; then
+  c=$T/clone
+  # this checkout's own scripts, committed in the clone so that it is clean
+  cp reproduce/clean-tree.sh reproduce/collectives/run.sh "$c/reproduce/" && mv "$c/reproduce/run.sh" "$c/reproduce/collectives/"
+  git -C "$c" add -A && git -C "$c" -c user.name=test -c user.email=test@localhost commit -qm "the checkout's scripts" --allow-empty
+  expect 0 "clean-tree.sh on a clean clone" -- env BUILD=build "$c/reproduce/clean-tree.sh" "--scale reference"
+  echo "# changed" >>"$c/Makefile"
+  expect 2 "--scale reference on a dirty tree" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
+    has "^run.sh: --scale reference needs a clean git tree: uncommitted changes to tracked files \(Makefile;" "names the dirty file"
+  [ "$(wc -l <"$T/out")" = 1 ] || fail "dirty tree: $(wc -l <"$T/out") lines, not one"
+  [ -e "$c/build/reproduce" ] && fail "dirty tree: run.sh made its results folder"
+  git -C "$c" checkout -q Makefile
+  mkdir -p "$c/build/gen"
+  printf 'const char *mb_build_git_commit(void) { return "%s"; }\nint mb_build_git_dirty(void) { return 1; }\n' \
+    "$(git -C "$c" rev-parse HEAD)" >"$c/build/gen/buildinfo.c"
+  expect 2 "--scale reference with a binary built dirty" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
+    has "built from a dirty tree \(git_dirty=1\)" "names the dirty build"
+  printf 'const char *mb_build_git_commit(void) { return "%s"; }\nint mb_build_git_dirty(void) { return 0; }\n' \
+    0123456789012345678901234567890123456789 >"$c/build/gen/buildinfo.c"
+  expect 2 "--scale reference with a binary of another commit" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
+    has "built from another commit than HEAD" "names the stale build"
+  [ -e "$c/build/reproduce" ] && fail "stale build: run.sh made its results folder"
+else
+  echo "not a git checkout: the clean-tree refusal of --scale reference not exercised"
+fi
 finish

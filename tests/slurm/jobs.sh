@@ -6,7 +6,7 @@
 # (a job array, --wait, --collect) and reproduce/collectives/run.sh --slurm.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.inc"
-cluster_start || finish
+cluster_start   # returns only with the node idle; else exits 77 (no Slurm, not root) or 1
 export MB_RESULTS=$T/results MB_ITERS=3 MB_WARMUP=1
 unset MB_FAULT_INJECT
 
