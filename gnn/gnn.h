@@ -299,8 +299,10 @@ int gnn_read_neighbours_wait(struct gnn_reader *r);
  * sends the misses to the engine in one batch (directly into out when out
  * is 512-aligned, e.g. from gnn_alloc_rows, else via the reader's staging);
  * wait completes the batch, then verifies rows. Only one gather in flight
- * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
- * (I/O error or a row failing verification: gnn_reader_error says which). */
+ * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0,
+ * -1 (an error: I/O, memory) or GNN_ERR_VERIFY (the rows arrived but one
+ * failed verification); gnn_reader_error says which row or file. */
+#define GNN_ERR_VERIFY (-2)
 int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
 int gnn_gather_wait(struct gnn_reader *r);
 /* Both in one call. */
