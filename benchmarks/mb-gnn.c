@@ -391,6 +391,7 @@ struct slot {
     int hpending[GNN_MAX_HOPS];
     size_t fed;              /* rows [0, fed) are gathered by the sample stage */
     char err[300];
+    int err_verify;          /* err is a row failing verification (a check), not an error */
     double t_sample, t_submit, t_complete;
 };
 
@@ -421,6 +422,11 @@ struct st {
     double t_train, loss, acc_train, acc_val, last_epoch_s;
     int epoch_failed;
     char fail_msg[600];
+    /* the last pass hit an error (I/O, corrupted topology, memory), not
+     * just a failed verification: a failure whatever --check says (agreed
+     * by every rank) */
+    int pass_error;
+    char error_msg[600];     /* this rank's first error ("" where another rank's) */
     /* CPU seconds of the pass by stage (sample, submit, complete: every
      * team thread; train: the training thread), summed atomically */
     _Atomic long long stage_cpu_ns[3];
@@ -458,8 +464,10 @@ static int wait_hop_gathers(struct slot *sl, long b)
     int rc = 0;
     for (int h = 0; h < scfg.hops; h++)
         if (sl->hpending[h]) {
-            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
+            int e = gnn_gather_wait(sl->hrd[h]);
+            if (e && !rc) {
                 snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                sl->err_verify = e == GNN_ERR_VERIFY;
                 rc = 1;
             }
             sl->hpending[h] = 0;
@@ -532,6 +540,7 @@ static int sample_stage_run(struct st *s, int slot, long b)
     }
     sl->n_seeds = n;
     sl->err[0] = 0;
+    sl->err_verify = 0;
     if (n == 0) {
         sl->t_sample = mb_now() - t0;
         return 0;
@@ -539,6 +548,7 @@ static int sample_stage_run(struct st *s, int slot, long b)
     uint64_t ep = s->eval_mode ? 1000000 + s->epoch : s->epoch;
     wait_hop_gathers(sl, b); /* left by a failed batch: its error is already reported */
     sl->err[0] = 0;
+    sl->err_verify = 0;
     sl->fed = 0;
     if (!s->overlap) {
         if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
@@ -630,8 +640,10 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
         share(rows - fed, k, s->nshares, &lo, &hi);
-        if (hi > lo && gnn_gather_wait(sl->rd[k]) != 0) {
+        int e = hi > lo ? gnn_gather_wait(sl->rd[k]) : 0;
+        if (e) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
+            sl->err_verify = e == GNN_ERR_VERIFY;
             return 1;
         }
     }
@@ -665,18 +677,42 @@ static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
     }
 }
 
+/* Records an error of this rank's pass (the first one's message). */
+static void pass_error(struct st *s, const char *msg)
+{
+    if (!s->pass_error)
+        snprintf(s->error_msg, sizeof(s->error_msg), "%s", msg);
+    s->pass_error = 1;
+}
+
+/* Whether any rank failed (rc != 0) or hit an error; s->pass_error then
+ * says whether one was an error, on every rank. */
+static int agree_error(struct st *s, int rc)
+{
+    int v[2] = {rc != 0, s->pass_error};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, s->run->comm);
+    s->pass_error = v[1];
+    return v[0] || v[1];
+}
+
 /* Runs one pass (training or evaluation) over nb batches through the
- * pipeline. Returns 0, or -1 after a failed batch (message in fail_msg). */
+ * pipeline. Returns 0, or -1 after a failed batch on any rank (message in
+ * fail_msg; s->pass_error set where one was an error, not a check). */
 static int run_pass(struct st *s, long nb, int eval, long limit)
 {
     s->eval_mode = eval;
+    s->pass_error = 0;
+    s->error_msg[0] = 0;
+    s->fail_msg[0] = 0;
     if (limit > 0 && limit < nb)
         nb = limit;
+    int slot, status, failed = 0;
     if (gnn_pipe_start(s->pipe, nb) != 0) {
         snprintf(s->fail_msg, sizeof(s->fail_msg), "pipeline not drained");
-        return -1;
+        pass_error(s, s->fail_msg);
+        failed = 1;
     }
-    int slot, status, failed = 0;
+    int started = !failed;
     long b;
     double loss = 0;
     size_t correct = 0, seen = 0;
@@ -684,7 +720,7 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
     s->c_train = 0;
     for (int k = 0; k < 3; k++)
         atomic_store(&s->stage_cpu_ns[k], 0);
-    while (gnn_pipe_next(s->pipe, &slot, &b, &status)) {
+    while (started && gnn_pipe_next(s->pipe, &slot, &b, &status)) {
         struct slot *sl = &s->slot[slot];
         /* every rank takes part in every step's allreduce, so a rank with a
          * failed batch trains on nothing and reports the failure after */
@@ -692,10 +728,12 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
             failed = 1;
             snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", sl->err[0] ? sl->err : "a pipeline stage failed");
         }
+        if (status && !sl->err_verify)
+            pass_error(s, sl->err[0] ? sl->err : "a pipeline stage failed");
         size_t n = status || failed ? 0 : sl->n_seeds;
         double l = 0, t0 = mb_now(), c0 = thread_cpu();
         size_t ok = 0;
-        char err[256];
+        char err[256] = "";
         int rc = eval ? gnn_model_eval(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
                       : gnn_model_step(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
         s->t_train += mb_now() - t0;
@@ -706,15 +744,23 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
         }
         if (rc && !failed) {
             failed = 1;
-            snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed", b);
+            snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed%s%s", b, eval ? "" : ": ",
+                     eval ? "" : err);
         }
+        if (rc)
+            pass_error(s, s->fail_msg);
         loss += l;
         correct += ok;
         seen += n;
         gnn_pipe_release(s->pipe, slot);
     }
-    double v[3] = {loss, (double)correct, (double)seen};
-    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, s->run->comm);
+    /* (failures agreed: every rank takes the same path after a pass) */
+    double v[5] = {loss, (double)correct, (double)seen, (double)failed, (double)s->pass_error};
+    MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_SUM, s->run->comm);
+    failed = v[3] > 0;
+    s->pass_error = v[4] > 0;
+    if (failed && !s->fail_msg[0])
+        snprintf(s->fail_msg, sizeof(s->fail_msg), "another rank failed");
     if (eval)
         s->acc_val = v[2] > 0 ? v[1] / v[2] : 0;
     else {
@@ -732,39 +778,55 @@ static long eval_batches(const struct st *s)
 
 /* ---- the engine's random-read rate and the host copy rate -------------- */
 
-static void measure_rates(struct st *s)
+/* 0, or -1 with the failed read or allocation in err (an error: a rate
+ * from fewer reads would not be the one measured). */
+static int measure_rates(struct st *s, char *err, size_t errlen)
 {
     if (!isnan(rand_read_Bps))
-        return;
+        return 0;
     struct gnn_reader *r = gnn_reader_new(s->ds, NULL, 0);
     size_t n = 4096 < hdr.n ? 4096 : (size_t)hdr.n;
     int64_t *ids = malloc(n * sizeof(int64_t));
     float *x = gnn_alloc_rows(s->ds, n);
     double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
+    int failed = !r || !ids || !x;
+    if (failed)
+        snprintf(err, errlen, "the engine's random-read rate: out of memory for %zu rows", n);
+    for (int rep = 0; rep < 3 && !failed; rep++) {
         for (size_t i = 0; i < n; i++)
             ids[i] = (int64_t)(gnn_hash4(77, (uint64_t)rep, i, 0) % hdr.n);
         double t0 = mb_now();
         /* the engine path: a few large batches, as the pipeline submits them */
         int rc = gnn_gather(r, ids, n, x);
         double dt = mb_now() - t0;
-        if (rc == 0 && dt > 0 && (double)n * (double)hdr.row_bytes / dt > best)
+        if (rc) {
+            snprintf(err, errlen, "the engine's random-read rate: %s", gnn_reader_error(r));
+            failed = 1;
+        } else if (dt > 0 && (double)n * (double)hdr.row_bytes / dt > best)
             best = (double)n * (double)hdr.row_bytes / dt;
     }
-    rand_read_Bps = best;
+    if (!failed)
+        rand_read_Bps = best;
     free(ids);
-    gnn_free_rows(s->ds, x);
+    if (x)
+        gnn_free_rows(s->ds, x);
     gnn_reader_free(r);
+    return failed ? -1 : 0;
 }
 
-static void measure_memcpy(void)
+static int measure_memcpy(void)
 {
     if (!isnan(memcpy_Bps))
-        return;
+        return 0;
     /* host copy rate (the "PCIe" of the emulation): rows copied out of a
      * buffer larger than the caches, every destination page read back */
     size_t bytes = 64u << 20;
     char *a = malloc(bytes), *c = malloc(bytes);
+    if (!a || !c) {
+        free(a);
+        free(c);
+        return -1;
+    }
     memset(a, 1, bytes);
     memset(c, 2, bytes);
     double t0 = mb_now();
@@ -777,33 +839,42 @@ static void measure_memcpy(void)
     memcpy_Bps = dt > 0 ? (double)bytes / dt : NAN;
     free(a);
     free(c);
+    return 0;
 }
 
 /* The feature rows the first `nb` batches of the last pass (s->order,
  * s->epoch) read from storage (misses of the cache), found by sampling
  * those batches again (sampling is a function of seed, epoch and batch).
  * NULL when none. */
-static int64_t *miss_rows(struct st *s, long nb, size_t *n_out)
+static int64_t *miss_rows(struct st *s, long nb, size_t *n_out, char *err, size_t errlen)
 {
     struct gnn_sample smp;
     gnn_sample_init(&smp);
     struct gnn_reader *r = gnn_reader_new(s->ds, s->cache, 0);
     int64_t *rows = NULL;
     size_t n = 0, cap = 0;
+    if (!r)
+        snprintf(err, errlen, "finding the misses again: out of memory");
     for (long b = 0; r && b < nb; b++) {
         const int64_t *seeds;
         size_t k = gnn_batch_seeds(s->order, s->n_train, (size_t)opt.batch, s->run->rank, s->run->nranks, (size_t)b,
                                    &seeds);
-        if (k == 0 || gnn_sample(&smp, &scfg, r, seeds, k, s->epoch, (uint64_t)b) < 0)
+        if (k == 0)
             break;
+        if (gnn_sample(&smp, &scfg, r, seeds, k, s->epoch, (uint64_t)b) < 0) {
+            snprintf(err, errlen, "finding the misses again: sampling batch %ld: %s", b, gnn_reader_error(r));
+            break;
+        }
         for (size_t i = 0; i < smp.n_nodes; i++) {
             const float *row;
             if (s->cache && gnn_cache_feat(s->cache, (uint64_t)smp.nodes[i], &row) != GNN_TIER_NONE)
                 continue;
             if (n == cap) {
                 int64_t *g = realloc(rows, (cap = cap ? 2 * cap : 4096) * sizeof(int64_t));
-                if (!g)
+                if (!g) {
+                    snprintf(err, errlen, "finding the misses again: out of memory for %zu rows", cap);
                     goto out;
+                }
                 rows = g;
             }
             rows[n++] = smp.nodes[i];
@@ -832,8 +903,9 @@ out:
  * their misses (seen: 66 MB/s on uniform rows, 240 MB/s in the epochs). At
  * least 4 rounds, 4096 rows and 0.25 s, so that a few slow moments of a
  * shared disk average out; with `once`, the pool itself, each row once, in
- * order. Bytes/s, or NAN. */
-static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, size_t npool, int once)
+ * order. Bytes/s; NAN with the failed read or allocation in err. */
+static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, size_t npool, int once, char *err,
+                              size_t errlen)
 {
     if (depth < 1)
         depth = 1;
@@ -846,6 +918,8 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
     float *x[2] = {gnn_alloc_rows(s->ds, depth), gnn_alloc_rows(s->ds, depth)};
     double bytes = 0, t0 = mb_now(), secs = 0;
     int rc = r[0] && r[1] && ids[0] && ids[1] && x[0] && x[1] && (!once || npool) ? 0 : -1, pending[2] = {0, 0};
+    if (rc)
+        snprintf(err, errlen, "the storage rate: out of memory for %zu rows", depth);
     size_t count[2] = {0, 0};
     for (uint64_t round = 0; rc == 0; round++) {
         int k = (int)(round & 1);
@@ -859,10 +933,14 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
                                     : (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
             rc = gnn_gather_submit(r[k], ids[k], count[k], x[k]);
             pending[k] = rc == 0;
+            if (rc)
+                snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[k]));
         }
         if (rc == 0 && pending[!k]) { /* the previous round, while this one is in flight */
             rc = gnn_gather_wait(r[!k]);
             pending[!k] = 0;
+            if (rc)
+                snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[!k]));
             bytes += (double)count[!k] * (double)hdr.row_bytes;
         }
         if (!more && !pending[k])
@@ -870,8 +948,10 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
     }
     secs = mb_now() - t0;
     for (int k = 0; k < 2; k++) {
-        if (pending[k])
-            gnn_gather_wait(r[k]);
+        if (pending[k] && gnn_gather_wait(r[k]) && rc == 0) {
+            snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[k]));
+            rc = -1;
+        }
         free(ids[k]);
         if (x[k])
             gnn_free_rows(s->ds, x[k]);
@@ -896,11 +976,17 @@ static double epoch_miss_rate(struct st *s)
     if (!s->ds || gnn_dataset_feat_access(s->ds) != GNN_AIO)
         return NAN;
     size_t n = 0;
-    int64_t *rows = s->epoch_failed ? NULL : miss_rows(s, s->nbatches, &n);
+    char err[400] = "";
+    int64_t *rows = s->epoch_failed ? NULL : miss_rows(s, s->nbatches, &n, err, sizeof(err));
     s->miss_read_rows = n;
     MPI_Barrier(s->run->comm);
-    double rate = rows ? measure_io_rate(s, 512, rows, n, 1) : 0;
+    double rate = rows ? measure_io_rate(s, 512, rows, n, 1, err, sizeof(err)) : 0;
     free(rows);
+    if (err[0])
+        pass_error(s, err);
+    agree_error(s, 0);
+    if (isnan(rate))
+        rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, s->run->comm);
     return rate > 0 ? rate : NAN;
 }
@@ -1010,10 +1096,17 @@ static int profile_run(struct st *s)
     struct gnn_pipe *serial = gnn_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
     struct gnn_model keep_model = s->model;
     memset(&s->model, 0, sizeof(s->model));
-    if (!serial || gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
-                                  (uint64_t)s->run->common.seed, coll, algo, s->run->nranks) != 0) {
+    s->pass_error = 0;
+    s->error_msg[0] = 0;
+    int bad = !serial || gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
+                                        (uint64_t)s->run->common.seed, coll, algo, s->run->nranks) != 0;
+    if (bad)
+        pass_error(s, "profiling run: out of memory for its pipeline or model");
+    if (agree_error(s, bad)) {
         if (serial)
             gnn_pipe_free(serial);
+        if (!bad)
+            gnn_model_free(&s->model);
         s->model = keep_model;
         return -1;
     }
@@ -1066,9 +1159,12 @@ static int profile_run(struct st *s)
         for (int i = 0; i < s->nslots && rc == 0; i++) {
             struct slot *sl = &s->slot[i];
             rc = slot_rows(s, sl, (size_t)s->max_batch_rows, -1) ? -1 : 0;
-            if (rc == 0 && sl->x)
+            if (rc)
+                pass_error(s, sl->err);
+            else if (sl->x)
                 memset(sl->x, 0, sl->x_rows * hdr.row_bytes);
         }
+        rc = agree_error(s, rc) ? -1 : 0;
         /* then, untimed, two batches per slot, as in the epochs' steady state */
         use_epoch(s, PROFILE_EPOCH + 2);
         if (rc == 0)
@@ -1091,11 +1187,19 @@ static int profile_run(struct st *s)
     s->model = keep_model;
     if (rc == 0 && f->ssd_requests > 0) { /* the depth the pipeline keeps: up to two batches' reads */
         size_t npool;
-        int64_t *pool = miss_rows(s, nb < 16 ? nb : 16, &npool);
-        f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)), pool, npool, 0);
+        char err[400] = "";
+        int64_t *pool = miss_rows(s, nb < 16 ? nb : 16, &npool, err, sizeof(err));
+        if (!err[0])
+            f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)), pool,
+                                         npool, 0, err, sizeof(err));
         s->prof_pool_rows = npool;
         free(pool);
+        if (err[0]) {
+            pass_error(s, err);
+            rc = -1;
+        }
     }
+    rc = agree_error(s, rc) ? -1 : 0;
     s->prof_steal = steal_share(steal0, mb_now() - p0);
     s->profiled = rc == 0;
     if (s->profiled && s->run->rank == 0) {
@@ -1251,15 +1355,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     for (int i = 0; i < s->nslots; i++) {
         struct slot *sl = &s->slot[i];
         gnn_sample_init(&sl->smp);
-        sl->labels = malloc(seeds_cap * sizeof(int32_t));
-        if (!(sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)))
+        int ok = (sl->labels = malloc(seeds_cap * sizeof(int32_t))) != NULL;
+        ok = ok && (sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        for (int h = 0; ok && s->overlap && h < scfg.hops; h++)
+            ok = (sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        for (int k = 0; ok && k < s->nshares; k++)
+            ok = (sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        if (!ok) {
+            mb_warn("%s: out of memory for slot %d's readers", c->name, i);
             return -1;
-        for (int h = 0; s->overlap && h < scfg.hops; h++)
-            if (!(sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)))
-                return -1;
-        for (int k = 0; k < s->nshares; k++)
-            if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
-                return -1;
+        }
     }
     s->pipe = gnn_pipe_new(stage_defs((int)opt.sample_inst), 3, s->nslots, s);
     size_t ntr;
@@ -1270,6 +1375,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     const uint32_t *val = gnn_val_ids(s->ds, &nval);
     s->n_eval = nval < (size_t)opt.eval_nodes ? nval : (size_t)opt.eval_nodes;
     s->eval_ids = malloc((s->n_eval ? s->n_eval : 1) * sizeof(int64_t));
+    if (!s->pipe || !s->order || !s->eval_ids) {
+        mb_warn("%s: out of memory for the pipeline and the node orders", c->name);
+        return -1;
+    }
     for (size_t i = 0; i < s->n_eval; i++)
         s->eval_ids[i] = val[i];
     long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
@@ -1283,11 +1392,14 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         mb_warn("%s: model: out of memory", c->name);
         return -1;
     }
-    if (s->sys != S_INMEM && !IS_MMAP(s->sys))
-        measure_rates(s);
-    measure_memcpy();
-    if (!s->pipe || !s->order || !s->eval_ids)
+    if (s->sys != S_INMEM && !IS_MMAP(s->sys) && measure_rates(s, err, sizeof(err)) != 0) {
+        mb_warn("%s: %s", c->name, err);
         return -1;
+    }
+    if (measure_memcpy() != 0) {
+        mb_warn("%s: the host copy rate: out of memory for 128 MiB of buffers", c->name);
+        return -1;
+    }
     return 0;
 }
 
@@ -1312,6 +1424,24 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* An error in a pass (I/O, corrupted topology, memory): a failure
+ * whatever --check says. The ranks that hit it name it in one line; the
+ * result file records it, and the harness stops the run (exit 1) without
+ * a sample of the epoch. Returns 1. */
+static int epoch_error(struct st *s, const char *what)
+{
+    if (s->error_msg[0])
+        mb_warn("%s/%s: %s: %s", sys_names[s->sys], ds_label, what, s->error_msg);
+    if (s->run->rank == 0) {
+        char key[200], msg[800];
+        snprintf(key, sizeof(key), "%s/error", sys_names[s->sys]);
+        snprintf(msg, sizeof(msg), "%s: %s", what, s->error_msg[0] ? s->error_msg : "on another rank");
+        mb_kv_str(&s->run->result.config, key, msg);
+    }
+    s->epoch_failed = 1;
+    return 1;
+}
+
 static int iterate(void *st, long long iter, double *elapsed)
 {
     struct st *s = st;
@@ -1334,6 +1464,8 @@ static int iterate(void *st, long long iter, double *elapsed)
     /* the TPC model's profiling run, untimed, right before the first epoch
      * (in the state the epochs run in) */
     if (!s->profiled && !IS_MMAP(s->sys) && profile_run(s) != 0) {
+        if (s->pass_error) /* (not a row failing verification: that is the check's) */
+            return epoch_error(s, "the profiling run");
         s->epoch_failed = 1;
         return 0;
     }
@@ -1345,6 +1477,11 @@ static int iterate(void *st, long long iter, double *elapsed)
     double t0 = mb_now(), c0 = cpu_now(), steal0 = mb_host_steal_s();
     s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
     double dt = mb_now() - t0;
+    if (s->pass_error) { /* the epoch's time is no sample: it did not run through */
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld", iter);
+        return epoch_error(s, what);
+    }
     s->cpu_s = cpu_now() - c0;
     s->steal = steal_share(steal0, dt);
     *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
@@ -1352,7 +1489,13 @@ static int iterate(void *st, long long iter, double *elapsed)
     collect_stats(s, &s->rs, 0);
     for (int k = 0; k < 3; k++)
         s->busy[k] = gnn_pipe_stage_busy(s->pipe, k);
+    s->pass_error = 0;
     s->miss_rate = epoch_miss_rate(s);
+    if (s->pass_error) {
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld's misses read again", iter);
+        return epoch_error(s, what);
+    }
     s->wait_s = gnn_pipe_wait_time(s->pipe);
     /* held-out accuracy (untimed) */
     struct gnn_read_stats keep = s->rs;
@@ -1362,6 +1505,11 @@ static int iterate(void *st, long long iter, double *elapsed)
         cns[k] = atomic_load(&s->stage_cpu_ns[k]);
     if (!s->epoch_failed && s->n_eval)
         s->epoch_failed = run_pass(s, eval_batches(s), 1, 0) != 0;
+    if (s->pass_error) {
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld's held-out scoring", iter);
+        return epoch_error(s, what);
+    }
     s->rs = keep;
     s->t_train = tt;
     s->c_train = ct;
