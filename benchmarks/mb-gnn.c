@@ -24,6 +24,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ static struct gnn_sampler_cfg scfg;
 static struct gnn_header hdr;        /* of --data (training) */
 static struct gnn_budget budget;
 static int budget_on;
+static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
 static const struct mb_coll_algo *algo;
 static char ds_label[96];
@@ -143,6 +145,65 @@ static int read_header(const char *dir, struct gnn_header *h, char *err, size_t 
     *h = *gnn_dataset_header(ds);
     gnn_close(ds);
     return 0;
+}
+
+/* The most feature rows one batch can hold, known before any work: the
+ * seeds and, hop after hop, fanout[h] new nodes for each node known (no
+ * duplicates assumed), at most the graph. A slot's row buffer never grows
+ * beyond it (slot_rows). */
+static uint64_t batch_rows_bound(void)
+{
+    double rows = (double)opt.batch, frontier = rows;
+    for (int h = 0; h < scfg.hops; h++) {
+        frontier *= (double)scfg.fanout[h];
+        rows += frontier;
+    }
+    return rows < (double)hdr.n ? (uint64_t)rows : hdr.n;
+}
+
+#define ENGINE_ARENA ((uint64_t)64 << 20) /* offload/aio's default arena, touched at open */
+#define BUDGET_SLACK ((uint64_t)64 << 20) /* threads' stacks, io_uring rings, OpenBLAS buffers */
+
+/* What system `sys` needs under --mem-budget, from what is known before
+ * any work: dataset arrays, caches and their index, the presampling's
+ * counts, every slot's rows at the batch bound, the storage-rate
+ * measurement's two buffers, the model's weights and activations, the
+ * engine's arena (which the row buffers draw from first) and a fixed slack.
+ * Fills a one-line account of it. */
+static uint64_t budget_need(int sys, char *what, size_t len)
+{
+    const uint64_t rb = hdr.row_bytes, n = hdr.n, rows = batch_rows_bound();
+    const int engine = sys != S_MMAP && sys != S_MMAP_RANDOM;
+    const int cached = sys == S_HYPERION || sys == S_TOPO_FIRST || sys == S_FEAT_FIRST || sys == S_NOPIPE;
+    const uint64_t slots = sys == S_NOPIPE ? 1 : (uint64_t)opt.slots;
+    uint64_t data = 8 * (n + 1) + 4 * n + 12 * (hdr.n_train + hdr.n_val);
+    uint64_t cache = cached ? opt.cache_dev + opt.cache_host + 16 * n + 16 * n : 0; /* + index + presample counts */
+    uint64_t slot_bytes = slots * rows * rb;
+    uint64_t depth = 2 * rows < 65536 ? 2 * rows : 65536;
+    uint64_t measure = engine ? 2 * depth * rb : 0;
+    uint64_t engine_bytes = engine ? (slot_bytes + measure > ENGINE_ARENA ? slot_bytes + measure : ENGINE_ARENA)
+                                   : slot_bytes;
+    uint64_t params = 0, act = 0;
+    for (int l = 0; l < scfg.hops; l++) {
+        uint64_t in = l == 0 ? (uint64_t)hdr.dim : (uint64_t)opt.hidden;
+        uint64_t out = l == scfg.hops - 1 ? (uint64_t)hdr.classes : (uint64_t)opt.hidden;
+        params += 2 * in * out + out;
+        /* the aggregate and the output, and for layers past the first their
+         * gradients (the features need none) */
+        act += l == 0 ? 4 * rows * (in + 3 * out) : 4 * rows * (2 * in + 2 * out);
+    }
+    uint64_t model = 16 * params + act; /* weights, gradients, Adam's two moments */
+    uint64_t need = data + cache + engine_bytes + model + BUDGET_SLACK;
+    snprintf(what, len,
+             "%s needs %.1f MiB: --slots %llu x %llu rows (--batch %lld, --fanout %s: at most) x %llu B = %.1f MiB%s, "
+             "caches (--cache-dev + --cache-host) and their index %.1f MiB, model %.1f MiB, dataset arrays %.1f MiB, "
+             "%.0f MiB slack",
+             sys_names[sys], (double)need / 1048576.0, (unsigned long long)slots, (unsigned long long)rows, opt.batch,
+             opt.fanout, (unsigned long long)rb, (double)slot_bytes / 1048576.0,
+             engine ? " in or beside the engine's 64 MiB arena with the storage-rate buffers" : "",
+             (double)cache / 1048576.0, (double)model / 1048576.0, (double)data / 1048576.0,
+             (double)BUDGET_SLACK / 1048576.0);
+    return need;
 }
 
 static int validate(struct mb_run *run)
@@ -180,6 +241,18 @@ static int validate(struct mb_run *run)
     if (opt.mem_budget && opt.cache_dev + opt.cache_host >= opt.mem_budget)
         BAD("--cache-dev/--cache-host: the caches (%zu B) must leave room in --mem-budget (%zu B)",
             opt.cache_dev + opt.cache_host, opt.mem_budget);
+    /* every budgeted system must fit before any work: the cgroup would
+     * kill it otherwise (inmem, the upper bound, runs outside the budget) */
+    const char *pre = getenv("MB_GNN_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
+    precheck = !(pre && !strcmp(pre, "0"));
+    for (int sys = 0; precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && sys < NSYS; sys++) {
+        char what[600];
+        uint64_t need = budget_need(sys, what, sizeof(what));
+        if ((opt.systems & (1u << sys)) && sys != S_INMEM && need > opt.mem_budget)
+            BAD("--mem-budget %.1f MiB (%zu B): %s (%llu B); give fewer --slots, a smaller --batch, --fanout or "
+                "--cache-host, or a larger --mem-budget", (double)opt.mem_budget / 1048576.0, opt.mem_budget, what,
+                (unsigned long long)need);
+    }
     snprintf(ds_label, sizeof(ds_label), "rmat%d-ef%d-d%d-f%u", hdr.scale, hdr.edge_factor, hdr.dim, hdr.ndev);
     return 0;
 #undef BAD
@@ -231,7 +304,18 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_int(c, "model_cores", usable_cores());
     mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
     mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
+    static const char *const how[] = {"auto", "cgroup", "mlock", "none"};
+    mb_kv_str(c, "budget_method_requested", how[opt.budget_how]);
+    mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
+                                                                        : "skipped (MB_GNN_BUDGET_PRECHECK=0)");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
+    /* inmem's exemption, as each method allows it */
+    mb_kv_str(c, "budget_inmem",
+              !budget_on                ? "no budget enforced"
+              : budget.cgroup[0]        ? "exempt: inmem leaves the budget's cgroup and rejoins it after"
+              : strcmp(budget.method, "mlock") == 0
+                  ? "not exempt: mlock pins memory node-wide, inmem runs beside the pin like every system"
+                  : "no budget enforced");
     mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x "
                           "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
                           "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
@@ -261,18 +345,85 @@ static int enforce_budget(struct mb_run *run)
     MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     MPI_Bcast(&budget, (int)sizeof(budget), MPI_BYTE, 0, node);
     budget.owner = lr == 0 && !rc;
+    if (lr != 0) { /* the pin and the settings to restore are the first rank's own */
+        budget.pinned = NULL;
+        budget.pinned_bytes = 0;
+        budget.subtree_added = 0;
+    }
     if (!rc && lr != 0)
         rc = gnn_budget_join(&budget, err, sizeof(err));
+    if (!rc && budget.cgroup[0] && gnn_budget_watch(&budget) != 0) {
+        snprintf(err, sizeof(err), "no thread to watch %s", budget.cgroup);
+        rc = -1;
+    }
     MPI_Comm_free(&node);
     int any = rc != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, run->comm);
     if (any) {
         if (rc)
             mb_warn("--mem-budget: cannot enforce %zu bytes: %s", opt.mem_budget, err);
+        if (!rc || budget.cgroup[0])
+            gnn_budget_release(&budget); /* (the others leave before the owner removes it) */
         return -1;
     }
     budget_on = 1;
     return 0;
+}
+
+/* A limit hit (the watcher lifted the limit rather than let the kernel
+ * kill the run): one line naming the budget and the peak into msg; 1, or 0. */
+static int budget_hit(char *msg, size_t len)
+{
+    uint64_t peak = 0;
+    if (!budget_on || !gnn_budget_exceeded(&budget, &peak))
+        return 0;
+    snprintf(msg, len,
+             "--mem-budget %zu B (%.1f MiB) exceeded: %llu B (%.1f MiB) charged at the limit (%s); the run stops "
+             "here, the cases finished are kept",
+             opt.mem_budget, (double)opt.mem_budget / 1048576.0, (unsigned long long)peak, (double)peak / 1048576.0,
+             budget.method);
+    return 1;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the budget's cgroup and a generate's temporary
+ * files go, then the signal takes its course (an earlier handler, e.g. the
+ * harness's, runs next). */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction prior_action[3];
+
+static void on_signal(int sig)
+{
+    gnn_generate_cleanup();
+    if (budget_on)
+        gnn_budget_release_signal(&budget);
+    for (int i = 0; i < 3; i++)
+        if (cleanup_signals[i] == sig) {
+            const struct sigaction *o = &prior_action[i];
+            if (o->sa_flags & SA_SIGINFO || (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN)) {
+                if (!(o->sa_flags & SA_SIGINFO))
+                    o->sa_handler(sig);
+                return; /* (a SA_SIGINFO handler cannot be called without its siginfo: ends the run below) */
+            }
+            if (o->sa_handler == SIG_IGN)
+                return;
+        }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_cleanup(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(cleanup_signals[i], &sa, &prior_action[i]);
+    }
 }
 
 /* inmem is the upper bound: it leaves the budget's cgroup and comes back */
@@ -324,10 +475,17 @@ static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+static int measure_memcpy(void);
+
 static int plan(struct mb_run *run)
 {
     cases = calloc(NSYS + 1, sizeof(*cases));
     run->cases = cases;
+    if (!cases) {
+        mb_warn("out of memory for the cases");
+        return -1;
+    }
+    install_cleanup();
     if (opt.generate) {
         struct mb_case *c = &cases[run->ncases++];
         snprintf(c->name, sizeof(c->name), "generate/rmat%lld-ef%lld-d%lld-f%lld", opt.scale, opt.edge_factor, opt.dim,
@@ -343,6 +501,12 @@ static int plan(struct mb_run *run)
     int key;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+    /* the host copy rate's 128 MiB of buffers, once, outside the budget:
+     * a measurement of the machine, not the run's working set */
+    if (measure_memcpy() != 0) {
+        mb_warn("the host copy rate: out of memory for 128 MiB of buffers");
+        return -1;
+    }
     if (enforce_budget(run) != 0)
         return -1;
     char err[256];
@@ -481,7 +645,9 @@ static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
 {
     if (rows <= sl->x_rows)
         return 0;
-    size_t want = rows + rows / 4;
+    size_t want = rows + rows / 4, bound = (size_t)batch_rows_bound(); /* (what the budget check counted) */
+    if (want > bound)
+        want = rows > bound ? rows : bound;
     float *x = gnn_alloc_rows(s->ds, want);
     if (!x) {
         snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
@@ -730,6 +896,13 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
         }
         if (status && !sl->err_verify)
             pass_error(s, sl->err[0] ? sl->err : "a pipeline stage failed");
+        char hit[300];
+        if (budget_hit(hit, sizeof(hit))) {
+            if (!failed)
+                snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", hit);
+            failed = 1;
+            pass_error(s, hit);
+        }
         size_t n = status || failed ? 0 : sl->n_seeds;
         double l = 0, t0 = mb_now(), c0 = thread_cpu();
         size_t ok = 0;
@@ -911,6 +1084,8 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
         depth = 1;
     if (depth > 65536)
         depth = 65536;
+    if (depth > 2 * batch_rows_bound()) /* (the buffers the budget check counted) */
+        depth = (size_t)(2 * batch_rows_bound());
     if (once && npool && depth > npool)
         depth = npool;
     struct gnn_reader *r[2] = {gnn_reader_new(s->ds, NULL, 0), gnn_reader_new(s->ds, NULL, 0)};
@@ -1333,6 +1508,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         gnn_cache_info(s->cache, &s->cinfo);
     }
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    char hit[300];
+    if (budget_hit(hit, sizeof(hit))) {
+        mb_warn("%s: setting up (opening, presampling, the cache): %s", c->name, hit);
+        return -1;
+    }
     if (budget_on && s->max_batch_rows) {
         /* every slot comes to hold the largest batch's rows (more, as it
          * grows by a quarter): where even that cannot fit beside what is
@@ -1398,6 +1578,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     if (measure_memcpy() != 0) {
         mb_warn("%s: the host copy rate: out of memory for 128 MiB of buffers", c->name);
+        return -1;
+    }
+    if (budget_hit(hit, sizeof(hit))) {
+        mb_warn("%s: setting up: %s", c->name, hit);
         return -1;
     }
     return 0;

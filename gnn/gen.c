@@ -7,6 +7,7 @@
 #include "../offload/aio.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <math.h>
 #include <omp.h>
@@ -60,6 +61,31 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
         len -= (size_t)r;
     }
     return 0;
+}
+
+/* The temporary files a generate in progress has created, for
+ * gnn_generate_cleanup (a signal handler): fixed storage, no allocation. */
+static char live_tmp[GNN_MAX_DEV + 1][4200];
+static volatile sig_atomic_t live_on[GNN_MAX_DEV + 1];
+
+void gnn_generate_cleanup(void)
+{
+    for (int i = 0; i <= GNN_MAX_DEV; i++)
+        if (live_on[i]) {
+            live_on[i] = 0;
+            unlink(live_tmp[i]);
+        }
+}
+
+/* Creates a temporary file of this process: exclusively, never through a
+ * link, registered for the cleanup; slot k of the registry. fd or -1. */
+static int create_tmp(int k, const char *path)
+{
+    snprintf(live_tmp[k], sizeof(live_tmp[k]), "%s", path);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        live_on[k] = 1;
+    return fd;
 }
 
 int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, size_t errlen)
@@ -130,15 +156,15 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         vol.fd[i] = -1;
     for (int i = 0; i < p.ndev; i++) {
         snprintf(fin[i], sizeof(fin[i]), "%s/data.%d", dir, i);
-        snprintf(tmp[i], sizeof(tmp[i]), "%s/data.%d.tmp", dir, i);
-        vol.fd[i] = open(tmp[i], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        snprintf(tmp[i], sizeof(tmp[i]), "%s/data.%d.tmp-%d", dir, i, (int)getpid());
+        vol.fd[i] = create_tmp(i, tmp[i]);
         if (vol.fd[i] < 0) {
             snprintf(err, errlen, "%s: %s", tmp[i], strerror(errno));
             goto out;
         }
     }
     snprintf(mfin, sizeof(mfin), "%s/graph.meta", dir);
-    snprintf(mtmp, sizeof(mtmp), "%s/graph.meta.tmp", dir);
+    snprintf(mtmp, sizeof(mtmp), "%s/graph.meta.tmp-%d", dir, (int)getpid());
 
     offs = calloc(n + 1, sizeof(*offs));
     if (!offs) {
@@ -274,7 +300,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
 
     /* 5: meta file */
     h.sum_header = gnn_header_sum(&h);
-    metafd = open(mtmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    metafd = create_tmp(GNN_MAX_DEV, mtmp);
     if (metafd < 0) {
         snprintf(err, errlen, "%s: %s", mtmp, strerror(errno));
         goto out;
@@ -298,11 +324,13 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
             snprintf(err, errlen, "%s: %s", fin[i], strerror(errno));
             goto out;
         }
+        live_on[i] = 0;
     }
     if (fsync(metafd) != 0 || rename(mtmp, mfin) != 0) {
         snprintf(err, errlen, "%s: %s", mfin, strerror(errno));
         goto out;
     }
+    live_on[GNN_MAX_DEV] = 0;
     /* data files of an earlier dataset with more devices would confuse a reader */
     for (int i = p.ndev; i < GNN_MAX_DEV; i++) {
         char old[4200];
@@ -315,13 +343,8 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
              p.ndev);
     rc = 0;
 out:
-    if (rc != 0) {
-        for (int i = 0; i < p.ndev; i++)
-            if (vol.fd[i] >= 0)
-                unlink(tmp[i]);
-        if (metafd >= 0)
-            unlink(mtmp);
-    }
+    if (rc != 0)
+        gnn_generate_cleanup(); /* the temporary files not yet renamed */
     for (int i = 0; i < p.ndev; i++)
         if (vol.fd[i] >= 0)
             close(vol.fd[i]);

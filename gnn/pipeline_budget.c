@@ -6,6 +6,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +20,17 @@
  * the open/mkdir that follows, with the message saying which. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+/* (async-signal-safe: open, write, close) 0, or -errno. */
 static int write_file(const char *path, const char *val)
 {
-    int fd = open(path, O_WRONLY);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = write(fd, val, strlen(val));
-    int e = n < 0 ? -errno : 0;
-    close(fd);
+    size_t len = strlen(val);
+    ssize_t n = write(fd, val, len);
+    int e = n < 0 ? -errno : (size_t)n < len ? -EIO : 0;
+    if (close(fd) != 0 && !e)
+        e = -errno;
     return e;
 }
 
@@ -148,7 +154,20 @@ static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
         }
         fclose(f);
         snprintf(p, sizeof(p), "%s/cgroup.subtree_control", home);
-        write_file(p, "+memory"); /* may be set already; failure shows below */
+        f = fopen(p, "r");
+        buf[0] = 0;
+        if (!f || !fgets(buf, sizeof(buf), f))
+            buf[0] = 0;
+        if (f)
+            fclose(f);
+        if (!strstr(buf, "memory")) { /* enabled by this run: restored at release */
+            int e = write_file(p, "+memory");
+            if (e) {
+                snprintf(err, errlen, "cgroup v2: %s: +memory: %s", p, strerror(-e));
+                return -1;
+            }
+            b->subtree_added = 1;
+        }
     }
     remove_stale(home);
     char child[1200];
@@ -159,27 +178,65 @@ static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
     }
     char p[1300], val[32];
     snprintf(val, sizeof(val), "%zu", b->bytes);
+    /* v2: memory.high is the budget (reclaim, then throttling: never the
+     * OOM killer), memory.max a quarter above it (at least 64 MiB) as the
+     * backstop; v1: the limit with its OOM killer disabled (a task at the
+     * limit waits), so that the watcher can report a limit hit instead of
+     * the kernel killing the run */
+    char hard[32];
+    size_t slack = b->bytes / 4 > (64u << 20) ? b->bytes / 4 : (64u << 20);
+    snprintf(hard, sizeof(hard), "%zu", b->bytes + slack);
     snprintf(p, sizeof(p), "%s/%s", child, v2 ? "memory.max" : "memory.limit_in_bytes");
-    int e = write_file(p, val);
+    int e = write_file(p, v2 ? hard : val);
     if (!e && v2) {
-        snprintf(p, sizeof(p), "%s/memory.swap.max", child);
-        write_file(p, "0"); /* absent without swap accounting: fine */
+        snprintf(p, sizeof(p), "%s/memory.high", child);
+        e = write_file(p, val);
+        if (!e) {
+            snprintf(p, sizeof(p), "%s/memory.swap.max", child);
+            e = write_file(p, "0");
+            if (e == -ENOENT) /* absent without swap accounting: fine */
+                e = 0;
+        }
     } else if (!e) {
         snprintf(p, sizeof(p), "%s/memory.memsw.limit_in_bytes", child);
-        write_file(p, val); /* absent without swap accounting: fine */
+        e = write_file(p, val);
+        if (e == -ENOENT) /* absent without swap accounting: fine */
+            e = 0;
+        if (!e) {
+            snprintf(p, sizeof(p), "%s/memory.oom_control", child);
+            e = write_file(p, "1");
+        }
     }
-    if (!e)
+    if (!e) {
+        snprintf(p, sizeof(p), "%s/%s", child, v2 ? "memory.high" : "memory.limit_in_bytes");
+        if (read_u64(p, &b->limit_read) != 0)
+            e = -EIO;
+    }
+    if (!e) {
+        snprintf(p, sizeof(p), "%s/cgroup.procs", child);
         e = move_self(child);
+    }
     if (e) {
         rmdir(child);
         snprintf(err, errlen, "cgroup %s: %s: %s", v2 ? "v2" : "v1", p, strerror(-e));
+        if (b->subtree_added) {
+            snprintf(p, sizeof(p), "%s/cgroup.subtree_control", home);
+            write_file(p, "-memory");
+            b->subtree_added = 0;
+        }
         return -1;
     }
     snprintf(b->cgroup, sizeof(b->cgroup), "%s", child);
     snprintf(b->home, sizeof(b->home), "%s", home);
     snprintf(b->method, sizeof(b->method), "cgroup-%s", v2 ? "v2" : "v1");
-    snprintf(b->detail, sizeof(b->detail), "%s=%zu in %s (anonymous memory and page cache charged)",
-             v2 ? "memory.max" : "memory.limit_in_bytes", b->bytes, child);
+    if (v2)
+        snprintf(b->detail, sizeof(b->detail),
+                 "memory.high=%zu (memory.max=%s as the backstop) in %s (anonymous memory and page cache charged)%s",
+                 b->bytes, hard, child, b->subtree_added ? "; +memory enabled in the parent's subtree_control" : "");
+    else
+        snprintf(b->detail, sizeof(b->detail),
+                 "memory.limit_in_bytes=%zu in %s, its OOM killer disabled (anonymous memory and page cache charged)",
+                 b->bytes, child);
     b->v2 = v2;
     b->owner = 1;
     return 0;
@@ -250,6 +307,13 @@ int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how h
             return -1;
         }
     }
+    if (how == GNN_BUDGET_AUTO && geteuid() == 0) {
+        /* pinning is node-wide: as root on a node others share it would take
+         * their memory; only an explicit --budget-method mlock does that */
+        snprintf(err, errlen, "%s; %s; auto does not fall back to mlock as root (it pins memory node-wide): give "
+                 "--budget-method mlock to pin, or none", e2, e1);
+        return -1;
+    }
     if (try_mlock(b, err, errlen) == 0) {
         if (*e2 || *e1) {
             size_t n = strlen(b->detail);
@@ -263,7 +327,7 @@ int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how h
 int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen)
 {
     if (!b->cgroup[0])
-        return 0; /* mlock: the node's first process pinned for everyone */
+        return 0; /* mlock: the node's first process pinned for everyone (its pin, not ours) */
     int e = move_self(b->cgroup);
     if (e) {
         snprintf(err, errlen, "joining %s: %s", b->cgroup, strerror(-e));
@@ -313,18 +377,147 @@ uint64_t gnn_budget_limit_hits(const struct gnn_budget *b)
     return (uint64_t)keyed_value(p, "max %llu");
 }
 
+static void nap_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* v1: the group is under OOM, or its limit is no longer ours (another
+ * rank's watcher lifted it); v2: anonymous memory at memory.high, which
+ * reclaim cannot lower, or memory.high lifted. */
+static int over_limit(const struct gnn_budget *b)
+{
+    char p[700];
+    uint64_t lim = 0;
+    snprintf(p, sizeof(p), "%s/%s", b->cgroup, b->v2 ? "memory.high" : "memory.limit_in_bytes");
+    if (read_u64(p, &lim) == 0 && lim != b->limit_read)
+        return 1;
+    if (b->v2)
+        return gnn_budget_anon(b) >= b->bytes;
+    snprintf(p, sizeof(p), "%s/memory.oom_control", b->cgroup);
+    return keyed_value(p, "under_oom %llu") != 0;
+}
+
+static void lift_limit(const struct gnn_budget *b)
+{
+    char p[700];
+    if (b->v2) {
+        snprintf(p, sizeof(p), "%s/memory.max", b->cgroup);
+        write_file(p, "max");
+        snprintf(p, sizeof(p), "%s/memory.high", b->cgroup);
+        write_file(p, "max");
+    } else { /* memsw first: the limit may not exceed it */
+        snprintf(p, sizeof(p), "%s/memory.memsw.limit_in_bytes", b->cgroup);
+        write_file(p, "-1");
+        snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", b->cgroup);
+        write_file(p, "-1");
+    }
+}
+
+static void *watch_main(void *arg)
+{
+    struct gnn_budget *b = arg;
+    while (!atomic_load(&b->watch_stop)) {
+        if (!atomic_load(&b->exceeded) && over_limit(b)) {
+            uint64_t peak = gnn_budget_peak(b);
+            b->exceeded_peak = peak > b->bytes ? peak : b->limit_read > b->bytes ? b->limit_read : b->bytes;
+            lift_limit(b);
+            atomic_store(&b->exceeded, 1);
+        }
+        nap_ms(10);
+    }
+    return NULL;
+}
+
+int gnn_budget_watch(struct gnn_budget *b)
+{
+    atomic_store(&b->exceeded, 0);
+    atomic_store(&b->watch_stop, 0);
+    b->watching = 0;
+    if (!b->cgroup[0])
+        return -1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch_main, b) != 0)
+        return -1;
+    b->watcher = (unsigned long)t;
+    b->watching = 1;
+    return 0;
+}
+
+int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak)
+{
+    int e = atomic_load(&b->exceeded);
+    if (e && peak)
+        *peak = b->exceeded_peak;
+    return e;
+}
+
+static void watch_stop(struct gnn_budget *b)
+{
+    if (!b->watching)
+        return;
+    atomic_store(&b->watch_stop, 1);
+    pthread_join((pthread_t)b->watcher, NULL);
+    b->watching = 0;
+}
+
+/* rmdir of the child (while other ranks leave) and subtree_control back:
+ * async-signal-safe. 0, or -errno of the step that failed (*what). */
+static int remove_child(struct gnn_budget *b, const char **what)
+{
+    int e = 0;
+    *what = b->cgroup;
+    for (int i = 0; i < 50; i++) {
+        e = rmdir(b->cgroup) == 0 ? 0 : -errno;
+        if (e != -EBUSY)
+            break;
+        nap_ms(20);
+    }
+    if (e == -ENOENT)
+        e = 0;
+    if (!e && b->subtree_added) {
+        static char p[600];
+        size_t n = strlen(b->home);
+        if (n + 24 < sizeof(p)) {
+            memcpy(p, b->home, n);
+            memcpy(p + n, "/cgroup.subtree_control", 24);
+            *what = p;
+            e = write_file(p, "-memory");
+        }
+        if (!e)
+            b->subtree_added = 0;
+    }
+    return e;
+}
+
 void gnn_budget_release(struct gnn_budget *b)
 {
+    watch_stop(b);
     if (b->cgroup[0]) {
-        move_self(b->home);
-        if (b->owner) /* fails while other processes are inside: they leave first */
-            for (int i = 0; i < 50 && rmdir(b->cgroup) != 0 && errno == EBUSY; i++)
-                usleep(20000);
+        char p[600];
+        snprintf(p, sizeof(p), "%s/cgroup.procs", b->home);
+        int e = move_self(b->home);
+        if (e)
+            fprintf(stderr, "gnn budget: leaving %s: %s: %s\n", b->cgroup, p, strerror(-e));
+        const char *what;
+        if (b->owner && (e = remove_child(b, &what)) != 0)
+            fprintf(stderr, "gnn budget: removing the budget's cgroup: %s: %s\n", what, strerror(-e));
     }
     if (b->pinned)
         munmap(b->pinned, b->pinned_bytes);
     b->cgroup[0] = 0;
     b->pinned = NULL;
+}
+
+void gnn_budget_release_signal(struct gnn_budget *b)
+{
+    if (!b->cgroup[0])
+        return;
+    move_self(b->home);
+    const char *what;
+    if (b->owner)
+        remove_child(b, &what);
 }
 
 int gnn_drop_file_cache(const char *path)
