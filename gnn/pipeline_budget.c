@@ -6,12 +6,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -383,51 +385,130 @@ static void nap_ms(long ms)
     nanosleep(&t, NULL);
 }
 
-/* v1: the group is under OOM, or its limit is no longer ours (another
- * rank's watcher lifted it); v2: anonymous memory at memory.high, which
- * reclaim cannot lower, or memory.high lifted. */
-static int over_limit(const struct gnn_budget *b)
+/* The watcher runs inside the cgroup it watches: at the limit (v1, its
+ * OOM killer disabled) any page it faulted in would make it wait too. So
+ * it allocates nothing in its loop: its files are opened before, read with
+ * pread into its stack, and v1's OOM is an eventfd notification. */
+struct watch_fds {
+    int efd;       /* v1: eventfd signalled on OOM (cgroup.event_control) */
+    int limit;     /* v1 memory.limit_in_bytes / v2 memory.high */
+    int stat;      /* v2 memory.stat (anon) */
+    int lift[2];   /* what to write "-1"/"max" to, in order */
+};
+
+static int pread_u64(int fd, uint64_t *v)
 {
-    char p[700];
-    uint64_t lim = 0;
-    snprintf(p, sizeof(p), "%s/%s", b->cgroup, b->v2 ? "memory.high" : "memory.limit_in_bytes");
-    if (read_u64(p, &lim) == 0 && lim != b->limit_read)
-        return 1;
-    if (b->v2)
-        return gnn_budget_anon(b) >= b->bytes;
-    snprintf(p, sizeof(p), "%s/memory.oom_control", b->cgroup);
-    return keyed_value(p, "under_oom %llu") != 0;
+    char buf[64];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    *v = strtoull(buf, NULL, 10);
+    return 0;
 }
 
-static void lift_limit(const struct gnn_budget *b)
+/* v2: "anon N" of memory.stat, read into the stack */
+static uint64_t pread_anon(int fd)
 {
-    char p[700];
-    if (b->v2) {
-        snprintf(p, sizeof(p), "%s/memory.max", b->cgroup);
-        write_file(p, "max");
-        snprintf(p, sizeof(p), "%s/memory.high", b->cgroup);
-        write_file(p, "max");
-    } else { /* memsw first: the limit may not exceed it */
-        snprintf(p, sizeof(p), "%s/memory.memsw.limit_in_bytes", b->cgroup);
-        write_file(p, "-1");
-        snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", b->cgroup);
-        write_file(p, "-1");
-    }
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *a = strstr(buf, "anon ");
+    return a && (a == buf || a[-1] == '\n') ? strtoull(a + 5, NULL, 10) : 0;
 }
+
+static int over_limit(const struct gnn_budget *b, const struct watch_fds *w)
+{
+    uint64_t lim = 0;
+    if (pread_u64(w->limit, &lim) == 0 && lim != b->limit_read)
+        return 1; /* lifted by another rank's watcher */
+    if (b->v2)
+        return w->stat >= 0 && pread_anon(w->stat) >= b->bytes;
+    struct pollfd pf = {w->efd, POLLIN, 0};
+    uint64_t cnt;
+    return poll(&pf, 1, 0) == 1 && read(w->efd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt);
+}
+
+static void lift_limit(const struct gnn_budget *b, const struct watch_fds *w)
+{
+    const char *v = b->v2 ? "max" : "-1"; /* v1: memsw first, the limit may not exceed it */
+    for (int i = 0; i < 2; i++)
+        if (w->lift[i] >= 0 && pwrite(w->lift[i], v, strlen(v), 0) < 0) {
+            /* (nothing to do: the run is told either way) */
+        }
+}
+
+static struct watch_fds wfds = {-1, -1, -1, {-1, -1}};
 
 static void *watch_main(void *arg)
 {
     struct gnn_budget *b = arg;
+    const struct watch_fds *w = &wfds;
     while (!atomic_load(&b->watch_stop)) {
-        if (!atomic_load(&b->exceeded) && over_limit(b)) {
-            uint64_t peak = gnn_budget_peak(b);
-            b->exceeded_peak = peak > b->bytes ? peak : b->limit_read > b->bytes ? b->limit_read : b->bytes;
-            lift_limit(b);
+        if (!atomic_load(&b->exceeded) && over_limit(b, w)) {
+            lift_limit(b, w);
+            b->exceeded_peak = b->limit_read > b->bytes ? b->limit_read : b->bytes;
             atomic_store(&b->exceeded, 1);
         }
-        nap_ms(10);
+        if (b->v2 || w->efd < 0)
+            nap_ms(10);
+        else {
+            struct pollfd pf = {w->efd, POLLIN, 0};
+            poll(&pf, 1, 10);
+        }
     }
     return NULL;
+}
+
+static void watch_close(void)
+{
+    int *fd[] = {&wfds.efd, &wfds.limit, &wfds.stat, &wfds.lift[0], &wfds.lift[1]};
+    for (size_t i = 0; i < sizeof(fd) / sizeof(fd[0]); i++)
+        if (*fd[i] >= 0) {
+            close(*fd[i]);
+            *fd[i] = -1;
+        }
+}
+
+/* Opens the watcher's files; 0, or -1. */
+static int watch_open(const struct gnn_budget *b)
+{
+    char p[700];
+    snprintf(p, sizeof(p), "%s/%s", b->cgroup, b->v2 ? "memory.high" : "memory.limit_in_bytes");
+    wfds.limit = open(p, O_RDONLY | O_CLOEXEC);
+    uint64_t v;
+    if (wfds.limit < 0 || pread_u64(wfds.limit, &v) != 0) /* (the first read allocates its buffer) */
+        return -1;
+    if (b->v2) {
+        snprintf(p, sizeof(p), "%s/memory.stat", b->cgroup);
+        wfds.stat = open(p, O_RDONLY | O_CLOEXEC);
+        if (wfds.stat < 0)
+            return -1;
+        pread_anon(wfds.stat);
+        snprintf(p, sizeof(p), "%s/memory.max", b->cgroup);
+        wfds.lift[0] = open(p, O_WRONLY | O_CLOEXEC);
+        snprintf(p, sizeof(p), "%s/memory.high", b->cgroup);
+        wfds.lift[1] = open(p, O_WRONLY | O_CLOEXEC);
+    } else {
+        snprintf(p, sizeof(p), "%s/memory.memsw.limit_in_bytes", b->cgroup);
+        wfds.lift[0] = open(p, O_WRONLY | O_CLOEXEC); /* (absent without swap accounting) */
+        snprintf(p, sizeof(p), "%s/memory.limit_in_bytes", b->cgroup);
+        wfds.lift[1] = open(p, O_WRONLY | O_CLOEXEC);
+        snprintf(p, sizeof(p), "%s/memory.oom_control", b->cgroup);
+        int ofd = open(p, O_RDONLY | O_CLOEXEC);
+        wfds.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        char reg[64];
+        snprintf(reg, sizeof(reg), "%d %d", wfds.efd, ofd);
+        snprintf(p, sizeof(p), "%s/cgroup.event_control", b->cgroup);
+        int e = ofd >= 0 && wfds.efd >= 0 ? write_file(p, reg) : -1;
+        if (ofd >= 0)
+            close(ofd);
+        if (e)
+            return -1;
+    }
+    return wfds.lift[1] >= 0 ? 0 : -1;
 }
 
 int gnn_budget_watch(struct gnn_budget *b)
@@ -437,9 +518,15 @@ int gnn_budget_watch(struct gnn_budget *b)
     b->watching = 0;
     if (!b->cgroup[0])
         return -1;
-    pthread_t t;
-    if (pthread_create(&t, NULL, watch_main, b) != 0)
+    if (watch_open(b) != 0) {
+        watch_close();
         return -1;
+    }
+    pthread_t t;
+    if (pthread_create(&t, NULL, watch_main, b) != 0) {
+        watch_close();
+        return -1;
+    }
     b->watcher = (unsigned long)t;
     b->watching = 1;
     return 0;
@@ -459,6 +546,7 @@ static void watch_stop(struct gnn_budget *b)
         return;
     atomic_store(&b->watch_stop, 1);
     pthread_join((pthread_t)b->watcher, NULL);
+    watch_close();
     b->watching = 0;
 }
 
