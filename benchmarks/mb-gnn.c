@@ -604,6 +604,7 @@ struct st {
     struct gnn_profile prof; /* the TPC model's inputs (profiling run) */
     double prof_steal;       /* share of CPU time the host took during the profile */
     size_t prof_pool_rows;   /* row reads the storage rate drew from (the profile's misses) */
+    const char *prof_t_source; /* how the profile's stage walls were taken */
     double *rec;             /* profiling: per batch sample, submit, complete, train walls */
     long nrec, rec_cap;
     int profiled;
@@ -1227,6 +1228,8 @@ static int cmp_dbl(const void *a, const void *b)
 static double robust_mean_col(const double *rec, long n, int c)
 {
     double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (!v)
+        return NAN; /* (profile_run fails the run on it) */
     for (long i = 0; i < n; i++)
         v[i] = rec[4 * i + c];
     qsort(v, (size_t)n, sizeof(double), cmp_dbl);
@@ -1308,12 +1311,22 @@ static int profile_run(struct st *s)
     f->batches = n;
     f->batch_size = (double)opt.batch;
     f->hops = scfg.hops;
+    if (!s->rec && rc == 0) {
+        pass_error(s, "profiling run: out of memory for the per-batch stage times");
+        rc = -1;
+    }
+    s->prof_t_source = "means over the batches without stalls (robust_mean_col)";
     if (s->nrec == nb) {
         f->t_sample = robust_mean_col(s->rec, nb, 0);
         f->t_lookup = robust_mean_col(s->rec, nb, 1);
         f->t_complete = robust_mean_col(s->rec, nb, 2);
         f->t_train = robust_mean_col(s->rec, nb, 3);
+        if (rc == 0 && (isnan(f->t_sample) || isnan(f->t_lookup) || isnan(f->t_complete) || isnan(f->t_train))) {
+            pass_error(s, "profiling run: out of memory for the stage-time means");
+            rc = -1;
+        }
     } else { /* (a batch without seeds) */
+        s->prof_t_source = "plain means of the stages' busy time (a batch had no seeds: no per-batch times)";
         f->t_sample = gnn_pipe_stage_busy(serial, 0) / n;
         f->t_lookup = gnn_pipe_stage_busy(serial, 1) / n;
         f->t_complete = gnn_pipe_stage_busy(serial, 2) / n;
@@ -1326,6 +1339,7 @@ static int profile_run(struct st *s)
     profile_cpu(s, cpu, n);
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
+    rc = agree_error(s, rc) ? -1 : 0; /* (every rank takes the same path from here) */
     if (rc == 0 && s->nslots > 1) { /* the pipelined phase */
         /* every slot's row buffer at the size the budget allows for it
          * (the largest presampled batch), touched: otherwise the lookups
@@ -1398,6 +1412,10 @@ static int profile_run(struct st *s)
 static int setup_generate(struct mb_run *run, void **out)
 {
     *out = calloc(1, sizeof(struct st));
+    if (!*out) {
+        mb_warn("--generate: out of memory");
+        return -1;
+    }
     ((struct st *)*out)->run = run;
     int rc = 0;
     if (run->rank == 0) {
@@ -1432,6 +1450,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         return setup_generate(run, out);
     struct st *s = calloc(1, sizeof(*s));
     *out = s;
+    if (!s) {
+        mb_warn("%s: out of memory", c->name);
+        return -1;
+    }
     s->run = run;
     s->sys = (enum sys)(intptr_t)c->user;
     s->verify = run->common.check ? 1 : 0;
@@ -1943,6 +1965,7 @@ static void teardown(void *st)
             mb_kv_dbl(c, K(k2), pk[i].v);
         }
         if (s->profiled) {
+            mb_kv_str(c, K("profile/t_source"), s->prof_t_source ? s->prof_t_source : "");
             mb_kv_dbl(c, K("profile/host_steal"), s->prof_steal);
             mb_kv_int(c, K("profile/io_rate_rows"), (long long)s->prof_pool_rows);
         }

@@ -458,10 +458,11 @@ struct gnn_split {
 };
 /* Chunked placement: T[0..nT) and F[0..nF) are the topology and feature
  * chunks in hotness order, kdev and khost the chunk capacities. Pure
- * function (tested against brute force). */
-void gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
-                      size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
-                      double hybrid_topo_frac, struct gnn_split *out);
+ * function (tested against brute force). 0, or -1 out of memory (out
+ * then places nothing). */
+int gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
+                     size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
+                     double hybrid_topo_frac, struct gnn_split *out);
 /* Transactions of one item of `bytes` read `hot` times from a source of
  * granularity g (then counted in cls units), per the ceiling variant. */
 double gnn_item_tx(uint64_t hot, uint64_t bytes, unsigned g, unsigned cls, int per_access_ceil);
