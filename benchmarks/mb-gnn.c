@@ -1924,6 +1924,13 @@ static void teardown(void *st)
             mb_kv_int(c, K("read_ahead_kb"), read_ahead_kb());
         }
         mb_kv_int(c, K("dataset_mem_bytes"), s->ds ? (long long)gnn_dataset_mem_bytes(s->ds) : 0);
+        if (s->ds && gnn_dataset_aio(s->ds)) { /* the engine as it ran, fallbacks included */
+            struct mb_aio_info ai;
+            mb_aio_info(gnn_dataset_aio(s->ds), &ai);
+            mb_kv_str(c, K("engine"), ai.engine);
+            mb_kv_int(c, K("engine_direct"), ai.direct);
+            mb_kv_str(c, K("engine_fallback"), ai.fallback && ai.fallback[0] ? ai.fallback : "none");
+        }
         if (s->cache) {
             mb_kv_str(c, K("placement"), s->sys == S_TOPO_FIRST ? "topo-first" : s->sys == S_FEAT_FIRST ? "feat-first" : "hyperion");
             for (int t = 1; t <= 2; t++) {

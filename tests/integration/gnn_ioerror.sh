@@ -40,4 +40,8 @@ failed=$(sed -n 's/^mb-gnn: hyperion\/[^:]*: epoch \([0-9]*\).*/\1/p' "$T/out" |
 h5ls "$T/tr.h5/summary" 2>&1 | grep -q 'Dataset {0}' || fail "the failed case has no samples"
 [ -z "$(attr "$T/tr.h5" "hyperion/epoch$failed/time_s")" ] || fail "the failed epoch $failed has a time"
 attr "$T/tr.h5" hyperion/error | grep -q "data\.1" || fail "the result file records the error"
+
+# a fallback is recorded, not silent: O_DIRECT refused (the engine's hook)
+MB_AIO_INJECT=nodirect expect 0 "O_DIRECT refused" -- "$G" --data "$D" "${run[@]}" -n 1 --system hyperion -o "$T/fb.h5" &&
+  { attr "$T/fb.h5" hyperion/engine_fallback | grep -q "O_DIRECT refused" || fail "the result records the fallback"; }
 finish
