@@ -2,7 +2,8 @@
 # An I/O error fails mb-gnn whatever --check says: with --no-check, a
 # feature file truncated after the first epoch (and an EIO injected by the
 # engine's fault hook at setup) end the run with exit 1 and one line naming
-# the file; the failed epoch leaves no sample and no epoch record.
+# the file; the failed epoch leaves no sample and no epoch record. A fallback
+# of the engine (O_DIRECT refused) is recorded in the result file.
 . "$(dirname "$0")/../lib.sh"
 G=$BIN/mb-gnn
 D=$T/data
