@@ -6,9 +6,10 @@
 #include "gnn_internal.h"
 #include "../offload/aio.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -88,6 +89,32 @@ static int create_tmp(int k, const char *path)
     return fd;
 }
 
+/* Temporary files of generates whose process is gone (killed outright):
+ * "data.N.tmp-PID" and "graph.meta.tmp-PID" with no /proc/PID. A live
+ * process's are left alone. */
+static void remove_stale_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp-");
+        int dev, pid, end = 0;
+        if (!t || (sscanf(e->d_name, "data.%d.tmp-%d%n", &dev, &pid, &end) != 2 &&
+                   sscanf(e->d_name, "graph.meta.tmp-%d%n", &pid, &end) != 1))
+            continue;
+        if (e->d_name[end] || pid <= 0 || pid == (int)getpid())
+            continue;
+        char path[4400];
+        snprintf(path, sizeof(path), "/proc/%d", pid);
+        if (access(path, F_OK) == 0 || errno != ENOENT)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
 int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, size_t errlen)
 {
     struct gnn_gen_params p = *pin;
@@ -122,6 +149,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
         return -1;
     }
+    remove_stale_tmp(dir);
 
     const uint64_t n = 1ULL << p.scale, T = (uint64_t)p.edge_factor * n;
     const uint64_t seed = p.seed;

@@ -8,7 +8,8 @@
 #   with one line naming the budget and the peak, exit 1, the finished case
 #   (inmem) kept, the cgroup removed;
 # - SIGTERM mid-run removes the budget's cgroup;
-# - a --generate interrupted by SIGTERM leaves no partial data files.
+# - a --generate interrupted by SIGTERM leaves no partial data files, and a
+#   generate sweeps only the temporary files of processes that are gone.
 # The parts that need a memory cgroup skip (exit 77) where none can be made.
 . "$(dirname "$0")/../lib.sh"
 G=$BIN/mb-gnn
@@ -89,4 +90,10 @@ kill -TERM $pid
 wait $pid
 left=$(ls -A "$P" 2>/dev/null)
 [ -z "$left" ] || fail "an interrupted generate left: $left"
+# a generate sweeps only the temporary files of processes that are gone
+true & dead=$!; wait $dead
+mkdir -p "$P"; : >"$P/data.0.tmp-$dead"; : >"$P/graph.meta.tmp-$$"
+expect 0 "generate beside stale files" -- "$G" --generate --data "$P" --scale 8 --feat-dim 128 -o "$T/pg2.h5"
+[ ! -e "$P/data.0.tmp-$dead" ] || fail "a dead process's temporary file stayed"
+[ -e "$P/graph.meta.tmp-$$" ] || fail "a live process's temporary file was removed"
 finish
