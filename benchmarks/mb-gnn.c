@@ -313,9 +313,10 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_str(c, "budget_inmem",
               !budget_on                ? "no budget enforced"
               : budget.cgroup[0]        ? "exempt: inmem leaves the budget's cgroup and rejoins it after"
-              : strcmp(budget.method, "mlock") == 0
-                  ? "not exempt: mlock pins memory node-wide, inmem runs beside the pin like every system"
-                  : "no budget enforced");
+              : strcmp(budget.method, "mlock") != 0 ? "no budget enforced (--budget-method none)"
+              : budget.pinned || budget.pinned_bytes
+                  ? "exempt: the first rank of the node releases its pin for inmem and pins the same bytes again after"
+                  : "exempt: nothing was pinned (available memory already within the budget)");
     mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x "
                           "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
                           "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
@@ -427,23 +428,18 @@ static void install_cleanup(void)
 }
 
 /* inmem is the upper bound: it leaves the budget's cgroup and comes back */
-static void budget_leave(void)
+static char budget_broken[400]; /* why the budget no longer holds ("" while it does) */
+static int budget_leave(char *err, size_t len)
 {
-    if (budget_on && budget.cgroup[0]) {
-        char p[600];
-        snprintf(p, sizeof(p), "%s/cgroup.procs", budget.home);
-        FILE *f = fopen(p, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
-        }
-    }
+    return budget_on ? gnn_budget_suspend(&budget, err, len) : 0;
 }
 static void budget_enter(void)
 {
-    char err[256];
-    if (budget_on && budget.cgroup[0] && gnn_budget_join(&budget, err, sizeof(err)) != 0)
-        mb_warn("rejoining the budget cgroup: %s", err);
+    char err[300];
+    if (budget_on && gnn_budget_resume(&budget, err, sizeof(err)) != 0) {
+        snprintf(budget_broken, sizeof(budget_broken), "after inmem, the budget could not be restored: %s", err);
+        mb_warn("--mem-budget: %s", budget_broken);
+    }
 }
 
 static void release_budget(void)
@@ -1457,8 +1453,15 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     s->run = run;
     s->sys = (enum sys)(intptr_t)c->user;
     s->verify = run->common.check ? 1 : 0;
-    if (s->sys == S_INMEM)
-        budget_leave();
+    if (budget_broken[0]) { /* (the systems after inmem would run outside it) */
+        mb_warn("%s: --mem-budget: %s", c->name, budget_broken);
+        return -1;
+    }
+    char berr[300];
+    if (s->sys == S_INMEM && budget_leave(berr, sizeof(berr)) != 0) {
+        mb_warn("%s: leaving the budget (inmem runs outside it): %s", c->name, berr);
+        return -1;
+    }
     /* this case's reads are charged to it: nothing of the data in the page cache */
     char path[1200], err[512];
     snprintf(path, sizeof(path), "%s/graph.meta", opt.data);

@@ -652,6 +652,7 @@ struct gnn_budget {
     size_t pinned_bytes;
     int owner;            /* created the cgroup: removes it on release */
     int subtree_added;    /* v2: this run enabled +memory in home's subtree_control */
+    int repin;            /* mlock: the pin was released by gnn_budget_suspend */
     uint64_t limit_read;  /* the limit as the kernel reads it back (page-rounded) */
     /* the watcher (gnn_budget_watch): a limit hit lifts the limit, so the
      * kernel never kills the run, and is reported to the caller instead */
@@ -689,6 +690,12 @@ uint64_t gnn_budget_limit_hits(const struct gnn_budget *b);
 int gnn_budget_watch(struct gnn_budget *b);
 /* Whether the limit was hit (the watcher lifted it); *peak: the charge then. */
 int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak);
+/* The in-memory upper bound runs outside the budget: suspend moves this
+ * process back to home (cgroup) or releases its pin (mlock), resume
+ * rejoins or pins the same bytes again. 0, or -1 with the reason in err
+ * (the budget then no longer holds). */
+int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen);
+int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen);
 /* Moves back, removes the cgroup (owner) and restores the settings the run
  * changed (subtree_control), unpins. Failures are reported on stderr. */
 void gnn_budget_release(struct gnn_budget *b);

@@ -338,6 +338,42 @@ int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen)
     return 0;
 }
 
+int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen)
+{
+    if (b->cgroup[0]) {
+        int e = move_self(b->home);
+        if (e) {
+            snprintf(err, errlen, "leaving %s for %s: %s", b->cgroup, b->home, strerror(-e));
+            return -1;
+        }
+    }
+    if (b->pinned) { /* this process's own pin (the node's first rank) */
+        munmap(b->pinned, b->pinned_bytes);
+        b->pinned = NULL;
+        b->repin = 1;
+    }
+    return 0;
+}
+
+int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen)
+{
+    if (b->cgroup[0] && gnn_budget_join(b, err, errlen) != 0)
+        return -1;
+    if (b->repin) {
+        void *p = mmap(NULL, b->pinned_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (p == MAP_FAILED || mlock(p, b->pinned_bytes) != 0) {
+            snprintf(err, errlen, "pinning %zu bytes again: %s", b->pinned_bytes, strerror(errno));
+            if (p != MAP_FAILED)
+                munmap(p, b->pinned_bytes);
+            return -1;
+        }
+        b->pinned = p;
+        b->repin = 0;
+    }
+    return 0;
+}
+
 static uint64_t cg_value(const struct gnn_budget *b, const char *v1name, const char *v2name)
 {
     if (!b->cgroup[0])

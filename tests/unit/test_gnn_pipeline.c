@@ -210,6 +210,9 @@ static int budget_holds(char *skip, size_t skiplen)
     EXPECT(gnn_budget_enforce(&b, 32u << 20, GNN_BUDGET_MLOCK, err, sizeof(err)) == 0);
     EXPECT(b.pinned_bytes == (8u << 20));
     EXPECT(!strcmp(b.method, "mlock"));
+    /* inmem's exemption: the pin goes and comes back, the same bytes */
+    EXPECT(gnn_budget_suspend(&b, err, sizeof(err)) == 0 && b.pinned == NULL);
+    EXPECT(gnn_budget_resume(&b, err, sizeof(err)) == 0 && b.pinned != NULL && b.pinned_bytes == (8u << 20));
     gnn_budget_release(&b);
     unsetenv("MB_GNN_MEMAVAILABLE");
     if (gnn_budget_enforce(&b, 48u << 20, GNN_BUDGET_CGROUP, err, sizeof(err)) != 0) {
