@@ -147,10 +147,10 @@ static int read_header(const char *dir, struct gnn_header *h, char *err, size_t 
     return 0;
 }
 
-/* The most feature rows one batch can hold, known before any work: the
- * seeds and, hop after hop, fanout[h] new nodes for each node known (no
- * duplicates assumed), at most the graph. A slot's row buffer never grows
- * beyond it (slot_rows). */
+/* The most feature rows one batch can hold: the seeds and, hop after
+ * hop, fanout[h] new nodes for each node known (no duplicates assumed),
+ * at most the graph. A slot's row buffer never grows beyond it
+ * (slot_rows). */
 static uint64_t batch_rows_bound(void)
 {
     double rows = (double)opt.batch, frontier = rows;
@@ -161,48 +161,114 @@ static uint64_t batch_rows_bound(void)
     return rows < (double)hdr.n ? (uint64_t)rows : hdr.n;
 }
 
+/* What the presampling (the cached systems' first step) finds, taken in
+ * validate from the topology alone, before any feature I/O, cgroup or
+ * result: it is deterministic from the seed, so setup finds the same. */
+static uint64_t pre_rows;   /* the largest presampled batch's feature rows (0: not known) */
+static uint64_t pre_placed; /* bytes the caches' chunked placement holds of the presampled items */
+
+/* The rows a slot's buffer comes to hold: the largest presampled batch
+ * and the quarter slot_rows adds for other epochs' batches (the profile
+ * sizes every slot so; an epoch's largest batch lies within it), at most
+ * the bound. */
+static uint64_t slot_rows_need(void)
+{
+    uint64_t bound = batch_rows_bound(), rows = pre_rows ? pre_rows + pre_rows / 4 : bound;
+    return rows < bound ? rows : bound;
+}
+
+/* Presamples one epoch as setup does, through the topology only (mmap).
+ * 0, or -1 with err (the run then fails in setup, where it names it). */
+static int presample_plan(char *err, size_t len)
+{
+    struct gnn_open_opts o = {GNN_MMAP, GNN_MMAP, 0, 0, 0, 0, 0};
+    struct gnn_dataset *ds = gnn_open(opt.data, &o, err, len);
+    if (!ds)
+        return -1;
+    struct gnn_reader *r = gnn_reader_new(ds, NULL, 0);
+    struct gnn_hotness h;
+    int rc = r ? gnn_presample(r, &scfg, (size_t)opt.batch, 0, &h) : -1;
+    if (rc)
+        snprintf(err, len, "presampling: %s", r ? gnn_reader_error(r) : "out of memory");
+    if (!rc) {
+        pre_rows = h.max_batch_rows;
+        struct gnn_cache_cfg cc;
+        struct gnn_cache_info info;
+        memset(&cc, 0, sizeof(cc));
+        cc.cap[GNN_TIER_DEV] = opt.cache_dev;
+        cc.cap[GNN_TIER_HOST] = opt.cache_host;
+        /* the device tier's fill takes its whole capacity (--cache-fill
+         * degree); the host tier's is held to what the budget leaves */
+        if (opt.cache_dev + opt.cache_host && gnn_cache_plan(ds, &h, &cc, &info, err, len) == 0)
+            pre_placed = (opt.cache_fill == 0 ? opt.cache_dev
+                                              : info.feat_bytes[GNN_TIER_DEV] + info.topo_bytes[GNN_TIER_DEV]) +
+                         info.feat_bytes[GNN_TIER_HOST] + info.topo_bytes[GNN_TIER_HOST];
+        else
+            pre_placed = opt.cache_dev + opt.cache_host;
+        gnn_hotness_free(&h);
+    }
+    if (r)
+        gnn_reader_free(r);
+    gnn_close(ds);
+    return rc;
+}
+
 #define ENGINE_ARENA ((uint64_t)64 << 20) /* offload/aio's default arena, touched at open */
-#define BUDGET_SLACK ((uint64_t)64 << 20) /* threads' stacks, io_uring rings, OpenBLAS buffers */
+/* beyond the terms counted: threads' stacks, io_uring rings, OpenBLAS's
+ * buffers, the sampler's arrays, the chunked placement's lists (measured:
+ * hyperion at 20% and 40% cache of reproduce/hyperion's small scale peaks
+ * 46 MiB above the terms, anonymous memory) */
+#define BUDGET_SLACK ((uint64_t)48 << 20)
 
 /* What system `sys` needs under --mem-budget, from what is known before
- * any work: dataset arrays, caches and their index, the presampling's
- * counts, every slot's rows at the batch bound, the storage-rate
- * measurement's two buffers, the model's weights and activations, the
- * engine's arena (which the row buffers draw from first) and a fixed slack.
- * Fills a one-line account of it. */
+ * any work: dataset arrays, the caches (where the fill adapts to the
+ * budget, what their placement of the presampled items holds; else their
+ * capacity) and their index, and the larger of two phases: the cache's
+ * build (the presampling's counts) and the epochs (every slot's rows at
+ * the size of the largest presampled batch, in or beside the engine's
+ * arena, with the storage-rate buffers where the slots cannot lend
+ * theirs), the model's weights and activations, and a fixed slack. Fills
+ * a one-line account of it. */
 static uint64_t budget_need(int sys, char *what, size_t len)
 {
-    const uint64_t rb = hdr.row_bytes, n = hdr.n, rows = batch_rows_bound();
+    const uint64_t rb = hdr.row_bytes, n = hdr.n, rows = slot_rows_need();
     const int engine = sys != S_MMAP && sys != S_MMAP_RANDOM;
     const int cached = sys == S_HYPERION || sys == S_TOPO_FIRST || sys == S_FEAT_FIRST || sys == S_NOPIPE;
     const uint64_t slots = sys == S_NOPIPE ? 1 : (uint64_t)opt.slots;
     uint64_t data = 8 * (n + 1) + 4 * n + 12 * (hdr.n_train + hdr.n_val);
-    uint64_t cache = cached ? opt.cache_dev + opt.cache_host + 16 * n + 16 * n : 0; /* + index + presample counts */
+    uint64_t held = pre_rows ? pre_placed : opt.cache_dev + opt.cache_host;
+    uint64_t cache = cached ? held + 16 * n : 0; /* + index */
+    uint64_t build = cached ? 8 * n + 8 * hdr.n_train : 0; /* presample counts and order */
     uint64_t slot_bytes = slots * rows * rb;
-    uint64_t depth = 2 * rows < 65536 ? 2 * rows : 65536;
-    uint64_t measure = engine ? 2 * depth * rb : 0;
-    uint64_t engine_bytes = engine ? (slot_bytes + measure > ENGINE_ARENA ? slot_bytes + measure : ENGINE_ARENA)
-                                   : slot_bytes;
-    uint64_t params = 0, act = 0;
-    for (int l = 0; l < scfg.hops; l++) {
+    /* the storage rate's two buffers: borrowed from two idle slots where
+     * there are two (measure_io_rate), else at most a slot's rows each */
+    uint64_t mrows = slots >= 2 ? (rows < 512 ? 512 : 0) : (rows < 512 ? 512 : rows);
+    uint64_t measure = engine ? 2 * mrows * rb : 0;
+    uint64_t arena = engine ? ENGINE_ARENA : 0;
+    uint64_t epochs = slot_bytes + measure > arena ? slot_bytes + measure - arena : 0;
+    uint64_t params = 0, act = 0, tgt = opt.batch, frontier = opt.batch;
+    for (int l = scfg.hops - 1; l >= 0; l--) { /* layer l's targets: the nodes within hops-1-l hops */
         uint64_t in = l == 0 ? (uint64_t)hdr.dim : (uint64_t)opt.hidden;
         uint64_t out = l == scfg.hops - 1 ? (uint64_t)hdr.classes : (uint64_t)opt.hidden;
+        uint64_t t = tgt < rows ? tgt : rows;
         params += 2 * in * out + out;
         /* the aggregate and the output, and for layers past the first their
          * gradients (the features need none) */
-        act += l == 0 ? 4 * rows * (in + 3 * out) : 4 * rows * (2 * in + 2 * out);
+        act += l == 0 ? 4 * t * (in + 3 * out) : 4 * t * (2 * in + 2 * out);
+        frontier *= (uint64_t)scfg.fanout[scfg.hops - 1 - l];
+        tgt += frontier;
     }
     uint64_t model = 16 * params + act; /* weights, gradients, Adam's two moments */
-    uint64_t need = data + cache + engine_bytes + model + BUDGET_SLACK;
+    uint64_t need = data + cache + arena + (epochs + model > build ? epochs + model : build) + BUDGET_SLACK;
     snprintf(what, len,
-             "%s needs %.1f MiB: --slots %llu x %llu rows (--batch %lld, --fanout %s: at most) x %llu B = %.1f MiB%s, "
-             "caches (--cache-dev + --cache-host) and their index %.1f MiB, model %.1f MiB, dataset arrays %.1f MiB, "
-             "%.0f MiB slack",
+             "%s needs %.1f MiB: --slots %llu x %llu rows (--batch %lld, --fanout %s: the largest presampled batch "
+             "%s) x %llu B = %.1f MiB%s, caches (--cache-dev + --cache-host%s) and their index %.1f MiB, model "
+             "%.1f MiB, dataset arrays %.1f MiB, %.0f MiB slack",
              sys_names[sys], (double)need / 1048576.0, (unsigned long long)slots, (unsigned long long)rows, opt.batch,
-             opt.fanout, (unsigned long long)rb, (double)slot_bytes / 1048576.0,
-             engine ? " in or beside the engine's 64 MiB arena with the storage-rate buffers" : "",
-             (double)cache / 1048576.0, (double)model / 1048576.0, (double)data / 1048576.0,
-             (double)BUDGET_SLACK / 1048576.0);
+             opt.fanout, pre_rows ? "and a quarter" : "unknown: at most", (unsigned long long)rb,
+             (double)slot_bytes / 1048576.0, engine ? " in or beside the engine's 64 MiB arena" : "",
+             pre_rows ? ": what the placement holds" : "", (double)cache / 1048576.0,
+             (double)model / 1048576.0, (double)data / 1048576.0, (double)BUDGET_SLACK / 1048576.0);
     return need;
 }
 
@@ -245,6 +311,10 @@ static int validate(struct mb_run *run)
      * kill it otherwise (inmem, the upper bound, runs outside the budget) */
     const char *pre = getenv("MB_GNN_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
     precheck = !(pre && !strcmp(pre, "0"));
+    /* sized from the largest presampled batch (the topology alone is
+     * read): where presampling fails, setup fails naming it */
+    if (precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && presample_plan(err, sizeof(err)) != 0)
+        precheck = 0;
     for (int sys = 0; precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && sys < NSYS; sys++) {
         char what[600];
         uint64_t need = budget_need(sys, what, sizeof(what));
@@ -1081,13 +1151,19 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
         depth = 1;
     if (depth > 65536)
         depth = 65536;
-    if (depth > 2 * batch_rows_bound()) /* (the buffers the budget check counted) */
-        depth = (size_t)(2 * batch_rows_bound());
+    /* the pipeline is stopped here: two slots lend their row buffers, so
+     * the rounds hold at most a slot's rows each (what the budget check
+     * counted); without two slots, as many rows of their own */
+    int lend = s->nslots >= 2 && s->slot[0].x && s->slot[1].x;
+    size_t most = lend ? (s->slot[0].x_rows < s->slot[1].x_rows ? s->slot[0].x_rows : s->slot[1].x_rows)
+                       : (size_t)(slot_rows_need() < 512 ? 512 : slot_rows_need());
+    if (depth > most)
+        depth = most;
     if (once && npool && depth > npool)
         depth = npool;
     struct gnn_reader *r[2] = {gnn_reader_new(s->ds, NULL, 0), gnn_reader_new(s->ds, NULL, 0)};
     int64_t *ids[2] = {malloc(depth * sizeof(int64_t)), malloc(depth * sizeof(int64_t))};
-    float *x[2] = {gnn_alloc_rows(s->ds, depth), gnn_alloc_rows(s->ds, depth)};
+    float *x[2] = {lend ? s->slot[0].x : gnn_alloc_rows(s->ds, depth), lend ? s->slot[1].x : gnn_alloc_rows(s->ds, depth)};
     double bytes = 0, t0 = mb_now(), secs = 0;
     int rc = r[0] && r[1] && ids[0] && ids[1] && x[0] && x[1] && (!once || npool) ? 0 : -1, pending[2] = {0, 0};
     if (rc)
@@ -1125,7 +1201,7 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
             rc = -1;
         }
         free(ids[k]);
-        if (x[k])
+        if (x[k] && !lend)
             gnn_free_rows(s->ds, x[k]);
         if (r[k])
             gnn_reader_free(r[k]);

@@ -3,7 +3,8 @@
 # - a configuration that cannot fit (features four times the budget, width
 #   1024, two files, more slots than the default; or too many --slots) is
 #   refused before any work: exit 2, one line naming the flags and the
-#   bytes needed against the budget, no result file;
+#   bytes needed against the budget, no result file; one that fits
+#   (reproduce/hyperion's small scale, scaled down) is not;
 # - a limit hit mid-run (the check before the work skipped) ends the run
 #   with one line naming the budget and the peak, exit 1, the finished case
 #   (inmem) kept, the cgroup removed;
@@ -25,11 +26,14 @@ expect 2 "features 4x the budget, 5 slots" -- "$G" --data "$W" --mem-budget 32M 
 [ "$(wc -l <"$T/out")" = 1 ] || fail "one line"
 [ ! -e "$T/r1.h5" ] || fail "a refused run wrote a result"
 small=(--data "$W" --batch 64 --fanout 5,5 --hidden 16 -n 1 -w 0 --eval-nodes 100 --profile-batches 2 --epoch-batches 2)
-expect 2 "too many --slots" -- "$G" "${small[@]}" --mem-budget 200M --system hyperion --slots 16 -o "$T/r2.h5" &&
+# (16 slots of the largest presampled batch at fan-out 10,10 and a quarter,
+# about 2900 rows of 4 KiB, are 182 MiB: 245 MiB with the rest)
+expect 2 "too many --slots" -- "$G" "${small[@]}" --fanout 10,10 --mem-budget 200M --system hyperion --slots 16 \
+  -o "$T/r2.h5" &&
   has "^mb-gnn: --mem-budget 200\.0 MiB .*hyperion needs .*--slots 16 x " "names --slots and --mem-budget"
 [ ! -e "$T/r2.h5" ] || fail "refused slots wrote a result"
 # (nopipe has one slot whatever --slots says: the same flags fit for it)
-expect 2 "one system of several" -- "$G" "${small[@]}" --mem-budget 200M --system nopipe,mmap,hyperion --slots 16 \
+expect 2 "one system of several" -- "$G" "${small[@]}" --fanout 10,10 --mem-budget 200M --system nopipe,hyperion --slots 16 \
   -o "$T/r3.h5" && has "hyperion needs" "names the system that does not fit"
 
 # the rest needs a memory cgroup
@@ -44,6 +48,16 @@ fi
 [ "$(attr "$T/probe.h5" budget_method)" = '"cgroup-v1"' ] || [ "$(attr "$T/probe.h5" budget_method)" = '"cgroup-v2"' ] ||
   fail "the result records the method ($(attr "$T/probe.h5" budget_method))"
 attr "$T/probe.h5" budget_inmem | grep -q "exempt" || fail "the result records inmem's exemption"
+
+# reproduce/hyperion's small scale, scaled down: its 8 slots, 20% cache,
+# batch 64, fan-out 25,10 and 4 KiB rows fit (the slots' worst case, 8 x
+# 17664 rows = 552 MiB, does not: the check sizes slots from the largest
+# presampled batch, about 3300 rows here); the budget stays above the
+# features here, as the slots' rows do not shrink with the graph
+expect 0 "reproduce's small configuration fits" -- "$G" --data "$W" --mem-budget 256M --budget-method cgroup \
+  --system hyperion --slots 8 --cache-host $((128 * 1048576 / 5)) --cache-dev 0 --batch 64 --fanout 25,10 --hidden 16 \
+  -n 1 -w 0 --epoch-batches 4 --profile-batches 4 --eval-nodes 100 -o "$T/repro.h5"
+[ "$(attr "$T/repro.h5" hyperion/budget_limit_hits)" = 0 ] || fail "reproduce's configuration hit the limit"
 
 own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
 if [ -n "$own" ]; then
