@@ -24,6 +24,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,7 @@ static struct gnn_sampler_cfg scfg;
 static struct gnn_header hdr;        /* of --data (training) */
 static struct gnn_budget budget;
 static int budget_on;
+static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
 static const struct mb_coll_algo *algo;
 static char ds_label[96];
@@ -143,6 +145,131 @@ static int read_header(const char *dir, struct gnn_header *h, char *err, size_t 
     *h = *gnn_dataset_header(ds);
     gnn_close(ds);
     return 0;
+}
+
+/* The most feature rows one batch can hold: the seeds and, hop after
+ * hop, fanout[h] new nodes for each node known (no duplicates assumed),
+ * at most the graph. A slot's row buffer never grows beyond it
+ * (slot_rows). */
+static uint64_t batch_rows_bound(void)
+{
+    double rows = (double)opt.batch, frontier = rows;
+    for (int h = 0; h < scfg.hops; h++) {
+        frontier *= (double)scfg.fanout[h];
+        rows += frontier;
+    }
+    return rows < (double)hdr.n ? (uint64_t)rows : hdr.n;
+}
+
+/* What the presampling (the cached systems' first step) finds, taken in
+ * validate from the topology alone, before any feature I/O, cgroup or
+ * result: it is deterministic from the seed, so setup finds the same. */
+static uint64_t pre_rows;   /* the largest presampled batch's feature rows (0: not known) */
+static uint64_t pre_placed; /* bytes the caches' chunked placement holds of the presampled items */
+
+/* The rows a slot's buffer comes to hold: the largest presampled batch
+ * and the quarter slot_rows adds for other epochs' batches (the profile
+ * sizes every slot so; an epoch's largest batch lies within it), at most
+ * the bound. */
+static uint64_t slot_rows_need(void)
+{
+    uint64_t bound = batch_rows_bound(), rows = pre_rows ? pre_rows + pre_rows / 4 : bound;
+    return rows < bound ? rows : bound;
+}
+
+/* Presamples one epoch as setup does, through the topology only (mmap).
+ * 0, or -1 with err (the run then fails in setup, where it names it). */
+static int presample_plan(char *err, size_t len)
+{
+    struct gnn_open_opts o = {GNN_MMAP, GNN_MMAP, 0, 0, 0, 0, 0};
+    struct gnn_dataset *ds = gnn_open(opt.data, &o, err, len);
+    if (!ds)
+        return -1;
+    struct gnn_reader *r = gnn_reader_new(ds, NULL, 0);
+    struct gnn_hotness h;
+    int rc = r ? gnn_presample(r, &scfg, (size_t)opt.batch, 0, &h) : -1;
+    if (rc)
+        snprintf(err, len, "presampling: %s", r ? gnn_reader_error(r) : "out of memory");
+    if (!rc) {
+        pre_rows = h.max_batch_rows;
+        struct gnn_cache_cfg cc;
+        struct gnn_cache_info info;
+        memset(&cc, 0, sizeof(cc));
+        cc.cap[GNN_TIER_DEV] = opt.cache_dev;
+        cc.cap[GNN_TIER_HOST] = opt.cache_host;
+        /* the device tier's fill takes its whole capacity (--cache-fill
+         * degree); the host tier's is held to what the budget leaves */
+        if (opt.cache_dev + opt.cache_host && gnn_cache_plan(ds, &h, &cc, &info, err, len) == 0)
+            pre_placed = (opt.cache_fill == 0 ? opt.cache_dev
+                                              : info.feat_bytes[GNN_TIER_DEV] + info.topo_bytes[GNN_TIER_DEV]) +
+                         info.feat_bytes[GNN_TIER_HOST] + info.topo_bytes[GNN_TIER_HOST];
+        else
+            pre_placed = opt.cache_dev + opt.cache_host;
+        gnn_hotness_free(&h);
+    }
+    if (r)
+        gnn_reader_free(r);
+    gnn_close(ds);
+    return rc;
+}
+
+#define ENGINE_ARENA ((uint64_t)64 << 20) /* offload/aio's default arena, touched at open */
+/* beyond the terms counted: threads' stacks, io_uring rings, OpenBLAS's
+ * buffers, the sampler's arrays, the chunked placement's lists (measured:
+ * hyperion at 20% cache of reproduce/hyperion's small scale, 8 slots under
+ * 1 GiB, peaks at 1006.6 MiB of anonymous memory, 46 MiB above the terms) */
+#define BUDGET_SLACK ((uint64_t)48 << 20)
+
+/* What system `sys` needs under --mem-budget, from what is known before
+ * any work: dataset arrays, the caches (where the fill adapts to the
+ * budget, what their placement of the presampled items holds; else their
+ * capacity) and their index, and the larger of two phases: the cache's
+ * build (the presampling's counts) and the epochs (every slot's rows at
+ * the size of the largest presampled batch, in or beside the engine's
+ * arena, with the storage-rate buffers where the slots cannot lend
+ * theirs), the model's weights and activations, and a fixed slack. Fills
+ * a one-line account of it. */
+static uint64_t budget_need(int sys, char *what, size_t len)
+{
+    const uint64_t rb = hdr.row_bytes, n = hdr.n, rows = slot_rows_need();
+    const int engine = sys != S_MMAP && sys != S_MMAP_RANDOM;
+    const int cached = sys == S_HYPERION || sys == S_TOPO_FIRST || sys == S_FEAT_FIRST || sys == S_NOPIPE;
+    const uint64_t slots = sys == S_NOPIPE ? 1 : (uint64_t)opt.slots;
+    uint64_t data = 8 * (n + 1) + 4 * n + 12 * (hdr.n_train + hdr.n_val);
+    uint64_t held = pre_rows ? pre_placed : opt.cache_dev + opt.cache_host;
+    uint64_t cache = cached ? held + 16 * n : 0; /* + index */
+    uint64_t build = cached ? 8 * n + 8 * hdr.n_train : 0; /* presample counts and order */
+    uint64_t slot_bytes = slots * rows * rb;
+    /* the storage rate's two buffers: borrowed from two idle slots where
+     * there are two (measure_io_rate), else at most a slot's rows each */
+    uint64_t mrows = slots >= 2 ? (rows < 512 ? 512 : 0) : (rows < 512 ? 512 : rows);
+    uint64_t measure = engine ? 2 * mrows * rb : 0;
+    uint64_t arena = engine ? ENGINE_ARENA : 0;
+    uint64_t epochs = slot_bytes + measure > arena ? slot_bytes + measure - arena : 0;
+    uint64_t params = 0, act = 0, tgt = opt.batch, frontier = opt.batch;
+    for (int l = scfg.hops - 1; l >= 0; l--) { /* layer l's targets: the nodes within hops-1-l hops */
+        uint64_t in = l == 0 ? (uint64_t)hdr.dim : (uint64_t)opt.hidden;
+        uint64_t out = l == scfg.hops - 1 ? (uint64_t)hdr.classes : (uint64_t)opt.hidden;
+        uint64_t t = tgt < rows ? tgt : rows;
+        params += 2 * in * out + out;
+        /* the aggregate and the output, and for layers past the first their
+         * gradients (the features need none) */
+        act += l == 0 ? 4 * t * (in + 3 * out) : 4 * t * (2 * in + 2 * out);
+        frontier *= (uint64_t)scfg.fanout[scfg.hops - 1 - l];
+        tgt += frontier;
+    }
+    uint64_t model = 16 * params + act; /* weights, gradients, Adam's two moments */
+    uint64_t need = data + cache + arena + (epochs + model > build ? epochs + model : build) + BUDGET_SLACK;
+    snprintf(what, len,
+             "%s needs %.1f MiB: --slots %llu x %llu rows (--batch %lld, --fanout %s: the largest presampled batch "
+             "%s) x %llu B = %.1f MiB%s, caches (--cache-dev + --cache-host%s) and their index %.1f MiB, model "
+             "%.1f MiB, dataset arrays %.1f MiB, %.0f MiB slack",
+             sys_names[sys], (double)need / 1048576.0, (unsigned long long)slots, (unsigned long long)rows, opt.batch,
+             opt.fanout, pre_rows ? "and a quarter" : "unknown: at most", (unsigned long long)rb,
+             (double)slot_bytes / 1048576.0, engine ? " in or beside the engine's 64 MiB arena" : "",
+             pre_rows ? ": what the placement holds" : "", (double)cache / 1048576.0,
+             (double)model / 1048576.0, (double)data / 1048576.0, (double)BUDGET_SLACK / 1048576.0);
+    return need;
 }
 
 static int validate(struct mb_run *run)
@@ -180,6 +307,22 @@ static int validate(struct mb_run *run)
     if (opt.mem_budget && opt.cache_dev + opt.cache_host >= opt.mem_budget)
         BAD("--cache-dev/--cache-host: the caches (%zu B) must leave room in --mem-budget (%zu B)",
             opt.cache_dev + opt.cache_host, opt.mem_budget);
+    /* every budgeted system must fit before any work: the cgroup would
+     * kill it otherwise (inmem, the upper bound, runs outside the budget) */
+    const char *pre = getenv("MB_GNN_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
+    precheck = !(pre && !strcmp(pre, "0"));
+    /* sized from the largest presampled batch (the topology alone is
+     * read): where presampling fails, setup fails naming it */
+    if (precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && presample_plan(err, sizeof(err)) != 0)
+        precheck = 0;
+    for (int sys = 0; precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && sys < NSYS; sys++) {
+        char what[600];
+        uint64_t need = budget_need(sys, what, sizeof(what));
+        if ((opt.systems & (1u << sys)) && sys != S_INMEM && need > opt.mem_budget)
+            BAD("--mem-budget %.1f MiB (%zu B): %s (%llu B); give fewer --slots, a smaller --batch, --fanout or "
+                "--cache-host, or a larger --mem-budget", (double)opt.mem_budget / 1048576.0, opt.mem_budget, what,
+                (unsigned long long)need);
+    }
     snprintf(ds_label, sizeof(ds_label), "rmat%d-ef%d-d%d-f%u", hdr.scale, hdr.edge_factor, hdr.dim, hdr.ndev);
     return 0;
 #undef BAD
@@ -231,7 +374,19 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_int(c, "model_cores", usable_cores());
     mb_kv_str(c, "budget_method", budget_on ? budget.method : "none");
     mb_kv_str(c, "budget_detail", budget_on ? budget.detail : "no --mem-budget given");
+    static const char *const how[] = {"auto", "cgroup", "mlock", "none"};
+    mb_kv_str(c, "budget_method_requested", how[opt.budget_how]);
+    mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
+                                                                        : "skipped (MB_GNN_BUDGET_PRECHECK=0)");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
+    /* inmem's exemption, as each method allows it */
+    mb_kv_str(c, "budget_inmem",
+              !budget_on                ? "no budget enforced"
+              : budget.cgroup[0]        ? "exempt: inmem leaves the budget's cgroup and rejoins it after"
+              : strcmp(budget.method, "mlock") != 0 ? "no budget enforced (--budget-method none)"
+              : budget.pinned || budget.pinned_bytes
+                  ? "exempt: the first rank of the node releases its pin for inmem and pins the same bytes again after"
+                  : "exempt: nothing was pinned (available memory already within the budget)");
     mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x "
                           "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
                           "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
@@ -261,38 +416,100 @@ static int enforce_budget(struct mb_run *run)
     MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     MPI_Bcast(&budget, (int)sizeof(budget), MPI_BYTE, 0, node);
     budget.owner = lr == 0 && !rc;
+    if (lr != 0) { /* the pin and the settings to restore are the first rank's own */
+        budget.pinned = NULL;
+        budget.pinned_bytes = 0;
+        budget.subtree_added = 0;
+    }
     if (!rc && lr != 0)
         rc = gnn_budget_join(&budget, err, sizeof(err));
+    if (!rc && budget.cgroup[0] && gnn_budget_watch(&budget) != 0) {
+        snprintf(err, sizeof(err), "no thread to watch %s", budget.cgroup);
+        rc = -1;
+    }
     MPI_Comm_free(&node);
     int any = rc != 0;
     MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, run->comm);
     if (any) {
         if (rc)
             mb_warn("--mem-budget: cannot enforce %zu bytes: %s", opt.mem_budget, err);
+        if (!rc || budget.cgroup[0])
+            gnn_budget_release(&budget); /* (the others leave before the owner removes it) */
         return -1;
     }
     budget_on = 1;
     return 0;
 }
 
-/* inmem is the upper bound: it leaves the budget's cgroup and comes back */
-static void budget_leave(void)
+/* A limit hit (the watcher lifted the limit rather than let the kernel
+ * kill the run): one line naming the budget and the peak into msg; 1, or 0. */
+static int budget_hit(char *msg, size_t len)
 {
-    if (budget_on && budget.cgroup[0]) {
-        char p[600];
-        snprintf(p, sizeof(p), "%s/cgroup.procs", budget.home);
-        FILE *f = fopen(p, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
+    uint64_t peak = 0;
+    if (!budget_on || !gnn_budget_exceeded(&budget, &peak))
+        return 0;
+    snprintf(msg, len,
+             "--mem-budget %zu B (%.1f MiB) exceeded: %llu B (%.1f MiB) charged at the limit (%s); the run stops "
+             "here, the cases finished are kept",
+             opt.mem_budget, (double)opt.mem_budget / 1048576.0, (unsigned long long)peak, (double)peak / 1048576.0,
+             budget.method);
+    return 1;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the budget's cgroup and a generate's temporary
+ * files go, then the signal takes its course (an earlier handler, e.g. the
+ * harness's, runs next). */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction prior_action[3];
+
+static void on_signal(int sig)
+{
+    gnn_generate_cleanup();
+    if (budget_on)
+        gnn_budget_release_signal(&budget);
+    for (int i = 0; i < 3; i++)
+        if (cleanup_signals[i] == sig) {
+            const struct sigaction *o = &prior_action[i];
+            if (o->sa_flags & SA_SIGINFO || (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN)) {
+                if (!(o->sa_flags & SA_SIGINFO))
+                    o->sa_handler(sig);
+                return; /* (a SA_SIGINFO handler cannot be called without its siginfo: ends the run below) */
+            }
+            if (o->sa_handler == SIG_IGN)
+                return;
         }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_cleanup(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(cleanup_signals[i], &sa, &prior_action[i]);
     }
+}
+
+/* inmem is the upper bound: it leaves the budget's cgroup and comes back */
+static char budget_broken[400]; /* why the budget no longer holds ("" while it does) */
+static int budget_leave(char *err, size_t len)
+{
+    return budget_on ? gnn_budget_suspend(&budget, err, len) : 0;
 }
 static void budget_enter(void)
 {
-    char err[256];
-    if (budget_on && budget.cgroup[0] && gnn_budget_join(&budget, err, sizeof(err)) != 0)
-        mb_warn("rejoining the budget cgroup: %s", err);
+    char err[300];
+    if (budget_on && gnn_budget_resume(&budget, err, sizeof(err)) != 0) {
+        snprintf(budget_broken, sizeof(budget_broken), "after inmem, the budget could not be restored: %s", err);
+        mb_warn("--mem-budget: %s", budget_broken);
+    }
 }
 
 static void release_budget(void)
@@ -324,10 +541,17 @@ static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+static int measure_memcpy(void);
+
 static int plan(struct mb_run *run)
 {
     cases = calloc(NSYS + 1, sizeof(*cases));
     run->cases = cases;
+    if (!cases) {
+        mb_warn("out of memory for the cases");
+        return -1;
+    }
+    install_cleanup();
     if (opt.generate) {
         struct mb_case *c = &cases[run->ncases++];
         snprintf(c->name, sizeof(c->name), "generate/rmat%lld-ef%lld-d%lld-f%lld", opt.scale, opt.edge_factor, opt.dim,
@@ -343,6 +567,12 @@ static int plan(struct mb_run *run)
     int key;
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+    /* the host copy rate's 128 MiB of buffers, once, outside the budget:
+     * a measurement of the machine, not the run's working set */
+    if (measure_memcpy() != 0) {
+        mb_warn("the host copy rate: out of memory for 128 MiB of buffers");
+        return -1;
+    }
     if (enforce_budget(run) != 0)
         return -1;
     char err[256];
@@ -391,6 +621,7 @@ struct slot {
     int hpending[GNN_MAX_HOPS];
     size_t fed;              /* rows [0, fed) are gathered by the sample stage */
     char err[300];
+    int err_verify;          /* err is a row failing verification (a check), not an error */
     double t_sample, t_submit, t_complete;
 };
 
@@ -421,6 +652,11 @@ struct st {
     double t_train, loss, acc_train, acc_val, last_epoch_s;
     int epoch_failed;
     char fail_msg[600];
+    /* the last pass hit an error (I/O, corrupted topology, memory), not
+     * just a failed verification: a failure whatever --check says (agreed
+     * by every rank) */
+    int pass_error;
+    char error_msg[600];     /* this rank's first error ("" where another rank's) */
     /* CPU seconds of the pass by stage (sample, submit, complete: every
      * team thread; train: the training thread), summed atomically */
     _Atomic long long stage_cpu_ns[3];
@@ -434,6 +670,7 @@ struct st {
     struct gnn_profile prof; /* the TPC model's inputs (profiling run) */
     double prof_steal;       /* share of CPU time the host took during the profile */
     size_t prof_pool_rows;   /* row reads the storage rate drew from (the profile's misses) */
+    const char *prof_t_source; /* how the profile's stage walls were taken */
     double *rec;             /* profiling: per batch sample, submit, complete, train walls */
     long nrec, rec_cap;
     int profiled;
@@ -458,8 +695,10 @@ static int wait_hop_gathers(struct slot *sl, long b)
     int rc = 0;
     for (int h = 0; h < scfg.hops; h++)
         if (sl->hpending[h]) {
-            if (gnn_gather_wait(sl->hrd[h]) && !rc) {
+            int e = gnn_gather_wait(sl->hrd[h]);
+            if (e && !rc) {
                 snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->hrd[h]));
+                sl->err_verify = e == GNN_ERR_VERIFY;
                 rc = 1;
             }
             sl->hpending[h] = 0;
@@ -473,7 +712,9 @@ static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
 {
     if (rows <= sl->x_rows)
         return 0;
-    size_t want = rows + rows / 4;
+    size_t want = rows + rows / 4, bound = (size_t)batch_rows_bound(); /* (what the budget check counted) */
+    if (want > bound)
+        want = rows > bound ? rows : bound;
     float *x = gnn_alloc_rows(s->ds, want);
     if (!x) {
         snprintf(sl->err, sizeof(sl->err), "batch %ld: out of memory for %zu feature rows", b, rows);
@@ -532,6 +773,7 @@ static int sample_stage_run(struct st *s, int slot, long b)
     }
     sl->n_seeds = n;
     sl->err[0] = 0;
+    sl->err_verify = 0;
     if (n == 0) {
         sl->t_sample = mb_now() - t0;
         return 0;
@@ -539,6 +781,7 @@ static int sample_stage_run(struct st *s, int slot, long b)
     uint64_t ep = s->eval_mode ? 1000000 + s->epoch : s->epoch;
     wait_hop_gathers(sl, b); /* left by a failed batch: its error is already reported */
     sl->err[0] = 0;
+    sl->err_verify = 0;
     sl->fed = 0;
     if (!s->overlap) {
         if (gnn_sample(&sl->smp, &scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
@@ -630,8 +873,10 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
         share(rows - fed, k, s->nshares, &lo, &hi);
-        if (hi > lo && gnn_gather_wait(sl->rd[k]) != 0) {
+        int e = hi > lo ? gnn_gather_wait(sl->rd[k]) : 0;
+        if (e) {
             snprintf(sl->err, sizeof(sl->err), "batch %ld: %s", b, gnn_reader_error(sl->rd[k]));
+            sl->err_verify = e == GNN_ERR_VERIFY;
             return 1;
         }
     }
@@ -665,18 +910,42 @@ static void collect_stats(struct st *s, struct gnn_read_stats *acc, int reset)
     }
 }
 
+/* Records an error of this rank's pass (the first one's message). */
+static void pass_error(struct st *s, const char *msg)
+{
+    if (!s->pass_error)
+        snprintf(s->error_msg, sizeof(s->error_msg), "%s", msg);
+    s->pass_error = 1;
+}
+
+/* Whether any rank failed (rc != 0) or hit an error; s->pass_error then
+ * says whether one was an error, on every rank. */
+static int agree_error(struct st *s, int rc)
+{
+    int v[2] = {rc != 0, s->pass_error};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, s->run->comm);
+    s->pass_error = v[1];
+    return v[0] || v[1];
+}
+
 /* Runs one pass (training or evaluation) over nb batches through the
- * pipeline. Returns 0, or -1 after a failed batch (message in fail_msg). */
+ * pipeline. Returns 0, or -1 after a failed batch on any rank (message in
+ * fail_msg; s->pass_error set where one was an error, not a check). */
 static int run_pass(struct st *s, long nb, int eval, long limit)
 {
     s->eval_mode = eval;
+    s->pass_error = 0;
+    s->error_msg[0] = 0;
+    s->fail_msg[0] = 0;
     if (limit > 0 && limit < nb)
         nb = limit;
+    int slot, status, failed = 0;
     if (gnn_pipe_start(s->pipe, nb) != 0) {
         snprintf(s->fail_msg, sizeof(s->fail_msg), "pipeline not drained");
-        return -1;
+        pass_error(s, s->fail_msg);
+        failed = 1;
     }
-    int slot, status, failed = 0;
+    int started = !failed;
     long b;
     double loss = 0;
     size_t correct = 0, seen = 0;
@@ -684,7 +953,7 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
     s->c_train = 0;
     for (int k = 0; k < 3; k++)
         atomic_store(&s->stage_cpu_ns[k], 0);
-    while (gnn_pipe_next(s->pipe, &slot, &b, &status)) {
+    while (started && gnn_pipe_next(s->pipe, &slot, &b, &status)) {
         struct slot *sl = &s->slot[slot];
         /* every rank takes part in every step's allreduce, so a rank with a
          * failed batch trains on nothing and reports the failure after */
@@ -692,10 +961,19 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
             failed = 1;
             snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", sl->err[0] ? sl->err : "a pipeline stage failed");
         }
+        if (status && !sl->err_verify)
+            pass_error(s, sl->err[0] ? sl->err : "a pipeline stage failed");
+        char hit[300];
+        if (budget_hit(hit, sizeof(hit))) {
+            if (!failed)
+                snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", hit);
+            failed = 1;
+            pass_error(s, hit);
+        }
         size_t n = status || failed ? 0 : sl->n_seeds;
         double l = 0, t0 = mb_now(), c0 = thread_cpu();
         size_t ok = 0;
-        char err[256];
+        char err[256] = "";
         int rc = eval ? gnn_model_eval(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
                       : gnn_model_step(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
         s->t_train += mb_now() - t0;
@@ -706,15 +984,23 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
         }
         if (rc && !failed) {
             failed = 1;
-            snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed", b);
+            snprintf(s->fail_msg, sizeof(s->fail_msg), "training batch %ld failed%s%s", b, eval ? "" : ": ",
+                     eval ? "" : err);
         }
+        if (rc)
+            pass_error(s, s->fail_msg);
         loss += l;
         correct += ok;
         seen += n;
         gnn_pipe_release(s->pipe, slot);
     }
-    double v[3] = {loss, (double)correct, (double)seen};
-    MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_SUM, s->run->comm);
+    /* (failures agreed: every rank takes the same path after a pass) */
+    double v[5] = {loss, (double)correct, (double)seen, (double)failed, (double)s->pass_error};
+    MPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_DOUBLE, MPI_SUM, s->run->comm);
+    failed = v[3] > 0;
+    s->pass_error = v[4] > 0;
+    if (failed && !s->fail_msg[0])
+        snprintf(s->fail_msg, sizeof(s->fail_msg), "another rank failed");
     if (eval)
         s->acc_val = v[2] > 0 ? v[1] / v[2] : 0;
     else {
@@ -732,39 +1018,55 @@ static long eval_batches(const struct st *s)
 
 /* ---- the engine's random-read rate and the host copy rate -------------- */
 
-static void measure_rates(struct st *s)
+/* 0, or -1 with the failed read or allocation in err (an error: a rate
+ * from fewer reads would not be the one measured). */
+static int measure_rates(struct st *s, char *err, size_t errlen)
 {
     if (!isnan(rand_read_Bps))
-        return;
+        return 0;
     struct gnn_reader *r = gnn_reader_new(s->ds, NULL, 0);
     size_t n = 4096 < hdr.n ? 4096 : (size_t)hdr.n;
     int64_t *ids = malloc(n * sizeof(int64_t));
     float *x = gnn_alloc_rows(s->ds, n);
     double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
+    int failed = !r || !ids || !x;
+    if (failed)
+        snprintf(err, errlen, "the engine's random-read rate: out of memory for %zu rows", n);
+    for (int rep = 0; rep < 3 && !failed; rep++) {
         for (size_t i = 0; i < n; i++)
             ids[i] = (int64_t)(gnn_hash4(77, (uint64_t)rep, i, 0) % hdr.n);
         double t0 = mb_now();
         /* the engine path: a few large batches, as the pipeline submits them */
         int rc = gnn_gather(r, ids, n, x);
         double dt = mb_now() - t0;
-        if (rc == 0 && dt > 0 && (double)n * (double)hdr.row_bytes / dt > best)
+        if (rc) {
+            snprintf(err, errlen, "the engine's random-read rate: %s", gnn_reader_error(r));
+            failed = 1;
+        } else if (dt > 0 && (double)n * (double)hdr.row_bytes / dt > best)
             best = (double)n * (double)hdr.row_bytes / dt;
     }
-    rand_read_Bps = best;
+    if (!failed)
+        rand_read_Bps = best;
     free(ids);
-    gnn_free_rows(s->ds, x);
+    if (x)
+        gnn_free_rows(s->ds, x);
     gnn_reader_free(r);
+    return failed ? -1 : 0;
 }
 
-static void measure_memcpy(void)
+static int measure_memcpy(void)
 {
     if (!isnan(memcpy_Bps))
-        return;
+        return 0;
     /* host copy rate (the "PCIe" of the emulation): rows copied out of a
      * buffer larger than the caches, every destination page read back */
     size_t bytes = 64u << 20;
     char *a = malloc(bytes), *c = malloc(bytes);
+    if (!a || !c) {
+        free(a);
+        free(c);
+        return -1;
+    }
     memset(a, 1, bytes);
     memset(c, 2, bytes);
     double t0 = mb_now();
@@ -777,33 +1079,42 @@ static void measure_memcpy(void)
     memcpy_Bps = dt > 0 ? (double)bytes / dt : NAN;
     free(a);
     free(c);
+    return 0;
 }
 
 /* The feature rows the first `nb` batches of the last pass (s->order,
  * s->epoch) read from storage (misses of the cache), found by sampling
  * those batches again (sampling is a function of seed, epoch and batch).
  * NULL when none. */
-static int64_t *miss_rows(struct st *s, long nb, size_t *n_out)
+static int64_t *miss_rows(struct st *s, long nb, size_t *n_out, char *err, size_t errlen)
 {
     struct gnn_sample smp;
     gnn_sample_init(&smp);
     struct gnn_reader *r = gnn_reader_new(s->ds, s->cache, 0);
     int64_t *rows = NULL;
     size_t n = 0, cap = 0;
+    if (!r)
+        snprintf(err, errlen, "finding the misses again: out of memory");
     for (long b = 0; r && b < nb; b++) {
         const int64_t *seeds;
         size_t k = gnn_batch_seeds(s->order, s->n_train, (size_t)opt.batch, s->run->rank, s->run->nranks, (size_t)b,
                                    &seeds);
-        if (k == 0 || gnn_sample(&smp, &scfg, r, seeds, k, s->epoch, (uint64_t)b) < 0)
+        if (k == 0)
             break;
+        if (gnn_sample(&smp, &scfg, r, seeds, k, s->epoch, (uint64_t)b) < 0) {
+            snprintf(err, errlen, "finding the misses again: sampling batch %ld: %s", b, gnn_reader_error(r));
+            break;
+        }
         for (size_t i = 0; i < smp.n_nodes; i++) {
             const float *row;
             if (s->cache && gnn_cache_feat(s->cache, (uint64_t)smp.nodes[i], &row) != GNN_TIER_NONE)
                 continue;
             if (n == cap) {
                 int64_t *g = realloc(rows, (cap = cap ? 2 * cap : 4096) * sizeof(int64_t));
-                if (!g)
+                if (!g) {
+                    snprintf(err, errlen, "finding the misses again: out of memory for %zu rows", cap);
                     goto out;
+                }
                 rows = g;
             }
             rows[n++] = smp.nodes[i];
@@ -832,20 +1143,31 @@ out:
  * their misses (seen: 66 MB/s on uniform rows, 240 MB/s in the epochs). At
  * least 4 rounds, 4096 rows and 0.25 s, so that a few slow moments of a
  * shared disk average out; with `once`, the pool itself, each row once, in
- * order. Bytes/s, or NAN. */
-static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, size_t npool, int once)
+ * order. Bytes/s; NAN with the failed read or allocation in err. */
+static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, size_t npool, int once, char *err,
+                              size_t errlen)
 {
     if (depth < 1)
         depth = 1;
     if (depth > 65536)
         depth = 65536;
+    /* the pipeline is stopped here: two slots lend their row buffers, so
+     * the rounds hold at most a slot's rows each (what the budget check
+     * counted); without two slots, as many rows of their own */
+    int lend = s->nslots >= 2 && s->slot[0].x && s->slot[1].x;
+    size_t most = lend ? (s->slot[0].x_rows < s->slot[1].x_rows ? s->slot[0].x_rows : s->slot[1].x_rows)
+                       : (size_t)(slot_rows_need() < 512 ? 512 : slot_rows_need());
+    if (depth > most)
+        depth = most;
     if (once && npool && depth > npool)
         depth = npool;
     struct gnn_reader *r[2] = {gnn_reader_new(s->ds, NULL, 0), gnn_reader_new(s->ds, NULL, 0)};
     int64_t *ids[2] = {malloc(depth * sizeof(int64_t)), malloc(depth * sizeof(int64_t))};
-    float *x[2] = {gnn_alloc_rows(s->ds, depth), gnn_alloc_rows(s->ds, depth)};
+    float *x[2] = {lend ? s->slot[0].x : gnn_alloc_rows(s->ds, depth), lend ? s->slot[1].x : gnn_alloc_rows(s->ds, depth)};
     double bytes = 0, t0 = mb_now(), secs = 0;
     int rc = r[0] && r[1] && ids[0] && ids[1] && x[0] && x[1] && (!once || npool) ? 0 : -1, pending[2] = {0, 0};
+    if (rc)
+        snprintf(err, errlen, "the storage rate: out of memory for %zu rows", depth);
     size_t count[2] = {0, 0};
     for (uint64_t round = 0; rc == 0; round++) {
         int k = (int)(round & 1);
@@ -859,10 +1181,14 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
                                     : (int64_t)(gnn_hash4(78, round, i, depth) % hdr.n);
             rc = gnn_gather_submit(r[k], ids[k], count[k], x[k]);
             pending[k] = rc == 0;
+            if (rc)
+                snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[k]));
         }
         if (rc == 0 && pending[!k]) { /* the previous round, while this one is in flight */
             rc = gnn_gather_wait(r[!k]);
             pending[!k] = 0;
+            if (rc)
+                snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[!k]));
             bytes += (double)count[!k] * (double)hdr.row_bytes;
         }
         if (!more && !pending[k])
@@ -870,10 +1196,12 @@ static double measure_io_rate(struct st *s, size_t depth, const int64_t *pool, s
     }
     secs = mb_now() - t0;
     for (int k = 0; k < 2; k++) {
-        if (pending[k])
-            gnn_gather_wait(r[k]);
+        if (pending[k] && gnn_gather_wait(r[k]) && rc == 0) {
+            snprintf(err, errlen, "the storage rate: %s", gnn_reader_error(r[k]));
+            rc = -1;
+        }
         free(ids[k]);
-        if (x[k])
+        if (x[k] && !lend)
             gnn_free_rows(s->ds, x[k]);
         if (r[k])
             gnn_reader_free(r[k]);
@@ -896,11 +1224,17 @@ static double epoch_miss_rate(struct st *s)
     if (!s->ds || gnn_dataset_feat_access(s->ds) != GNN_AIO)
         return NAN;
     size_t n = 0;
-    int64_t *rows = s->epoch_failed ? NULL : miss_rows(s, s->nbatches, &n);
+    char err[400] = "";
+    int64_t *rows = s->epoch_failed ? NULL : miss_rows(s, s->nbatches, &n, err, sizeof(err));
     s->miss_read_rows = n;
     MPI_Barrier(s->run->comm);
-    double rate = rows ? measure_io_rate(s, 512, rows, n, 1) : 0;
+    double rate = rows ? measure_io_rate(s, 512, rows, n, 1, err, sizeof(err)) : 0;
     free(rows);
+    if (err[0])
+        pass_error(s, err);
+    agree_error(s, 0);
+    if (isnan(rate))
+        rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_SUM, s->run->comm);
     return rate > 0 ? rate : NAN;
 }
@@ -966,6 +1300,8 @@ static int cmp_dbl(const void *a, const void *b)
 static double robust_mean_col(const double *rec, long n, int c)
 {
     double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (!v)
+        return NAN; /* (profile_run fails the run on it) */
     for (long i = 0; i < n; i++)
         v[i] = rec[4 * i + c];
     qsort(v, (size_t)n, sizeof(double), cmp_dbl);
@@ -1010,10 +1346,17 @@ static int profile_run(struct st *s)
     struct gnn_pipe *serial = gnn_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
     struct gnn_model keep_model = s->model;
     memset(&s->model, 0, sizeof(s->model));
-    if (!serial || gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
-                                  (uint64_t)s->run->common.seed, coll, algo, s->run->nranks) != 0) {
+    s->pass_error = 0;
+    s->error_msg[0] = 0;
+    int bad = !serial || gnn_model_init(&s->model, scfg.hops, hdr.dim, (int)opt.hidden, hdr.classes, (float)opt.lr,
+                                        (uint64_t)s->run->common.seed, coll, algo, s->run->nranks) != 0;
+    if (bad)
+        pass_error(s, "profiling run: out of memory for its pipeline or model");
+    if (agree_error(s, bad)) {
         if (serial)
             gnn_pipe_free(serial);
+        if (!bad)
+            gnn_model_free(&s->model);
         s->model = keep_model;
         return -1;
     }
@@ -1040,12 +1383,22 @@ static int profile_run(struct st *s)
     f->batches = n;
     f->batch_size = (double)opt.batch;
     f->hops = scfg.hops;
+    if (!s->rec && rc == 0) {
+        pass_error(s, "profiling run: out of memory for the per-batch stage times");
+        rc = -1;
+    }
+    s->prof_t_source = "means over the batches without stalls (robust_mean_col)";
     if (s->nrec == nb) {
         f->t_sample = robust_mean_col(s->rec, nb, 0);
         f->t_lookup = robust_mean_col(s->rec, nb, 1);
         f->t_complete = robust_mean_col(s->rec, nb, 2);
         f->t_train = robust_mean_col(s->rec, nb, 3);
+        if (rc == 0 && (isnan(f->t_sample) || isnan(f->t_lookup) || isnan(f->t_complete) || isnan(f->t_train))) {
+            pass_error(s, "profiling run: out of memory for the stage-time means");
+            rc = -1;
+        }
     } else { /* (a batch without seeds) */
+        s->prof_t_source = "plain means of the stages' busy time (a batch had no seeds: no per-batch times)";
         f->t_sample = gnn_pipe_stage_busy(serial, 0) / n;
         f->t_lookup = gnn_pipe_stage_busy(serial, 1) / n;
         f->t_complete = gnn_pipe_stage_busy(serial, 2) / n;
@@ -1058,6 +1411,7 @@ static int profile_run(struct st *s)
     profile_cpu(s, cpu, n);
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
+    rc = agree_error(s, rc) ? -1 : 0; /* (every rank takes the same path from here) */
     if (rc == 0 && s->nslots > 1) { /* the pipelined phase */
         /* every slot's row buffer at the size the budget allows for it
          * (the largest presampled batch), touched: otherwise the lookups
@@ -1066,9 +1420,12 @@ static int profile_run(struct st *s)
         for (int i = 0; i < s->nslots && rc == 0; i++) {
             struct slot *sl = &s->slot[i];
             rc = slot_rows(s, sl, (size_t)s->max_batch_rows, -1) ? -1 : 0;
-            if (rc == 0 && sl->x)
+            if (rc)
+                pass_error(s, sl->err);
+            else if (sl->x)
                 memset(sl->x, 0, sl->x_rows * hdr.row_bytes);
         }
+        rc = agree_error(s, rc) ? -1 : 0;
         /* then, untimed, two batches per slot, as in the epochs' steady state */
         use_epoch(s, PROFILE_EPOCH + 2);
         if (rc == 0)
@@ -1091,11 +1448,19 @@ static int profile_run(struct st *s)
     s->model = keep_model;
     if (rc == 0 && f->ssd_requests > 0) { /* the depth the pipeline keeps: up to two batches' reads */
         size_t npool;
-        int64_t *pool = miss_rows(s, nb < 16 ? nb : 16, &npool);
-        f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)), pool, npool, 0);
+        char err[400] = "";
+        int64_t *pool = miss_rows(s, nb < 16 ? nb : 16, &npool, err, sizeof(err));
+        if (!err[0])
+            f->io_rate = measure_io_rate(s, (size_t)llround(f->ssd_requests * (s->nslots > 1 ? 2 : 1)), pool,
+                                         npool, 0, err, sizeof(err));
         s->prof_pool_rows = npool;
         free(pool);
+        if (err[0]) {
+            pass_error(s, err);
+            rc = -1;
+        }
     }
+    rc = agree_error(s, rc) ? -1 : 0;
     s->prof_steal = steal_share(steal0, mb_now() - p0);
     s->profiled = rc == 0;
     if (s->profiled && s->run->rank == 0) {
@@ -1119,6 +1484,10 @@ static int profile_run(struct st *s)
 static int setup_generate(struct mb_run *run, void **out)
 {
     *out = calloc(1, sizeof(struct st));
+    if (!*out) {
+        mb_warn("--generate: out of memory");
+        return -1;
+    }
     ((struct st *)*out)->run = run;
     int rc = 0;
     if (run->rank == 0) {
@@ -1153,11 +1522,22 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         return setup_generate(run, out);
     struct st *s = calloc(1, sizeof(*s));
     *out = s;
+    if (!s) {
+        mb_warn("%s: out of memory", c->name);
+        return -1;
+    }
     s->run = run;
     s->sys = (enum sys)(intptr_t)c->user;
     s->verify = run->common.check ? 1 : 0;
-    if (s->sys == S_INMEM)
-        budget_leave();
+    if (budget_broken[0]) { /* (the systems after inmem would run outside it) */
+        mb_warn("%s: --mem-budget: %s", c->name, budget_broken);
+        return -1;
+    }
+    char berr[300];
+    if (s->sys == S_INMEM && budget_leave(berr, sizeof(berr)) != 0) {
+        mb_warn("%s: leaving the budget (inmem runs outside it): %s", c->name, berr);
+        return -1;
+    }
     /* this case's reads are charged to it: nothing of the data in the page cache */
     char path[1200], err[512];
     snprintf(path, sizeof(path), "%s/graph.meta", opt.data);
@@ -1229,6 +1609,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         gnn_cache_info(s->cache, &s->cinfo);
     }
     s->nslots = s->sys == S_NOPIPE ? 1 : (int)opt.slots;
+    char hit[300];
+    if (budget_hit(hit, sizeof(hit))) {
+        mb_warn("%s: setting up (opening, presampling, the cache): %s", c->name, hit);
+        return -1;
+    }
     if (budget_on && s->max_batch_rows) {
         /* every slot comes to hold the largest batch's rows (more, as it
          * grows by a quarter): where even that cannot fit beside what is
@@ -1251,15 +1636,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     for (int i = 0; i < s->nslots; i++) {
         struct slot *sl = &s->slot[i];
         gnn_sample_init(&sl->smp);
-        sl->labels = malloc(seeds_cap * sizeof(int32_t));
-        if (!(sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)))
+        int ok = (sl->labels = malloc(seeds_cap * sizeof(int32_t))) != NULL;
+        ok = ok && (sl->srd = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        for (int h = 0; ok && s->overlap && h < scfg.hops; h++)
+            ok = (sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        for (int k = 0; ok && k < s->nshares; k++)
+            ok = (sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)) != NULL;
+        if (!ok) {
+            mb_warn("%s: out of memory for slot %d's readers", c->name, i);
             return -1;
-        for (int h = 0; s->overlap && h < scfg.hops; h++)
-            if (!(sl->hrd[h] = gnn_reader_new(s->ds, s->cache, s->verify)))
-                return -1;
-        for (int k = 0; k < s->nshares; k++)
-            if (!(sl->rd[k] = gnn_reader_new(s->ds, s->cache, s->verify)))
-                return -1;
+        }
     }
     s->pipe = gnn_pipe_new(stage_defs((int)opt.sample_inst), 3, s->nslots, s);
     size_t ntr;
@@ -1270,6 +1656,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     const uint32_t *val = gnn_val_ids(s->ds, &nval);
     s->n_eval = nval < (size_t)opt.eval_nodes ? nval : (size_t)opt.eval_nodes;
     s->eval_ids = malloc((s->n_eval ? s->n_eval : 1) * sizeof(int64_t));
+    if (!s->pipe || !s->order || !s->eval_ids) {
+        mb_warn("%s: out of memory for the pipeline and the node orders", c->name);
+        return -1;
+    }
     for (size_t i = 0; i < s->n_eval; i++)
         s->eval_ids[i] = val[i];
     long nb = (long)gnn_num_batches(ntr, (size_t)opt.batch, run->rank, run->nranks);
@@ -1283,11 +1673,18 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         mb_warn("%s: model: out of memory", c->name);
         return -1;
     }
-    if (s->sys != S_INMEM && !IS_MMAP(s->sys))
-        measure_rates(s);
-    measure_memcpy();
-    if (!s->pipe || !s->order || !s->eval_ids)
+    if (s->sys != S_INMEM && !IS_MMAP(s->sys) && measure_rates(s, err, sizeof(err)) != 0) {
+        mb_warn("%s: %s", c->name, err);
         return -1;
+    }
+    if (measure_memcpy() != 0) {
+        mb_warn("%s: the host copy rate: out of memory for 128 MiB of buffers", c->name);
+        return -1;
+    }
+    if (budget_hit(hit, sizeof(hit))) {
+        mb_warn("%s: setting up: %s", c->name, hit);
+        return -1;
+    }
     return 0;
 }
 
@@ -1312,6 +1709,24 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* An error in a pass (I/O, corrupted topology, memory): a failure
+ * whatever --check says. The ranks that hit it name it in one line; the
+ * result file records it, and the harness stops the run (exit 1) without
+ * a sample of the epoch. Returns 1. */
+static int epoch_error(struct st *s, const char *what)
+{
+    if (s->error_msg[0])
+        mb_warn("%s/%s: %s: %s", sys_names[s->sys], ds_label, what, s->error_msg);
+    if (s->run->rank == 0) {
+        char key[200], msg[800];
+        snprintf(key, sizeof(key), "%s/error", sys_names[s->sys]);
+        snprintf(msg, sizeof(msg), "%s: %s", what, s->error_msg[0] ? s->error_msg : "on another rank");
+        mb_kv_str(&s->run->result.config, key, msg);
+    }
+    s->epoch_failed = 1;
+    return 1;
+}
+
 static int iterate(void *st, long long iter, double *elapsed)
 {
     struct st *s = st;
@@ -1334,6 +1749,8 @@ static int iterate(void *st, long long iter, double *elapsed)
     /* the TPC model's profiling run, untimed, right before the first epoch
      * (in the state the epochs run in) */
     if (!s->profiled && !IS_MMAP(s->sys) && profile_run(s) != 0) {
+        if (s->pass_error) /* (not a row failing verification: that is the check's) */
+            return epoch_error(s, "the profiling run");
         s->epoch_failed = 1;
         return 0;
     }
@@ -1345,6 +1762,11 @@ static int iterate(void *st, long long iter, double *elapsed)
     double t0 = mb_now(), c0 = cpu_now(), steal0 = mb_host_steal_s();
     s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
     double dt = mb_now() - t0;
+    if (s->pass_error) { /* the epoch's time is no sample: it did not run through */
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld", iter);
+        return epoch_error(s, what);
+    }
     s->cpu_s = cpu_now() - c0;
     s->steal = steal_share(steal0, dt);
     *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
@@ -1352,7 +1774,13 @@ static int iterate(void *st, long long iter, double *elapsed)
     collect_stats(s, &s->rs, 0);
     for (int k = 0; k < 3; k++)
         s->busy[k] = gnn_pipe_stage_busy(s->pipe, k);
+    s->pass_error = 0;
     s->miss_rate = epoch_miss_rate(s);
+    if (s->pass_error) {
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld's misses read again", iter);
+        return epoch_error(s, what);
+    }
     s->wait_s = gnn_pipe_wait_time(s->pipe);
     /* held-out accuracy (untimed) */
     struct gnn_read_stats keep = s->rs;
@@ -1362,6 +1790,11 @@ static int iterate(void *st, long long iter, double *elapsed)
         cns[k] = atomic_load(&s->stage_cpu_ns[k]);
     if (!s->epoch_failed && s->n_eval)
         s->epoch_failed = run_pass(s, eval_batches(s), 1, 0) != 0;
+    if (s->pass_error) {
+        char what[64];
+        snprintf(what, sizeof(what), "epoch %lld's held-out scoring", iter);
+        return epoch_error(s, what);
+    }
     s->rs = keep;
     s->t_train = tt;
     s->c_train = ct;
@@ -1570,6 +2003,13 @@ static void teardown(void *st)
             mb_kv_int(c, K("read_ahead_kb"), read_ahead_kb());
         }
         mb_kv_int(c, K("dataset_mem_bytes"), s->ds ? (long long)gnn_dataset_mem_bytes(s->ds) : 0);
+        if (s->ds && gnn_dataset_aio(s->ds)) { /* the engine as it ran, fallbacks included */
+            struct mb_aio_info ai;
+            mb_aio_info(gnn_dataset_aio(s->ds), &ai);
+            mb_kv_str(c, K("engine"), ai.engine);
+            mb_kv_int(c, K("engine_direct"), ai.direct);
+            mb_kv_str(c, K("engine_fallback"), ai.fallback && ai.fallback[0] ? ai.fallback : "none");
+        }
         if (s->cache) {
             mb_kv_str(c, K("placement"), s->sys == S_TOPO_FIRST ? "topo-first" : s->sys == S_FEAT_FIRST ? "feat-first" : "hyperion");
             for (int t = 1; t <= 2; t++) {
@@ -1611,6 +2051,7 @@ static void teardown(void *st)
             mb_kv_dbl(c, K(k2), pk[i].v);
         }
         if (s->profiled) {
+            mb_kv_str(c, K("profile/t_source"), s->prof_t_source ? s->prof_t_source : "");
             mb_kv_dbl(c, K("profile/host_steal"), s->prof_steal);
             mb_kv_int(c, K("profile/io_rate_rows"), (long long)s->prof_pool_rows);
         }

@@ -279,7 +279,9 @@ static struct gnn_cache *cache_make(struct gnn_dataset *ds, struct gnn_reader *r
         goto oom;
     size_t kdev = (size_t)(cfg.cap[GNN_TIER_DEV] / z), khost = (size_t)(cfg.cap[GNN_TIER_HOST] / z);
     struct gnn_split sp;
-    gnn_place_chunks(qt.cost, qt.nchunks, qf.cost, qf.nchunks, kdev, khost, cfg.policy, cfg.hybrid_topo_frac, &sp);
+    if (gnn_place_chunks(qt.cost, qt.nchunks, qf.cost, qf.nchunks, kdev, khost, cfg.policy, cfg.hybrid_topo_frac,
+                         &sp) != 0)
+        goto oom; /* (not an empty cache that looks placed) */
     struct gnn_cache_info *in = &c->info;
     in->split = sp;
     in->chunk = z;

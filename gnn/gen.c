@@ -6,8 +6,10 @@
 #include "gnn_internal.h"
 #include "../offload/aio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
@@ -62,6 +64,57 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* The temporary files a generate in progress has created, for
+ * gnn_generate_cleanup (a signal handler): fixed storage, no allocation. */
+static char live_tmp[GNN_MAX_DEV + 1][4200];
+static volatile sig_atomic_t live_on[GNN_MAX_DEV + 1];
+
+void gnn_generate_cleanup(void)
+{
+    for (int i = 0; i <= GNN_MAX_DEV; i++)
+        if (live_on[i]) {
+            live_on[i] = 0;
+            unlink(live_tmp[i]);
+        }
+}
+
+/* Creates a temporary file of this process: exclusively, never through a
+ * link, registered for the cleanup; slot k of the registry. fd or -1. */
+static int create_tmp(int k, const char *path)
+{
+    snprintf(live_tmp[k], sizeof(live_tmp[k]), "%s", path);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        live_on[k] = 1;
+    return fd;
+}
+
+/* Temporary files of generates whose process is gone (killed outright):
+ * "data.N.tmp-PID" and "graph.meta.tmp-PID" with no /proc/PID. A live
+ * process's are left alone. */
+static void remove_stale_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *t = strstr(e->d_name, ".tmp-");
+        int dev, pid, end = 0;
+        if (!t || (sscanf(e->d_name, "data.%d.tmp-%d%n", &dev, &pid, &end) != 2 &&
+                   sscanf(e->d_name, "graph.meta.tmp-%d%n", &pid, &end) != 1))
+            continue;
+        if (e->d_name[end] || pid <= 0 || pid == (int)getpid())
+            continue;
+        char path[4400];
+        snprintf(path, sizeof(path), "/proc/%d", pid);
+        if (access(path, F_OK) == 0 || errno != ENOENT)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
 int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, size_t errlen)
 {
     struct gnn_gen_params p = *pin;
@@ -96,6 +149,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         snprintf(err, errlen, "%s: %s", dir, strerror(errno));
         return -1;
     }
+    remove_stale_tmp(dir);
 
     const uint64_t n = 1ULL << p.scale, T = (uint64_t)p.edge_factor * n;
     const uint64_t seed = p.seed;
@@ -130,15 +184,15 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
         vol.fd[i] = -1;
     for (int i = 0; i < p.ndev; i++) {
         snprintf(fin[i], sizeof(fin[i]), "%s/data.%d", dir, i);
-        snprintf(tmp[i], sizeof(tmp[i]), "%s/data.%d.tmp", dir, i);
-        vol.fd[i] = open(tmp[i], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        snprintf(tmp[i], sizeof(tmp[i]), "%s/data.%d.tmp-%d", dir, i, (int)getpid());
+        vol.fd[i] = create_tmp(i, tmp[i]);
         if (vol.fd[i] < 0) {
             snprintf(err, errlen, "%s: %s", tmp[i], strerror(errno));
             goto out;
         }
     }
     snprintf(mfin, sizeof(mfin), "%s/graph.meta", dir);
-    snprintf(mtmp, sizeof(mtmp), "%s/graph.meta.tmp", dir);
+    snprintf(mtmp, sizeof(mtmp), "%s/graph.meta.tmp-%d", dir, (int)getpid());
 
     offs = calloc(n + 1, sizeof(*offs));
     if (!offs) {
@@ -274,7 +328,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
 
     /* 5: meta file */
     h.sum_header = gnn_header_sum(&h);
-    metafd = open(mtmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    metafd = create_tmp(GNN_MAX_DEV, mtmp);
     if (metafd < 0) {
         snprintf(err, errlen, "%s: %s", mtmp, strerror(errno));
         goto out;
@@ -298,11 +352,13 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
             snprintf(err, errlen, "%s: %s", fin[i], strerror(errno));
             goto out;
         }
+        live_on[i] = 0;
     }
     if (fsync(metafd) != 0 || rename(mtmp, mfin) != 0) {
         snprintf(err, errlen, "%s: %s", mfin, strerror(errno));
         goto out;
     }
+    live_on[GNN_MAX_DEV] = 0;
     /* data files of an earlier dataset with more devices would confuse a reader */
     for (int i = p.ndev; i < GNN_MAX_DEV; i++) {
         char old[4200];
@@ -315,13 +371,8 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
              p.ndev);
     rc = 0;
 out:
-    if (rc != 0) {
-        for (int i = 0; i < p.ndev; i++)
-            if (vol.fd[i] >= 0)
-                unlink(tmp[i]);
-        if (metafd >= 0)
-            unlink(mtmp);
-    }
+    if (rc != 0)
+        gnn_generate_cleanup(); /* the temporary files not yet renamed */
     for (int i = 0; i < p.ndev; i++)
         if (vol.fd[i] >= 0)
             close(vol.fd[i]);

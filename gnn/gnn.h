@@ -117,6 +117,11 @@ void gnn_gen_defaults(struct gnn_gen_params *p);
  * dataset files are replaced through temporary names). 0, or -1 with the
  * reason in err. */
 int gnn_generate(const char *dir, const struct gnn_gen_params *p, char *err, size_t errlen);
+/* Removes the temporary files of a generate in progress in this process
+ * (async-signal-safe: for a signal handler; a failed generate calls it).
+ * They are created exclusively (O_EXCL | O_NOFOLLOW) under names holding
+ * the pid, so only this process's are removed. */
+void gnn_generate_cleanup(void);
 
 /* R-MAT edge e of the generated tuple list (before scrambling: raw ids),
  * and the scrambling bijection on [0, 2^scale); exposed for tests. */
@@ -299,8 +304,10 @@ int gnn_read_neighbours_wait(struct gnn_reader *r);
  * sends the misses to the engine in one batch (directly into out when out
  * is 512-aligned, e.g. from gnn_alloc_rows, else via the reader's staging);
  * wait completes the batch, then verifies rows. Only one gather in flight
- * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0, or -1
- * (I/O error or a row failing verification: gnn_reader_error says which). */
+ * per reader; the node ids are copied at submit (nodes may change after). GNN_MEM and GNN_MMAP copy synchronously in submit. 0,
+ * -1 (an error: I/O, memory) or GNN_ERR_VERIFY (the rows arrived but one
+ * failed verification); gnn_reader_error says which row or file. */
+#define GNN_ERR_VERIFY (-2)
 int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out);
 int gnn_gather_wait(struct gnn_reader *r);
 /* Both in one call. */
@@ -451,10 +458,11 @@ struct gnn_split {
 };
 /* Chunked placement: T[0..nT) and F[0..nF) are the topology and feature
  * chunks in hotness order, kdev and khost the chunk capacities. Pure
- * function (tested against brute force). */
-void gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
-                      size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
-                      double hybrid_topo_frac, struct gnn_split *out);
+ * function (tested against brute force). 0, or -1 out of memory (out
+ * then places nothing). */
+int gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
+                     size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
+                     double hybrid_topo_frac, struct gnn_split *out);
 /* Transactions of one item of `bytes` read `hot` times from a source of
  * granularity g (then counted in cls units), per the ceiling variant. */
 double gnn_item_tx(uint64_t hot, uint64_t bytes, unsigned g, unsigned cls, int per_access_ceil);
@@ -640,9 +648,19 @@ struct gnn_budget {
     char cgroup[512];     /* the child cgroup folder ("" when none) */
     char home[512];       /* the folder we came from (to move back) */
     int v2;
-    void *pinned;
+    void *pinned;         /* this process's own pin (mlock), never another rank's */
     size_t pinned_bytes;
     int owner;            /* created the cgroup: removes it on release */
+    int subtree_added;    /* v2: this run enabled +memory in home's subtree_control */
+    int repin;            /* mlock: the pin was released by gnn_budget_suspend */
+    uint64_t limit_read;  /* the limit as the kernel reads it back (page-rounded) */
+    /* the watcher (gnn_budget_watch): a limit hit lifts the limit, so the
+     * kernel never kills the run, and is reported to the caller instead */
+    _Atomic int exceeded;
+    _Atomic int watch_stop;
+    uint64_t exceeded_peak;
+    int watching;
+    unsigned long watcher;  /* pthread_t */
 };
 
 /* Creates the limit for `bytes` and moves this process in. AUTO tries a
@@ -663,8 +681,28 @@ uint64_t gnn_budget_peak(const struct gnn_budget *b);
 uint64_t gnn_budget_anon(const struct gnn_budget *b);
 /* Times the kernel hit the limit (v1 failcnt, v2 events "max"), else 0. */
 uint64_t gnn_budget_limit_hits(const struct gnn_budget *b);
-/* Moves back, removes the cgroup (owner), unpins. */
+/* Starts this process's watcher of the cgroup (every 10 ms): where the
+ * kernel cannot keep the charge under the limit (v1: the group is under
+ * OOM, its OOM killer disabled at enforcement; v2: anonymous memory past
+ * memory.high, which throttles instead of killing), it records the peak,
+ * lifts the limit so the run is not killed, and sets `exceeded`. 0, or -1
+ * (no cgroup, or no thread). */
+int gnn_budget_watch(struct gnn_budget *b);
+/* Whether the limit was hit (the watcher lifted it); *peak: the charge then. */
+int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak);
+/* The in-memory upper bound runs outside the budget: suspend moves this
+ * process back to home (cgroup) or releases its pin (mlock), resume
+ * rejoins or pins the same bytes again. 0, or -1 with the reason in err
+ * (the budget then no longer holds). */
+int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen);
+int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen);
+/* Moves back, removes the cgroup (owner) and restores the settings the run
+ * changed (subtree_control), unpins. Failures are reported on stderr. */
 void gnn_budget_release(struct gnn_budget *b);
+/* For a signal handler (async-signal-safe): moves this process back to
+ * home and, for the owner, removes the cgroup (a few tries while other
+ * ranks leave) and restores subtree_control. */
+void gnn_budget_release_signal(struct gnn_budget *b);
 /* Writes back and evicts a file's pages from the page cache, so its pages
  * are charged to whoever reads them next. 0 or -1. */
 int gnn_drop_file_cache(const char *path);

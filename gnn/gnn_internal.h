@@ -55,6 +55,12 @@ int gnn_gen_topology(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t see
  * sampler's reused scratch arrays. */
 int gnn_grow(void **p, size_t *cap, size_t need, size_t elem);
 
+/* The reader's error message (gnn_reader_error), set by the sampler. */
+void gnn_reader_set_error(struct gnn_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets the reader's error for neighbour `pos` of `node` holding `value`,
+ * not a node id: names the data file and byte it came from. */
+void gnn_reader_bad_neighbour(struct gnn_reader *r, uint64_t node, uint32_t pos, uint64_t value);
+
 /* The dataset a reader reads. */
 struct gnn_dataset *gnn_reader_dataset(const struct gnn_reader *r);
 

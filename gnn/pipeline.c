@@ -115,6 +115,12 @@ struct gnn_pipe {
         struct team *team;
         int tid;
     } *args;
+    /* threads wait at the gate until every one was created: 1 runs, -1
+     * (one could not be created) makes the others leave at once */
+    pthread_mutex_t gate_mu;
+    pthread_cond_t gate_cv;
+    int gate;
+    int nstarted[GNN_PIPE_MAX_STAGES]; /* threads created, per stage */
 };
 
 static void *stage_main(void *arg)
@@ -124,6 +130,13 @@ static void *stage_main(void *arg)
     struct stage_rt *s = tm->st;
     struct gnn_pipe *p = s->p;
     int leader = a->tid == 0, nt = s->def.nthreads;
+    pthread_mutex_lock(&p->gate_mu);
+    while (p->gate == 0)
+        pthread_cond_wait(&p->gate_cv, &p->gate_mu);
+    int go = p->gate > 0;
+    pthread_mutex_unlock(&p->gate_mu);
+    if (!go)
+        return NULL;
     for (;;) {
         if (leader) {
             struct item it;
@@ -167,11 +180,15 @@ static void *stage_main(void *arg)
     return NULL;
 }
 
+static void pipe_destroy(struct gnn_pipe *p);
+
 struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int nslots, void *ctx)
 {
     if (nstages < 1 || nstages > GNN_PIPE_MAX_STAGES || nslots < 1)
         return NULL;
     struct gnn_pipe *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
     int nthreads = 0;
     for (int s = 0; s < nstages; s++)
         nthreads += (stages[s].nthreads > 0 ? stages[s].nthreads : 1) *
@@ -181,9 +198,11 @@ struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int n
     p->nstages = nstages;
     p->nslots = nslots;
     p->ctx = ctx;
+    pthread_mutex_init(&p->gate_mu, NULL);
+    pthread_cond_init(&p->gate_cv, NULL);
+    int ok = p->args && p->status;
     for (int s = 0; s <= nstages; s++)
-        q_init(&p->q[s], nslots);
-    int k = 0;
+        ok &= q_init(&p->q[s], nslots) == 0;
     for (int s = 0; s < nstages; s++) {
         struct stage_rt *st = &p->st[s];
         st->def = stages[s];
@@ -198,19 +217,36 @@ struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int n
         int nt = st->def.nthreads, ni = st->def.instances;
         st->threads = calloc((size_t)(nt * ni), sizeof(pthread_t));
         st->teams = calloc((size_t)ni, sizeof(struct team));
-        for (int i = 0; i < ni; i++) {
+        ok &= st->threads && st->teams;
+        for (int i = 0; st->teams && i < ni; i++) {
             struct team *tm = &st->teams[i];
             tm->st = st;
             tm->rc = calloc((size_t)nt, sizeof(int));
+            ok &= tm->rc != NULL;
             pthread_barrier_init(&tm->start, NULL, (unsigned)nt);
             pthread_barrier_init(&tm->done, NULL, (unsigned)nt);
         }
-        for (int i = 0; i < ni; i++)
-            for (int t = 0; t < nt; t++, k++) {
+    }
+    int k = 0;
+    for (int s = 0; ok && s < nstages; s++) {
+        struct stage_rt *st = &p->st[s];
+        int nt = st->def.nthreads, ni = st->def.instances;
+        for (int i = 0; ok && i < ni; i++)
+            for (int t = 0; ok && t < nt; t++, k++) {
                 p->args[k].team = &st->teams[i];
                 p->args[k].tid = t;
-                pthread_create(&st->threads[i * nt + t], NULL, stage_main, &p->args[k]);
+                ok = pthread_create(&st->threads[i * nt + t], NULL, stage_main, &p->args[k]) == 0;
+                if (ok)
+                    p->nstarted[s]++;
             }
+    }
+    pthread_mutex_lock(&p->gate_mu);
+    p->gate = ok ? 1 : -1;
+    pthread_cond_broadcast(&p->gate_cv);
+    pthread_mutex_unlock(&p->gate_mu);
+    if (!ok) {
+        pipe_destroy(p);
+        return NULL;
     }
     return p;
 }
@@ -271,12 +307,18 @@ void gnn_pipe_free(struct gnn_pipe *p)
     if (!p)
         return;
     q_close(&p->q[0]);
+    pipe_destroy(p);
+}
+
+/* Joins the threads created (at the gate or past it) and frees. */
+static void pipe_destroy(struct gnn_pipe *p)
+{
     for (int s = 0; s < p->nstages; s++) {
         struct stage_rt *st = &p->st[s];
-        int nt = st->def.nthreads, ni = st->def.instances;
-        for (int t = 0; t < nt * ni; t++)
+        int ni = st->def.instances;
+        for (int t = 0; t < p->nstarted[s]; t++)
             pthread_join(st->threads[t], NULL);
-        for (int i = 0; i < ni; i++) {
+        for (int i = 0; st->teams && i < ni; i++) {
             pthread_barrier_destroy(&st->teams[i].start);
             pthread_barrier_destroy(&st->teams[i].done);
             free(st->teams[i].rc);
@@ -288,6 +330,8 @@ void gnn_pipe_free(struct gnn_pipe *p)
     }
     for (int s = 0; s <= p->nstages; s++)
         q_free(&p->q[s]);
+    pthread_mutex_destroy(&p->gate_mu);
+    pthread_cond_destroy(&p->gate_cv);
     free(p->status);
     free(p->args);
     free(p);

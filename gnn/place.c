@@ -97,10 +97,11 @@ static void fill(size_t k, size_t avail_t, size_t avail_f, int topo_first, doubl
     }
 }
 
-void gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
-                      size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
-                      double hybrid_topo_frac, struct gnn_split *out)
+int gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gnn_chunk_cost *F,
+                     size_t nF, size_t kdev, size_t khost, enum gnn_placement_policy policy,
+                     double hybrid_topo_frac, struct gnn_split *out)
 {
+    int rc = -1;
     struct prefix p = {.nT = nT, .nF = nF};
     p.tm = calloc(nT + 1, sizeof(double));
     p.ts = calloc(nT + 1, sizeof(double));
@@ -167,9 +168,11 @@ void gnn_place_chunks(const struct gnn_chunk_cost *T, size_t nT, const struct gn
     out->t_host = c;
     out->f_host = d;
     out->cost = split_cost(&p, a, b, c, d, &out->mem_tx, &out->ssd_tx);
+    rc = 0;
 done:
     free(p.tm);
     free(p.ts);
     free(p.fm);
     free(p.fs);
+    return rc;
 }

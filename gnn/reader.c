@@ -5,6 +5,7 @@
 #include "../offload/aio.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,16 @@ static int grow_aligned(char **p, size_t *cap, size_t need)
     return 0;
 }
 
+/* "DIR/data.D": the data file holding logical byte `off` of the volume. */
+static const char *file_of(const struct gnn_dataset *ds, uint64_t off, char *buf, size_t len)
+{
+    int dev = 0;
+    uint64_t devoff;
+    mb_aio_map(off, ds->h.stripe, (int)ds->h.ndev, &dev, &devoff);
+    snprintf(buf, len, "%.300s/data.%d", ds->dir, dev);
+    return buf;
+}
+
 static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* transactions of `bytes` from host memory / from storage (SSD granularity) */
@@ -235,8 +246,10 @@ int gnn_read_neighbours_wait(struct gnn_reader *r)
     if (mb_aio_wait(r->n_ticket) != 0) {
         for (size_t k = 0; k < r->n_nmiss; k++)
             if (r->reqs[k].status) {
-                snprintf(r->err, sizeof(r->err), "%.300s: reading the neighbours of node %lld: %s", r->ds->dir,
-                         (long long)r->n_nodes[r->miss[k]], strerror(-r->reqs[k].status));
+                char f[400];
+                snprintf(r->err, sizeof(r->err), "%s: reading the neighbours of node %lld: %s",
+                         file_of(r->ds, r->reqs[k].offset, f, sizeof(f)), (long long)r->n_nodes[r->miss[k]],
+                         strerror(-r->reqs[k].status));
                 break;
             }
         return -1;
@@ -362,8 +375,10 @@ int gnn_gather_wait(struct gnn_reader *r)
         if (mb_aio_wait(r->g_ticket) != 0) {
             for (size_t k = 0; k < r->g_nmiss; k++)
                 if (r->greqs[k].status) {
-                    snprintf(r->err, sizeof(r->err), "%.300s: reading the features of node %lld: %s", ds->dir,
-                             (long long)r->gids[r->gmiss[k]], strerror(-r->greqs[k].status));
+                    char f[400];
+                    snprintf(r->err, sizeof(r->err), "%s: reading the features of node %lld: %s",
+                             file_of(ds, r->greqs[k].offset, f, sizeof(f)), (long long)r->gids[r->gmiss[k]],
+                             strerror(-r->greqs[k].status));
                     break;
                 }
             rc = -1;
@@ -375,6 +390,7 @@ int gnn_gather_wait(struct gnn_reader *r)
     r->g_pending = 0;
     if (rc || !r->verify)
         return rc;
+    rc = 0;
     for (size_t i = 0; i < r->g_n; i++) {
         size_t bad = gnn_verify_row(h, (uint64_t)r->gids[i], r->g_out + i * dim, r->verify >= 2);
         r->st.verified_rows++;
@@ -385,7 +401,7 @@ int gnn_gather_wait(struct gnn_reader *r)
             if (!rc)
                 snprintf(r->err, sizeof(r->err), "%.300s: feature row of node %lld is wrong at element %zu",
                          ds->dir, (long long)r->gids[i], bad - 1);
-            rc = -1;
+            rc = GNN_ERR_VERIFY;
         }
     }
     return rc;
@@ -399,3 +415,24 @@ int gnn_gather(struct gnn_reader *r, const int64_t *nodes, size_t n, float *out)
 }
 
 struct gnn_dataset *gnn_reader_dataset(const struct gnn_reader *r) { return r->ds; }
+
+void gnn_reader_set_error(struct gnn_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof(r->err), fmt, ap);
+    va_end(ap);
+}
+
+void gnn_reader_bad_neighbour(struct gnn_reader *r, uint64_t node, uint32_t pos, uint64_t value)
+{
+    const struct gnn_header *h = &r->ds->h;
+    uint64_t at = h->off_neigh + 4 * (r->ds->offsets[node] + pos), devoff;
+    int dev;
+    mb_aio_map(at, h->stripe, (int)h->ndev, &dev, &devoff);
+    snprintf(r->err, sizeof(r->err),
+             "%.300s/data.%d: neighbour %u of node %llu is %llu, not one of the %llu nodes (corrupted topology at "
+             "byte %llu)",
+             r->ds->dir, dev, pos, (unsigned long long)node, (unsigned long long)value, (unsigned long long)h->n,
+             (unsigned long long)devoff);
+}

@@ -177,12 +177,16 @@ int gnn_sample_hop_submit(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
         while (c < nd)
             c *= 2;
         const uint32_t **l = realloc(s->lists, c * sizeof(*l));
-        if (!l)
+        if (!l) {
+            gnn_reader_set_error(r, "out of memory for %zu neighbour lists", c);
             return -1;
+        }
         s->lists = l;
         uint32_t *dg = realloc(s->degs, c * sizeof(*dg));
-        if (!dg)
+        if (!dg) {
+            gnn_reader_set_error(r, "out of memory for %zu degrees", c);
             return -1;
+        }
         s->degs = dg;
         s->cap_lists = c;
     }
@@ -207,15 +211,19 @@ int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
     int k = cfg->fanout[h];
     if (gnn_read_neighbours_wait(r))
         return -1;
-    if (gnn_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t)))
+    if (gnn_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t))) {
+        gnn_reader_set_error(r, "out of memory for hop %d's %zu nodes", h, nd);
         return -1;
+    }
     int64_t *ptr = s->ptr[h];
     ptr[0] = 0;
     for (size_t i = 0; i < nd; i++)
         ptr[i + 1] = ptr[i] + (s->degs[i] < (uint32_t)k ? s->degs[i] : (uint32_t)k);
     size_t ne = (size_t)ptr[nd];
-    if (gnn_grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t)))
+    if (gnn_grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t))) {
+        gnn_reader_set_error(r, "out of memory for hop %d's %zu sampled edges", h, ne);
         return -1;
+    }
     int64_t *idx = s->idx[h];
     /* pick (parallel: each node's choice depends only on its own key) */
 #pragma omp parallel for schedule(dynamic, 256) if (nd > 4096)
@@ -236,13 +244,30 @@ int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
         }
         free(heap);
     }
-    /* relabel in order: deterministic positions */
+    /* relabel in order: deterministic positions. A neighbour id comes
+     * from disk, unchecked where the topology checksum is not verified:
+     * one at or beyond n would index the offsets out of bounds next hop. */
+    const uint64_t n_all = gnn_reader_dataset(r)->h.n;
     for (size_t q = 0; q < ne; q++) {
-        if (idx[q] < 0)
+        if (idx[q] < 0) {
+            gnn_reader_set_error(r, "out of memory for a fan-out of %d", k);
             return -1;
+        }
+        if ((uint64_t)idx[q] >= n_all) {
+            size_t i = 0;
+            while (i + 1 < nd && (size_t)ptr[i + 1] <= q)
+                i++;
+            uint32_t pos = 0;
+            while (pos < s->degs[i] && (int64_t)s->lists[i][pos] != idx[q])
+                pos++;
+            gnn_reader_bad_neighbour(r, (uint64_t)s->nodes[i], pos, (uint64_t)idx[q]);
+            return -1;
+        }
         int64_t l = map_get_add(s, idx[q]);
-        if (l < 0)
+        if (l < 0) {
+            gnn_reader_set_error(r, "out of memory for the batch's node list");
             return -1;
+        }
         idx[q] = l;
     }
     s->hop_end[h + 1] = s->n_nodes;
@@ -258,8 +283,10 @@ int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
 int gnn_sample(struct gnn_sample *s, const struct gnn_sampler_cfg *cfg, struct gnn_reader *r,
                const int64_t *seeds, size_t n, uint64_t epoch, uint64_t batch)
 {
-    if (gnn_sample_begin(s, cfg, seeds, n, epoch, batch))
+    if (gnn_sample_begin(s, cfg, seeds, n, epoch, batch)) {
+        gnn_reader_set_error(r, "out of memory for %zu seeds", n);
         return -1;
+    }
     while (s->hops_done < s->hops)
         if (gnn_sample_hop(s, cfg, r) < 0)
             return -1;

@@ -20,8 +20,11 @@ budget=(--mem-budget 384M --budget-method cgroup)
 # profile may take more batches than an epoch, up to the training set's 4)
 "$G" "${small[@]}" "${budget[@]}" --system hyperion -n 1 --epoch-batches 1 --profile-batches 3 -o "$T/probe.h5" \
   >"$T/out" 2>&1
+skipped=""
 if grep -q "cannot enforce" "$T/out"; then
-  echo "no memory cgroup can be made here: the budget part is skipped" >&2
+  # (the rest runs; the verdict is then a skip, never a pass: exit 77 below)
+  skipped="no memory cgroup can be made here, the budget part is skipped: $(grep -o 'cannot enforce.*' "$T/out" | head -n 1)"
+  echo "$skipped" >&2
   budget=()
 else
   has "^# profile hyperion: 3 batches serial \+ pipelined" "a profile longer than the epoch"
@@ -76,15 +79,14 @@ if [ ${#budget[@]} -gt 0 ]; then
   h5dump -a /config/budget_method "$T/all.h5" >"$T/out" 2>&1; has '"cgroup-v[12]"' "result records the budget method"
   peak=$(attr "$T/all.h5" hyperion/budget_peak_bytes)
   [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $((384 << 20)) ] || fail "budget peak $peak within 384M"
-  # slots that cannot fit beside what is held (16 of a 3233-row batch of
-  # 4 KiB rows: 202 MiB) are one clear line, not the cgroup's kill
+  # slots that cannot fit (16 of at most 8192 rows of 4 KiB) are refused
+  # before any work with one clear line, not the cgroup's kill
   expect 0 "generate wide rows" -- "$G" --generate --data "$T/wide" --scale 13 --feat-dim 1024 --classes 4 \
     --train-frac 0.5 --files 1 -o "$T/wide-gen.h5"
-  expect 1 "slots beyond the budget" -- "$G" --data "$T/wide" --batch 512 --fanout 10,10 --hidden 16 -n 1 -w 0 \
+  expect 2 "slots beyond the budget" -- "$G" --data "$T/wide" --batch 512 --fanout 10,10 --hidden 16 -n 1 -w 0 \
     --cache-host 1M --mem-budget 160M --budget-method cgroup --system hyperion --slots 16 -o "$T/wide.h5" &&
-    has "^mb-gnn: .*--slots 16: 16 slots of the largest presampled batch .* exceed --mem-budget \(160 MiB\)" \
-      "names --slots and --mem-budget"
-  h5ls "$T/wide.h5/summary" 2>&1 | grep -q 'Dataset {0}' || fail "a refused run records no epochs"
+    has "^mb-gnn: --mem-budget 160\.0 MiB .*hyperion needs .*--slots 16 x " "names --slots and --mem-budget"
+  [ ! -e "$T/wide.h5" ] || fail "a refused run writes no result"
 fi
 h5dump -a /emulation "$T/all.h5" >"$T/out" 2>&1; has "stands for one NVMe SSD" "emulation declared"
 
@@ -123,4 +125,5 @@ expect 2 "bad feature dim" -- "$G" --generate --data "$T/g2" --feat-dim 200 -o "
 expect 2 "cache above budget" -- "$G" "${small[@]}" --mem-budget 1M --cache-host 2M -o "$T/b6.h5" && has "^mb-gnn: --cache" "names the cache flags"
 expect 2 "unknown system" -- "$G" "${small[@]}" --system ginex -o "$T/b7.h5" && has "system" "names --system"
 for f in b1 b2 b3 b4 b5 b6 b7; do [ ! -e "$T/$f.h5" ] || fail "bad input $f wrote a result"; done
+if [ -n "$skipped" ] && [ "$failures" = 0 ]; then echo "skip: $skipped"; exit 77; fi
 finish
