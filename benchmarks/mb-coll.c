@@ -431,7 +431,7 @@ static void store_fault(enum dtype d, void *buf, size_t i)
 }
 
 #define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
-/* Batched timing (--batch): at most MAX_BATCH iterations' buffers, and at
+/* Batched timing (--agg-iters): at most MAX_BATCH iterations' buffers, and at
  * most BATCH_BYTES of each buffer, per case. A call short enough to batch
  * moves little data, so the sets of an 8 B case take a few KiB. */
 #define MAX_BATCH 256

@@ -70,7 +70,7 @@ static char *default_out_path(const char *bench)
     return p;
 }
 
-/* Batched timing: a sample of auto (--batch auto) lasts about this long,
+/* Batched timing: a sample of auto (--agg-iters auto) lasts about this long,
  * far above the timer's resolution and the barrier's exit skew. */
 #define MB_BATCH_TARGET_S 100e-6
 
@@ -80,7 +80,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The calls per sample of a case: --batch N (up to what the program can
+/* The calls per sample of a case: --agg-iters N (up to what the program can
  * hold), or auto: ceil(target / per-call time), the per-call time being
  * the slowest rank's median over the warm-up (the same on every rank). */
 static long long choose_batch(struct mb_run *run, const struct mb_case *c, double *warm, long long nwarm)
@@ -106,12 +106,12 @@ static long long choose_batch(struct mb_run *run, const struct mb_case *c, doubl
 }
 
 /* A case's calls per sample, chosen in its first round and kept for the
- * others; recorded as /config attribute "batch/<case>" (every rank keeps
+ * others; recorded as /config attribute "agg_iters/<case>" (every rank keeps
  * it, rank 0's reaches the file). */
 static long long case_batch(struct mb_run *run, const struct mb_case *c, double *warm, long long nwarm)
 {
-    char key[sizeof(c->name) + 8];
-    snprintf(key, sizeof(key), "batch/%s", c->name);
+    char key[sizeof(c->name) + 16];
+    snprintf(key, sizeof(key), "agg_iters/%s", c->name);
     const struct mb_kv *kv = mb_kv_get(&run->result.config, key);
     if (kv)
         return kv->i;
@@ -120,15 +120,15 @@ static long long case_batch(struct mb_run *run, const struct mb_case *c, double 
     return k;
 }
 
-static void check_one(struct mb_run *run, void *state, int *check_failed, const char *case_name, long long it)
+static void check_one(struct mb_run *run, void *state, int *check_failed, const struct mb_case *c, long long it)
 {
     const struct mb_bench *b = run->bench;
-    if (!run->common.check || !b->check || *check_failed)
+    if (!run->common.check || !b->check || c->uncheckable || *check_failed)
         return;
     char msg[512] = "";
     if (b->check(state, it, msg, sizeof(msg)) != 0) {
         *check_failed = 1;
-        mb_warn("check failed: %s: rank %d, iteration %lld: %s", case_name, run->rank, it, msg);
+        mb_warn("check failed: %s: rank %d, iteration %lld: %s", c->name, run->rank, it, msg);
     }
 }
 
@@ -158,7 +158,7 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
         double t1 = MPI_Wtime();
         warm[it] = elapsed >= 0 ? elapsed : t1 - t0;
         if (!err)
-            check_one(run, state, check_failed, c->name, it);
+            check_one(run, state, check_failed, c, it);
     }
     /* every rank takes part in choosing k, also one whose warm-up failed */
     long long k = case_batch(run, c, warm, err ? 0 : warmup);
@@ -189,7 +189,7 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
         }
         times[s] = (timed_by_device ? device : t1 - t0) / (double)k;
         for (long long j = 0; j < done - (err != 0); j++)
-            check_one(run, state, check_failed, c->name, base + j);
+            check_one(run, state, check_failed, c, base + j);
     }
     free(warm);
     free(now);
@@ -388,6 +388,7 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
                 int f = agree_max(run->comm, failed[k]);
                 *any_fail |= f;
                 int check = !run->common.check || !run->bench->check ? MB_CHECK_SKIPPED
+                            : c->uncheckable                          ? MB_CHECK_NA
                             : f                                       ? MB_CHECK_FAIL
                                                                       : MB_CHECK_PASS;
                 collect(run, c, tk, ck, check, nev);

@@ -55,7 +55,9 @@ double mb_stats_quantile_sorted(const double *sorted, size_t n, double q);
 
 /* ===== result file ====================================================== */
 
-enum mb_check { MB_CHECK_SKIPPED = 0, MB_CHECK_PASS = 1, MB_CHECK_FAIL = 2 };
+/* n/a: the program cannot check this case (e.g. an external tool's run);
+ * never "pass" for what was not checked */
+enum mb_check { MB_CHECK_SKIPPED = 0, MB_CHECK_PASS = 1, MB_CHECK_FAIL = 2, MB_CHECK_NA = 3 };
 const char *mb_check_name(int check);
 
 #define MB_MAX_LABELS 8
@@ -203,10 +205,10 @@ struct mb_common {
     int quiet;
     long long seed;
     char *sizes;        /* --sizes: explicit list, overrides -b/-e/-f */
-    char *batch_arg;    /* --batch as typed: N or auto */
-    long long batch;    /* --batch: calls timed back to back per sample; 0 = auto */
+    char *batch_arg;    /* --agg-iters as typed: N or auto */
+    long long batch;    /* --agg-iters (nccl-tests' name): calls timed back to back per sample; 0 = auto */
 };
-#define MB_BATCH_MAX 65536 /* --batch's largest N */
+#define MB_BATCH_MAX 65536 /* --agg-iters' largest N */
 
 /* The message sizes of this run: --sizes if given, else minbytes times
  * stepfactor^k up to maxbytes (0 is followed by 1). Returns a malloc'd
@@ -221,6 +223,7 @@ struct mb_case {
     uint64_t bytes, count;
     void *user;          /* the benchmark's own description of the case */
     int max_batch;       /* this case's limit on calls per sample (its buffers); 0: the bench's */
+    int uncheckable;     /* the program has no check for this case: recorded "n/a", check() not called */
 };
 
 struct mb_bench;
@@ -246,7 +249,7 @@ struct mb_bench {
     const struct mb_opt *opts;  /* program flags, terminated by name == NULL */
     const char *const *label_names; /* case columns of /summary, NULL-terminated */
     const char *table_header;   /* optional: printed by rank 0 before the first case */
-    /* Batched timing (--batch): how many iterations' inputs and outputs the
+    /* Batched timing (--agg-iters): how many iterations' inputs and outputs the
      * program holds at once, apart by iteration index % max_batch. 0 or 1:
      * each iteration is timed alone. With k > 1 calls per sample, the
      * driver prepares k iterations, times their k iterate calls back to

@@ -41,7 +41,7 @@ static const struct mb_opt common_opts[] = {
      "EVENTS"},
     {"sizes", 0, MB_OPT_STR, &defaults_sink.sizes, NULL, NULL, 0, 0,
      "explicit comma-separated sizes (K/M/G suffixes), instead of -b/-e/-f", "LIST"},
-    {"batch", 0, MB_OPT_STR, &defaults_sink.batch_arg, "auto", NULL, 0, 0,
+    {"agg-iters", 0, MB_OPT_STR, &defaults_sink.batch_arg, "auto", NULL, 0, 0,
      "calls timed back to back per sample, each output still checked after the block: N, or auto "
      "(enough calls for a sample of about 100 us, from the warm-up's per-call time; needs -w 1 or more); "
      "1 times each call alone; programs that hold one iteration's buffers time each call alone",
@@ -235,7 +235,7 @@ static int set_value(const struct mb_opt *o, void *dst, const char *val, FILE *e
     return bad(err, o, val, "has an unknown option kind");
 }
 
-/* --batch N|auto into common->batch (0 = auto). */
+/* --agg-iters N|auto into common->batch (0 = auto). */
 static int parse_batch(struct mb_common *common, FILE *err)
 {
     const char *v = common->batch_arg ? common->batch_arg : "auto";
@@ -248,7 +248,7 @@ static int parse_batch(struct mb_common *common, FILE *err)
     long long n = strtoll(v, &end, 10);
     if (!*v || *end || errno || n < 1 || n > MB_BATCH_MAX) {
         if (err)
-            fprintf(err, "%s: --batch: '%s' is not a call count or auto (accepts 1 to %d, or auto)\n",
+            fprintf(err, "%s: --agg-iters: '%s' is not a call count or auto (accepts 1 to %d, or auto)\n",
                     mb_progname(), v, MB_BATCH_MAX);
         return MB_EXIT_USAGE;
     }
@@ -283,6 +283,16 @@ int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int
 {
     memset(common, 0, sizeof(*common));
     size_t nopts = count_opts(bench);
+    /* a program flag named like another (a common one) would be shadowed
+     * silently by getopt_long: the program's --batch became the driver's */
+    for (size_t a = 0; a < nopts; a++)
+        for (size_t b = a + 1; b < nopts; b++)
+            if (strcmp(opt_at(bench, a)->name, opt_at(bench, b)->name) == 0) {
+                if (err)
+                    fprintf(err, "%s: internal error: flag --%s is defined twice\n", mb_progname(),
+                            opt_at(bench, a)->name);
+                return MB_EXIT_USAGE;
+            }
     /* Defaults first, parsed as if typed, so --help shows what is used. */
     for (size_t k = 0; k < nopts; k++) {
         const struct mb_opt *o = opt_at(bench, k);

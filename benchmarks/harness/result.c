@@ -50,6 +50,7 @@ const char *mb_check_name(int check)
     case MB_CHECK_SKIPPED: return "skipped";
     case MB_CHECK_PASS: return "pass";
     case MB_CHECK_FAIL: return "fail";
+    case MB_CHECK_NA: return "n/a";
     default: return "unknown";
     }
 }
@@ -685,7 +686,7 @@ static int validate_case(struct h5 *c, const struct mb_case_result *cr, size_t k
 {
     if (!cr->name || !cr->name[0])
         return mb_h5_fail(c, "case %zu has no name", k);
-    if (cr->check < MB_CHECK_SKIPPED || cr->check > MB_CHECK_FAIL)
+    if (cr->check < MB_CHECK_SKIPPED || cr->check > MB_CHECK_NA)
         return mb_h5_fail(c, "case %s: invalid check status %d", cr->name, cr->check);
     if (!cr->samples && cr->iters * cr->nranks > 0)
         return mb_h5_fail(c, "case %s: no samples for %zu x %zu", cr->name, cr->iters, cr->nranks);

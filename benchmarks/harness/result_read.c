@@ -325,7 +325,7 @@ static int get_summary(struct h5 *c, hid_t f, struct mb_result *r)
         cr->model_s = v[9];
         mb_h5_slot_get(row, MB_SUM_FIXED_SLOT(nl, MB_SUM_CHECK), &s, sizeof s);
         cr->check = -1;
-        for (int ch = MB_CHECK_SKIPPED; ch <= MB_CHECK_FAIL; ch++)
+        for (int ch = MB_CHECK_SKIPPED; ch <= MB_CHECK_NA; ch++)
             if (s && strcmp(s, mb_check_name(ch)) == 0)
                 cr->check = ch;
         if (cr->check < 0 && rc == 0)

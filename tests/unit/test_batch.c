@@ -1,8 +1,8 @@
-/* The driver's batched timing (--batch): a program that holds MAXB
+/* The driver's batched timing (--agg-iters): a program that holds MAXB
  * iterations' buffers gets k back-to-back calls per sample, and still
  * every call is prepared before its block, run once, and checked after it
  * (a fault injected into call j of a block, j random, is caught and named);
- * k is recorded per case as /config "batch/<case>", capped by the
+ * k is recorded per case as /config "agg_iters/<case>", capped by the
  * program's and the case's limits. Each run is mb_main in a child process
  * (one MPI_Init per process). */
 #include "../../benchmarks/harness/harness.h"
@@ -128,7 +128,7 @@ static int run_child(const char *out, const char *batch, const char *iters, cons
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        char *argv[] = {"test_batch", "--batch", (char *)batch, "-n", (char *)iters, "-w", (char *)warmup,
+        char *argv[] = {"test_batch", "--agg-iters", (char *)batch, "-n", (char *)iters, "-w", (char *)warmup,
                         "--papi", "none", "-q", "-o", (char *)out, NULL};
         int rc = mb_main(&bench, 12, argv);
         _exit(violations ? 3 : rc);
@@ -138,7 +138,7 @@ static int run_child(const char *out, const char *batch, const char *iters, cons
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* /config "batch/c" of a result file, -1 when missing. */
+/* /config "agg_iters/c" of a result file, -1 when missing. */
 static long long recorded_batch(const char *path)
 {
     struct mb_result r;
@@ -148,7 +148,7 @@ static long long recorded_batch(const char *path)
     if (mb_result_read(path, &r, err, sizeof(err)) != 0) {
         fprintf(stderr, "test_batch: %s\n", err);
     } else {
-        const struct mb_kv *kv = mb_kv_get(&r.config, "batch/c");
+        const struct mb_kv *kv = mb_kv_get(&r.config, "agg_iters/c");
         if (kv && kv->type == MB_KV_INT)
             k = kv->i;
     }
@@ -201,10 +201,10 @@ int main(void)
     struct mb_common common;
     static const char *const badv[] = {"0", "x", "auto2", "-3", "65537", ""};
     for (size_t i = 0; i < sizeof(badv) / sizeof(badv[0]); i++) {
-        char *argv[] = {"test_batch", "--batch", (char *)badv[i], NULL};
+        char *argv[] = {"test_batch", "--agg-iters", (char *)badv[i], NULL};
         EXPECT(mb_options_parse(&bench, &common, 3, argv, NULL) == MB_EXIT_USAGE);
     }
-    char *good[] = {"test_batch", "--batch", "17", NULL};
+    char *good[] = {"test_batch", "--agg-iters", "17", NULL};
     EXPECT(mb_options_parse(&bench, &common, 3, good, NULL) == 0 && common.batch == 17);
     char *def[] = {"test_batch", NULL};
     EXPECT(mb_options_parse(&bench, &common, 1, def, NULL) == 0 && common.batch == 0);

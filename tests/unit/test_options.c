@@ -171,5 +171,19 @@ int main(void)
     kv = mb_kv_get(&cfg, "pick");
     EXPECT(kv && strcmp(kv->s, "y,z") == 0);
     mb_kv_free(&cfg);
+    /* a program flag named like a common one is refused, never shadowed
+     * (mb-aio's --batch was silently the driver's) */
+    static long long shadow;
+    static const struct mb_opt dup[] = {
+        {"iters", 0, MB_OPT_INT, &shadow, "4", NULL, 1, 10, "clashes with -n/--iters", "N"},
+        {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+    };
+    const struct mb_bench dup_bench = {.name = "mb-test", .description = "test", .opts = dup};
+    char *dargv[] = {"mb-test", NULL};
+    FILE *df = fmemopen(errbuf, sizeof(errbuf), "w");
+    memset(errbuf, 0, sizeof(errbuf));
+    EXPECT(mb_options_parse(&dup_bench, &c, 1, dargv, df) == MB_EXIT_USAGE);
+    fclose(df);
+    EXPECT(strstr(errbuf, "--iters is defined twice") != NULL);
     return TEST_EXIT();
 }
