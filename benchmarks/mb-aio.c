@@ -11,12 +11,17 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 enum mode { M_POSIX, M_BOUNCE, M_INLINE, M_MMAP, M_SYNC, M_ASYNC, M_FIO, NMODE };
 static const char *const mode_names[] = {"posix", "bounce", "inline", "mmap", "sync", "async", "fio"};
@@ -90,11 +95,20 @@ struct st {
     uint64_t vol, seqpos, seed;
     double *lat; size_t nlat, caplat;
     double cpu; long long cpu_ios;
-    int fio_err; double fio_iops;
-    int inject;
+    double fio_iops;
+    int inject;                /* MB_FAULT_INJECT=corrupt */
+    size_t inj_req, inj_byte;  /* this iteration's fault: request and byte (inj_req == ios: none) */
+    int rfd[64];               /* buffered descriptors reading writes back */
+    double *t0;                /* per request (inline) or ticket (engine) post times */
+    mb_aio_ticket *tickets;
+    size_t *slot_user;         /* inline: the request holding each slot, SIZE_MAX when free */
+    int nomem;                 /* the latency log could not grow */
 };
 
 static char fpath[64][1024];
+static const char *fpaths[64];
+static struct mb_aio_volume volume; /* the data files, set by validate */
+static int wrote_volume;            /* a write case marked the files "writing" */
 
 static int app_validate(struct mb_run *run);
 static int app_plan(struct mb_run *run);
@@ -145,6 +159,25 @@ static int validate(struct mb_run *run)
     }
     if (opt.vs_fio)
         opt.modes |= 1u << M_FIO;
+    /* the files this run may write: never a link or a file that is not ours */
+    for (long long f = 0; f < opt.files; f++) {
+        snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
+        fpaths[f] = fpath[f];
+        char fio[1100];
+        snprintf(fio, sizeof(fio), "%s.fio", fpath[f]);
+        if ((opt.modes & (1u << M_FIO)) && lstat(fio, &stt) == 0 && !S_ISREG(stt.st_mode)) {
+            if (run->rank == 0)
+                mb_warn("--dir: %s: not a regular file (fio would write through it)", fio);
+            return MB_EXIT_USAGE;
+        }
+    }
+    volume = (struct mb_aio_volume){fpaths, (int)opt.files, opt.file_size, opt.stripe, (uint64_t)run->common.seed};
+    char why[1200];
+    if (!mb_aio_volume_owned(&volume, why, sizeof(why))) {
+        if (run->rank == 0)
+            mb_warn("--dir: %s", why);
+        return MB_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -155,17 +188,23 @@ static int plan(struct mb_run *run)
     size_t n, cap = 64;
     size_t *s = mb_sizes(&run->common, &n);
     run->cases = calloc(cap, sizeof(*run->cases));
+    if (!s || !run->cases)
+        mb_die(1, "out of memory planning the cases");
     for (size_t i = 0; i < n; i++) {
         if (s[i] < 512 || s[i] > (4u << 20) || s[i] % 512)
             continue;
         for (int m = 0; m < NMODE; m++) {
             if (!(opt.modes & (1u << m)))
                 continue;
-            if (run->ncases == cap)
-                run->cases = realloc(run->cases, (cap *= 2) * sizeof(*run->cases));
+            struct mb_case *grown = run->ncases < cap ? run->cases
+                                    : realloc(run->cases, (cap *= 2) * sizeof(*run->cases));
+            struct aio_case *ac = malloc(sizeof(*ac));
+            if (!grown || !ac)
+                mb_die(1, "out of memory planning the cases");
+            run->cases = grown;
             struct mb_case *c = &run->cases[run->ncases++];
             memset(c, 0, sizeof(*c));
-            struct aio_case *ac = malloc(sizeof(*ac));
+            c->uncheckable = m == M_FIO; /* fio's data is fio's own: recorded n/a, never pass */
             ac->mode = (enum mode)m;
             ac->bs = s[i];
             c->user = ac;
@@ -190,62 +229,36 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     mb_kv_int(cfg, "block", MB_AIO_BLOCK);
 }
 
-/* Writes the pattern into every file (logical volume order). */
-static int prepare_files(uint64_t seed)
+/* The data files, once per run: reused when their trailers say complete
+ * for this layout and seed and random blocks hold the pattern, else written
+ * (rank 0; the others wait). /config aio_data says which, and why. */
+static int prepare_files(struct mb_run *run)
 {
-    static int done;
+    static int done, status;
     if (done)
-        return 0;
+        return status;
     done = 1;
-    size_t chunk = 1 << 20;
-    char *b = malloc(chunk);
-    for (long long f = 0; f < opt.files; f++) {
-        snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
-        struct stat stt;
-        if (!opt.prepare && stat(fpath[f], &stt) == 0 && (size_t)stt.st_size >= opt.file_size) {
-            /* blocks of the second and the last stripe unit tell whether the file
-             * holds this seed's pattern for this number of files and stripe (the
-             * second alone matches another layout whose first unit is larger) */
-            int fd = open(fpath[f], O_RDONLY);
-            char blk[512];
-            uint64_t last = opt.file_size / opt.stripe - 1;
-            uint64_t devoff = opt.stripe, logical = ((uint64_t)opt.files + (uint64_t)f) * opt.stripe;
-            uint64_t devoff2 = last * opt.stripe, logical2 = (last * (uint64_t)opt.files + (uint64_t)f) * opt.stripe;
-            int same = fd >= 0 && opt.file_size > opt.stripe && pread(fd, blk, 512, (off_t)devoff) == 512 &&
-                       mb_aio_pattern_check(blk, logical, 512, seed) == 512 &&
-                       pread(fd, blk, 512, (off_t)devoff2) == 512 &&
-                       mb_aio_pattern_check(blk, logical2, 512, seed) == 512;
-            if (fd >= 0)
-                close(fd);
-            if (same)
-                continue;
+    char why[1200] = "--prepare", err[1200], note[1300];
+    int rc = 0;
+    if (run->rank == 0) {
+        /* other blocks each run: damage anywhere is found over a few runs */
+        uint64_t sample_seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+        if (!opt.prepare && mb_aio_volume_check(&volume, 1024, sample_seed, why, sizeof(why))) {
+            snprintf(note, sizeof(note), "reused: trailers complete for this layout and seed, "
+                                         "1024 random blocks per file hold the pattern");
+        } else if (mb_aio_volume_prepare(&volume, err, sizeof(err)) != 0) {
+            mb_warn("--dir: %s", err);
+            rc = -1;
+        } else {
+            snprintf(note, sizeof(note), "written: %s", why);
+            if (!run->common.quiet)
+                printf("# data files written (%s)\n", why);
         }
-        int fd = open(fpath[f], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0) {
-            mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
-            free(b);
-            return -1;
-        }
-        for (uint64_t o = 0; o < opt.file_size; o += chunk) {
-            /* device offset o of file f -> logical offsets, per stripe unit */
-            for (size_t k = 0; k < chunk; k += opt.stripe) {
-                uint64_t devoff = o + k, unit = devoff / opt.stripe;
-                uint64_t logical = (unit * (uint64_t)opt.files + (uint64_t)f) * opt.stripe;
-                size_t n = opt.stripe < chunk - k ? opt.stripe : chunk - k;
-                mb_aio_pattern_fill(b + k, logical + devoff % opt.stripe, n, seed);
-            }
-            if (pwrite(fd, b, chunk, (off_t)o) != (ssize_t)chunk) {
-                mb_warn("--dir: writing %s: %s", fpath[f], strerror(errno));
-                close(fd);
-                free(b);
-                return -1;
-            }
-        }
-        fsync(fd);
-        close(fd);
+        if (rc == 0)
+            mb_kv_str(&run->result.config, "aio_data", note);
     }
-    free(b);
-    return 0;
+    MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
+    return status = rc;
 }
 
 static double cpu_now(void)
@@ -256,17 +269,75 @@ static double cpu_now(void)
            ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* Opens the data files for the blocking and inline modes, O_DIRECT unless
+ * --buffered or mmap; a file system that refuses O_DIRECT gets buffered I/O,
+ * recorded (posix_direct, posix_fallback). MB_AIO_INJECT=nodirect (tests)
+ * refuses it as such a file system would. */
+static int open_files(struct st *s, enum mode m)
+{
+    const char *inj = getenv("MB_AIO_INJECT");
+    int want_direct = !opt.buffered && m != M_MMAP, direct = want_direct;
+    for (long long f = 0; f < opt.files; f++) {
+        int fl = (opt.rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC;
+        errno = EINVAL;
+        s->fd[f] = want_direct && inj && strcmp(inj, "nodirect") == 0 ? -1 : open(fpath[f], fl | (want_direct ? O_DIRECT : 0));
+        if (s->fd[f] < 0 && errno == EINVAL && want_direct) {
+            direct = 0;
+            s->fd[f] = open(fpath[f], fl);
+        }
+        if (s->fd[f] < 0) {
+            mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
+            return -1;
+        }
+        if (m == M_MMAP) {
+            s->map[f] = mmap(NULL, opt.file_size, PROT_READ | (opt.rw ? PROT_WRITE : 0), MAP_SHARED, s->fd[f], 0);
+            if (s->map[f] == MAP_FAILED) {
+                s->map[f] = NULL;
+                mb_warn("mmap %s: %s", fpath[f], strerror(errno));
+                return -1;
+            }
+        }
+    }
+    if (want_direct && s->run->rank == 0) {
+        if (!direct)
+            mb_warn("%s: O_DIRECT refused by %s: buffered I/O (page cache) instead", mode_names[m], opt.dir);
+        mb_kv_int(&s->run->result.config, "posix_direct", direct);
+        mb_kv_str(&s->run->result.config, "posix_fallback",
+                  direct ? "none" : "O_DIRECT refused by the file system: buffered I/O");
+    }
+    return 0;
+}
+
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
     if (opt.app)
         return app_setup(run, c, state);
     struct st *s = calloc(1, sizeof(*s));
+    if (!s) {
+        mb_warn("out of memory: the case's state");
+        return -1;
+    }
     *state = s;
     s->run = run;
     s->ac = c->user;
     s->seed = (uint64_t)run->common.seed;
-    if (prepare_files(s->seed) != 0)
+    for (int f = 0; f < 64; f++)
+        s->fd[f] = s->rfd[f] = -1;
+    if (prepare_files(run) != 0)
         return -1;
+    enum mode m = s->ac->mode;
+    if (opt.rw && m != M_FIO && !wrote_volume) {
+        /* until every write is read back and verified (finish), the files
+         * are not taken for prepared: a wrong write never passes as data */
+        char err[1200];
+        int rc = run->rank == 0 ? mb_aio_volume_mark(&volume, MB_AIO_VOLUME_WRITING, err, sizeof(err)) : 0;
+        if (rc != 0)
+            mb_warn("--dir: %s", err);
+        MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
+        if (rc != 0)
+            return -1;
+        wrote_volume = 1;
+    }
     size_t bs = s->ac->bs;
     s->ios = (size_t)opt.ios;
     s->vol = (uint64_t)opt.files * opt.file_size;
@@ -281,13 +352,19 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         s->nslot = want;
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
+    s->t0 = calloc(s->ios, sizeof(double));
+    s->tickets = calloc(s->ios, sizeof(*s->tickets));
+    s->slot_user = calloc(s->nslot, sizeof(size_t));
+    s->caplat = s->ios * (size_t)(run->common.warmup + run->common.iters);
+    s->lat = malloc(s->caplat * sizeof(double));
+    if (!s->off || !s->reqs || !s->t0 || !s->tickets || !s->slot_user || !s->lat) {
+        mb_warn("out of memory: request tables of %zu requests", s->ios);
+        return -1;
+    }
     s->inject = mb_fault() && strcmp(mb_fault(), "corrupt") == 0;
+    s->inj_req = s->ios;
     run->emulation = opt.files > 1 ? "several files striped RAID0-like stand in for several SSDs" : "none";
-    const char *p[64];
-    for (long long f = 0; f < opt.files; f++)
-        p[f] = fpath[f];
     char err[256];
-    enum mode m = s->ac->mode;
     if (m == M_SYNC || m == M_ASYNC) {
         /* the device queue depth is the engine's in-flight cap (split over the
          * I/O threads), refilled on every completion as fio does */
@@ -301,12 +378,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
                                  * 1-4 per submit); bigger chunks reach the virtio disk
                                  * together and come back together, idling it */
                                 .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)};
-        s->eng = mb_aio_open(p, (int)opt.files, &o, err, sizeof(err));
+        s->eng = mb_aio_open(fpaths, (int)opt.files, &o, err, sizeof(err));
         if (!s->eng) {
             mb_warn("--dir: %s", err);
             return -1;
         }
         s->slots = mb_aio_alloc(s->eng, s->nslot * bs);
+        if (!s->slots) {
+            mb_warn("out of memory: %zu bytes of engine buffers", s->nslot * bs);
+            return -1;
+        }
         if (run->rank == 0) {
             struct mb_aio_info inf;
             mb_aio_info(s->eng, &inf);
@@ -316,41 +397,66 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
             mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
         }
-    } else {
-        if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0)
+    } else if (m != M_FIO) {
+        if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0) {
+            s->slots = NULL;
+            mb_warn("out of memory: %zu bytes of buffers", s->nslot * bs);
             return -1;
-        for (long long f = 0; f < opt.files; f++) {
-            int fl = (opt.rw ? O_RDWR : O_RDONLY) | (opt.buffered || m == M_MMAP ? 0 : O_DIRECT);
-            s->fd[f] = open(fpath[f], fl);
-            if (s->fd[f] < 0 && errno == EINVAL)
-                s->fd[f] = open(fpath[f], fl & ~O_DIRECT);
-            if (s->fd[f] < 0) {
-                mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
-                return -1;
-            }
-            if (m == M_MMAP) {
-                s->map[f] = mmap(NULL, opt.file_size, PROT_READ | (opt.rw ? PROT_WRITE : 0), MAP_SHARED,
-                                 s->fd[f], 0);
-                if (s->map[f] == MAP_FAILED) {
-                    mb_warn("mmap %s: %s", fpath[f], strerror(errno));
-                    return -1;
-                }
-            }
         }
+        if (open_files(s, m) != 0)
+            return -1;
         if (m == M_INLINE) {
             if (io_uring_queue_init((unsigned)opt.qd * 2, &s->ring, 0) < 0) {
                 mb_warn("inline: io_uring refused");
                 return -1;
             }
             s->ring_ok = 1;
-            io_uring_register_files(&s->ring, s->fd, (unsigned)opt.files);
+            if (io_uring_register_files(&s->ring, s->fd, (unsigned)opt.files) != 0) {
+                mb_warn("inline: io_uring refused to register the files");
+                return -1;
+            }
         }
     }
-    memset(s->slots, 0, s->nslot * bs);
+    if (opt.rw && m != M_FIO) /* writes are read back through the page cache */
+        for (long long f = 0; f < opt.files; f++)
+            if ((s->rfd[f] = open(fpath[f], O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+                mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
+                return -1;
+            }
+    if (s->slots)
+        memset(s->slots, 0, s->nslot * bs);
     return 0;
 }
 
 static char *slot(struct st *s, size_t i) { return s->slots + (i % s->nslot) * s->ac->bs; }
+
+/* splitmix64: the fault's position from (seed, iteration) */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Request i's write data: its own offset's pattern (a slot shared with an
+ * earlier request is filled again before i is posted), with this
+ * iteration's injected fault when i is the one chosen. */
+static void write_data(struct st *s, size_t i)
+{
+    char *b = slot(s, i);
+    mb_aio_pattern_fill(b, s->off[i], s->ac->bs, s->seed);
+    if (i == s->inj_req)
+        b[s->inj_byte] ^= 0x40;
+}
+
+/* Before posting request i: a write whose slot served an earlier request
+ * gets its own data (the first nslot were filled in prepare, untimed). */
+static void before_post(struct st *s, size_t i)
+{
+    if (opt.rw && i >= s->nslot)
+        write_data(s, i);
+}
 
 static void prepare(void *state, long long iter)
 {
@@ -369,11 +475,26 @@ static void prepare(void *state, long long iter)
             s->seqpos = (s->seqpos + bs) % (nblk * bs);
         }
         int op = opt.rw ? MB_AIO_WRITE : MB_AIO_READ;
-        s->reqs[i] = (struct mb_aio_req){s->off[i], bs, slot(s, i), op, 0};
+        s->reqs[i] = (struct mb_aio_req){s->off[i], bs, s->slots ? slot(s, i) : NULL, op, 0};
+    }
+    if (!s->slots) /* fio: its own buffers */
+        return;
+    s->inj_req = s->ios;
+    if (s->inject) {
+        /* a seeded position that differs per iteration: any request the
+         * check reads (reads: the last nslot; writes: a request whose
+         * offset no later one writes again), any byte */
+        uint64_t r = mix64(s->seed ^ mix64((uint64_t)iter + 1));
+        size_t first = !opt.rw && s->ios > s->nslot ? s->ios - s->nslot : 0;
+        s->inj_req = first + (size_t)(r % (s->ios - first));
+        s->inj_byte = (size_t)(mix64(r) % bs);
+        for (size_t j = s->inj_req + 1; opt.rw && j < s->ios; j++)
+            if (s->off[j] == s->off[s->inj_req])
+                s->inj_req = j;
     }
     if (opt.rw) /* write data: the pattern of each destination */
         for (size_t i = 0; i < s->ios && i < s->nslot; i++)
-            mb_aio_pattern_fill(slot(s, i), s->off[i], bs, s->seed);
+            write_data(s, i);
     else
         for (size_t i = 0; i < s->nslot; i++)
             memset(slot(s, i), 0xa5, 64); /* poison: a read that lands nothing is caught */
@@ -381,8 +502,15 @@ static void prepare(void *state, long long iter)
 
 static void lat_add(struct st *s, double t)
 {
-    if (s->nlat == s->caplat)
-        s->lat = realloc(s->lat, (s->caplat = s->caplat ? 2 * s->caplat : 4096) * sizeof(double));
+    if (s->nlat == s->caplat) {
+        double *grown = realloc(s->lat, (s->caplat ? 2 * s->caplat : 4096) * sizeof(double));
+        if (!grown) {
+            s->nomem = 1;
+            return;
+        }
+        s->lat = grown;
+        s->caplat = s->caplat ? 2 * s->caplat : 4096;
+    }
     s->lat[s->nlat++] = t;
 }
 
@@ -391,6 +519,7 @@ static int blocking(struct st *s, size_t i, char *bounce)
 {
     size_t bs = s->ac->bs, done = 0;
     char *dst = slot(s, i);
+    before_post(s, i);
     while (done < bs) {
         int dev;
         uint64_t devoff;
@@ -423,16 +552,22 @@ static int blocking(struct st *s, size_t i, char *bounce)
 static int run_inline(struct st *s)
 {
     size_t bs = s->ac->bs, next = 0, done = 0, inflight = 0;
-    double *t0 = calloc(s->ios, sizeof(double));
+    double *t0 = s->t0;
     int err = 0;
+    for (size_t k = 0; k < s->nslot; k++)
+        s->slot_user[k] = SIZE_MAX;
     while (done < s->ios && !err) {
-        while (inflight < (size_t)opt.qd && next < s->ios) {
+        /* completions come in any order: a slot is posted again only once
+         * the request holding it has completed */
+        while (inflight < (size_t)opt.qd && next < s->ios && s->slot_user[next % s->nslot] == SIZE_MAX) {
             int dev;
             uint64_t devoff;
             size_t room = mb_aio_map(s->off[next], opt.stripe, (int)opt.files, &dev, &devoff);
             if (room < bs) { mb_warn("inline: block crosses a stripe (use --stripe >= size)"); err = -1; break; }
             struct io_uring_sqe *e = io_uring_get_sqe(&s->ring);
             if (!e) break;
+            before_post(s, next);
+            s->slot_user[next % s->nslot] = next;
             if (opt.rw) io_uring_prep_write(e, dev, slot(s, next), (unsigned)bs, devoff);
             else io_uring_prep_read(e, dev, slot(s, next), (unsigned)bs, devoff);
             e->flags |= IOSQE_FIXED_FILE;
@@ -440,17 +575,21 @@ static int run_inline(struct st *s)
             t0[next] = mb_now();
             next++; inflight++;
         }
-        io_uring_submit(&s->ring);
+        int sub = io_uring_submit(&s->ring);
+        if (sub < 0) {
+            mb_warn("inline: io_uring_submit: %s", strerror(-sub));
+            return -1;
+        }
         struct io_uring_cqe *cq;
         while (io_uring_peek_cqe(&s->ring, &cq) == 0) {
             size_t i = (size_t)io_uring_cqe_get_data64(cq);
             if (cq->res != (int)bs) { mb_warn("inline: request at %llu: res %d", (unsigned long long)s->off[i], cq->res); err = -1; }
             lat_add(s, mb_now() - t0[i]);
+            s->slot_user[i % s->nslot] = SIZE_MAX;
             io_uring_cqe_seen(&s->ring, cq);
             done++; inflight--;
         }
     }
-    free(t0);
     return err;
 }
 
@@ -462,12 +601,16 @@ static int run_engine(struct st *s, int async)
     size_t posted = 2 * (size_t)opt.qd < s->nslot ? 2 * (size_t)opt.qd : s->nslot;
     size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? posted / b : 1;
     if (depth < 1) depth = 1;
-    mb_aio_ticket *tk = calloc(nb, sizeof(*tk));
-    double *t0 = calloc(nb, sizeof(double));
+    /* a request's slot was last used nslot requests earlier, in a ticket
+     * already waited for: posted <= nslot requests are ever in flight */
+    mb_aio_ticket *tk = s->tickets;
+    double *t0 = s->t0;
     size_t waited = 0;
     int failed = 0;
     for (size_t k = 0; k < nb; k++) {
         size_t n = s->ios - k * b < b ? s->ios - k * b : b;
+        for (size_t j = 0; j < n; j++)
+            before_post(s, k * b + j);
         t0[k] = mb_now();
         if (mb_aio_submit(s->eng, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
         while (k + 1 - waited >= depth) { /* keep `depth` tickets in flight; wait for the oldest */
@@ -485,8 +628,6 @@ static int run_engine(struct st *s, int async)
         for (size_t j = 0; j < m; j++) lat_add(s, t);
         waited++;
     }
-    free(tk);
-    free(t0);
     if (failed)
         for (size_t i = 0; i < s->ios; i++)
             if (s->reqs[i].status) {
@@ -496,42 +637,82 @@ static int run_engine(struct st *s, int async)
     return failed ? -1 : 0;
 }
 
-/* fio's io_uring engine on the same files, block size, queue depth and O_DIRECT. */
+/* fio's io_uring engine on the same files, block size, queue depth and
+ * O_DIRECT. Started from an argument vector (no shell: --dir may hold any
+ * character); its terse output is read from a pipe. fio's data is its own:
+ * the case's check is n/a. */
 static int run_fio(struct st *s, double *elapsed)
 {
-    char files[8192] = "", cmd[10000];
-    for (long long f = 0; f < opt.files; f++) {
-        char p[1100];
-        snprintf(p, sizeof(p), "%s%.1000s%s", f ? ":" : "", fpath[f], opt.rw ? ".fio" : "");
-        strncat(files, p, sizeof(files) - strlen(files) - 1);
-    }
+    static char filename[64 * (sizeof(fpath[0]) + 8) + 16];
+    char a[8][64];
+    size_t l = (size_t)snprintf(filename, sizeof(filename), "--filename=");
+    for (long long f = 0; f < opt.files; f++)
+        l += (size_t)snprintf(filename + l, sizeof(filename) - l, "%s%.1023s%s", f ? ":" : "", fpath[f],
+                              opt.rw ? ".fio" : "");
     const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
-    snprintf(cmd, sizeof(cmd),
-             "fio --name=mb --filename=%s --ioengine=io_uring --direct=%d --rw=%s --bs=%zu --iodepth=%lld "
-             "--iodepth_batch_submit=%lld --size=%llu --io_size=%llu --fixedbufs --registerfiles --thread "
-             "--randrepeat=0 --norandommap --output-format=terse --terse-version=3 2>&1",
-             files, opt.buffered ? 0 : 1, rw, s->ac->bs, opt.qd, opt.batch,
-             (unsigned long long)opt.files * opt.file_size, /* fio splits --size over the files */
-             (unsigned long long)(s->ios * s->ac->bs));
-    FILE *p = popen(cmd, "r");
-    if (!p) { mb_warn("fio: %s", strerror(errno)); return -1; }
-    char line[16384];
-    int got = 0;
-    while (fgets(line, sizeof(line), p)) {
-        if (strncmp(line, "3;", 2) != 0) continue;
+    snprintf(a[0], sizeof(a[0]), "--direct=%d", opt.buffered ? 0 : 1);
+    snprintf(a[1], sizeof(a[1]), "--rw=%s", rw);
+    snprintf(a[2], sizeof(a[2]), "--bs=%zu", s->ac->bs);
+    snprintf(a[3], sizeof(a[3]), "--iodepth=%lld", opt.qd);
+    snprintf(a[4], sizeof(a[4]), "--iodepth_batch_submit=%lld", opt.batch);
+    /* fio splits --size over the files */
+    snprintf(a[5], sizeof(a[5]), "--size=%llu", (unsigned long long)opt.files * opt.file_size);
+    snprintf(a[6], sizeof(a[6]), "--io_size=%llu", (unsigned long long)(s->ios * s->ac->bs));
+    char *argv[] = {"fio", "--name=mb", filename, "--ioengine=io_uring", a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                    "--fixedbufs", "--registerfiles", "--thread", "--randrepeat=0", "--norandommap",
+                    "--output-format=terse", "--terse-version=3", NULL};
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        mb_warn("fio: pipe: %s", strerror(errno));
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+    pid_t pid;
+    int e = posix_spawnp(&pid, "fio", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    if (e != 0) {
+        close(pfd[0]);
+        mb_warn("fio: cannot start it: %s", strerror(e));
+        return -1;
+    }
+    FILE *p = fdopen(pfd[0], "r");
+    char line[16384], last[512] = "";
+    int got = 0, fio_err = 0;
+    while (p && fgets(line, sizeof(line), p)) {
+        if (strncmp(line, "3;", 2) != 0) {
+            snprintf(last, sizeof(last), "%.500s", line);
+            continue;
+        }
         char *f[200], *rest = line, *tok;
         int nf = 0;
         while (nf < 200 && (tok = strsep(&rest, ";")) != NULL)
             f[nf++] = tok;
-        if (nf < 50) break;
-        s->fio_err = atoi(f[4]);
+        if (nf < 50)
+            continue;
+        fio_err = atoi(f[4]);
         double iops = atof(f[opt.rw ? 48 : 7]);
         s->fio_iops = iops;
-        if (iops > 0) *elapsed = (double)s->ios / iops;
+        if (iops > 0)
+            *elapsed = (double)s->ios / iops;
         got = 1;
     }
-    int rc = pclose(p);
-    if (!got || rc != 0) { mb_warn("fio failed (exit %d): %s", rc, cmd); return -1; }
+    if (p)
+        fclose(p);
+    else
+        close(pfd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!got || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || fio_err) {
+        last[strcspn(last, "\n")] = 0;
+        mb_warn("fio failed (%s %d, fio error %d): %s", WIFEXITED(st) ? "exit" : "signal",
+                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), fio_err, got ? "" : last);
+        return -1;
+    }
     return 0;
 }
 
@@ -569,7 +750,10 @@ static int iterate(void *state, long long iter, double *elapsed)
     switch (s->ac->mode) {
     case M_POSIX: case M_MMAP: case M_BOUNCE: {
         char *bounce = NULL;
-        if (s->ac->mode == M_BOUNCE && posix_memalign((void **)&bounce, 4096, s->ac->bs) != 0) return -1;
+        if (s->ac->mode == M_BOUNCE && posix_memalign((void **)&bounce, 4096, s->ac->bs) != 0) {
+            mb_warn("out of memory: a %zu-byte bounce buffer", s->ac->bs);
+            return -1;
+        }
         for (size_t i = 0; i < s->ios && !err; i++) {
             double t = mb_now();
             err = blocking(s, i, s->ac->mode == M_BOUNCE && !opt.rw ? bounce : NULL);
@@ -584,13 +768,40 @@ static int iterate(void *state, long long iter, double *elapsed)
     case M_FIO: err = run_fio(s, elapsed); break;
     case NMODE: break;
     }
+    /* mmap writes reach the files, not only the page cache, inside the time */
+    for (long long f = 0; !err && opt.rw && s->ac->mode == M_MMAP && f < opt.files; f++)
+        if (msync(s->map[f], opt.file_size, MS_SYNC) != 0) {
+            mb_warn("mmap: msync %s: %s", fpath[f], strerror(errno));
+            err = -1;
+        }
+    if (s->nomem) {
+        mb_warn("out of memory: the latency log of %zu entries", s->caplat);
+        err = -1;
+    }
     s->cpu += cpu_now() - c0;
     s->cpu_ios += (long long)s->ios;
     if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == M_ASYNC || s->ac->mode == M_FIO))
         vs_add(s->ac->bs, s->ac->mode == M_FIO, s->ac->mode == M_FIO ? *elapsed : mb_now() - t0);
-    if (s->inject && !opt.rw && s->ac->mode != M_FIO)
-        slot(s, s->ios / 2)[100] ^= 0x40; /* a corrupted block must be detected */
+    if (!opt.rw && s->inj_req < s->ios) /* a corrupted block must be detected */
+        slot(s, s->inj_req)[s->inj_byte] ^= 0x40;
     return err;
+}
+
+/* Reads request i's block back from the files (writes), through the
+ * page cache, into rb. */
+static int read_back(struct st *s, size_t i, char *rb)
+{
+    size_t bs = s->ac->bs, done = 0;
+    while (done < bs) {
+        int dev;
+        uint64_t devoff;
+        size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
+        size_t n = bs - done < room ? bs - done : room;
+        if (pread(s->rfd[dev], rb + done, n, (off_t)devoff) != (ssize_t)n)
+            return -1;
+        done += n;
+    }
+    return 0;
 }
 
 static int check(void *state, long long iter, char *msg, size_t len)
@@ -600,40 +811,59 @@ static int check(void *state, long long iter, char *msg, size_t len)
     (void)iter;
     struct st *s = state;
     size_t bs = s->ac->bs;
-    if (s->ac->mode == M_FIO) {
-        if (s->fio_err) { snprintf(msg, len, "fio reported error %d", s->fio_err); return 1; }
-        return 0;
-    }
-    size_t first = s->ios > s->nslot ? s->ios - s->nslot : 0; /* slots reused: the last nslot requests */
+    /* reads: the slots hold the last nslot requests; writes: every
+     * request's block is read back from the files */
+    size_t first = !opt.rw && s->ios > s->nslot ? s->ios - s->nslot : 0;
     char *rb = NULL;
-    if (opt.rw && posix_memalign((void **)&rb, 4096, bs) != 0) return 1;
+    if (opt.rw && posix_memalign((void **)&rb, 4096, bs) != 0) {
+        snprintf(msg, len, "out of memory: %zu bytes to read writes back", bs);
+        return 1;
+    }
     for (size_t i = first; i < s->ios; i++) {
         const char *b = slot(s, i);
-        if (opt.rw) { /* read the written block back through buffered descriptors */
-            size_t done = 0;
-            while (done < bs) {
-                int dev;
-                uint64_t devoff;
-                size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
-                size_t n = bs - done < room ? bs - done : room;
-                int fd = open(fpath[dev], O_RDONLY);
-                ssize_t k = pread(fd, rb + done, n, (off_t)devoff);
-                close(fd);
-                if (k != (ssize_t)n) { snprintf(msg, len, "read-back of %llu short", (unsigned long long)s->off[i]); free(rb); return 1; }
-                done += n;
+        if (opt.rw) {
+            if (read_back(s, i, rb) != 0) {
+                snprintf(msg, len, "reading back request %zu at %llu: %s", i, (unsigned long long)s->off[i],
+                         errno ? strerror(errno) : "short read");
+                free(rb);
+                return 1;
             }
             b = rb;
         }
         size_t bad = mb_aio_pattern_check(b, s->off[i], bs, s->seed);
         if (bad != bs) {
-            snprintf(msg, len, "request %zu at offset %llu: byte %zu (block %llu of file data) differs from the pattern",
-                     i, (unsigned long long)s->off[i], bad, (unsigned long long)((s->off[i] + bad) / 512));
+            snprintf(msg, len, "request %zu at offset %llu: byte %zu (block %llu of file data) differs from the pattern%s",
+                     i, (unsigned long long)s->off[i], bad, (unsigned long long)((s->off[i] + bad) / 512),
+                     opt.rw ? " after the write" : "");
             free(rb);
             return 1;
         }
     }
     free(rb);
     return 0;
+}
+
+/* After the last case: files written by this run are taken for prepared
+ * again only when every write case was read back and verified. */
+static void finish(struct mb_run *run)
+{
+    if (opt.app || !wrote_volume || run->rank != 0)
+        return;
+    int verified = 1;
+    for (size_t k = 0; k < run->result.ncases; k++) {
+        const struct mb_case_result *cr = &run->result.cases[k];
+        if (cr->check != MB_CHECK_PASS && cr->check != MB_CHECK_NA)
+            verified = 0;
+    }
+    verified &= run->result.ncases == run->ncases;
+    char err[1200];
+    if (verified && mb_aio_volume_mark(&volume, MB_AIO_VOLUME_COMPLETE, err, sizeof(err)) != 0) {
+        mb_warn("--dir: %s", err);
+        verified = 0;
+    }
+    mb_kv_str(&run->result.config, "aio_data_after",
+              verified ? "complete: every write was read back and verified"
+                       : "marked writing: a write case failed or was not checked; the next run writes the files again");
 }
 
 static int cmpd(const void *a, const void *b)
@@ -672,7 +902,7 @@ static void teardown(void *state)
             if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
                 size_t n = mb_aio_thread_history(s->eng, NULL, 0);
                 int *h = calloc(n + 1, sizeof(int));
-                n = mb_aio_thread_history(s->eng, h, n);
+                n = h ? mb_aio_thread_history(s->eng, h, n) : 0;
                 char hist[4096] = "";
                 for (size_t i = 0, j; i < n; i = j) {
                     for (j = i; j < n && h[j] == h[i]; j++)
@@ -682,7 +912,7 @@ static void teardown(void *state)
                 }
                 free(h);
                 snprintf(key, sizeof(key), "io_threads_chosen/%s", cn);
-                mb_kv_str(&run->result.config, key, n ? hist : "none (fewer waits than one window)");
+                mb_kv_str(&run->result.config, key, n ? hist : h ? "none (fewer waits than one window)" : "out of memory");
             }
         }
         if (!run->common.quiet)
@@ -708,8 +938,9 @@ static void teardown(void *state)
     }
     if (s->ring_ok) io_uring_queue_exit(&s->ring);
     for (long long f = 0; f < opt.files; f++) {
-        if (s->map[f] && s->map[f] != MAP_FAILED) munmap(s->map[f], opt.file_size);
-        if (s->fd[f] > 0) close(s->fd[f]);
+        if (s->map[f]) munmap(s->map[f], opt.file_size);
+        if (s->fd[f] >= 0) close(s->fd[f]);
+        if (s->rfd[f] >= 0) close(s->rfd[f]);
     }
     if (s->eng) {
         mb_aio_free(s->eng, s->slots);
@@ -719,6 +950,9 @@ static void teardown(void *state)
     }
     free(s->off);
     free(s->reqs);
+    free(s->t0);
+    free(s->tickets);
+    free(s->slot_user);
     free(s->lat);
     free(s);
 }
@@ -738,6 +972,7 @@ static const struct mb_bench bench = {
     .iterate = iterate,
     .check = check,
     .teardown = teardown,
+    .finish = finish,
     .model = app_model,
 };
 

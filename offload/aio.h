@@ -110,6 +110,34 @@ void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed);
 /* Offset (relative to buf) of the first wrong byte, or len when all right. */
 size_t mb_aio_pattern_check(const void *buf, uint64_t off, size_t len, uint64_t seed);
 
+/* Data files of a striped volume holding the pattern: file f keeps its
+ * stripe units' pattern in [0, file_size), then a trailer block naming the
+ * layout, the seed and a state. */
+struct mb_aio_volume {
+    const char *const *paths;
+    int nfiles;
+    uint64_t file_size, stripe, seed;
+};
+#define MB_AIO_VOLUME_TRAILER 4096
+enum { MB_AIO_VOLUME_COMPLETE = 1, MB_AIO_VOLUME_WRITING = 2 };
+/* 1 when every file is a regular file of the right size whose trailer says
+ * complete for this layout and seed, and nsample random 512-byte blocks per
+ * file (positions from sample_seed) hold the pattern; else 0 with the first
+ * reason in why. */
+int mb_aio_volume_check(const struct mb_aio_volume *v, size_t nsample, uint64_t sample_seed, char *why,
+                        size_t len);
+/* 1 when every file that exists may be written as a data file: a regular
+ * file (not a link) that is empty or holds our trailer; else 0 naming it. */
+int mb_aio_volume_owned(const struct mb_aio_volume *v, char *why, size_t len);
+/* Writes every file (state "writing" first, the pattern, fsync, then
+ * "complete"). A file is created with O_EXCL | O_NOFOLLOW; an existing one
+ * is overwritten only when it holds our trailer or is empty. 0 or -1 with
+ * the file and the reason in err. */
+int mb_aio_volume_prepare(const struct mb_aio_volume *v, char *err, size_t len);
+/* Sets every file's state: "writing" before a write run, "complete" after
+ * a run whose writes were all read back and verified. */
+int mb_aio_volume_mark(const struct mb_aio_volume *v, int state, char *err, size_t len);
+
 /* CUDA path: destinations in device memory. Reads land in the registered
  * (pinned, in the CUDA build) staging buffer `staging`, which is then copied
  * to `dev` with cudaMemcpyAsync on the runtime's per-thread stream; returns

@@ -35,11 +35,22 @@ h=$(attr "$T/ad.h5" "io_threads_chosen/sync/random/read/4096")
 m=$(attr "$T/ad.h5" "inflight_mean/async/random/read/4096")
 awk -v m="$m" 'BEGIN { exit !(m > 0 && m <= 16) }' || fail "in-flight mean $m outside (0, qd=16]"
 expect 2 "bad --io-threads" -- "$BIN/mb-aio" "${A[@]}" --io-threads many --sizes 4K -o "$T/b3.h5" && has "^mb-aio: --io-threads" "names the flag"
-expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" && has "minbytes" "names the flag"
+expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" && has "^mb-aio: --sizes" "names the flag"
+expect 2 "sizes below 512 from -b/-e" -- "$BIN/mb-aio" "${A[@]}" -b 8 -e 256 -o "$T/b4.h5" && has "^mb-aio: -b/--minbytes" "names the flags"
 expect 2 "batch above qd" -- "$BIN/mb-aio" "${A[@]}" --batch 32 --sizes 4K -o "$T/b2.h5" && has "^mb-aio: --batch" "names the flag"
 [ ! -e "$T/b1.h5" ] || fail "bad input wrote a file"
 if command -v fio >/dev/null; then
   expect 0 "fio side by side" -- "$BIN/mb-aio" "${A[@]}" --files 1 --vs-fio --mode async --sizes 4K -o "$T/fio.h5" && has "# fio random read" "fio case" &&
     has "engine \(async\) / fio throughput at 4096 B: [0-9.]+" "prints the ratio"
+  # fio's data is not checked by movebench: n/a, never pass
+  has "^ +262144 +64 .* n/a$" "the fio row's check is n/a"
+  has "^ +262144 +64 .* pass$" "the engine's row passes"
+  # fio starts from an argument vector: a folder with spaces and shell syntax is only a name
+  F="$T/a b;touch $T/pwned;\$(touch $T/pwned2)"
+  mkdir -p "$F"
+  expect 0 "fio in a folder with spaces and ';'" -- "$BIN/mb-aio" "${A[@]}" --dir "$F" --files 2 --mode fio --sizes 4K -o "$T/fio2.h5" &&
+    has "^ +262144 +64 .* n/a$" "fio ran there"
+  [ ! -e "$T/pwned" ] && [ ! -e "$T/pwned2" ] || fail "--dir went through a shell"
+  [ -s "$F/mb-aio.1" ] || fail "the data files are in the folder named"
 fi
 finish
