@@ -283,6 +283,9 @@ int mb_ooc_check(struct mb_ooc *o, char *msg, size_t msglen);
 void mb_ooc_stats(const struct mb_ooc *o, struct mb_ooc_stats *s);
 /* The engine's report (NULL in the posix and compute modes). */
 const struct mb_aio *mb_ooc_engine(const struct mb_ooc *o);
+/* Whether the posix reads and the checks bypass the page cache (O_DIRECT):
+ * 1 or 0; *fallback says why not where O_DIRECT was asked for ("none"). */
+int mb_ooc_direct(const struct mb_ooc *o, const char **fallback);
 void mb_ooc_close(struct mb_ooc *o);
 
 /* Row gather, for GNN feature extraction: `rows` rows of `dim` floats
@@ -312,8 +315,9 @@ uint64_t mb_ooc_zipf_next(const struct mb_ooc_zipf *z, uint64_t *state);
 uint64_t mb_ooc_zipf_row(const struct mb_ooc_zipf *z, uint64_t rank);
 void mb_ooc_zipf_free(struct mb_ooc_zipf *z);
 
-/* Sorts keys[0..n) ascending (LSD radix); tmp holds n keys. */
-void mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
+/* Sorts keys[0..n) ascending (LSD radix); tmp holds n keys. 0, or -1
+ * out of memory (keys untouched). */
+int mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
 
 #ifdef __cplusplus
 }

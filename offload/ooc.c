@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const mb_ooc_app_names[] = {"gemm", "sort", "gather"};
@@ -39,6 +40,16 @@ int mb_ooc_validate(const struct mb_ooc_params *p, char *err, size_t errlen)
         snprintf(err, errlen, "--stripe: must be a multiple of 4096");
         return -1;
     }
+    /* the files are rewritten by prepare: never through a link, never a
+     * device or a fifo (root) */
+    for (int d = 0; d < p->nfiles && d < OOC_MAX_FILES; d++) {
+        struct stat st;
+        if (lstat(p->paths[d], &st) == 0 && !S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "--dir: %s: %s, refused", p->paths[d],
+                     S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+            return -1;
+        }
+    }
     return a->validate(p, err, errlen);
 }
 
@@ -64,21 +75,29 @@ int mb_ooc_prepare(const struct mb_ooc_params *p, int corrupt, char *err, size_t
         uint64_t off = a->corrupt_offset(p) & ~(uint64_t)4095;
         size_t in = (size_t)(a->corrupt_offset(p) - off);
         unsigned char *blk = ooc_alloc(&io, 4096);
-        int s = ooc_rw_now(&io, MB_AIO_READ, off, 4096, blk);
-        blk[in] ^= 0x40;
-        if (!s)
+        int s = blk ? ooc_rw_now(&io, MB_AIO_READ, off, 4096, blk) : 0;
+        if (!blk)
+            rc = ooc_nomem(err, errlen, "injecting a corrupted byte", 4096);
+        else if (!s) {
+            blk[in] ^= 0x40;
             s = ooc_rw_now(&io, MB_AIO_WRITE, off, 4096, blk);
+        }
         if (s)
             rc = ooc_fail(err, errlen, "injecting a corrupted byte", s, off);
         ooc_free(&io, blk);
     }
     for (int d = 0; d < io.ndev && rc == 0; d++)
-        fsync(io.fd[d]);
+        if (fsync(io.fd[d]) != 0) {
+            snprintf(err, errlen, "--dir: %s: fsync: %s", p->paths[d], strerror(errno));
+            rc = -1;
+        }
     /* one read of everything, so that the first case measured does not pay
      * for the storage still settling the writes (a VM's host cache) */
     uint64_t vol = a->volume_bytes(p);
-    char *buf = ooc_alloc(&io, 1u << 20);
-    for (uint64_t off = 0; off < vol && rc == 0 && buf; off += 1u << 20) {
+    char *buf = rc == 0 ? ooc_alloc(&io, 1u << 20) : NULL;
+    if (rc == 0 && !buf)
+        rc = ooc_nomem(err, errlen, "reading the input back", 1u << 20);
+    for (uint64_t off = 0; off < vol && rc == 0; off += 1u << 20) {
         size_t n = vol - off < (1u << 20) ? (size_t)(vol - off) : (size_t)1 << 20;
         int s = ooc_rw_now(&io, MB_AIO_READ, off, (n + 4095) & ~(size_t)4095, buf);
         if (s)
@@ -92,7 +111,11 @@ int mb_ooc_prepare(const struct mb_ooc_params *p, int corrupt, char *err, size_t
 struct mb_ooc *mb_ooc_open(const struct mb_ooc_params *p, enum mb_ooc_mode m, char *err, size_t errlen)
 {
     const struct ooc_app *a = app_of(p);
-    struct mb_ooc *o = calloc(1, sizeof(*o));
+    struct mb_ooc *o = ooc_calloc(1, sizeof(*o));
+    if (!o) {
+        ooc_nomem(err, errlen, "the app's state", sizeof(*o));
+        return NULL;
+    }
     o->app = a;
     uint64_t load = 0, image = m == MB_OOC_COMPUTE ? a->image_bytes(p, &load) : 0;
     if (ooc_io_open(&o->io, p, m, a->arena_bytes(p), image, load, 0, err, errlen) != 0) {
@@ -126,6 +149,12 @@ void mb_ooc_stats(const struct mb_ooc *o, struct mb_ooc_stats *s)
 }
 
 const struct mb_aio *mb_ooc_engine(const struct mb_ooc *o) { return o->io.eng; }
+
+int mb_ooc_direct(const struct mb_ooc *o, const char **fallback)
+{
+    *fallback = o->io.fallback;
+    return o->io.direct;
+}
 
 void mb_ooc_close(struct mb_ooc *o)
 {

@@ -55,14 +55,16 @@ struct mb_ooc_zipf *mb_ooc_zipf_new(uint64_t n, double s, uint64_t seed)
 {
     if (n == 0 || n > MAX_ROWS)
         return NULL;
-    struct mb_ooc_zipf *z = calloc(1, sizeof(*z));
+    struct mb_ooc_zipf *z = ooc_calloc(1, sizeof(*z));
+    if (!z)
+        return NULL;
     z->n = n;
     z->mul = n > 1 ? ooc_mix(seed) % n : 0;
     while (n > 1 && (z->mul == 0 || gcd(z->mul, n) != 1))
         z->mul = (z->mul + 1) % n;
     z->add = ooc_mix(seed + 1) % n;
     if (s > 0) {
-        z->cdf = malloc(n * sizeof(double));
+        z->cdf = ooc_malloc(n * sizeof(double));
         if (!z->cdf) {
             free(z);
             return NULL;
@@ -175,7 +177,7 @@ static int gather_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char
 {
     size_t rb = mb_ooc_row_bytes(p->gather_dim), per = (1u << 20) / rb ? (1u << 20) / rb : 1;
     char *buf = ooc_alloc(io, per * rb);
-    int rc = 0;
+    int rc = buf ? 0 : ooc_nomem(err, errlen, "writing the features", per * rb);
     for (uint64_t r = 0; r < p->gather_rows && !rc; r += per) {
         size_t k = p->gather_rows - r < per ? (size_t)(p->gather_rows - r) : per;
         for (size_t i = 0; i < k; i++)
@@ -193,7 +195,7 @@ static uint64_t gather_corrupt(const struct mb_ooc_params *p)
 {
     /* the hottest row: every batch of a Zipf draw holds it */
     struct mb_ooc_zipf *z = mb_ooc_zipf_new(p->gather_rows, p->zipf, p->seed);
-    uint64_t row = mb_ooc_zipf_row(z, 0);
+    uint64_t row = z ? mb_ooc_zipf_row(z, 0) : 0; /* out of memory: row 0, still a row read */
     mb_ooc_zipf_free(z);
     return row * mb_ooc_row_bytes(p->gather_dim) + 3;
 }
@@ -220,7 +222,11 @@ static void gather_close(void *st, struct ooc_io *io)
 
 static void *gather_open(const struct mb_ooc_params *p, struct ooc_io *io, char *err, size_t errlen)
 {
-    struct gather *g = calloc(1, sizeof(*g));
+    struct gather *g = ooc_calloc(1, sizeof(*g));
+    if (!g) {
+        ooc_nomem(err, errlen, "--gather-rows: the gather's state", sizeof(*g));
+        return NULL;
+    }
     g->f = (struct mb_ooc_features){0, p->gather_rows, p->gather_dim, mb_ooc_row_bytes(p->gather_dim)};
     g->batch = p->gather_batch;
     g->nbatch = p->gather_batches;
@@ -229,14 +235,15 @@ static void *gather_open(const struct mb_ooc_params *p, struct ooc_io *io, char 
     g->ahead = p->prefetch > 1 ? p->prefetch : 1;
     size_t total = g->batch * g->nbatch;
     g->z = mb_ooc_zipf_new(p->gather_rows, p->zipf, p->seed);
-    g->ids = calloc(total, sizeof(uint64_t));
+    g->ids = ooc_calloc(total, sizeof(uint64_t));
     g->bufs = ooc_alloc(io, total * g->f.row_bytes);
-    g->w = malloc(g->f.dim * g->f.dim * sizeof(float));
-    g->y = malloc(g->batch * g->f.dim * sizeof(float));
-    g->reqs = calloc(total, sizeof(*g->reqs));
-    g->ops = calloc(g->nbatch, sizeof(*g->ops));
+    g->w = ooc_malloc(g->f.dim * g->f.dim * sizeof(float));
+    g->y = ooc_malloc(g->batch * g->f.dim * sizeof(float));
+    g->reqs = ooc_calloc(total, sizeof(*g->reqs));
+    g->ops = ooc_calloc(g->nbatch, sizeof(*g->ops));
     if (!g->z || !g->ids || !g->bufs || !g->w || !g->y || !g->reqs || !g->ops) {
-        snprintf(err, errlen, "--gather-rows, --gather-batch: out of memory");
+        snprintf(err, errlen, "--gather-rows, --gather-batch: out of memory (%zu rows of %zu bytes in batches)",
+                 total, g->f.row_bytes);
         gather_close(g, io);
         return NULL;
     }
@@ -300,7 +307,11 @@ static int gather_check(void *st, struct ooc_io *io, char *msg, size_t len)
     (void)io;
     struct gather *g = st;
     size_t rb = g->f.row_bytes, total = g->batch * g->nbatch;
-    char *want = malloc(rb);
+    char *want = ooc_malloc(rb);
+    if (!want) {
+        ooc_nomem(msg, len, "checking the rows", rb);
+        return 1;
+    }
     for (size_t i = 0; i < total; i++) {
         fill_row(want, g->seed, g->f.dim, rb, g->ids[i]);
         const char *got = g->bufs + i * rb;

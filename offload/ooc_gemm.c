@@ -85,7 +85,7 @@ static int gemm_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
 {
     size_t n = p->gemm_n, t = p->gemm_tile, nt = n / t, tb = t * t * 4;
     float *buf = ooc_alloc(io, tb);
-    int rc = 0;
+    int rc = buf ? 0 : ooc_nomem(err, errlen, "writing the GEMM input", tb);
     for (int which = 0; which < 2 && !rc; which++)
         for (size_t bi = 0; bi < nt && !rc; bi++)
             for (size_t bk = 0; bk < nt && !rc; bk++) {
@@ -134,13 +134,19 @@ static void gemm_close(void *st, struct ooc_io *io)
     free(g);
 }
 
-/* The references, from the generator (never from the files). */
-static void references(struct gemm *g)
+/* The references, from the generator (never from the files). 0, or -1
+ * out of memory. */
+static int references(struct gemm *g)
 {
     size_t n = g->n;
-    double *acol = calloc(n, sizeof(double)), *brow = calloc(n, sizeof(double));
-    g->row_ref = calloc(n, sizeof(double));
-    g->col_ref = calloc(n, sizeof(double));
+    double *acol = ooc_calloc(n, sizeof(double)), *brow = ooc_calloc(n, sizeof(double));
+    g->row_ref = ooc_calloc(n, sizeof(double));
+    g->col_ref = ooc_calloc(n, sizeof(double));
+    if (!acol || !brow || !g->row_ref || !g->col_ref) {
+        free(acol);
+        free(brow);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < n; k++)
             acol[k] += gval(g->seed, 0, n, i, k);
@@ -156,8 +162,13 @@ static void references(struct gemm *g)
     free(acol);
     free(brow);
     if (n <= FULL_CHECK_N) { /* the in-memory GEMM */
-        float *a = malloc(n * n * sizeof(float)), *b = malloc(n * n * sizeof(float));
-        g->ref = calloc(n * n, sizeof(float));
+        float *a = ooc_malloc(n * n * sizeof(float)), *b = ooc_malloc(n * n * sizeof(float));
+        g->ref = ooc_calloc(n * n, sizeof(float));
+        if (!a || !b || !g->ref) {
+            free(a);
+            free(b);
+            return -1;
+        }
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < n; j++) {
                 a[i * n + j] = gval(g->seed, 0, n, i, j);
@@ -167,21 +178,28 @@ static void references(struct gemm *g)
                     (int)n, 0.0f, g->ref, (int)n);
         free(a);
         free(b);
-        return;
+        return 0;
     }
-    g->sample = malloc(SAMPLES * sizeof(size_t));
-    g->sample_ref = calloc(SAMPLES, sizeof(double));
+    g->sample = ooc_malloc(SAMPLES * sizeof(size_t));
+    g->sample_ref = ooc_calloc(SAMPLES, sizeof(double));
+    if (!g->sample || !g->sample_ref)
+        return -1;
     for (size_t s = 0; s < SAMPLES; s++) {
         size_t i = (size_t)(ooc_mix(g->seed + 2 * s) % n), j = (size_t)(ooc_mix(g->seed + 2 * s + 1) % n);
         g->sample[s] = i * n + j;
         for (size_t k = 0; k < n; k++)
             g->sample_ref[s] += (double)gval(g->seed, 0, n, i, k) * gval(g->seed, 1, n, k, j);
     }
+    return 0;
 }
 
 static void *gemm_open(const struct mb_ooc_params *p, struct ooc_io *io, char *err, size_t errlen)
 {
-    struct gemm *g = calloc(1, sizeof(*g));
+    struct gemm *g = ooc_calloc(1, sizeof(*g));
+    if (!g) {
+        ooc_nomem(err, errlen, "--gemm-n: the GEMM's state", sizeof(*g));
+        return NULL;
+    }
     g->n = p->gemm_n;
     g->t = p->gemm_tile;
     g->nt = g->n / g->t;
@@ -191,17 +209,25 @@ static void *gemm_open(const struct mb_ooc_params *p, struct ooc_io *io, char *e
     g->b_off = b_offset(g->n);
     g->steps = (uint64_t)g->nt * g->nt * g->nt;
     g->mode = io->mode;
-    if (posix_memalign((void **)&g->c, 64, g->n * g->n * sizeof(float)) != 0) {
-        snprintf(err, errlen, "--gemm-n: no memory for C (%zu x %zu floats)", g->n, g->n);
-        free(g);
-        return NULL;
-    }
     g->ahead = ahead_of(p);
     g->nslot = g->ahead + 1;
+    if (!(g->c = ooc_memalign(64, g->n * g->n * sizeof(float)))) {
+        snprintf(err, errlen, "--gemm-n: no memory for C (%zu x %zu floats)", g->n, g->n);
+        gemm_close(g, io);
+        return NULL;
+    }
     for (int b = 0; b < g->nslot; b++)
         for (int m = 0; m < 2; m++)
-            g->slot[b][m] = ooc_alloc(io, g->tb);
-    references(g);
+            if (!(g->slot[b][m] = ooc_alloc(io, g->tb))) {
+                ooc_nomem(err, errlen, "--gemm-tile, --prefetch: the tile buffers", g->tb);
+                gemm_close(g, io);
+                return NULL;
+            }
+    if (references(g) != 0) {
+        snprintf(err, errlen, "--gemm-n: no memory for the reference product (%zu x %zu)", g->n, g->n);
+        gemm_close(g, io);
+        return NULL;
+    }
     return g;
 }
 
@@ -278,7 +304,11 @@ static int gemm_run(void *st, struct ooc_io *io, char *err, size_t errlen)
 
 static int check_tiles(struct gemm *g, char *msg, size_t len)
 {
-    float *want = malloc(g->tb);
+    float *want = ooc_malloc(g->tb);
+    if (!want) {
+        ooc_nomem(msg, len, "checking the tiles", g->tb);
+        return 1;
+    }
     for (int b = 0; b < g->nslot; b++) {
         if (g->slot_step[b] == UINT64_MAX)
             continue;

@@ -6,7 +6,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* MB_AIO_INJECT=nomem:N: the N-th allocation (1-based) fails. */
+static int nomem_now(void)
+{
+    static long long count, fail_at = -1;
+    if (fail_at < 0) {
+        const char *inj = getenv("MB_AIO_INJECT");
+        fail_at = inj && strncmp(inj, "nomem:", 6) == 0 ? atoll(inj + 6) : 0;
+    }
+    return fail_at > 0 && ++count == fail_at;
+}
+
+void *ooc_malloc(size_t bytes) { return nomem_now() ? NULL : malloc(bytes ? bytes : 1); }
+
+void *ooc_calloc(size_t n, size_t size) { return nomem_now() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+
+void *ooc_memalign(size_t align, size_t bytes)
+{
+    void *p = NULL;
+    if (nomem_now() || posix_memalign(&p, align, bytes ? bytes : align) != 0)
+        return NULL;
+    return p;
+}
+
+int ooc_nomem(char *err, size_t errlen, const char *what, size_t bytes)
+{
+    snprintf(err, errlen, "%s: out of memory (%zu bytes)", what, bytes);
+    return -1;
+}
 
 int ooc_fail(char *err, size_t errlen, const char *what, int status, uint64_t off)
 {
@@ -67,9 +97,17 @@ int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mo
         return -1;
     }
     for (int d = 0; d < p->nfiles && create; d++) { /* prepare: every file at its size */
-        int fd = open(p->paths[d], O_RDWR | O_CREAT, 0644);
+        /* never through a link, never into a device or a fifo (root) */
+        int fd = open(p->paths[d], O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "--dir: %s: not a regular file", p->paths[d]);
+            close(fd);
+            return -1;
+        }
         if (fd < 0 || ftruncate(fd, (off_t)mb_ooc_file_bytes(p)) != 0) {
-            snprintf(err, errlen, "--dir: %s: %s", p->paths[d], strerror(errno));
+            snprintf(err, errlen, "--dir: %s: %s", p->paths[d],
+                     errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
             if (fd >= 0)
                 close(fd);
             return -1;
@@ -83,11 +121,25 @@ int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mo
         if (!io->eng)
             return -1;
     }
+    /* MB_AIO_INJECT=nodirect (tests): a file system that refuses O_DIRECT */
+    const char *inj = getenv("MB_AIO_INJECT");
+    int nodirect = inj && strcmp(inj, "nodirect") == 0;
+    io->direct = !p->buffered;
+    io->fallback = "none";
     for (int d = 0; d < p->nfiles; d++) {
-        int fl = O_RDWR | (p->buffered ? 0 : O_DIRECT);
-        io->fd[d] = open(p->paths[d], fl);
-        if (io->fd[d] < 0 && errno == EINVAL) /* O_DIRECT refused */
-            io->fd[d] = open(p->paths[d], fl & ~O_DIRECT);
+        int fl = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+        io->fd[d] = -1;
+        errno = EINVAL;
+        if (io->direct && !nodirect)
+            io->fd[d] = open(p->paths[d], fl | O_DIRECT);
+        if (io->direct && io->fd[d] < 0 && errno == EINVAL) { /* O_DIRECT refused: buffered, recorded */
+            io->direct = 0;
+            io->fallback = "O_DIRECT refused by the file system: buffered I/O";
+            for (int e = 0; e < d; e++) /* the files opened before: the same path for all */
+                fcntl(io->fd[e], F_SETFL, fcntl(io->fd[e], F_GETFL) & ~O_DIRECT);
+        }
+        if (io->fd[d] < 0 && !io->direct)
+            io->fd[d] = open(p->paths[d], fl);
         if (io->fd[d] < 0) {
             snprintf(err, errlen, "--dir: %s: %s", p->paths[d], strerror(errno));
             ooc_io_close(io);
@@ -96,7 +148,7 @@ int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mo
     }
     if (m == MB_OOC_COMPUTE && memsize) {
         io->memsize = (memsize + 4095) & ~(uint64_t)4095;
-        if (posix_memalign((void **)&io->mem, 4096, io->memsize) != 0) {
+        if (!(io->mem = ooc_memalign(4096, io->memsize))) {
             snprintf(err, errlen, "compute mode: no memory for a %llu-byte image of the data",
                      (unsigned long long)io->memsize);
             io->mem = NULL;
@@ -131,6 +183,8 @@ void ooc_io_close(struct ooc_io *io)
 void *ooc_alloc(struct ooc_io *io, size_t bytes)
 {
     void *p = NULL;
+    if (nomem_now())
+        return NULL;
     if (io->eng)
         p = mb_aio_alloc(io->eng, bytes);
     else if (posix_memalign(&p, 4096, bytes ? (bytes + 4095) & ~(size_t)4095 : 4096) != 0)

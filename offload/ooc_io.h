@@ -18,6 +18,8 @@ struct ooc_io {
     char *mem;                   /* compute: the volume's first memsize bytes */
     uint64_t memsize;
     uint64_t rbytes, wbytes, requests;
+    int direct;                  /* fd[] opened with O_DIRECT */
+    const char *fallback;        /* why not, when it was asked for; "none" */
 };
 
 struct ooc_op {
@@ -32,7 +34,17 @@ struct ooc_op {
 int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mode m, size_t arena,
                 uint64_t memsize, uint64_t load, int create, char *err, size_t errlen);
 void ooc_io_close(struct ooc_io *io);
+/* Registered (engine modes) or page-aligned buffer, zeroed; NULL when out
+ * of memory. */
 void *ooc_alloc(struct ooc_io *io, size_t bytes);
+/* Every other allocation of the apps goes through these: NULL when out of
+ * memory, or when MB_AIO_INJECT=nomem:N makes this the N-th allocation of
+ * the process (with ooc_alloc's), so a test reaches every failure path. */
+void *ooc_malloc(size_t bytes);
+void *ooc_calloc(size_t n, size_t size);
+void *ooc_memalign(size_t align, size_t bytes);
+/* "what: out of memory (N bytes)" into err; returns -1. */
+int ooc_nomem(char *err, size_t errlen, const char *what, size_t bytes);
 void ooc_free(struct ooc_io *io, void *p);
 /* 0, or -errno of the first failed request (sync, posix and compute
  * finish at once; async and io when ooc_finish waits). */

@@ -92,7 +92,7 @@ static int sort_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
 {
     uint64_t *buf = ooc_alloc(io, MIB);
     uint64_t per = MIB / 8;
-    int rc = 0;
+    int rc = buf ? 0 : ooc_nomem(err, errlen, "writing the keys", MIB);
     for (uint64_t i = 0; i < p->sort_keys && !rc; i += per) {
         uint64_t k = p->sort_keys - i < per ? p->sort_keys - i : per;
         for (uint64_t j = 0; j < k; j++)
@@ -116,9 +116,11 @@ static uint64_t sort_image(const struct mb_ooc_params *p, uint64_t *load)
     return sort_volume(p);
 }
 
-void mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp)
+int mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp)
 {
-    size_t (*h)[256] = calloc(8, sizeof(*h));
+    size_t (*h)[256] = ooc_calloc(8, sizeof(*h));
+    if (!h)
+        return -1;
     for (size_t i = 0; i < n; i++)
         for (int d = 0; d < 8; d++)
             h[d][(keys[i] >> (8 * d)) & 255]++;
@@ -144,11 +146,16 @@ void mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp)
     if (src != keys)
         memcpy(keys, src, n * sizeof(*keys));
     free(h);
+    return 0;
 }
 
 static void *sort_open(const struct mb_ooc_params *p, struct ooc_io *io, char *err, size_t errlen)
 {
-    struct sorter *s = calloc(1, sizeof(*s));
+    struct sorter *s = ooc_calloc(1, sizeof(*s));
+    if (!s) {
+        ooc_nomem(err, errlen, "--sort-keys: the sort's state", sizeof(*s));
+        return NULL;
+    }
     s->n = p->sort_keys;
     s->nb = s->n * 8;
     s->seed = p->seed;
@@ -158,9 +165,10 @@ static void *sort_open(const struct mb_ooc_params *p, struct ooc_io *io, char *e
     s->chunk_keys = chunk / 8;
     s->block_keys = block / 8;
     s->mem = ooc_alloc(io, sort_arena(p));
-    s->runs = calloc(s->nruns, sizeof(*s->runs));
+    s->runs = ooc_calloc(s->nruns, sizeof(*s->runs));
     if (!s->mem || !s->runs) {
         snprintf(err, errlen, "--mem-budget: %zu bytes: out of memory", p->mem_budget);
+        ooc_free(io, s->mem);
         free(s->runs);
         free(s);
         return NULL;
@@ -184,9 +192,9 @@ static int sort_reset(void *st, struct ooc_io *io, long long iter, char *err, si
 {
     (void)iter;
     struct sorter *s = st;
-    uint64_t *poison = NULL;
-    if (posix_memalign((void **)&poison, 4096, 4096) != 0)
-        return -1;
+    uint64_t *poison = ooc_memalign(4096, 4096);
+    if (!poison)
+        return ooc_nomem(err, errlen, "poisoning the output", 4096);
     for (int i = 0; i < 512; i++)
         poison[i] = UINT64_MAX - (uint64_t)i; /* descending: out of order, and not the input */
     uint64_t step = (uint64_t)s->block_keys * 8;
@@ -248,8 +256,10 @@ static int run_generation(struct sorter *s, struct ooc_io *io, char *err, size_t
             break;
         }
         size_t len = CHUNK_LEN(c);
-        if (io->mode != MB_OOC_IO)
-            mb_ooc_sort_u64(cbuf[b], len, tmp);
+        if (io->mode != MB_OOC_IO && mb_ooc_sort_u64(cbuf[b], len, tmp) != 0) {
+            rc = ooc_nomem(err, errlen, "sorting a run: the radix counts", 8 * 256 * sizeof(size_t));
+            break;
+        }
         s->wreq[b] = (struct mb_aio_req){s->run_off + c * s->chunk_keys * 8, len * 8, cbuf[b], MB_AIO_WRITE, 0};
         s->wop[b] = (struct ooc_op){&s->wreq[b], 1, NULL, 0, 0};
         if (ooc_start(io, &s->wop[b])) {
@@ -358,7 +368,9 @@ static int merge(struct sorter *s, struct ooc_io *io, char *err, size_t errlen)
         if (rc)
             ooc_op_fail(err, errlen, "reading a run", &r->op[r->bufkeys[1] ? 1 : 0]);
     }
-    struct hent *h = malloc(R * sizeof(*h));
+    struct hent *h = ooc_malloc(R * sizeof(*h));
+    if (!h && !rc)
+        rc = ooc_nomem(err, errlen, "merging: the heap", R * sizeof(*h));
     size_t hn = 0;
     for (size_t i = 0; i < R && !rc; i++) {
         if ((rc = ooc_finish(io, &s->runs[i].op[0])) != 0)
@@ -453,9 +465,11 @@ static int sort_run(void *st, struct ooc_io *io, char *err, size_t errlen)
 static int sort_check(void *st, struct ooc_io *io, char *msg, size_t len)
 {
     struct sorter *s = st;
-    uint64_t *buf = NULL, sum = 0, prev = 0;
-    if (posix_memalign((void **)&buf, 4096, MIB) != 0)
+    uint64_t *buf = ooc_memalign(4096, MIB), sum = 0, prev = 0;
+    if (!buf) {
+        ooc_nomem(msg, len, "reading the output back", MIB);
         return 1;
+    }
     for (uint64_t i = 0; i < s->n; i += MIB / 8) {
         size_t k = s->n - i < MIB / 8 ? (size_t)(s->n - i) : MIB / 8;
         int e = ooc_rw_now(io, MB_AIO_READ, s->out_off + i * 8, k * 8, buf);

@@ -42,6 +42,51 @@ MB_AIO_INJECT=eio:7 expect 1 "gemm: injected EIO reaches the app" -- "$BIN/mb-ai
 MB_AIO_INJECT=eio:40 expect 1 "sort: injected EIO reaches the app" -- "$BIN/mb-aio" "${A[@]}" "${SORT[@]}" --mode async -o "$T/e2.h5" &&
   has "Input/output error at volume offset" "names the failed request"
 
+# Every allocation of the apps is checked: MB_AIO_INJECT=nomem:N fails the
+# N-th one of the process. Each N up to the run that needs no failure must
+# end with exit 1 and a line saying out of memory, never a crash or a pass.
+for app in gemm sort gather; do
+  case $app in gemm) X=("${GEMM[@]}") ;; sort) X=("${SORT[@]}") ;; gather) X=("${GATHER[@]}") ;; esac
+  hit=0
+  for n in $(seq 1 200); do
+    MB_AIO_INJECT=nomem:$n "$BIN/mb-aio" "${A[@]}" -w 0 "${X[@]}" --mode async -o "$T/nm-$app-$n.h5" >"$T/out" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && break
+    hit=$((hit + 1))
+    if [ "$rc" != 1 ] || ! grep -Eq "out of memory|no memory" "$T/out"; then
+      fail "$app: allocation $n failing: exit $rc, expected 1 with 'out of memory'"; sed 's/^/  > /' "$T/out" | tail -n 5 >&2
+    fi
+  done
+  [ "$rc" = 0 ] || fail "$app: still failing at allocation 200"
+  [ "$hit" -ge 20 ] || fail "$app: only $hit allocations could be made to fail (MB_AIO_INJECT=nomem not reaching them)"
+done
+
+# O_DIRECT: used and recorded; a file system that refuses it gives buffered
+# reads, recorded with the reason (MB_AIO_INJECT=nodirect stands for one).
+expect 0 "gemm, posix reads" -- "$BIN/mb-aio" "${A[@]}" "${GEMM[@]}" --mode posix -o "$T/d1.h5"
+[ "$(attr "$T/d1.h5" posix_direct)" = 1 ] || fail "posix_direct: $(attr "$T/d1.h5" posix_direct), expected 1"
+[ "$(attr "$T/d1.h5" posix_fallback)" = '"none"' ] || fail "posix_fallback: $(attr "$T/d1.h5" posix_fallback)"
+MB_AIO_INJECT=nodirect expect 0 "gemm, O_DIRECT refused" -- "$BIN/mb-aio" "${A[@]}" "${GEMM[@]}" --mode posix,async -o "$T/d2.h5" &&
+  has "O_DIRECT refused" "says O_DIRECT was refused"
+[ "$(attr "$T/d2.h5" posix_direct)" = 0 ] || fail "refused: posix_direct $(attr "$T/d2.h5" posix_direct), expected 0"
+attr "$T/d2.h5" posix_fallback | grep -q "O_DIRECT refused" || fail "refused: posix_fallback $(attr "$T/d2.h5" posix_fallback)"
+[ "$(attr "$T/d2.h5" aio_direct)" = 0 ] || fail "refused: aio_direct $(attr "$T/d2.h5" aio_direct), expected 0"
+expect 0 "gemm, --buffered" -- "$BIN/mb-aio" "${A[@]}" "${GEMM[@]}" --buffered --mode posix -o "$T/d3.h5"
+[ "$(attr "$T/d3.h5" posix_direct)" = 0 ] && [ "$(attr "$T/d3.h5" posix_fallback)" = '"none"' ] ||
+  fail "--buffered: posix_direct $(attr "$T/d3.h5" posix_direct) posix_fallback $(attr "$T/d3.h5" posix_fallback)"
+
+# A link planted where an app's data file goes is refused before any work
+# (root would otherwise truncate and overwrite its target).
+P="$T/planted"; mkdir -p "$P"; echo keep >"$T/victim"
+ln -s "$T/victim" "$P/mb-aio-gemm.1"
+expect 2 "planted symlink" -- "$BIN/mb-aio" --dir "$P" --files 3 --stripe 64K -n 1 -w 0 "${GEMM[@]}" --mode posix -o "$T/p1.h5" &&
+  has "^mb-aio: --dir: .*mb-aio-gemm.1: a symbolic link, refused" "names the link"
+[ "$(cat "$T/victim")" = keep ] || fail "the link's target was written"
+[ ! -e "$T/p1.h5" ] || fail "planted symlink: a result file was written"
+rm -f "$P/mb-aio-gemm.1"; mkfifo "$P/mb-aio-gemm.0"
+expect 2 "a fifo in place of a data file" -- "$BIN/mb-aio" --dir "$P" --files 3 --stripe 64K -n 1 -w 0 "${GEMM[@]}" --mode posix -o "$T/p2.h5" &&
+  has "mb-aio-gemm.0: not a regular file, refused" "names the fifo"
+
 # mb-aio's own data files (the I/O cases) rewritten when the layout changes:
 # 2 files with a 1 MiB stripe, then 1 file with 64 KiB (same first 1 MiB).
 L="$T/layout"; mkdir -p "$L"

@@ -34,7 +34,7 @@ static void test_sort(void)
             for (size_t i = 0; i < n; i++)
                 a[i] = kind == 0 ? rnd(&s) : kind == 1 ? 42 : (rnd(&s) % 3) << 40;
             memcpy(b, a, n * 8);
-            mb_ooc_sort_u64(a, n, tmp);
+            EXPECT(mb_ooc_sort_u64(a, n, tmp) == 0);
             qsort(b, n, 8, cmp_u64);
             EXPECT(memcmp(a, b, n * 8) == 0);
             free(a);
