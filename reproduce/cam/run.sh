@@ -3,12 +3,14 @@
 # size and against the number of striped files; out-of-core GEMM, sort and
 # gather in every mode with the phases alone), draw the figure, write
 # compare.md.
-#   reproduce/cam/run.sh [--scale tiny|small|full] [--slurm] [--dir DIR] [--out DIR]
+#   reproduce/cam/run.sh [--scale tiny|small|reference|full] [--slurm] [--dir DIR] [--out DIR]
 #     --scale small   random reads 4 KiB..1 MiB x4 and 1..4 files; gemm n=2048 tile=512; sort 8 Mi keys
 #                     (64 MiB) with a 16 MiB budget; gather 4096 x 8 rows of 256 Ki; 3 iterations
 #                     (about 3 minutes here)
 #     --scale full    512 B..4 MiB x2, 1..16 files; gemm n=4096 tile=1024; sort 64 Mi keys (512 MiB)
 #                     with 64 MiB; gather 2 Mi rows (1 GiB); 5 iterations
+#     --scale reference  small's measurements, for reproduce/cam/reference/ (committed): refused
+#                     (exit 2) unless the git tree is clean and build/ was built from HEAD
 #     --scale tiny    seconds; for the tests
 #     --slurm         each measurement is one job of job_scripts/mb-aio.sbatch (sbatch --wait)
 #     --dir DIR       the data files (default $MB_AIO_DIR, else $BUILD/aio-data; BUILD=build)
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
   --slurm) slurm=1; shift ;;
   --dir) dir=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
-  -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -37,7 +39,7 @@ tiny)
   gemm=(--gemm-n 256 --gemm-tile 64)
   sort=(--sort-keys 131072 --mem-budget 256K)
   gather=(--gather-rows 8192 --gather-batch 256 --gather-batches 4) ;;
-small)
+small|reference)
   iters=3 warmup=1 files_list="1 2 4"
   io=(-b 4K -e 1M -f 4 --file-size 256M --stripe 1M --ios 512 --qd 64 --batch 16)
   files_io=(--sizes 4K --file-size 64M --stripe 64K --ios 8192 --qd 64 --batch 16)
@@ -51,8 +53,10 @@ full)
   gemm=(--gemm-n 4096 --gemm-tile 1024)
   sort=(--sort-keys 67108864 --mem-budget 64M)
   gather=(--gather-rows 2097152 --gather-batch 8192 --gather-batches 16) ;;
-*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
+*) echo "run.sh: --scale must be tiny, small, reference or full, not '$scale'" >&2; exit 2 ;;
 esac
+# the reference run's results are committed: from a clean tree and a binary built from it
+[ "$scale" != reference ] || reproduce/clean-tree.sh "--scale reference" || exit 2
 out=${out:-$root/${BUILD:-build}/reproduce/cam}
 export MB_AIO_DIR=${dir:-${MB_AIO_DIR:-$root/${BUILD:-build}/aio-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=$warmup

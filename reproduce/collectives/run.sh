@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
   --np) np=${2:-}; shift 2 ;;
   --nodes) nodes=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
-  -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

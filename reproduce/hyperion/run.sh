@@ -3,7 +3,7 @@
 # --generate, train every system side by side under a memory budget, sweep
 # the number of data files (stand-in SSDs) and the cache size for the TPC
 # model, draw the figures, write compare.md.
-#   reproduce/hyperion/run.sh [--scale tiny|small|full] [--out DIR] [--data DIR]
+#   reproduce/hyperion/run.sh [--scale tiny|small|reference|full] [--out DIR] [--data DIR]
 #     --scale tiny    scale 11, dim 128, 2 files, no budget, 2 epochs: seconds (the tests, make reproduce)
 #     --scale small   scale 20, dim 1024 (4 GiB of features), budget 1 GiB (features 4x the
 #                     budget), host cache 819 MiB (20% of the features); batch 64, fan-out 25,10,
@@ -11,6 +11,8 @@
 #                     a phase; TPC sweep (5 epochs a point) over 1, 2, 4 files x
 #                     cache 5, 10, 20, 40% of the features (hyperion and nopipe side by side; where
 #                     the cache needs it the budget grows to cache + 512 MiB: 2.1 GiB at 40%)
+#     --scale reference  small's runs, for reproduce/hyperion/reference/ (committed): refused (exit 2)
+#                     unless the git tree is clean and build/ was built from HEAD
 #     --scale full    scale 22, dim 1024 (16 GiB of features), budget 4 GiB, cache 20%, batch 256,
 #                     100 batches per epoch, 3 epochs; sweep (5 epochs a point) over 1, 2, 4, 8 files x cache 5-40%
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/hyperion, BUILD=build)
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
   --out) out=${2:-}; shift 2 ;;
   --data) data=${2:-}; shift 2 ;;
   --no-mmap) no_mmap=1; shift ;;
-  -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
   *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,13 +37,16 @@ MiB=$((1 << 20))
 case $scale in
 tiny) gscale=11 dim=128 files="2" sweep_files="1 2" cache_pcts="20" budget=0 batch=64 fanout=5,5 hidden=32 epochs=2 sweep_epochs=2
       extra=(--eval-nodes 200) mmap_batches=0 ;;
-small) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="5 10 20 40" budget=$((1024 * MiB)) batch=64
+small|reference) gscale=20 dim=1024 files="4" sweep_files="1 2 4" cache_pcts="5 10 20 40" budget=$((1024 * MiB)) batch=64
        fanout=25,10 hidden=16 epochs=5 sweep_epochs=5 extra=(--epoch-batches 40 --slots 8 --profile-batches 40)
        mmap_batches=1 random_batches=40 ;;
 full) gscale=22 dim=1024 files="4" sweep_files="1 2 4 8" cache_pcts="5 10 20 40" budget=$((4096 * MiB)) batch=256
       fanout=25,10 hidden=16 epochs=3 sweep_epochs=5 extra=(--epoch-batches 100 --slots 8) mmap_batches=1 random_batches=20 ;;
-*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
+*) echo "run.sh: --scale must be tiny, small, reference or full, not '$scale'" >&2; exit 2 ;;
 esac
+# the reference run's results are committed: from a clean tree and a binary built from it
+[ "$scale" != reference ] || reproduce/clean-tree.sh "--scale reference" || exit 2
+[ "$scale" != reference ] || [ $no_mmap = 0 ] || { echo "run.sh: --scale reference runs every pair; drop --no-mmap" >&2; exit 2; }
 out=${out:-$root/${BUILD:-build}/reproduce/hyperion}
 data=${data:-$root/${BUILD:-build}/gnn-data}
 py=$(reproduce/python.sh)

@@ -117,30 +117,38 @@ expect 0 "plot.py reads a collection" -- "$py" reproduce/collectives/plot.py -o 
 expect 1 "collect.py never overwrites" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref"
 has 'exists' "says the output exists"
 expect 1 "collect.py on a non-result file" -- "$py" reproduce/collect.py -o "$T/x.h5" "$T/fig.png"
-# --scale reference refuses a dirty tree or a binary built from one, in one
-# line naming the dirty state, exit 2, before any work (no results folder);
-# on a clone of HEAD, so this checkout is never touched
+# --scale reference (collectives, cam, hyperion: their results are
+# committed) refuses a dirty tree or a binary built from one, in one line
+# naming the dirty state, exit 2, before any work (no results folder); on a
+# clone of HEAD, so this checkout is never touched
 if git rev-parse --verify -q HEAD >/dev/null && git clone -q "$PWD" "$T/clone" 2>/dev/null; then
   c=$T/clone
   # this checkout's own scripts, committed in the clone so that it is clean
-  cp reproduce/clean-tree.sh reproduce/collectives/run.sh "$c/reproduce/" && mv "$c/reproduce/run.sh" "$c/reproduce/collectives/"
+  cp reproduce/clean-tree.sh "$c/reproduce/"
+  for s in collectives cam hyperion; do cp "reproduce/$s/run.sh" "$c/reproduce/$s/run.sh"; done
   git -C "$c" add -A && git -C "$c" -c user.name=test -c user.email=test@localhost commit -qm "the checkout's scripts" --allow-empty
   expect 0 "clean-tree.sh on a clean clone" -- env BUILD=build "$c/reproduce/clean-tree.sh" "--scale reference"
   echo "# changed" >>"$c/Makefile"
-  expect 2 "--scale reference on a dirty tree" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
-    has "^run.sh: --scale reference needs a clean git tree: uncommitted changes to tracked files \(Makefile;" "names the dirty file"
-  [ "$(wc -l <"$T/out")" = 1 ] || fail "dirty tree: $(wc -l <"$T/out") lines, not one"
+  for s in collectives cam hyperion; do
+    expect 2 "$s --scale reference on a dirty tree" -- env BUILD=build "$c/reproduce/$s/run.sh" --scale reference &&
+      has "^run.sh: --scale reference needs a clean git tree: uncommitted changes to tracked files \(Makefile;" "$s: names the dirty file"
+    [ "$(wc -l <"$T/out")" = 1 ] || fail "$s, dirty tree: $(wc -l <"$T/out") lines, not one"
+  done
   [ -e "$c/build/reproduce" ] && fail "dirty tree: run.sh made its results folder"
   git -C "$c" checkout -q Makefile
   mkdir -p "$c/build/gen"
   printf 'const char *mb_build_git_commit(void) { return "%s"; }\nint mb_build_git_dirty(void) { return 1; }\n' \
     "$(git -C "$c" rev-parse HEAD)" >"$c/build/gen/buildinfo.c"
-  expect 2 "--scale reference with a binary built dirty" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
-    has "built from a dirty tree \(git_dirty=1\)" "names the dirty build"
+  for s in collectives cam hyperion; do
+    expect 2 "$s --scale reference with a binary built dirty" -- env BUILD=build "$c/reproduce/$s/run.sh" --scale reference &&
+      has "built from a dirty tree \(git_dirty=1\)" "$s: names the dirty build"
+  done
   printf 'const char *mb_build_git_commit(void) { return "%s"; }\nint mb_build_git_dirty(void) { return 0; }\n' \
     0123456789012345678901234567890123456789 >"$c/build/gen/buildinfo.c"
-  expect 2 "--scale reference with a binary of another commit" -- env BUILD=build "$c/reproduce/collectives/run.sh" --scale reference &&
-    has "built from another commit than HEAD" "names the stale build"
+  for s in collectives cam hyperion; do
+    expect 2 "$s --scale reference with a binary of another commit" -- env BUILD=build "$c/reproduce/$s/run.sh" --scale reference &&
+      has "built from another commit than HEAD" "$s: names the stale build"
+  done
   [ -e "$c/build/reproduce" ] && fail "stale build: run.sh made its results folder"
 else
   echo "not a git checkout: the clean-tree refusal of --scale reference not exercised"
