@@ -91,7 +91,7 @@ PROGRAMS := $(patsubst benchmarks/%.c,$(BUILD)/bin/%,$(wildcard benchmarks/mb-*.
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .SECONDARY:
-.PHONY: all check run deps deps-check install clean help FORCE
+.PHONY: all check run docs deps deps-check install clean help FORCE
 all: $(PROGRAMS) $(UNIT_TESTS)
 
 # Every compile waits for this (order-only), so a missing package is named
@@ -132,6 +132,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(ALL_LIBS)
 # CHECK_ONLY="unit/ cli/" runs only the tests whose names contain one of the words.
 check: all
 	BUILD=$(BUILD) SAN=$(SAN) tests/run.sh $(CHECK_ONLY)
+
+# The flag tables of docs/ pages, from each program's own --help
+# (tests/cli/docs_fresh.sh fails when a committed page is stale).
+docs: all
+	tools/gen-docs.sh $(BUILD)/bin
 
 # The main job on a local mpirun: a small mb-coll sweep, its table, its result file.
 NP ?= 2

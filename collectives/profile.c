@@ -200,7 +200,7 @@ int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, 
     struct key k[NKEYS];
     int nk = keys(k);
     fprintf(f, "# movebench collectives cost-model profile, written by mb-coll --calibrate.\n"
-               "# Seconds and seconds per byte; see profiles/README.md and README.md (cost model).\n"
+               "# Seconds and seconds per byte; see profiles/README.md and collectives/README.md (cost model).\n"
                "format = " FORMAT "\nhost = %s\ndate = %s\ncommand = %s\nranks = %d\n",
             prof->host, prof->date, prof->command, prof->ranks);
     for (int i = 0; i < nk; i++) {

@@ -407,7 +407,7 @@ int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int
 static void format_default(const struct mb_opt *o, char *buf, size_t len)
 {
     if (!o->def)
-        snprintf(buf, len, "unset");
+        snprintf(buf, len, "%s", o->kind == MB_OPT_FLAG ? "off" : "unset");
     else if (o->kind == MB_OPT_FLAG)
         snprintf(buf, len, "%s", atoi(o->def) ? "on" : "off");
     else
@@ -432,7 +432,10 @@ void mb_options_help(const struct mb_bench *bench, FILE *out)
         if (o->kind == MB_OPT_FLAG)
             snprintf(head + strlen(head), sizeof(head) - strlen(head), ", --no-%s", o->name);
         format_default(o, def, sizeof(def));
-        fprintf(out, "  %-30s %s", head, o->help);
+        if (strlen(head) < 30)
+            fprintf(out, "  %-30s %s", head, o->help);
+        else /* a long flag: its text on the next line, so two spaces always part them */
+            fprintf(out, "  %s\n  %-30s %s", head, "", o->help);
         if (o->choices)
             fprintf(out, "; one of %s%s", o->choices, o->kind == MB_OPT_LIST ? " (comma list or all)" : "");
         fprintf(out, " [default: %s]\n", def);
