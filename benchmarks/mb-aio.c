@@ -261,14 +261,6 @@ static int prepare_files(struct mb_run *run)
     return status = rc;
 }
 
-static double cpu_now(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
-}
-
 /* Opens the data files for the blocking and inline modes, O_DIRECT unless
  * --buffered or mmap; a file system that refuses O_DIRECT gets buffered I/O,
  * recorded (posix_direct, posix_fallback). MB_AIO_INJECT=nodirect (tests)
@@ -430,15 +422,6 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 
 static char *slot(struct st *s, size_t i) { return s->slots + (i % s->nslot) * s->ac->bs; }
 
-/* splitmix64: the fault's position from (seed, iteration) */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* Request i's write data: its own offset's pattern (a slot shared with an
  * earlier request is filled again before i is posted), with this
  * iteration's injected fault when i is the one chosen. */
@@ -484,10 +467,10 @@ static void prepare(void *state, long long iter)
         /* a seeded position that differs per iteration: any request the
          * check reads (reads: the last nslot; writes: a request whose
          * offset no later one writes again), any byte */
-        uint64_t r = mix64(s->seed ^ mix64((uint64_t)iter + 1));
+        uint64_t r = mb_mix64(s->seed ^ mb_mix64((uint64_t)iter + 1));
         size_t first = !opt.rw && s->ios > s->nslot ? s->ios - s->nslot : 0;
         s->inj_req = first + (size_t)(r % (s->ios - first));
-        s->inj_byte = (size_t)(mix64(r) % bs);
+        s->inj_byte = (size_t)(mb_mix64(r) % bs);
         for (size_t j = s->inj_req + 1; opt.rw && j < s->ios; j++)
             if (s->off[j] == s->off[s->inj_req])
                 s->inj_req = j;
@@ -731,13 +714,6 @@ static void vs_add(size_t bs, int fio, double t)
         }
 }
 
-static int cmpd(const void *a, const void *b);
-
-static double vs_median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof(double), cmpd);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
@@ -745,7 +721,7 @@ static int iterate(void *state, long long iter, double *elapsed)
         return app_iterate(state, iter, elapsed);
     struct st *s = state;
     double t0 = mb_now();
-    double c0 = cpu_now();
+    double c0 = mb_cpu_s(0);
     int err = 0;
     switch (s->ac->mode) {
     case M_POSIX: case M_MMAP: case M_BOUNCE: {
@@ -778,7 +754,7 @@ static int iterate(void *state, long long iter, double *elapsed)
         mb_warn("out of memory: the latency log of %zu entries", s->caplat);
         err = -1;
     }
-    s->cpu += cpu_now() - c0;
+    s->cpu += mb_cpu_s(0) - c0;
     s->cpu_ios += (long long)s->ios;
     if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == M_ASYNC || s->ac->mode == M_FIO))
         vs_add(s->ac->bs, s->ac->mode == M_FIO, s->ac->mode == M_FIO ? *elapsed : mb_now() - t0);
@@ -866,12 +842,6 @@ static void finish(struct mb_run *run)
                        : "marked writing: a write case failed or was not checked; the next run writes the files again");
 }
 
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void teardown(void *state)
 {
     if (opt.app)
@@ -882,7 +852,7 @@ static void teardown(void *state)
     for (size_t k = 0; k < run->ncases; k++)
         if (run->cases[k].user == s->ac) cn = run->cases[k].name;
     if (run->rank == 0 && cn && s->nlat) {
-        qsort(s->lat, s->nlat, sizeof(double), cmpd);
+        mb_sort_doubles(s->lat, s->nlat);
         char key[256];
         double q[] = {0.5, 0.99, 0.999};
         const char *qn[] = {"p50", "p99", "p999"};
@@ -928,7 +898,7 @@ static void teardown(void *state)
         for (int i = 0; i < 64 && vs[i].bs; i++)
             if (vs[i].bs == s->ac->bs && vs[i].n[0] && vs[i].n[1]) {
                 /* throughput ratio: fio's median time over the engine's */
-                double r = vs_median(vs[i].t[1], vs[i].n[1]) / vs_median(vs[i].t[0], vs[i].n[0]);
+                double r = mb_median(vs[i].t[1], (size_t)vs[i].n[1]) / mb_median(vs[i].t[0], (size_t)vs[i].n[0]);
                 snprintf(key, sizeof(key), "async_vs_fio/%zu", s->ac->bs);
                 mb_kv_dbl(&run->result.config, key, r);
                 if (!run->common.quiet)

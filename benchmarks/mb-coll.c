@@ -884,15 +884,6 @@ static int run_mpi(struct coll_state *s)
     return MPI_ERR_OTHER;
 }
 
-/* splitmix64: the fault's position from the seed and the case */
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
@@ -917,8 +908,8 @@ static int iterate(void *state, long long iter, double *elapsed)
         /* Test-only fault: one output element of a call of the first timed
          * sample, the call at a seeded random position of its block */
         const struct coll_case *cc = s->cc;
-        uint64_t h = mix(s->seed ^ mix(cc->count * 64 + (uint64_t)cc->coll * 8 + (uint64_t)cc->dtype) ^
-                         mix((uint64_t)cc->algo * 4 + (uint64_t)cc->op * 2 + (uint64_t)cc->inplace));
+        uint64_t h = mb_mix64(s->seed ^ mb_mix64(cc->count * 64 + (uint64_t)cc->coll * 8 + (uint64_t)cc->dtype) ^
+                         mb_mix64((uint64_t)cc->algo * 4 + (uint64_t)cc->op * 2 + (uint64_t)cc->inplace));
         long long k = s->run->batch > 0 ? s->run->batch : 1;
         s->fault_iter = iter + (long long)(h % (uint64_t)k);
         mb_warn("fault injection: rank %d corrupts iteration %lld (call %lld of %lld in the first timed sample)",
@@ -1018,19 +1009,6 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
 
 /* ---- after the run: the model against the measurements ----------------- */
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof(double), cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Cases that differ only in the algorithm. */
 static int same_case(const struct mb_case_result *a, const struct mb_case_result *b)
@@ -1056,7 +1034,7 @@ static void model_errors(struct mb_run *run)
         }
         if (!n)
             continue;
-        double m = median_of(err, n);
+        double m = mb_median(err, n);
         snprintf(key, sizeof(key), "model_error_median_%s", algo_names[a]);
         mb_kv_dbl(&r->config, key, m);
         used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", algo_names[a], 100 * m, n);
@@ -1119,7 +1097,7 @@ static void auto_report(struct mb_run *run)
         mb_kv_int(&r->config, "auto_compared", (long long)compared);
     }
     if (compared) {
-        double rate = (double)hits / (double)compared, med = median_of(slow, compared);
+        double rate = (double)hits / (double)compared, med = mb_median(slow, compared);
         geo = exp(geo / (double)compared);
         mb_kv_int(&r->config, "auto_hits", (long long)hits);
         mb_kv_dbl(&r->config, "auto_hit_rate", rate);
@@ -1127,7 +1105,7 @@ static void auto_report(struct mb_run *run)
         mb_kv_dbl(&r->config, "auto_slowdown_geomean", geo);
         mb_kv_dbl(&r->config, "auto_slowdown_max", worst);
         /* auto's own run of its pick against the best: the same choice, measured again */
-        mb_kv_dbl(&r->config, "auto_run_slowdown_median", median_of(own, compared));
+        mb_kv_dbl(&r->config, "auto_run_slowdown_median", mb_median(own, compared));
         if (!run->common.quiet)
             printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
                    "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);

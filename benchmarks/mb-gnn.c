@@ -124,9 +124,9 @@ static const char *const label_names[] = {"system", "dataset", NULL};
 
 static struct gnn_sampler_cfg scfg;
 static struct gnn_header hdr;        /* of --data (training) */
-static struct gnn_budget budget;
+static struct mb_budget budget;
 static int budget_on;
-static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
+static int precheck = 1; /* the budget's check before any work (MB_MB_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
 static const struct mb_coll_algo *algo;
 static char ds_label[96];
@@ -309,13 +309,13 @@ static int validate(struct mb_run *run)
             opt.cache_dev + opt.cache_host, opt.mem_budget);
     /* every budgeted system must fit before any work: the cgroup would
      * kill it otherwise (inmem, the upper bound, runs outside the budget) */
-    const char *pre = getenv("MB_GNN_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
+    const char *pre = getenv("MB_MB_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
     precheck = !(pre && !strcmp(pre, "0"));
     /* sized from the largest presampled batch (the topology alone is
      * read): where presampling fails, setup fails naming it */
-    if (precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && presample_plan(err, sizeof(err)) != 0)
+    if (precheck && opt.mem_budget && opt.budget_how != MB_BUDGET_NONE && presample_plan(err, sizeof(err)) != 0)
         precheck = 0;
-    for (int sys = 0; precheck && opt.mem_budget && opt.budget_how != GNN_BUDGET_NONE && sys < NSYS; sys++) {
+    for (int sys = 0; precheck && opt.mem_budget && opt.budget_how != MB_BUDGET_NONE && sys < NSYS; sys++) {
         char what[600];
         uint64_t need = budget_need(sys, what, sizeof(what));
         if ((opt.systems & (1u << sys)) && sys != S_INMEM && need > opt.mem_budget)
@@ -377,7 +377,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     static const char *const how[] = {"auto", "cgroup", "mlock", "none"};
     mb_kv_str(c, "budget_method_requested", how[opt.budget_how]);
     mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
-                                                                        : "skipped (MB_GNN_BUDGET_PRECHECK=0)");
+                                                                        : "skipped (MB_MB_BUDGET_PRECHECK=0)");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
     /* inmem's exemption, as each method allows it */
     mb_kv_str(c, "budget_inmem",
@@ -412,7 +412,7 @@ static int enforce_budget(struct mb_run *run)
     char err[700] = "";
     int rc = 0;
     if (lr == 0)
-        rc = gnn_budget_enforce(&budget, opt.mem_budget, (enum gnn_budget_how)opt.budget_how, err, sizeof(err));
+        rc = mb_budget_enforce(&budget, opt.mem_budget, (enum mb_budget_how)opt.budget_how, err, sizeof(err));
     MPI_Bcast(&rc, 1, MPI_INT, 0, node);
     MPI_Bcast(&budget, (int)sizeof(budget), MPI_BYTE, 0, node);
     budget.owner = lr == 0 && !rc;
@@ -422,8 +422,8 @@ static int enforce_budget(struct mb_run *run)
         budget.subtree_added = 0;
     }
     if (!rc && lr != 0)
-        rc = gnn_budget_join(&budget, err, sizeof(err));
-    if (!rc && budget.cgroup[0] && gnn_budget_watch(&budget) != 0) {
+        rc = mb_budget_join(&budget, err, sizeof(err));
+    if (!rc && budget.cgroup[0] && mb_budget_watch(&budget) != 0) {
         snprintf(err, sizeof(err), "no thread to watch %s", budget.cgroup);
         rc = -1;
     }
@@ -434,7 +434,7 @@ static int enforce_budget(struct mb_run *run)
         if (rc)
             mb_warn("--mem-budget: cannot enforce %zu bytes: %s", opt.mem_budget, err);
         if (!rc || budget.cgroup[0])
-            gnn_budget_release(&budget); /* (the others leave before the owner removes it) */
+            mb_budget_release(&budget); /* (the others leave before the owner removes it) */
         return -1;
     }
     budget_on = 1;
@@ -446,7 +446,7 @@ static int enforce_budget(struct mb_run *run)
 static int budget_hit(char *msg, size_t len)
 {
     uint64_t peak = 0;
-    if (!budget_on || !gnn_budget_exceeded(&budget, &peak))
+    if (!budget_on || !mb_budget_exceeded(&budget, &peak))
         return 0;
     snprintf(msg, len,
              "--mem-budget %zu B (%.1f MiB) exceeded: %llu B (%.1f MiB) charged at the limit (%s); the run stops "
@@ -466,7 +466,7 @@ static void on_signal(int sig)
 {
     gnn_generate_cleanup();
     if (budget_on)
-        gnn_budget_release_signal(&budget);
+        mb_budget_release_signal(&budget);
     for (int i = 0; i < 3; i++)
         if (cleanup_signals[i] == sig) {
             const struct sigaction *o = &prior_action[i];
@@ -501,12 +501,12 @@ static void install_cleanup(void)
 static char budget_broken[400]; /* why the budget no longer holds ("" while it does) */
 static int budget_leave(char *err, size_t len)
 {
-    return budget_on ? gnn_budget_suspend(&budget, err, len) : 0;
+    return budget_on ? mb_budget_suspend(&budget, err, len) : 0;
 }
 static void budget_enter(void)
 {
     char err[300];
-    if (budget_on && gnn_budget_resume(&budget, err, sizeof(err)) != 0) {
+    if (budget_on && mb_budget_resume(&budget, err, sizeof(err)) != 0) {
         snprintf(budget_broken, sizeof(budget_broken), "after inmem, the budget could not be restored: %s", err);
         mb_warn("--mem-budget: %s", budget_broken);
     }
@@ -518,10 +518,10 @@ static void release_budget(void)
         return;
     int owner = budget.owner;
     if (!owner)
-        gnn_budget_release(&budget);
+        mb_budget_release(&budget);
     MPI_Barrier(MPI_COMM_WORLD); /* the node's others leave before the owner removes it */
     if (owner)
-        gnn_budget_release(&budget);
+        mb_budget_release(&budget);
     budget_on = 0;
 }
 
@@ -636,7 +636,7 @@ struct st {
     uint64_t max_batch_rows; /* the largest presampled batch's feature rows */
     int nslots, nshares, overlap;
     struct slot slot[16];
-    struct gnn_pipe *pipe;
+    struct mb_pipe *pipe;
     struct gnn_model model;
     int64_t *order;          /* this epoch's permutation of the training ids */
     size_t n_train;
@@ -729,17 +729,9 @@ static int slot_rows(struct st *s, struct slot *sl, size_t rows, long b)
     return rc;
 }
 
-/* CPU seconds of the calling thread. */
-static double thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void add_cpu(struct st *s, int stage, double c0)
 {
-    atomic_fetch_add(&s->stage_cpu_ns[stage], (long long)(1e9 * (thread_cpu() - c0)));
+    atomic_fetch_add(&s->stage_cpu_ns[stage], (long long)(1e9 * (mb_cpu_s(1) - c0)));
 }
 
 static int sample_stage_run(struct st *s, int slot, long b);
@@ -749,7 +741,7 @@ static int sample_stage(void *ctx, int slot, long b, int tid, int nt)
     stage_thread_nice();
     (void)tid; (void)nt;
     struct st *s = ctx;
-    double c0 = thread_cpu();
+    double c0 = mb_cpu_s(1);
     int rc = sample_stage_run(s, slot, b);
     add_cpu(s, 0, c0);
     return rc;
@@ -842,7 +834,7 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
-    double t0 = mb_now(), c0 = thread_cpu();
+    double t0 = mb_now(), c0 = mb_cpu_s(1);
     size_t rows = sl->smp.block[0].n_src, dim = (size_t)hdr.dim, fed = sl->fed;
     for (int k = tid; k < s->nshares; k += nt) {
         size_t lo, hi;
@@ -867,7 +859,7 @@ static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
     struct slot *sl = &s->slot[slot];
     if (!sl->n_seeds)
         return 0;
-    double t0 = mb_now(), c0 = thread_cpu();
+    double t0 = mb_now(), c0 = mb_cpu_s(1);
     size_t rows = sl->smp.block[0].n_src, fed = sl->fed;
     int rc = tid == 0 ? wait_hop_gathers(sl, b) : 0;
     for (int k = tid; k < s->nshares; k += nt) {
@@ -940,7 +932,7 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
     if (limit > 0 && limit < nb)
         nb = limit;
     int slot, status, failed = 0;
-    if (gnn_pipe_start(s->pipe, nb) != 0) {
+    if (mb_pipe_start(s->pipe, nb) != 0) {
         snprintf(s->fail_msg, sizeof(s->fail_msg), "pipeline not drained");
         pass_error(s, s->fail_msg);
         failed = 1;
@@ -953,7 +945,7 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
     s->c_train = 0;
     for (int k = 0; k < 3; k++)
         atomic_store(&s->stage_cpu_ns[k], 0);
-    while (started && gnn_pipe_next(s->pipe, &slot, &b, &status)) {
+    while (started && mb_pipe_next(s->pipe, &slot, &b, &status)) {
         struct slot *sl = &s->slot[slot];
         /* every rank takes part in every step's allreduce, so a rank with a
          * failed batch trains on nothing and reports the failure after */
@@ -971,13 +963,13 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
             pass_error(s, hit);
         }
         size_t n = status || failed ? 0 : sl->n_seeds;
-        double l = 0, t0 = mb_now(), c0 = thread_cpu();
+        double l = 0, t0 = mb_now(), c0 = mb_cpu_s(1);
         size_t ok = 0;
         char err[256] = "";
         int rc = eval ? gnn_model_eval(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
                       : gnn_model_step(&s->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
         s->t_train += mb_now() - t0;
-        s->c_train += thread_cpu() - c0;
+        s->c_train += mb_cpu_s(1) - c0;
         if (s->rec && s->nrec < s->rec_cap && !status) {
             double *r = s->rec + 4 * s->nrec++;
             r[0] = sl->t_sample, r[1] = sl->t_submit, r[2] = sl->t_complete, r[3] = mb_now() - t0;
@@ -992,7 +984,7 @@ static int run_pass(struct st *s, long nb, int eval, long limit)
         loss += l;
         correct += ok;
         seen += n;
-        gnn_pipe_release(s->pipe, slot);
+        mb_pipe_release(s->pipe, slot);
     }
     /* (failures agreed: every rank takes the same path after a pass) */
     double v[5] = {loss, (double)correct, (double)seen, (double)failed, (double)s->pass_error};
@@ -1240,12 +1232,12 @@ static double epoch_miss_rate(struct st *s)
 }
 
 /* The three stage teams; `sample_instances` batches sampled at once. */
-static const struct gnn_stage *stage_defs(int sample_instances)
+static const struct mb_stage *stage_defs(int sample_instances)
 {
-    static struct gnn_stage st[3];
-    st[0] = (struct gnn_stage){"sample", 1, sample_stage, sample_instances};
-    st[1] = (struct gnn_stage){"submit", (int)opt.sub_threads, submit_stage, 1};
-    st[2] = (struct gnn_stage){"complete", (int)opt.comp_threads, complete_stage, 1};
+    static struct mb_stage st[3];
+    st[0] = (struct mb_stage){"sample", 1, sample_stage, sample_instances};
+    st[1] = (struct mb_stage){"submit", (int)opt.sub_threads, submit_stage, 1};
+    st[2] = (struct mb_stage){"complete", (int)opt.comp_threads, complete_stage, 1};
     return st;
 }
 
@@ -1288,12 +1280,6 @@ static const char *steal_text(char *buf, size_t len, double share)
     return buf;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Mean of column c of n rows of 4 without stalls: values above 4x the
  * median are left out (a batch another process held up on this shared
  * machine; skewed but real costs, e.g. a hub's long list, stay in). */
@@ -1304,8 +1290,7 @@ static double robust_mean_col(const double *rec, long n, int c)
         return NAN; /* (profile_run fails the run on it) */
     for (long i = 0; i < n; i++)
         v[i] = rec[4 * i + c];
-    qsort(v, (size_t)n, sizeof(double), cmp_dbl);
-    double med = n <= 0 ? NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), sum = 0;
+    double med = mb_median(v, (size_t)(n > 0 ? n : 0)), sum = 0;
     long k = 0;
     for (long i = 0; i < n; i++)
         if (v[i] <= 4 * med)
@@ -1343,7 +1328,7 @@ static int profile_run(struct st *s)
     /* (more than an epoch's batches where the training set has them: a
      * longer profile averages a shared host's slow moments out) */
     long nb = opt.profile_batches < s->all_batches ? (long)opt.profile_batches : s->all_batches;
-    struct gnn_pipe *serial = gnn_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
+    struct mb_pipe *serial = mb_pipe_new(stage_defs(1), 3, 1, s), *keep_pipe = s->pipe;
     struct gnn_model keep_model = s->model;
     memset(&s->model, 0, sizeof(s->model));
     s->pass_error = 0;
@@ -1354,7 +1339,7 @@ static int profile_run(struct st *s)
         pass_error(s, "profiling run: out of memory for its pipeline or model");
     if (agree_error(s, bad)) {
         if (serial)
-            gnn_pipe_free(serial);
+            mb_pipe_free(serial);
         if (!bad)
             gnn_model_free(&s->model);
         s->model = keep_model;
@@ -1372,10 +1357,10 @@ static int profile_run(struct st *s)
     s->rec = malloc((size_t)nb * 4 * sizeof(double));
     s->nrec = 0;
     s->rec_cap = s->rec ? nb : 0;
-    double c0 = cpu_now();
+    double c0 = mb_cpu_s(0);
     if (rc == 0)
         rc = run_pass(s, nb, 0, 0);
-    double cpu = cpu_now() - c0;
+    double cpu = mb_cpu_s(0) - c0;
     collect_stats(s, &rs, 1);
     struct gnn_profile *f = &s->prof;
     memset(f, 0, sizeof(*f));
@@ -1399,15 +1384,15 @@ static int profile_run(struct st *s)
         }
     } else { /* (a batch without seeds) */
         s->prof_t_source = "plain means of the stages' busy time (a batch had no seeds: no per-batch times)";
-        f->t_sample = gnn_pipe_stage_busy(serial, 0) / n;
-        f->t_lookup = gnn_pipe_stage_busy(serial, 1) / n;
-        f->t_complete = gnn_pipe_stage_busy(serial, 2) / n;
+        f->t_sample = mb_pipe_stage_busy(serial, 0) / n;
+        f->t_lookup = mb_pipe_stage_busy(serial, 1) / n;
+        f->t_complete = mb_pipe_stage_busy(serial, 2) / n;
         f->t_train = s->t_train / n;
     }
     free(s->rec);
     s->rec = NULL;
     s->pipe = keep_pipe;
-    gnn_pipe_free(serial);
+    mb_pipe_free(serial);
     profile_cpu(s, cpu, n);
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
@@ -1432,10 +1417,10 @@ static int profile_run(struct st *s)
             rc = run_pass(s, 2 * s->nslots < s->nbatches ? 2 * s->nslots : s->nbatches, 0, 0);
         collect_stats(s, &rs_pipe, 1); /* (the warm-up's traffic is left out) */
         use_epoch(s, PROFILE_EPOCH + 3);
-        c0 = cpu_now();
+        c0 = mb_cpu_s(0);
         if (rc == 0)
             rc = run_pass(s, nb, 0, 0);
-        cpu = cpu_now() - c0;
+        cpu = mb_cpu_s(0) - c0;
         collect_stats(s, &rs_pipe, 1);
         profile_cpu(s, cpu, n);
         phases = 2;
@@ -1541,10 +1526,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     /* this case's reads are charged to it: nothing of the data in the page cache */
     char path[1200], err[512];
     snprintf(path, sizeof(path), "%s/graph.meta", opt.data);
-    gnn_drop_file_cache(path);
+    mb_drop_file_cache(path);
     for (unsigned d = 0; d < hdr.ndev; d++) {
         snprintf(path, sizeof(path), "%s/data.%u", opt.data, d);
-        gnn_drop_file_cache(path);
+        mb_drop_file_cache(path);
     }
     struct gnn_open_opts oo;
     memset(&oo, 0, sizeof(oo));
@@ -1587,7 +1572,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
              * by 1/4 as slot_rows grows it: the largest presampled batch,
              * a quarter more for other epochs' batches) and 64 MiB of slack */
             int nsl = (int)opt.slots; /* nopipe too: the same cache as hyperion */
-            double need = (double)gnn_budget_usage(&budget) + 16.0 * (double)hdr.n +
+            double need = (double)mb_budget_usage(&budget) + 16.0 * (double)hdr.n +
                           (double)nsl * (double)h.max_batch_rows * 1.25 * 1.25 * (double)hdr.row_bytes +
                           (double)(64u << 20) + (double)opt.cache_dev;
             double lim = (double)opt.mem_budget - need;
@@ -1619,7 +1604,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
          * grows by a quarter): where even that cannot fit beside what is
          * charged now, the cgroup would kill the run mid-epoch (seen:
          * --slots 12 beside an 819 MiB cache under 1 GiB) */
-        double held = (double)gnn_budget_anon(&budget), slot = (double)s->max_batch_rows * (double)hdr.row_bytes;
+        double held = (double)mb_budget_anon(&budget), slot = (double)s->max_batch_rows * (double)hdr.row_bytes;
         if (held + s->nslots * slot > (double)opt.mem_budget) {
             mb_warn("%s: --slots %d: %d slots of the largest presampled batch (%llu rows, %.1f MiB each) beside the "
                     "%.0f MiB held now (the cache included) exceed --mem-budget (%.0f MiB); give fewer --slots, a "
@@ -1647,7 +1632,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
             return -1;
         }
     }
-    s->pipe = gnn_pipe_new(stage_defs((int)opt.sample_inst), 3, s->nslots, s);
+    s->pipe = mb_pipe_new(stage_defs((int)opt.sample_inst), 3, s->nslots, s);
     size_t ntr;
     gnn_train_ids(s->ds, &ntr);
     s->n_train = ntr;
@@ -1701,14 +1686,6 @@ static void prepare(void *st, long long iter)
 
 static void epoch_report(struct st *s, double epoch_s);
 
-/* CPU seconds of the whole process (every thread: stages, engine, BLAS). */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* An error in a pass (I/O, corrupted topology, memory): a failure
  * whatever --check says. The ranks that hit it name it in one line; the
  * result file records it, and the harness stops the run (exit 1) without
@@ -1759,7 +1736,7 @@ static int iterate(void *st, long long iter, double *elapsed)
         struct gnn_read_stats drop;
         collect_stats(s, &drop, 1);
     }
-    double t0 = mb_now(), c0 = cpu_now(), steal0 = mb_host_steal_s();
+    double t0 = mb_now(), c0 = mb_cpu_s(0), steal0 = mb_host_steal_s();
     s->epoch_failed = run_pass(s, s->nbatches, 0, 0) != 0;
     double dt = mb_now() - t0;
     if (s->pass_error) { /* the epoch's time is no sample: it did not run through */
@@ -1767,13 +1744,13 @@ static int iterate(void *st, long long iter, double *elapsed)
         snprintf(what, sizeof(what), "epoch %lld", iter);
         return epoch_error(s, what);
     }
-    s->cpu_s = cpu_now() - c0;
+    s->cpu_s = mb_cpu_s(0) - c0;
     s->steal = steal_share(steal0, dt);
     *elapsed = dt; /* the epoch only: the held-out scoring below is untimed */
     s->last_epoch_s = dt;
     collect_stats(s, &s->rs, 0);
     for (int k = 0; k < 3; k++)
-        s->busy[k] = gnn_pipe_stage_busy(s->pipe, k);
+        s->busy[k] = mb_pipe_stage_busy(s->pipe, k);
     s->pass_error = 0;
     s->miss_rate = epoch_miss_rate(s);
     if (s->pass_error) {
@@ -1781,7 +1758,7 @@ static int iterate(void *st, long long iter, double *elapsed)
         snprintf(what, sizeof(what), "epoch %lld's misses read again", iter);
         return epoch_error(s, what);
     }
-    s->wait_s = gnn_pipe_wait_time(s->pipe);
+    s->wait_s = mb_pipe_wait_time(s->pipe);
     /* held-out accuracy (untimed) */
     struct gnn_read_stats keep = s->rs;
     double tt = s->t_train, ct = s->c_train;
@@ -2031,8 +2008,8 @@ static void teardown(void *st)
             mb_kv_dbl(c, K("cache_pred_tx_ssd"), s->cinfo.tx_ssd);
         }
         if (budget_on && s->sys != S_INMEM) {
-            mb_kv_int(c, K("budget_peak_bytes"), (long long)gnn_budget_peak(&budget));
-            mb_kv_int(c, K("budget_limit_hits"), (long long)gnn_budget_limit_hits(&budget));
+            mb_kv_int(c, K("budget_peak_bytes"), (long long)mb_budget_peak(&budget));
+            mb_kv_int(c, K("budget_limit_hits"), (long long)mb_budget_limit_hits(&budget));
         }
         const struct gnn_profile *f = &s->prof;
         const struct {
@@ -2060,7 +2037,7 @@ static void teardown(void *st)
 #undef K
     }
     if (s->pipe)
-        gnn_pipe_free(s->pipe);
+        mb_pipe_free(s->pipe);
     for (int i = 0; i < s->nslots; i++) {
         struct slot *sl = &s->slot[i];
         gnn_sample_free(&sl->smp);

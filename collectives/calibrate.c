@@ -26,12 +26,6 @@ struct cal {
     char err[300];
 };
 
-static int cmp(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* What one repetition does on this rank. */
 struct op {
     enum { COPY, STREAM, REDUCE, XCHG, FLAG, CMA, MPI } what;
@@ -139,8 +133,7 @@ static double timed(struct cal *k, struct op *o, int reps)
         if (i >= 4 && spent > 0.2)
             reps = i + 1;
     }
-    qsort(t, (size_t)reps, sizeof(double), cmp);
-    double m = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+    double m = mb_median(t, (size_t)reps);
     free(t);
     return m;
 }
@@ -228,7 +221,6 @@ static void fill_floats(char *buf, size_t bytes)
 static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE *log)
 {
     struct cal k = {.c = c, .log = log};
-    static const char *const kn[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
     say(&k, "# cost model on %d ranks (each value the median of 3 rounds)\n"
             "#   effective cache of the node: %.1f MiB\n", c->size, p->cache_bytes / MIB);
     show(&k, "memcpy (all ranks at once)", p->copy);
@@ -245,7 +237,7 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
     }
     for (int kind = 0; kind < MB_COLL_NKIND; kind++)
         say(&k, "#   MPI %-21s    %8.2f us + %6.2f GB/s in cache, %6.2f GB/s out of cache (per byte of count)\n",
-            kn[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
+            mb_coll_kind_names[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
 }
 
 /* One calibration round; 0, or -1 with the reason in err (the same on
@@ -394,8 +386,7 @@ int mb_coll_calibrate(struct mb_coll_ctx *c, struct mb_coll_profile *prof, FILE 
         double v[ROUNDS];
         for (int i = 0; i < ROUNDS; i++)
             v[i] = ((const double *)((const char *)&round[i] + FIRST))[j];
-        qsort(v, ROUNDS, sizeof(double), cmp);
-        ((double *)((char *)prof + FIRST))[j] = v[ROUNDS / 2]; /* NaN (no CMA) sorts anywhere: all NaN */
+        ((double *)((char *)prof + FIRST))[j] = mb_median(v, ROUNDS); /* NaN (no CMA): all NaN */
     }
     report(c, prof, log);
     prof->ranks = c->size;

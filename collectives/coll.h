@@ -18,6 +18,9 @@ enum mb_coll_kind {
     MB_COLL_REDUCE,
     MB_COLL_NKIND
 };
+/* "allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce": the
+ * names of enum mb_coll_kind (result files, profiles, messages). */
+extern const char *const mb_coll_kind_names[MB_COLL_NKIND];
 enum mb_coll_dtype { MB_COLL_INT8, MB_COLL_INT32, MB_COLL_INT64, MB_COLL_FLOAT, MB_COLL_DOUBLE, MB_COLL_NDTYPE };
 enum mb_coll_op { MB_COLL_SUM, MB_COLL_PROD, MB_COLL_MIN, MB_COLL_MAX, MB_COLL_NOP };
 

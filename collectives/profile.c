@@ -15,9 +15,6 @@
 
 #define FORMAT "movebench-coll-profile 1"
 
-static const char *const kind_key[MB_COLL_NKIND] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
-                                                    "reduce"};
-
 /* Every number of the profile: its key, where it lives, what it means. */
 struct key {
     char name[64];
@@ -54,12 +51,12 @@ static int keys(struct key *k)
     K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
     for (int i = 0; i < MB_COLL_NKIND; i++) {
         char nm[64], h[120];
-        snprintf(nm, sizeof(nm), "mpi_%s_alpha_s", kind_key[i]);
-        snprintf(h, sizeof(h), "MPI library's %s of 8 B (per rank for the block collectives)", kind_key[i]);
+        snprintf(nm, sizeof(nm), "mpi_%s_alpha_s", mb_coll_kind_names[i]);
+        snprintf(h, sizeof(h), "MPI library's %s of 8 B (per rank for the block collectives)", mb_coll_kind_names[i]);
         K(nm, mpi_alpha[i], 0, h);
-        snprintf(nm, sizeof(nm), "mpi_%s_cache_s_per_B", kind_key[i]);
+        snprintf(nm, sizeof(nm), "mpi_%s_cache_s_per_B", mb_coll_kind_names[i]);
         K(nm, mpi[i].cache, 0, "  per byte of count, in cache (at the calibration's ranks)");
-        snprintf(nm, sizeof(nm), "mpi_%s_mem_s_per_B", kind_key[i]);
+        snprintf(nm, sizeof(nm), "mpi_%s_mem_s_per_B", mb_coll_kind_names[i]);
         K(nm, mpi[i].mem, 0, "  per byte of count, out of cache");
     }
 #undef K

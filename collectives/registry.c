@@ -29,6 +29,9 @@ static int run_mpi(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     }
 }
 
+const char *const mb_coll_kind_names[MB_COLL_NKIND] = {"allreduce", "reduce_scatter_block", "allgather",
+                                                         "bcast", "reduce"};
+
 const struct mb_coll_algo mb_coll_algo_mpi = {
     .name = "mpi",
     .description = "the MPI library's own collectives",
@@ -68,9 +71,8 @@ const struct mb_coll_algo *mb_coll_find(const char *name)
 int mb_coll_usable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx, enum mb_coll_kind kind,
                    char *why, size_t len)
 {
-    static const char *const kn[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
     if (!(algo->kinds & (1u << kind))) {
-        snprintf(why, len, "%s does not implement %s", algo->name, kn[kind]);
+        snprintf(why, len, "%s does not implement %s", algo->name, mb_coll_kind_names[kind]);
         return 0;
     }
     return algo->available(ctx, why, len);

@@ -21,6 +21,14 @@ void mb_utc_iso8601(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+double mb_cpu_s(int thread)
+{
+    struct timespec ts;
+    if (clock_gettime(thread ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return NAN;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 double mb_host_steal_s(void)
 {
     FILE *f = fopen("/proc/stat", "r");

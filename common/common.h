@@ -37,6 +37,37 @@ void mb_utc_iso8601(char *buf, size_t len);
  * the host: a timing taken while it is large measured the neighbours. */
 double mb_host_steal_s(void);
 
+/* CPU seconds used by the calling thread (thread = 1) or by the whole
+ * process, every thread included (thread = 0). */
+double mb_cpu_s(int thread);
+
+/* Sorts x ascending in place (NaN last). */
+void mb_sort_doubles(double *x, size_t n);
+/* The median of x[0..n) (sorting x in place; the mean of the middle two
+ * for even n); NaN for n = 0. */
+double mb_median(double *x, size_t n);
+
+/* ---- hashing and random numbers ---------------------------------------- */
+
+/* splitmix64's output function of x + 0x9e3779b97f4a7c15: a bijective
+ * 64-bit mix. Counter-based randomness (a hash of seed and indices) gives
+ * the same bits whatever the threads, ranks or order of the work. */
+static inline uint64_t mb_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* The next number of the splitmix64 stream whose state is *state. */
+static inline uint64_t mb_splitmix64(uint64_t *state)
+{
+    uint64_t r = mb_mix64(*state);
+    *state += 0x9e3779b97f4a7c15ULL;
+    return r;
+}
+
 /* ---- memory ----------------------------------------------------------- */
 
 enum mb_mem_kind {
@@ -93,5 +124,125 @@ int mb_cuda_timer_init(struct mb_cuda_timer *t, char *err, size_t errlen);
 void mb_cuda_timer_start(struct mb_cuda_timer *t);
 double mb_cuda_timer_stop(struct mb_cuda_timer *t);
 void mb_cuda_timer_free(struct mb_cuda_timer *t);
+
+/* ---- memory budget (cgroup or mlock) -----------------------------------
+ * The budget holds for everything the process touches, the page cache of
+ * mmap'd files included: a child memory cgroup (v2 memory.max, or v1
+ * memory.limit_in_bytes) that the process joins before it loads data.
+ * Where cgroups are refused, the rest of memory is pinned (mlock), as
+ * Ratel's evaluation does, so the kernel has only the budget left. */
+
+enum mb_budget_how { MB_BUDGET_AUTO, MB_BUDGET_CGROUP, MB_BUDGET_MLOCK, MB_BUDGET_NONE };
+
+struct mb_budget {
+    size_t bytes;
+    char method[16];      /* "cgroup-v2", "cgroup-v1", "mlock", "none" */
+    char detail[600];     /* the cgroup folder, or what was pinned, or why none */
+    char cgroup[512];     /* the child cgroup folder ("" when none) */
+    char home[512];       /* the folder we came from (to move back) */
+    int v2;
+    void *pinned;         /* this process's own pin (mlock), never another rank's */
+    size_t pinned_bytes;
+    int owner;            /* created the cgroup: removes it on release */
+    int subtree_added;    /* v2: this run enabled +memory in home's subtree_control */
+    int repin;            /* mlock: the pin was released by mb_budget_suspend */
+    uint64_t limit_read;  /* the limit as the kernel reads it back (page-rounded) */
+    /* the watcher (mb_budget_watch): a limit hit lifts the limit, so the
+     * kernel never kills the run, and is reported to the caller instead */
+    _Atomic int exceeded;
+    _Atomic int watch_stop;
+    uint64_t exceeded_peak;
+    int watching;
+    unsigned long watcher;  /* pthread_t */
+};
+
+/* Creates the limit for `bytes` and moves this process in. AUTO tries a
+ * cgroup then mlock. 0, or -1 with the reason in err. MLOCK pins
+ * MemAvailable - bytes ($MB_GNN_MEMAVAILABLE overrides MemAvailable, for
+ * tests on a shared machine). */
+int mb_budget_enforce(struct mb_budget *b, size_t bytes, enum mb_budget_how how, char *err,
+                      size_t errlen);
+/* This process (re)joins the cgroup `b` describes (MPI ranks: the node's
+ * first rank creates, the others join a copy with owner = 0). 0 or -1. */
+int mb_budget_join(struct mb_budget *b, char *err, size_t errlen);
+/* Charged bytes now and the peak since enforcement (cgroup), else 0. */
+uint64_t mb_budget_usage(const struct mb_budget *b);
+uint64_t mb_budget_peak(const struct mb_budget *b);
+/* Anonymous memory, which no budget can reclaim the way it reclaims page
+ * cache: charged to the cgroup (memory.stat rss, v2 anon), else this
+ * process's RssAnon; 0 where it is not reported. */
+uint64_t mb_budget_anon(const struct mb_budget *b);
+/* Times the kernel hit the limit (v1 failcnt, v2 events "max"), else 0. */
+uint64_t mb_budget_limit_hits(const struct mb_budget *b);
+/* Starts this process's watcher of the cgroup (every 10 ms): where the
+ * kernel cannot keep the charge under the limit (v1: the group is under
+ * OOM, its OOM killer disabled at enforcement; v2: anonymous memory past
+ * memory.high, which throttles instead of killing), it records the peak,
+ * lifts the limit so the run is not killed, and sets `exceeded`. 0, or -1
+ * (no cgroup, or no thread). */
+int mb_budget_watch(struct mb_budget *b);
+/* Whether the limit was hit (the watcher lifted it); *peak: the charge then. */
+int mb_budget_exceeded(const struct mb_budget *b, uint64_t *peak);
+/* The in-memory upper bound runs outside the budget: suspend moves this
+ * process back to home (cgroup) or releases its pin (mlock), resume
+ * rejoins or pins the same bytes again. 0, or -1 with the reason in err
+ * (the budget then no longer holds). */
+int mb_budget_suspend(struct mb_budget *b, char *err, size_t errlen);
+int mb_budget_resume(struct mb_budget *b, char *err, size_t errlen);
+/* Moves back, removes the cgroup (owner) and restores the settings the run
+ * changed (subtree_control), unpins. Failures are reported on stderr. */
+void mb_budget_release(struct mb_budget *b);
+/* For a signal handler (async-signal-safe): moves this process back to
+ * home and, for the owner, removes the cgroup (a few tries while other
+ * ranks leave) and restores subtree_control. */
+void mb_budget_release_signal(struct mb_budget *b);
+/* Writes back and evicts a file's pages from the page cache, so its pages
+ * are charged to whoever reads them next. 0 or -1. */
+int mb_drop_file_cache(const char *path);
+
+/* ---- pipeline runtime ---------------------------------------------------
+ * Stages run in order on every batch; each stage is a team of threads
+ * (its leader takes the next batch from the stage's input queue, the team
+ * runs fn together, the leader passes the batch on). Batches live in
+ * `nslots` slots, which bounds every queue: with nslots = 1 the stages
+ * and training are serialised (nopipe), with more, preparation of batch i
+ * overlaps training of batch i-1. The caller (training) takes finished
+ * batches in order with mb_pipe_next and gives the slot back with
+ * mb_pipe_release. */
+
+/* One stage's work on one batch: thread tid of nthreads. Returns 0, or
+ * non-zero to mark the batch failed (later stages skip it). */
+typedef int (*mb_stage_fn)(void *ctx, int slot, long batch, int tid, int nthreads);
+
+struct mb_stage {
+    const char *name;
+    int nthreads;
+    mb_stage_fn fn;
+    int instances;  /* teams working on different batches at once (0 = 1);
+                       batches still leave the stage in order */
+};
+
+#define MB_PIPE_MAX_STAGES 8
+
+struct mb_pipe;
+struct mb_pipe *mb_pipe_new(const struct mb_stage *stages, int nstages, int nslots, void *ctx);
+/* Starts a pass over batches 0..nbatches-1 (the previous pass must be
+ * drained). 0 or -1. */
+int mb_pipe_start(struct mb_pipe *p, long nbatches);
+/* Next finished batch, in order: 1 with *slot, *batch and *status (the
+ * first failing stage's return, 0 when fine); 0 when the pass is done. */
+int mb_pipe_next(struct mb_pipe *p, int *slot, long *batch, int *status);
+void mb_pipe_release(struct mb_pipe *p, int slot);
+/* Stops feeding new batches; the caller drains what is in flight with
+ * mb_pipe_next/mb_pipe_release (after an error). */
+void mb_pipe_abort(struct mb_pipe *p);
+/* Seconds stage s spent working during the current pass (wall time of its
+ * teams on the batches, summed over instances), and the time
+ * mb_pipe_next waited. */
+double mb_pipe_stage_busy(const struct mb_pipe *p, int s);
+double mb_pipe_wait_time(const struct mb_pipe *p);
+int mb_pipe_nstages(const struct mb_pipe *p);
+const char *mb_pipe_stage_name(const struct mb_pipe *p, int s);
+void mb_pipe_free(struct mb_pipe *p);
 
 #endif

@@ -83,8 +83,7 @@ struct mb_aio;
 
 /* ===== hashing (shared by generator, verifier and sampler) ============== */
 
-/* SplitMix64 finaliser and a keyed hash of up to four words. */
-uint64_t gnn_mix64(uint64_t x);
+/* A keyed hash of up to four words (mb_mix64 of common.h, chained). */
 uint64_t gnn_hash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
 
 /* ===== generation ========================================================= */
@@ -629,128 +628,9 @@ int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *
                      struct gnn_prediction *best);
 
 
-/* ===== training side: memory budget, pipeline runtime, GraphSAGE model
- * with data-parallel Adam (mb-gnn) ======================================= */
-
-/* ===== memory budget ===================================================
- * The budget holds for everything the process touches, the page cache of
- * mmap'd files included: a child memory cgroup (v2 memory.max, or v1
- * memory.limit_in_bytes) that the process joins before it loads data.
- * Where cgroups are refused, the rest of memory is pinned (mlock), as
- * Ratel's evaluation does, so the kernel has only the budget left. */
-
-enum gnn_budget_how { GNN_BUDGET_AUTO, GNN_BUDGET_CGROUP, GNN_BUDGET_MLOCK, GNN_BUDGET_NONE };
-
-struct gnn_budget {
-    size_t bytes;
-    char method[16];      /* "cgroup-v2", "cgroup-v1", "mlock", "none" */
-    char detail[600];     /* the cgroup folder, or what was pinned, or why none */
-    char cgroup[512];     /* the child cgroup folder ("" when none) */
-    char home[512];       /* the folder we came from (to move back) */
-    int v2;
-    void *pinned;         /* this process's own pin (mlock), never another rank's */
-    size_t pinned_bytes;
-    int owner;            /* created the cgroup: removes it on release */
-    int subtree_added;    /* v2: this run enabled +memory in home's subtree_control */
-    int repin;            /* mlock: the pin was released by gnn_budget_suspend */
-    uint64_t limit_read;  /* the limit as the kernel reads it back (page-rounded) */
-    /* the watcher (gnn_budget_watch): a limit hit lifts the limit, so the
-     * kernel never kills the run, and is reported to the caller instead */
-    _Atomic int exceeded;
-    _Atomic int watch_stop;
-    uint64_t exceeded_peak;
-    int watching;
-    unsigned long watcher;  /* pthread_t */
-};
-
-/* Creates the limit for `bytes` and moves this process in. AUTO tries a
- * cgroup then mlock. 0, or -1 with the reason in err. MLOCK pins
- * MemAvailable - bytes ($MB_GNN_MEMAVAILABLE overrides MemAvailable, for
- * tests on a shared machine). */
-int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how how, char *err,
-                       size_t errlen);
-/* This process (re)joins the cgroup `b` describes (MPI ranks: the node's
- * first rank creates, the others join a copy with owner = 0). 0 or -1. */
-int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen);
-/* Charged bytes now and the peak since enforcement (cgroup), else 0. */
-uint64_t gnn_budget_usage(const struct gnn_budget *b);
-uint64_t gnn_budget_peak(const struct gnn_budget *b);
-/* Anonymous memory, which no budget can reclaim the way it reclaims page
- * cache: charged to the cgroup (memory.stat rss, v2 anon), else this
- * process's RssAnon; 0 where it is not reported. */
-uint64_t gnn_budget_anon(const struct gnn_budget *b);
-/* Times the kernel hit the limit (v1 failcnt, v2 events "max"), else 0. */
-uint64_t gnn_budget_limit_hits(const struct gnn_budget *b);
-/* Starts this process's watcher of the cgroup (every 10 ms): where the
- * kernel cannot keep the charge under the limit (v1: the group is under
- * OOM, its OOM killer disabled at enforcement; v2: anonymous memory past
- * memory.high, which throttles instead of killing), it records the peak,
- * lifts the limit so the run is not killed, and sets `exceeded`. 0, or -1
- * (no cgroup, or no thread). */
-int gnn_budget_watch(struct gnn_budget *b);
-/* Whether the limit was hit (the watcher lifted it); *peak: the charge then. */
-int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak);
-/* The in-memory upper bound runs outside the budget: suspend moves this
- * process back to home (cgroup) or releases its pin (mlock), resume
- * rejoins or pins the same bytes again. 0, or -1 with the reason in err
- * (the budget then no longer holds). */
-int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen);
-int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen);
-/* Moves back, removes the cgroup (owner) and restores the settings the run
- * changed (subtree_control), unpins. Failures are reported on stderr. */
-void gnn_budget_release(struct gnn_budget *b);
-/* For a signal handler (async-signal-safe): moves this process back to
- * home and, for the owner, removes the cgroup (a few tries while other
- * ranks leave) and restores subtree_control. */
-void gnn_budget_release_signal(struct gnn_budget *b);
-/* Writes back and evicts a file's pages from the page cache, so its pages
- * are charged to whoever reads them next. 0 or -1. */
-int gnn_drop_file_cache(const char *path);
-
-/* ===== pipeline runtime ================================================
- * Stages run in order on every batch; each stage is a team of threads
- * (its leader takes the next batch from the stage's input queue, the team
- * runs fn together, the leader passes the batch on). Batches live in
- * `nslots` slots, which bounds every queue: with nslots = 1 the stages
- * and training are serialised (nopipe), with more, preparation of batch i
- * overlaps training of batch i-1. The caller (training) takes finished
- * batches in order with gnn_pipe_next and gives the slot back with
- * gnn_pipe_release. */
-
-/* One stage's work on one batch: thread tid of nthreads. Returns 0, or
- * non-zero to mark the batch failed (later stages skip it). */
-typedef int (*gnn_stage_fn)(void *ctx, int slot, long batch, int tid, int nthreads);
-
-struct gnn_stage {
-    const char *name;
-    int nthreads;
-    gnn_stage_fn fn;
-    int instances;  /* teams working on different batches at once (0 = 1);
-                       batches still leave the stage in order */
-};
-
-#define GNN_PIPE_MAX_STAGES 8
-
-struct gnn_pipe;
-struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int nslots, void *ctx);
-/* Starts a pass over batches 0..nbatches-1 (the previous pass must be
- * drained). 0 or -1. */
-int gnn_pipe_start(struct gnn_pipe *p, long nbatches);
-/* Next finished batch, in order: 1 with *slot, *batch and *status (the
- * first failing stage's return, 0 when fine); 0 when the pass is done. */
-int gnn_pipe_next(struct gnn_pipe *p, int *slot, long *batch, int *status);
-void gnn_pipe_release(struct gnn_pipe *p, int slot);
-/* Stops feeding new batches; the caller drains what is in flight with
- * gnn_pipe_next/gnn_pipe_release (after an error). */
-void gnn_pipe_abort(struct gnn_pipe *p);
-/* Seconds stage s spent working during the current pass (wall time of its
- * teams on the batches, summed over instances), and the time
- * gnn_pipe_next waited. */
-double gnn_pipe_stage_busy(const struct gnn_pipe *p, int s);
-double gnn_pipe_wait_time(const struct gnn_pipe *p);
-int gnn_pipe_nstages(const struct gnn_pipe *p);
-const char *gnn_pipe_stage_name(const struct gnn_pipe *p, int s);
-void gnn_pipe_free(struct gnn_pipe *p);
+/* ===== training side: GraphSAGE model with data-parallel Adam (mb-gnn);
+ * the memory budget and the pipeline runtime are common/'s (mb_budget_*,
+ * mb_pipe_*) ============================================================= */
 
 /* ===== GraphSAGE model ==================================================
  * nlayers SAGEConv layers (mean aggregator), ReLU between them, a

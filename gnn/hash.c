@@ -2,23 +2,16 @@
  * all derive their randomness from (seed, indices), never from a stream,
  * so results do not depend on how work is split over threads or ranks. */
 #include "gnn.h"
+#include "../common/common.h"
 
 #include <math.h>
 
-uint64_t gnn_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 uint64_t gnn_hash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
-    uint64_t h = gnn_mix64(seed ^ 0x6a09e667f3bcc909ULL);
-    h = gnn_mix64(h ^ a);
-    h = gnn_mix64(h ^ (b + 0x3c6ef372fe94f82bULL));
-    return gnn_mix64(h ^ (c + 0xa54ff53a5f1d36f1ULL));
+    uint64_t h = mb_mix64(seed ^ 0x6a09e667f3bcc909ULL);
+    h = mb_mix64(h ^ a);
+    h = mb_mix64(h ^ (b + 0x3c6ef372fe94f82bULL));
+    return mb_mix64(h ^ (c + 0xa54ff53a5f1d36f1ULL));
 }
 
 /* Bijection on [0, 2^scale): rounds of (odd multiply + add) and xor-shift,
@@ -52,7 +45,7 @@ void gnn_rmat_edge(uint64_t seed, int scale, uint64_t e, uint64_t *u, uint64_t *
     uint64_t s = 0, t = 0;
     uint64_t k = gnn_hash4(seed, 0x72aa7ULL, e, 0);
     for (int ib = 0; ib < scale; ib++) {
-        uint64_t r = gnn_mix64(k + (uint64_t)ib * 0x9e3779b97f4a7c15ULL);
+        uint64_t r = mb_mix64(k + (uint64_t)ib * 0x9e3779b97f4a7c15ULL);
         uint64_t u1 = r & 0xffffffffULL, u2 = r >> 32;
         uint64_t sb = u1 >= T_AB;
         uint64_t tb = u2 >= (sb ? T_C_CD : T_A_AB);
@@ -109,8 +102,8 @@ static inline float elem_of(uint64_t signs, uint64_t noise, float signal, uint32
     float u = (float)(int32_t)bits * (1.0f / 8388608.0f) - 1.0f;
     return (((signs >> (j & 63)) & 1) ? signal : -signal) + u;
 }
-static inline uint64_t sign_word(uint64_t ck, uint32_t j) { return gnn_mix64(ck + (uint64_t)(j >> 6) * 0x9e3779b97f4a7c15ULL); }
-static inline uint64_t noise_word(uint64_t nk, uint32_t j) { return gnn_mix64(nk ^ ((uint64_t)(j >> 1) * 0xc2b2ae3d27d4eb4fULL)); }
+static inline uint64_t sign_word(uint64_t ck, uint32_t j) { return mb_mix64(ck + (uint64_t)(j >> 6) * 0x9e3779b97f4a7c15ULL); }
+static inline uint64_t noise_word(uint64_t nk, uint32_t j) { return mb_mix64(nk ^ ((uint64_t)(j >> 1) * 0xc2b2ae3d27d4eb4fULL)); }
 static inline float feature_elem(uint64_t ck, uint64_t nk, float signal, uint32_t j)
 {
     return elem_of(sign_word(ck, j), noise_word(nk, j), signal, j);
@@ -150,7 +143,7 @@ size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, 
         return 0;
     }
     /* first and last element plus two node-dependent positions */
-    uint64_t r = gnn_mix64(v ^ h->seed);
+    uint64_t r = mb_mix64(v ^ h->seed);
     uint32_t pos[4] = {0, (uint32_t)(r % (uint64_t)h->dim), (uint32_t)((r >> 32) % (uint64_t)h->dim),
                        (uint32_t)h->dim - 1};
     for (int i = 0; i < 4; i++)
@@ -165,6 +158,6 @@ uint64_t gnn_checksum(const void *p, size_t len, uint64_t pos)
     size_t nw = len / 4;
     uint64_t base = pos / 4, sum = 0;
     for (size_t i = 0; i < nw; i++)
-        sum += gnn_mix64(((uint64_t)w[i] << 32 | 0x5bd1e995u) ^ ((base + i) * 0xd6e8feb86659fd93ULL));
+        sum += mb_mix64(((uint64_t)w[i] << 32 | 0x5bd1e995u) ^ ((base + i) * 0xd6e8feb86659fd93ULL));
     return sum;
 }

@@ -3,6 +3,7 @@
  * uniformly without replacement, and appends first-seen neighbours to
  * the node list; destinations are thus the prefix of the sources. */
 #include "gnn_internal.h"
+#include "../common/common.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -43,10 +44,10 @@ size_t gnn_sample_pick(uint64_t seed, uint64_t epoch, uint64_t batch, int hop, u
     }
     /* Floyd's algorithm: k distinct values of [0, deg), each k-subset
      * equally likely */
-    uint64_t st = gnn_hash4(seed ^ gnn_mix64(epoch + 0x51ed27ULL), batch, (uint64_t)hop, node);
+    uint64_t st = gnn_hash4(seed ^ mb_mix64(epoch + 0x51ed27ULL), batch, (uint64_t)hop, node);
     size_t c = 0;
     for (uint32_t j = deg - (uint32_t)k; j < deg; j++) {
-        st = gnn_mix64(st);
+        st = mb_mix64(st);
         uint32_t t = (uint32_t)(((st >> 32) * ((uint64_t)j + 1)) >> 32);
         int seen = 0;
         for (size_t q = 0; q < c; q++)
@@ -90,7 +91,7 @@ void gnn_sample_free(struct gnn_sample *s)
 
 static inline size_t slot_of(int64_t key, size_t cap)
 {
-    return (size_t)(gnn_mix64((uint64_t)key) & (cap - 1));
+    return (size_t)(mb_mix64((uint64_t)key) & (cap - 1));
 }
 
 static int map_rehash(struct gnn_sample *s, size_t cap)

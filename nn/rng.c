@@ -1,20 +1,13 @@
 /* Deterministic random numbers: xoshiro256** seeded by splitmix64. */
 #include "nn.h"
+#include "../common/common.h"
 
 #include <math.h>
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 void nn_rng_seed(struct nn_rng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix(&seed);
+        r->s[i] = mb_splitmix64(&seed);
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

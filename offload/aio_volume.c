@@ -6,6 +6,7 @@
  * leaves the state "writing", so the next run writes the file again
  * instead of blaming the read path for damaged data. */
 #include "aio.h"
+#include "../common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,14 +51,6 @@ static const char *state_name(uint32_t s)
     return s == MB_AIO_VOLUME_COMPLETE ? "complete" : s == MB_AIO_VOLUME_WRITING ? "writing" : "unknown";
 }
 
-static uint64_t next_rand(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* the volume's logical offset of file f's device offset devoff */
 static uint64_t logical_of(const struct mb_aio_volume *v, int f, uint64_t devoff)
 {
@@ -98,7 +91,7 @@ int mb_aio_volume_check(const struct mb_aio_volume *v, size_t nsample, uint64_t 
         uint64_t nblk = v->file_size / 512;
         char blk[512];
         for (size_t i = 0; ok && i < nsample && i < nblk; i++) {
-            uint64_t devoff = next_rand(&x) % nblk * 512;
+            uint64_t devoff = mb_splitmix64(&x) % nblk * 512;
             if (pread(fd, blk, 512, (off_t)devoff) != 512) {
                 snprintf(why, len, "%s: reading block at %llu: %s", p, (unsigned long long)devoff, strerror(errno));
                 ok = 0;

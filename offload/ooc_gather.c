@@ -59,10 +59,10 @@ struct mb_ooc_zipf *mb_ooc_zipf_new(uint64_t n, double s, uint64_t seed)
     if (!z)
         return NULL;
     z->n = n;
-    z->mul = n > 1 ? ooc_mix(seed) % n : 0;
+    z->mul = n > 1 ? mb_mix64(seed) % n : 0;
     while (n > 1 && (z->mul == 0 || gcd(z->mul, n) != 1))
         z->mul = (z->mul + 1) % n;
-    z->add = ooc_mix(seed + 1) % n;
+    z->add = mb_mix64(seed + 1) % n;
     if (s > 0) {
         z->cdf = ooc_malloc(n * sizeof(double));
         if (!z->cdf) {
@@ -85,7 +85,7 @@ uint64_t mb_ooc_zipf_row(const struct mb_ooc_zipf *z, uint64_t rank)
 
 uint64_t mb_ooc_zipf_next(const struct mb_ooc_zipf *z, uint64_t *state)
 {
-    uint64_t x = ooc_mix(*state += 0x9e3779b97f4a7c15ULL);
+    uint64_t x = mb_mix64(*state += 0x9e3779b97f4a7c15ULL);
     if (!z->cdf)
         return mb_ooc_zipf_row(z, x % z->n);
     double u = (double)(x >> 11) * 0x1.0p-53;
@@ -124,7 +124,7 @@ struct gather {
 
 static float feature(uint64_t seed, size_t dim, uint64_t row, size_t c)
 {
-    uint64_t h = ooc_mix(seed * 0x94d049bb133111ebULL + row * dim + c);
+    uint64_t h = mb_mix64(seed * 0x94d049bb133111ebULL + row * dim + c);
     return (float)((int)(h % 2001) - 1000) * 0.001f;
 }
 
@@ -257,7 +257,7 @@ static int gather_reset(void *st, struct ooc_io *io, long long iter, char *err, 
 {
     (void)io, (void)err, (void)errlen;
     struct gather *g = st;
-    uint64_t state = ooc_mix(g->seed ^ ((uint64_t)iter * 0x2545f4914f6cdd1dULL));
+    uint64_t state = mb_mix64(g->seed ^ ((uint64_t)iter * 0x2545f4914f6cdd1dULL));
     size_t total = g->batch * g->nbatch;
     for (size_t i = 0; i < total; i++)
         g->ids[i] = mb_ooc_zipf_next(g->z, &state);

@@ -38,7 +38,7 @@ struct gemm {
 
 static float gval(uint64_t seed, int which, size_t n, size_t r, size_t c)
 {
-    uint64_t h = ooc_mix(seed * 0x632be59bd9b4e019ULL + (uint64_t)which * 0x8cb92ba72f3d8dd7ULL + (uint64_t)r * n + c);
+    uint64_t h = mb_mix64(seed * 0x632be59bd9b4e019ULL + (uint64_t)which * 0x8cb92ba72f3d8dd7ULL + (uint64_t)r * n + c);
     return (float)((int)(h % 9) - 4) * 0.25f;
 }
 
@@ -185,7 +185,7 @@ static int references(struct gemm *g)
     if (!g->sample || !g->sample_ref)
         return -1;
     for (size_t s = 0; s < SAMPLES; s++) {
-        size_t i = (size_t)(ooc_mix(g->seed + 2 * s) % n), j = (size_t)(ooc_mix(g->seed + 2 * s + 1) % n);
+        size_t i = (size_t)(mb_mix64(g->seed + 2 * s) % n), j = (size_t)(mb_mix64(g->seed + 2 * s + 1) % n);
         g->sample[s] = i * n + j;
         for (size_t k = 0; k < n; k++)
             g->sample_ref[s] += (double)gval(g->seed, 0, n, i, k) * gval(g->seed, 1, n, k, j);

@@ -7,6 +7,7 @@
 #define MB_OFFLOAD_OOC_IO_H
 
 #include "aio.h"
+#include "../common/common.h"
 
 #define OOC_MAX_FILES 64
 
@@ -57,15 +58,6 @@ int ooc_rw_now(struct ooc_io *io, int op, uint64_t off, size_t len, void *buf);
 int ooc_fail(char *err, size_t errlen, const char *what, int status, uint64_t off);
 /* The same for the first failed request of op. */
 int ooc_op_fail(char *err, size_t errlen, const char *what, const struct ooc_op *op);
-
-/* A 64-bit mixer (splitmix64's finaliser) for deterministic content. */
-static inline uint64_t ooc_mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 /* Per app: the pieces ooc.c dispatches to. */
 struct ooc_app {

@@ -38,7 +38,7 @@ struct sorter {
     int mode;
 };
 
-static uint64_t key_at(uint64_t seed, uint64_t i) { return ooc_mix(seed * 0xd1342543de82ef95ULL + i); }
+static uint64_t key_at(uint64_t seed, uint64_t i) { return mb_mix64(seed * 0xd1342543de82ef95ULL + i); }
 static uint64_t align_mib(uint64_t x) { return (x + MIB - 1) & ~(uint64_t)(MIB - 1); }
 
 static void layout(const struct mb_ooc_params *p, uint64_t *run_off, uint64_t *out_off, size_t *chunk,
@@ -174,7 +174,7 @@ static void *sort_open(const struct mb_ooc_params *p, struct ooc_io *io, char *e
         return NULL;
     }
     for (uint64_t i = 0; i < s->n; i++)
-        s->expect_sum += ooc_mix(key_at(s->seed, i));
+        s->expect_sum += mb_mix64(key_at(s->seed, i));
     return s;
 }
 
@@ -486,7 +486,7 @@ static int sort_check(void *st, struct ooc_io *io, char *msg, size_t len)
                 return 1;
             }
             prev = buf[j];
-            sum += ooc_mix(buf[j]);
+            sum += mb_mix64(buf[j]);
         }
     }
     free(buf);

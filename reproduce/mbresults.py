@@ -120,3 +120,20 @@ def fmt_bytes(n):
         if n >= scale and n % scale == 0:
             return f"{n // scale} {unit}"
     return f"{n} B"
+
+
+def size_label(x, _pos=None):
+    """Axis label of a byte count: 4K, 1M, 2G (a matplotlib tick formatter)."""
+    x = int(round(x))
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if x >= scale:
+            return f"{x / scale:g}{unit}"
+    return f"{x}"
+
+
+def save_figure(fig, out, dpi=120):
+    """Writes OUT.png and OUT.pdf (making OUT's folder) and prints their names."""
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    for ext in ("png", "pdf"):
+        fig.savefig(f"{out}.{ext}", dpi=dpi)
+        print(f"{out}.{ext}")

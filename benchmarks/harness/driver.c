@@ -74,12 +74,6 @@ static char *default_out_path(const char *bench)
  * far above the timer's resolution and the barrier's exit skew. */
 #define MB_BATCH_TARGET_S 100e-6
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The calls per sample of a case: --agg-iters N (up to what the program can
  * hold), or auto: ceil(target / per-call time), the per-call time being
  * the slowest rank's median over the warm-up (the same on every rank). */
@@ -94,7 +88,7 @@ static long long choose_batch(struct mb_run *run, const struct mb_case *c, doubl
         return run->common.batch < limit ? run->common.batch : limit;
     double t = 0; /* no warm-up: nothing to go by, each call alone */
     if (nwarm > 0) {
-        qsort(warm, (size_t)nwarm, sizeof(double), cmp_double);
+        mb_sort_doubles(warm, (size_t)nwarm);
         t = warm[nwarm / 2];
     }
     double slowest;

@@ -7,12 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double mb_stats_quantile_sorted(const double *sorted, size_t n, double q)
 {
     if (n == 0)
@@ -62,7 +56,7 @@ void mb_stats_compute(const double *x, size_t n, struct mb_stats *out)
     }
     double *s = malloc(n * sizeof(*s));
     memcpy(s, x, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_double);
+    mb_sort_doubles(s, n);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += s[i];

@@ -32,13 +32,6 @@ COLORS = {"posix": "tab:gray", "bounce": "tab:brown", "inline": "tab:purple", "m
 TARGET = 1.15  # the issue's target: async within 15% of the overlap bound
 
 
-def size_label(x, _pos=None):
-    x = int(round(x))
-    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
-        if x >= scale:
-            return f"{x / scale:g}{unit}"
-    return f"{x}"
-
 
 def block(r):
     return r["bytes"] // max(r["count"], 1)
@@ -77,7 +70,7 @@ def line_panel(ax, rows, xkey, xlabel, title, logx):
     if logx:
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted({xkey(r) for r in rows}))
-        ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+        ax.xaxis.set_major_formatter(FuncFormatter(mbresults.size_label))
         ax.xaxis.set_minor_formatter(FuncFormatter(lambda *_: ""))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("read throughput (GB/s)")
@@ -112,7 +105,7 @@ def app_panel(ax, rows, runs, app):
     ax.set_xticklabels(modes)
     cfg = runs[next(iter(pts.values()))["run"]]["config"]
     detail = {"gemm": f"n={cfg.get('gemm-n')} tile={cfg.get('gemm-tile')}",
-              "sort": f"{cfg.get('sort-keys')} keys, budget {size_label(cfg.get('mem-budget', 0))}B",
+              "sort": f"{cfg.get('sort-keys')} keys, budget {mbresults.size_label(cfg.get('mem-budget', 0))}B",
               "gather": f"{cfg.get('gather-batches')}×{cfg.get('gather-batch')} of {cfg.get('gather-rows')} rows, "
                         f"zipf {cfg.get('zipf')}"}[app]
     ax.set_title(f"{app}: {detail}", fontsize=10)
@@ -140,7 +133,7 @@ def main():
     four_k = [r for r in single if block(r) == 4096] or single
     if four_k:
         line_panel(axes[0][1], four_k, lambda r: files_of(runs, r), "files striped (stand-in SSDs)",
-                   f"{size_label(block(four_k[0]))}B random read vs files (Fig. 8a)", False)
+                   f"{mbresults.size_label(block(four_k[0]))}B random read vs files (Fig. 8a)", False)
         axes[0][1].set_xticks(sorted({files_of(runs, r) for r in four_k}))
     else:
         axes[0][1].set_visible(False)
@@ -165,10 +158,7 @@ def main():
     fig.suptitle("mb-aio (CAM): " + (hw[0] if len(hw) == 1 else f"{len(hw)} machines")
                  + (f"; emulation: {emu[0]}" if emu else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{a.out}.{ext}", dpi=110)
-        print(f"{a.out}.{ext}")
+    mbresults.save_figure(fig, a.out, dpi=110)
 
 
 if __name__ == "__main__":

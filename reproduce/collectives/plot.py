@@ -28,13 +28,6 @@ import mbresults  # noqa: E402
 ORDER = ["allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce", "alltoall"]
 
 
-def size_label(x, _pos=None):
-    x = int(round(x))
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if x >= scale:
-            return f"{x / scale:g}{unit}"
-    return f"{x}"
-
 
 def series_key(row, varying):
     parts = [row["algo"]]
@@ -101,7 +94,7 @@ def main():
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.xaxis.set_major_locator(LogLocator(base=4))
-            ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+            ax.xaxis.set_major_formatter(FuncFormatter(mbresults.size_label))
             ax.grid(True, which="major", alpha=0.4)
             ax.grid(True, which="minor", alpha=0.1)
         lat.set_ylabel("median latency (µs)")
@@ -113,10 +106,7 @@ def main():
     # a one-column figure is narrower than the hardware line: wrap it
     fig.suptitle(textwrap.fill(title, width=int(60 * ncols)), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{a.out}.{ext}", dpi=120)
-        print(f"{a.out}.{ext}")
+    mbresults.save_figure(fig, a.out, dpi=120)
 
 
 if __name__ == "__main__":

@@ -170,10 +170,7 @@ def main():
     ax[2].set_title("(c) TPC model: predicted vs measured", fontsize=9)
     fig.suptitle(mbresults.hardware(run) + " — 2-core VM, shared host", fontsize=8)
     fig.tight_layout()
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{a.out}.{ext}", dpi=120)
-        print(f"{a.out}.{ext}")
+    mbresults.save_figure(fig, a.out, dpi=120)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,7 @@
 #include <string.h>
 
 static uint64_t rng_state;
-static uint64_t rnd(void) /* splitmix64: the same sequence on every rank */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return mb_splitmix64(&rng_state); } /* the same sequence on every rank */
 
 static void fill(enum mb_coll_dtype d, enum mb_coll_op op, void *buf, size_t n, uint64_t salt)
 {

@@ -7,6 +7,7 @@
  * rates of the presampled epoch equal the predicted ones, and a cached
  * reader samples and gathers exactly what an uncached one does. */
 #include "../../gnn/gnn.h"
+#include "../../common/common.h"
 #include "check.h"
 
 #include <math.h>
@@ -28,7 +29,7 @@ static double cost_of(const struct gnn_chunk_cost *T, size_t nT, const struct gn
 static uint64_t rnd_state = 12345;
 static double rnd(void)
 {
-    rnd_state = gnn_mix64(rnd_state);
+    rnd_state = mb_mix64(rnd_state);
     return (double)(rnd_state >> 11) / 9007199254740992.0;
 }
 

@@ -1,4 +1,4 @@
-/* gnn/ training side: the pipeline delivers every batch once, in order,
+/* The training side of mb-gnn: common/'s pipeline runtime delivers every batch once, in order,
  * after every stage's whole team ran on it; one slot serialises (never
  * two batches in flight), several overlap; a failing stage marks its
  * batch; a stage with two instances works on two batches at once and
@@ -6,6 +6,7 @@
  * a cgroup can be made, charges mmap'd page cache and holds the limit. */
 #include "check.h"
 #include "../../gnn/gnn.h"
+#include "../../common/common.h"
 
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -51,15 +52,15 @@ static void run_pipe(int nslots, int fail_batch, int *max_inflight)
     static struct ctx c;
     memset(&c, 0, sizeof(c));
     c.fail_batch = fail_batch;
-    struct gnn_stage st[3] = {{"a", 2, s0, 1}, {"b", 2, s1, 1}, {"c", 2, s2, 1}};
-    struct gnn_pipe *p = gnn_pipe_new(st, 3, nslots, &c);
+    struct mb_stage st[3] = {{"a", 2, s0, 1}, {"b", 2, s1, 1}, {"c", 2, s2, 1}};
+    struct mb_pipe *p = mb_pipe_new(st, 3, nslots, &c);
     EXPECT(p != NULL);
     for (int pass = 0; pass < 2; pass++) {
         memset(c.ran, 0, sizeof(c.ran));
-        EXPECT(gnn_pipe_start(p, NB) == 0);
+        EXPECT(mb_pipe_start(p, NB) == 0);
         int slot, status;
         long b, want = 0;
-        while (gnn_pipe_next(p, &slot, &b, &status)) {
+        while (mb_pipe_next(p, &slot, &b, &status)) {
             EXPECT(b == want);
             want++;
             EXPECT(c.slot_batch[slot] == b);
@@ -73,31 +74,31 @@ static void run_pipe(int nslots, int fail_batch, int *max_inflight)
             }
             usleep(300); /* "training" */
             atomic_fetch_sub(&c.inflight, 1);
-            gnn_pipe_release(p, slot);
+            mb_pipe_release(p, slot);
         }
         EXPECT(want == NB);
-        EXPECT(gnn_pipe_stage_busy(p, 0) > 0);
+        EXPECT(mb_pipe_stage_busy(p, 0) > 0);
     }
     /* abort mid-pass: what is in flight drains, nothing more starts */
-    EXPECT(gnn_pipe_start(p, NB) == 0);
+    EXPECT(mb_pipe_start(p, NB) == 0);
     int slot, status, got = 0;
     long b;
-    while (gnn_pipe_next(p, &slot, &b, &status)) {
+    while (mb_pipe_next(p, &slot, &b, &status)) {
         if (++got == 3)
-            gnn_pipe_abort(p);
+            mb_pipe_abort(p);
         atomic_fetch_sub(&c.inflight, 1);
-        gnn_pipe_release(p, slot);
+        mb_pipe_release(p, slot);
     }
     EXPECT(got >= 3 && got < NB);
-    EXPECT(gnn_pipe_start(p, 5) == 0);
+    EXPECT(mb_pipe_start(p, 5) == 0);
     got = 0;
-    while (gnn_pipe_next(p, &slot, &b, &status)) {
+    while (mb_pipe_next(p, &slot, &b, &status)) {
         got++;
         atomic_fetch_sub(&c.inflight, 1);
-        gnn_pipe_release(p, slot);
+        mb_pipe_release(p, slot);
     }
     EXPECT(got == 5);
-    gnn_pipe_free(p);
+    mb_pipe_free(p);
     *max_inflight = atomic_load(&c.max_inflight);
 }
 
@@ -136,22 +137,22 @@ static void instances_in_order(void)
 {
     static struct ictx c;
     memset(&c, 0, sizeof(c));
-    struct gnn_stage st[2] = {{"first", 1, i_first, 2}, {"second", 1, i_second, 0}};
-    struct gnn_pipe *p = gnn_pipe_new(st, 2, 4, &c);
+    struct mb_stage st[2] = {{"first", 1, i_first, 2}, {"second", 1, i_second, 0}};
+    struct mb_pipe *p = mb_pipe_new(st, 2, 4, &c);
     EXPECT(p != NULL);
-    EXPECT(gnn_pipe_start(p, NB2) == 0);
+    EXPECT(mb_pipe_start(p, NB2) == 0);
     int slot, status;
     long b, want = 0;
-    while (gnn_pipe_next(p, &slot, &b, &status)) {
+    while (mb_pipe_next(p, &slot, &b, &status)) {
         EXPECT(b == want);
         EXPECT(status == 0);
         want++;
-        gnn_pipe_release(p, slot);
+        mb_pipe_release(p, slot);
     }
     EXPECT(want == NB2);
     EXPECT(atomic_load(&c.overlapped) == NB2 / 2);
     EXPECT(atomic_load(&c.order_bad) == 0);
-    gnn_pipe_free(p);
+    mb_pipe_free(p);
 }
 
 /* Toy task: 4 classes, the label is the argmax of the first 4 feature
@@ -203,19 +204,19 @@ static void model_learns(void)
  * 0, or 1 where no cgroup can be made (the reason in skip). */
 static int budget_holds(char *skip, size_t skiplen)
 {
-    struct gnn_budget b;
+    struct mb_budget b;
     char err[512];
     /* mlock with an overridden "available": pins available - budget */
     setenv("MB_GNN_MEMAVAILABLE", "41943040", 1);
-    EXPECT(gnn_budget_enforce(&b, 32u << 20, GNN_BUDGET_MLOCK, err, sizeof(err)) == 0);
+    EXPECT(mb_budget_enforce(&b, 32u << 20, MB_BUDGET_MLOCK, err, sizeof(err)) == 0);
     EXPECT(b.pinned_bytes == (8u << 20));
     EXPECT(!strcmp(b.method, "mlock"));
     /* inmem's exemption: the pin goes and comes back, the same bytes */
-    EXPECT(gnn_budget_suspend(&b, err, sizeof(err)) == 0 && b.pinned == NULL);
-    EXPECT(gnn_budget_resume(&b, err, sizeof(err)) == 0 && b.pinned != NULL && b.pinned_bytes == (8u << 20));
-    gnn_budget_release(&b);
+    EXPECT(mb_budget_suspend(&b, err, sizeof(err)) == 0 && b.pinned == NULL);
+    EXPECT(mb_budget_resume(&b, err, sizeof(err)) == 0 && b.pinned != NULL && b.pinned_bytes == (8u << 20));
+    mb_budget_release(&b);
     unsetenv("MB_GNN_MEMAVAILABLE");
-    if (gnn_budget_enforce(&b, 48u << 20, GNN_BUDGET_CGROUP, err, sizeof(err)) != 0) {
+    if (mb_budget_enforce(&b, 48u << 20, MB_BUDGET_CGROUP, err, sizeof(err)) != 0) {
         snprintf(skip, skiplen, "budget: no memory cgroup can be made here (%s)", err);
         return 1;
     }
@@ -227,27 +228,27 @@ static int budget_holds(char *skip, size_t skiplen)
     EXPECT(p != MAP_FAILED);
     volatile unsigned sum = 0;
     for (size_t i = 0; i < len; i += 4096) sum += (unsigned char)p[i];
-    EXPECT(gnn_budget_peak(&b) > 0);
-    EXPECT(gnn_budget_peak(&b) <= (48u << 20));
-    fprintf(stderr, "budget: peak %llu, limit hits %llu\n", (unsigned long long)gnn_budget_peak(&b), (unsigned long long)gnn_budget_limit_hits(&b));
-    EXPECT(gnn_budget_peak(&b) > (32u << 20)); /* the page cache was charged up to the limit */
+    EXPECT(mb_budget_peak(&b) > 0);
+    EXPECT(mb_budget_peak(&b) <= (48u << 20));
+    fprintf(stderr, "budget: peak %llu, limit hits %llu\n", (unsigned long long)mb_budget_peak(&b), (unsigned long long)mb_budget_limit_hits(&b));
+    EXPECT(mb_budget_peak(&b) > (32u << 20)); /* the page cache was charged up to the limit */
     munmap(p, len);
     close(fd);
     unlink(path);
     /* past the limit in anonymous memory: the watcher lifts it and says so */
-    EXPECT(gnn_budget_watch(&b) == 0);
+    EXPECT(mb_budget_watch(&b) == 0);
     uint64_t peak = 0;
-    EXPECT(!gnn_budget_exceeded(&b, &peak));
+    EXPECT(!mb_budget_exceeded(&b, &peak));
     size_t big = 64u << 20;
     char *q = malloc(big);
     EXPECT(q != NULL);
     if (q)
         memset(q, 1, big);
-    EXPECT(gnn_budget_exceeded(&b, &peak) && peak >= (48u << 20));
+    EXPECT(mb_budget_exceeded(&b, &peak) && peak >= (48u << 20));
     free(q);
     char folder[512];
     snprintf(folder, sizeof(folder), "%s", b.cgroup);
-    gnn_budget_release(&b);
+    mb_budget_release(&b);
     EXPECT(access(folder, F_OK) != 0); /* the child cgroup is gone */
     return 0;
 }

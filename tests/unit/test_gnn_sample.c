@@ -5,6 +5,7 @@
  * without replacement, is deterministic and independent of the threads;
  * epoch orders and rank batches partition the training set. */
 #include "../../gnn/gnn.h"
+#include "../../common/common.h"
 #include "check.h"
 
 #include <fcntl.h>
@@ -38,7 +39,7 @@ static void test_readers(void)
     size_t n = 300;
     int64_t nodes[300];
     for (size_t i = 0; i < n; i++)
-        nodes[i] = (int64_t)(gnn_mix64(i) % h->n);
+        nodes[i] = (int64_t)(mb_mix64(i) % h->n);
     const uint32_t *l1[300], *l2[300], *l3[300];
     uint32_t d1[300], d2[300], d3[300];
     EXPECT(gnn_read_neighbours(rm, nodes, n, l1, d1) == 0);

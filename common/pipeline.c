@@ -6,13 +6,12 @@
  * storage (sampling's topology reads) overlaps its batches; they still
  * leave in order. The slot count bounds what is in flight: one slot
  * serialises everything (nopipe). */
-#include "gnn.h"
+#include "common.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/common.h"
 
 struct item {
     int slot;
@@ -90,8 +89,8 @@ struct team {
 };
 
 struct stage_rt {
-    struct gnn_stage def;
-    struct gnn_pipe *p;
+    struct mb_stage def;
+    struct mb_pipe *p;
     int index;
     pthread_t *threads;       /* instances x nthreads */
     struct team *teams;       /* instances */
@@ -103,11 +102,11 @@ struct stage_rt {
     double busy;              /* seconds of team work this pass (summed over teams) */
 };
 
-struct gnn_pipe {
+struct mb_pipe {
     int nstages, nslots;
     void *ctx;
-    struct stage_rt st[GNN_PIPE_MAX_STAGES];
-    struct queue q[GNN_PIPE_MAX_STAGES + 1]; /* q[s]: input of stage s; q[nstages]: finished */
+    struct stage_rt st[MB_PIPE_MAX_STAGES];
+    struct queue q[MB_PIPE_MAX_STAGES + 1]; /* q[s]: input of stage s; q[nstages]: finished */
     int *status;              /* per slot */
     long nbatches, next_batch, delivered;
     double wait;
@@ -120,7 +119,7 @@ struct gnn_pipe {
     pthread_mutex_t gate_mu;
     pthread_cond_t gate_cv;
     int gate;
-    int nstarted[GNN_PIPE_MAX_STAGES]; /* threads created, per stage */
+    int nstarted[MB_PIPE_MAX_STAGES]; /* threads created, per stage */
 };
 
 static void *stage_main(void *arg)
@@ -128,7 +127,7 @@ static void *stage_main(void *arg)
     struct thread_arg *a = arg;
     struct team *tm = a->team;
     struct stage_rt *s = tm->st;
-    struct gnn_pipe *p = s->p;
+    struct mb_pipe *p = s->p;
     int leader = a->tid == 0, nt = s->def.nthreads;
     pthread_mutex_lock(&p->gate_mu);
     while (p->gate == 0)
@@ -163,7 +162,7 @@ static void *stage_main(void *arg)
             while (s->next_out != it.batch)
                 pthread_cond_wait(&s->cv, &s->mu);
             /* counted before the push: once the caller has the last
-             * batch, gnn_pipe_start may reset the count */
+             * batch, mb_pipe_start may reset the count */
             s->next_out++;
             q_push(&p->q[s->index + 1], it);
             pthread_cond_broadcast(&s->cv);
@@ -180,13 +179,13 @@ static void *stage_main(void *arg)
     return NULL;
 }
 
-static void pipe_destroy(struct gnn_pipe *p);
+static void pipe_destroy(struct mb_pipe *p);
 
-struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int nslots, void *ctx)
+struct mb_pipe *mb_pipe_new(const struct mb_stage *stages, int nstages, int nslots, void *ctx)
 {
-    if (nstages < 1 || nstages > GNN_PIPE_MAX_STAGES || nslots < 1)
+    if (nstages < 1 || nstages > MB_PIPE_MAX_STAGES || nslots < 1)
         return NULL;
-    struct gnn_pipe *p = calloc(1, sizeof(*p));
+    struct mb_pipe *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
     int nthreads = 0;
@@ -251,7 +250,7 @@ struct gnn_pipe *gnn_pipe_new(const struct gnn_stage *stages, int nstages, int n
     return p;
 }
 
-int gnn_pipe_start(struct gnn_pipe *p, long nbatches)
+int mb_pipe_start(struct mb_pipe *p, long nbatches)
 {
     if (p->next_batch != p->delivered)
         return -1;
@@ -271,7 +270,7 @@ int gnn_pipe_start(struct gnn_pipe *p, long nbatches)
     return 0;
 }
 
-int gnn_pipe_next(struct gnn_pipe *p, int *slot, long *batch, int *status)
+int mb_pipe_next(struct mb_pipe *p, int *slot, long *batch, int *status)
 {
     if (p->delivered >= p->nbatches)
         return 0;
@@ -287,7 +286,7 @@ int gnn_pipe_next(struct gnn_pipe *p, int *slot, long *batch, int *status)
     return 1;
 }
 
-void gnn_pipe_release(struct gnn_pipe *p, int slot)
+void mb_pipe_release(struct mb_pipe *p, int slot)
 {
     if (p->next_batch < p->nbatches) {
         p->status[slot] = 0;
@@ -295,14 +294,14 @@ void gnn_pipe_release(struct gnn_pipe *p, int slot)
     }
 }
 
-void gnn_pipe_abort(struct gnn_pipe *p) { p->nbatches = p->next_batch; }
+void mb_pipe_abort(struct mb_pipe *p) { p->nbatches = p->next_batch; }
 
-double gnn_pipe_stage_busy(const struct gnn_pipe *p, int s) { return p->st[s].busy; }
-double gnn_pipe_wait_time(const struct gnn_pipe *p) { return p->wait; }
-int gnn_pipe_nstages(const struct gnn_pipe *p) { return p->nstages; }
-const char *gnn_pipe_stage_name(const struct gnn_pipe *p, int s) { return p->st[s].def.name; }
+double mb_pipe_stage_busy(const struct mb_pipe *p, int s) { return p->st[s].busy; }
+double mb_pipe_wait_time(const struct mb_pipe *p) { return p->wait; }
+int mb_pipe_nstages(const struct mb_pipe *p) { return p->nstages; }
+const char *mb_pipe_stage_name(const struct mb_pipe *p, int s) { return p->st[s].def.name; }
 
-void gnn_pipe_free(struct gnn_pipe *p)
+void mb_pipe_free(struct mb_pipe *p)
 {
     if (!p)
         return;
@@ -311,7 +310,7 @@ void gnn_pipe_free(struct gnn_pipe *p)
 }
 
 /* Joins the threads created (at the gate or past it) and frees. */
-static void pipe_destroy(struct gnn_pipe *p)
+static void pipe_destroy(struct mb_pipe *p)
 {
     for (int s = 0; s < p->nstages; s++) {
         struct stage_rt *st = &p->st[s];

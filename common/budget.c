@@ -1,7 +1,7 @@
 /* The memory budget: a child memory cgroup (v2, else v1) that the process
  * joins, so anonymous memory and the page cache it faults in are both
  * charged against the limit; else the rest of memory pinned with mlock. */
-#include "gnn.h"
+#include "common.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -136,7 +136,7 @@ static void remove_stale(const char *home)
         closedir(d);
 }
 
-static int try_cgroup(struct gnn_budget *b, int v2, char *err, size_t errlen)
+static int try_cgroup(struct mb_budget *b, int v2, char *err, size_t errlen)
 {
     char mnt[512], own[512], home[1100];
     if (mount_point(v2, "memory", mnt, sizeof(mnt)) || own_cgroup(v2 ? "" : "memory", own, sizeof(own))) {
@@ -259,7 +259,7 @@ static unsigned long long keyed_value(const char *path, const char *fmt)
     return v;
 }
 
-static int try_mlock(struct gnn_budget *b, char *err, size_t errlen)
+static int try_mlock(struct mb_budget *b, char *err, size_t errlen)
 {
     const char *over = getenv("MB_GNN_MEMAVAILABLE");
     size_t avail = 0;
@@ -290,26 +290,26 @@ static int try_mlock(struct gnn_budget *b, char *err, size_t errlen)
     return 0;
 }
 
-int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how how, char *err,
-                       size_t errlen)
+int mb_budget_enforce(struct mb_budget *b, size_t bytes, enum mb_budget_how how, char *err,
+                      size_t errlen)
 {
     memset(b, 0, sizeof(*b));
     b->bytes = bytes;
     char e2[300] = "", e1[300] = "";
-    if (how == GNN_BUDGET_NONE) {
+    if (how == MB_BUDGET_NONE) {
         snprintf(b->method, sizeof(b->method), "none");
         snprintf(b->detail, sizeof(b->detail), "not enforced (--budget-method none)");
         return 0;
     }
-    if (how == GNN_BUDGET_AUTO || how == GNN_BUDGET_CGROUP) {
+    if (how == MB_BUDGET_AUTO || how == MB_BUDGET_CGROUP) {
         if (try_cgroup(b, 1, e2, sizeof(e2)) == 0 || try_cgroup(b, 0, e1, sizeof(e1)) == 0)
             return 0;
-        if (how == GNN_BUDGET_CGROUP) {
+        if (how == MB_BUDGET_CGROUP) {
             snprintf(err, errlen, "%s; %s", e2, e1);
             return -1;
         }
     }
-    if (how == GNN_BUDGET_AUTO && geteuid() == 0) {
+    if (how == MB_BUDGET_AUTO && geteuid() == 0) {
         /* pinning is node-wide: as root on a node others share it would take
          * their memory; only an explicit --budget-method mlock does that */
         snprintf(err, errlen, "%s; %s; auto does not fall back to mlock as root (it pins memory node-wide): give "
@@ -326,7 +326,7 @@ int gnn_budget_enforce(struct gnn_budget *b, size_t bytes, enum gnn_budget_how h
     return -1;
 }
 
-int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen)
+int mb_budget_join(struct mb_budget *b, char *err, size_t errlen)
 {
     if (!b->cgroup[0])
         return 0; /* mlock: the node's first process pinned for everyone (its pin, not ours) */
@@ -338,7 +338,7 @@ int gnn_budget_join(struct gnn_budget *b, char *err, size_t errlen)
     return 0;
 }
 
-int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen)
+int mb_budget_suspend(struct mb_budget *b, char *err, size_t errlen)
 {
     if (b->cgroup[0]) {
         int e = move_self(b->home);
@@ -355,9 +355,9 @@ int gnn_budget_suspend(struct gnn_budget *b, char *err, size_t errlen)
     return 0;
 }
 
-int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen)
+int mb_budget_resume(struct mb_budget *b, char *err, size_t errlen)
 {
-    if (b->cgroup[0] && gnn_budget_join(b, err, errlen) != 0)
+    if (b->cgroup[0] && mb_budget_join(b, err, errlen) != 0)
         return -1;
     if (b->repin) {
         void *p = mmap(NULL, b->pinned_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -374,7 +374,7 @@ int gnn_budget_resume(struct gnn_budget *b, char *err, size_t errlen)
     return 0;
 }
 
-static uint64_t cg_value(const struct gnn_budget *b, const char *v1name, const char *v2name)
+static uint64_t cg_value(const struct mb_budget *b, const char *v1name, const char *v2name)
 {
     if (!b->cgroup[0])
         return 0;
@@ -384,12 +384,12 @@ static uint64_t cg_value(const struct gnn_budget *b, const char *v1name, const c
     return read_u64(p, &v) == 0 ? v : 0;
 }
 
-uint64_t gnn_budget_usage(const struct gnn_budget *b)
+uint64_t mb_budget_usage(const struct mb_budget *b)
 {
     return cg_value(b, "memory.usage_in_bytes", "memory.current");
 }
 
-uint64_t gnn_budget_anon(const struct gnn_budget *b)
+uint64_t mb_budget_anon(const struct mb_budget *b)
 {
     if (!b->cgroup[0])
         return (uint64_t)keyed_value("/proc/self/status", "RssAnon: %llu kB") * 1024;
@@ -399,12 +399,12 @@ uint64_t gnn_budget_anon(const struct gnn_budget *b)
     return (uint64_t)keyed_value(p, b->v2 ? "anon %llu" : "rss %llu");
 }
 
-uint64_t gnn_budget_peak(const struct gnn_budget *b)
+uint64_t mb_budget_peak(const struct mb_budget *b)
 {
     return cg_value(b, "memory.max_usage_in_bytes", "memory.peak");
 }
 
-uint64_t gnn_budget_limit_hits(const struct gnn_budget *b)
+uint64_t mb_budget_limit_hits(const struct mb_budget *b)
 {
     if (!b->cgroup[0])
         return 0;
@@ -455,7 +455,7 @@ static uint64_t pread_anon(int fd)
     return a && (a == buf || a[-1] == '\n') ? strtoull(a + 5, NULL, 10) : 0;
 }
 
-static int over_limit(const struct gnn_budget *b, const struct watch_fds *w)
+static int over_limit(const struct mb_budget *b, const struct watch_fds *w)
 {
     uint64_t lim = 0;
     if (pread_u64(w->limit, &lim) == 0 && lim != b->limit_read)
@@ -467,7 +467,7 @@ static int over_limit(const struct gnn_budget *b, const struct watch_fds *w)
     return poll(&pf, 1, 0) == 1 && read(w->efd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt);
 }
 
-static void lift_limit(const struct gnn_budget *b, const struct watch_fds *w)
+static void lift_limit(const struct mb_budget *b, const struct watch_fds *w)
 {
     const char *v = b->v2 ? "max" : "-1"; /* v1: memsw first, the limit may not exceed it */
     for (int i = 0; i < 2; i++)
@@ -480,7 +480,7 @@ static struct watch_fds wfds = {-1, -1, -1, {-1, -1}};
 
 static void *watch_main(void *arg)
 {
-    struct gnn_budget *b = arg;
+    struct mb_budget *b = arg;
     const struct watch_fds *w = &wfds;
     while (!atomic_load(&b->watch_stop)) {
         if (!atomic_load(&b->exceeded) && over_limit(b, w)) {
@@ -509,7 +509,7 @@ static void watch_close(void)
 }
 
 /* Opens the watcher's files; 0, or -1. */
-static int watch_open(const struct gnn_budget *b)
+static int watch_open(const struct mb_budget *b)
 {
     char p[700];
     snprintf(p, sizeof(p), "%s/%s", b->cgroup, b->v2 ? "memory.high" : "memory.limit_in_bytes");
@@ -547,7 +547,7 @@ static int watch_open(const struct gnn_budget *b)
     return wfds.lift[1] >= 0 ? 0 : -1;
 }
 
-int gnn_budget_watch(struct gnn_budget *b)
+int mb_budget_watch(struct mb_budget *b)
 {
     atomic_store(&b->exceeded, 0);
     atomic_store(&b->watch_stop, 0);
@@ -568,7 +568,7 @@ int gnn_budget_watch(struct gnn_budget *b)
     return 0;
 }
 
-int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak)
+int mb_budget_exceeded(const struct mb_budget *b, uint64_t *peak)
 {
     int e = atomic_load(&b->exceeded);
     if (e && peak)
@@ -576,7 +576,7 @@ int gnn_budget_exceeded(const struct gnn_budget *b, uint64_t *peak)
     return e;
 }
 
-static void watch_stop(struct gnn_budget *b)
+static void watch_stop(struct mb_budget *b)
 {
     if (!b->watching)
         return;
@@ -588,7 +588,7 @@ static void watch_stop(struct gnn_budget *b)
 
 /* rmdir of the child (while other ranks leave) and subtree_control back:
  * async-signal-safe. 0, or -errno of the step that failed (*what). */
-static int remove_child(struct gnn_budget *b, const char **what)
+static int remove_child(struct mb_budget *b, const char **what)
 {
     int e = 0;
     *what = b->cgroup;
@@ -615,7 +615,7 @@ static int remove_child(struct gnn_budget *b, const char **what)
     return e;
 }
 
-void gnn_budget_release(struct gnn_budget *b)
+void mb_budget_release(struct mb_budget *b)
 {
     watch_stop(b);
     if (b->cgroup[0]) {
@@ -634,7 +634,7 @@ void gnn_budget_release(struct gnn_budget *b)
     b->pinned = NULL;
 }
 
-void gnn_budget_release_signal(struct gnn_budget *b)
+void mb_budget_release_signal(struct mb_budget *b)
 {
     if (!b->cgroup[0])
         return;
@@ -644,7 +644,7 @@ void gnn_budget_release_signal(struct gnn_budget *b)
         remove_child(b, &what);
 }
 
-int gnn_drop_file_cache(const char *path)
+int mb_drop_file_cache(const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
