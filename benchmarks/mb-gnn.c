@@ -1253,8 +1253,6 @@ static void use_epoch(struct st *s, uint64_t epoch)
     s->epoch = epoch;
 }
 
-static double cpu_now(void);
-
 /* The share of this machine's CPU time the host took since steal0 (from
  * mb_host_steal_s), over dt seconds; NAN where it is not reported, or where
  * the interval is too short to resolve it: /proc/stat counts steal in ticks,

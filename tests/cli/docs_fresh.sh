@@ -3,6 +3,7 @@
 # and every relative link of the markdown pages names a file that exists.
 . "$(dirname "$0")/../lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=$(cd "$BIN" && pwd)   # the generator runs from its own tree
 expect 0 "docs/ flag tables match --help (run make docs if not)" -- "$root/tools/gen-docs.sh" --check "$BIN"
 
 # a copy of the generator and the pages with one row changed must be stale
