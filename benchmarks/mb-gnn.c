@@ -126,7 +126,7 @@ static struct gnn_sampler_cfg scfg;
 static struct gnn_header hdr;        /* of --data (training) */
 static struct mb_budget budget;
 static int budget_on;
-static int precheck = 1; /* the budget's check before any work (MB_MB_BUDGET_PRECHECK=0: off, tests) */
+static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
 static const struct mb_coll_algo *algo;
 static char ds_label[96];
@@ -309,7 +309,7 @@ static int validate(struct mb_run *run)
             opt.cache_dev + opt.cache_host, opt.mem_budget);
     /* every budgeted system must fit before any work: the cgroup would
      * kill it otherwise (inmem, the upper bound, runs outside the budget) */
-    const char *pre = getenv("MB_MB_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
+    const char *pre = getenv("MB_GNN_BUDGET_PRECHECK"); /* "0": tests of a limit hit mid-run */
     precheck = !(pre && !strcmp(pre, "0"));
     /* sized from the largest presampled batch (the topology alone is
      * read): where presampling fails, setup fails naming it */
@@ -377,7 +377,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     static const char *const how[] = {"auto", "cgroup", "mlock", "none"};
     mb_kv_str(c, "budget_method_requested", how[opt.budget_how]);
     mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
-                                                                        : "skipped (MB_MB_BUDGET_PRECHECK=0)");
+                                                                        : "skipped (MB_GNN_BUDGET_PRECHECK=0)");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
     /* inmem's exemption, as each method allows it */
     mb_kv_str(c, "budget_inmem",
