@@ -767,17 +767,7 @@ static int iterate(void *state, long long iter, double *elapsed)
  * page cache, into rb. */
 static int read_back(struct st *s, size_t i, char *rb)
 {
-    size_t bs = s->ac->bs, done = 0;
-    while (done < bs) {
-        int dev;
-        uint64_t devoff;
-        size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
-        size_t n = bs - done < room ? bs - done : room;
-        if (pread(s->rfd[dev], rb + done, n, (off_t)devoff) != (ssize_t)n)
-            return -1;
-        done += n;
-    }
-    return 0;
+    return mb_aio_volume_rw(s->rfd, (int)opt.files, opt.stripe, MB_AIO_READ, s->off[i], s->ac->bs, rb);
 }
 
 static int check(void *state, long long iter, char *msg, size_t len)
@@ -798,9 +788,10 @@ static int check(void *state, long long iter, char *msg, size_t len)
     for (size_t i = first; i < s->ios; i++) {
         const char *b = slot(s, i);
         if (opt.rw) {
-            if (read_back(s, i, rb) != 0) {
+            int rc = read_back(s, i, rb);
+            if (rc != 0) {
                 snprintf(msg, len, "reading back request %zu at %llu: %s", i, (unsigned long long)s->off[i],
-                         errno ? strerror(errno) : "short read");
+                         rc == -ENODATA ? "short file" : strerror(-rc));
                 free(rb);
                 return 1;
             }

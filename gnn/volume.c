@@ -10,30 +10,7 @@
 
 static int vol_io(const struct gnn_vol *v, uint64_t off, void *buf, size_t len, int wr)
 {
-    char *p = buf;
-    while (len) {
-        int dev;
-        uint64_t devoff;
-        size_t room = mb_aio_map(off, v->stripe, v->ndev, &dev, &devoff);
-        size_t n = room < len ? room : len;
-        size_t done = 0;
-        while (done < n) {
-            ssize_t r = wr ? pwrite(v->fd[dev], p + done, n - done, (off_t)(devoff + done))
-                           : pread(v->fd[dev], p + done, n - done, (off_t)(devoff + done));
-            if (r < 0) {
-                if (errno == EINTR)
-                    continue;
-                return -errno;
-            }
-            if (r == 0)
-                return wr ? -ENOSPC : -ENODATA;
-            done += (size_t)r;
-        }
-        p += n;
-        off += n;
-        len -= n;
-    }
-    return 0;
+    return mb_aio_volume_rw(v->fd, v->ndev, v->stripe, wr ? MB_AIO_WRITE : MB_AIO_READ, off, len, buf);
 }
 
 int gnn_vol_pwrite(const struct gnn_vol *v, uint64_t off, const void *buf, size_t len)

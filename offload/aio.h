@@ -96,6 +96,11 @@ uint64_t mb_aio_size(const struct mb_aio *a);
 
 /* Striping: logical offset -> (device, device offset); returns bytes left in this stripe unit. */
 size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff);
+/* Reads (op MB_AIO_READ) or writes len bytes at logical offset off of the
+ * volume striped over fds[0..ndev) in units of stripe, with pread/pwrite
+ * in the caller (partial transfers resumed, EINTR retried). 0, or -errno;
+ * -ENODATA: past the end of a file, -ENOSPC: a write that wrote nothing. */
+int mb_aio_volume_rw(const int *fds, int ndev, size_t stripe, int op, uint64_t off, size_t len, void *buf);
 /* CAM's rule for N devices: between ceil(N/4) and ceil(N/2) I/O threads,
  * linear in io_frac, the measured fraction of the compute threads' time
  * spent waiting on I/O (0..1; compute-bound work hides I/O with fewer

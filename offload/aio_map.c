@@ -2,7 +2,9 @@
 #include "aio.h"
 #include "aio_pattern.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *devoff)
 {
@@ -10,6 +12,28 @@ size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *dev
     *dev = (int)(unit % (uint64_t)ndev);
     *devoff = unit / (uint64_t)ndev * stripe + in;
     return stripe - (size_t)in;
+}
+
+int mb_aio_volume_rw(const int *fds, int ndev, size_t stripe, int op, uint64_t off, size_t len, void *buf)
+{
+    char *p = buf;
+    size_t done = 0;
+    while (done < len) {
+        int dev;
+        uint64_t devoff;
+        size_t room = mb_aio_map(off + done, stripe, ndev, &dev, &devoff);
+        size_t n = len - done < room ? len - done : room;
+        ssize_t k = op == MB_AIO_WRITE ? pwrite(fds[dev], p + done, n, (off_t)devoff)
+                                       : pread(fds[dev], p + done, n, (off_t)devoff);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            return op == MB_AIO_WRITE ? -ENOSPC : -ENODATA;
+        done += (size_t)k; /* a short transfer resumes at the next byte */
+    }
+    return 0;
 }
 
 int mb_aio_adaptive_threads(int ndev, double io_frac)

@@ -48,23 +48,7 @@ int ooc_fail(char *err, size_t errlen, const char *what, int status, uint64_t of
 /* pread/pwrite through the stripe map, in the caller. */
 static int posix_rw(struct ooc_io *io, int op, uint64_t off, size_t len, char *buf)
 {
-    size_t done = 0;
-    while (done < len) {
-        int dev;
-        uint64_t devoff;
-        size_t room = mb_aio_map(off + done, io->stripe, io->ndev, &dev, &devoff);
-        size_t n = len - done < room ? len - done : room;
-        ssize_t k = op == MB_AIO_WRITE ? pwrite(io->fd[dev], buf + done, n, (off_t)devoff)
-                                       : pread(io->fd[dev], buf + done, n, (off_t)devoff);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -errno;
-        if (k == 0)
-            return op == MB_AIO_WRITE ? -ENOSPC : -ENODATA;
-        done += (size_t)k;
-    }
-    return 0;
+    return mb_aio_volume_rw(io->fd, io->ndev, io->stripe, op, off, len, buf);
 }
 
 static int mem_rw(struct ooc_io *io, int op, uint64_t off, size_t len, char *buf)

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,40 @@ static void test_readonly(void)
     mb_aio_close(a);
 }
 
+/* The synchronous striped read/write: data lands in the right file at the
+ * right offset, partial ranges across units, past the end, bad descriptors. */
+static void test_volume_rw(void)
+{
+    int fds[3];
+    char path[3][300];
+    for (int f = 0; f < 3; f++) {
+        snprintf(path[f], sizeof(path[f]), "%s/vol%d", dir, f);
+        fds[f] = open(path[f], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        EXPECT(fds[f] >= 0);
+    }
+    enum { STRIPE = 4096, LEN = 5 * STRIPE + 123 };
+    static char out[LEN], in[LEN];
+    for (size_t i = 0; i < LEN; i++)
+        out[i] = (char)(i * 7 + 3);
+    EXPECT(mb_aio_volume_rw(fds, 3, STRIPE, MB_AIO_WRITE, 100, LEN, out) == 0);
+    /* logical 100 + STRIPE + 5 lies in unit 1: file 1, offset 100 + 5 */
+    char c = 0;
+    EXPECT(pread(fds[1], &c, 1, 105) == 1 && c == out[STRIPE + 5]);
+    EXPECT(mb_aio_volume_rw(fds, 3, STRIPE, MB_AIO_READ, 100, LEN, in) == 0 && memcmp(in, out, LEN) == 0);
+    /* a range that starts and ends inside units */
+    memset(in, 0, LEN);
+    EXPECT(mb_aio_volume_rw(fds, 3, STRIPE, MB_AIO_READ, 100 + 777, 3 * STRIPE, in) == 0 &&
+           memcmp(in, out + 777, 3 * STRIPE) == 0);
+    /* past the end of the files */
+    EXPECT(mb_aio_volume_rw(fds, 3, STRIPE, MB_AIO_READ, 100, LEN + 3 * STRIPE, in) == -ENODATA);
+    int bad[3] = {-1, -1, -1};
+    EXPECT(mb_aio_volume_rw(bad, 3, STRIPE, MB_AIO_READ, 0, 10, in) == -EBADF);
+    for (int f = 0; f < 3; f++) {
+        close(fds[f]);
+        unlink(path[f]);
+    }
+}
+
 int main(void)
 {
     const char *base = getenv("TESTS_TMP");
@@ -353,6 +388,7 @@ int main(void)
         return 1;
     }
     test_map();
+    test_volume_rw();
     test_adaptive_rule();
     for (int eng = 0; eng < 2; eng++) {
         if (eng)
