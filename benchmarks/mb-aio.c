@@ -196,12 +196,9 @@ static int plan(struct mb_run *run)
         for (int m = 0; m < NMODE; m++) {
             if (!(opt.modes & (1u << m)))
                 continue;
-            struct mb_case *grown = run->ncases < cap ? run->cases
-                                    : realloc(run->cases, (cap *= 2) * sizeof(*run->cases));
             struct aio_case *ac = malloc(sizeof(*ac));
-            if (!grown || !ac)
+            if (mb_grow((void **)&run->cases, &cap, run->ncases + 1, sizeof(*run->cases)) != 0 || !ac)
                 mb_die(1, "out of memory planning the cases");
-            run->cases = grown;
             struct mb_case *c = &run->cases[run->ncases++];
             memset(c, 0, sizeof(*c));
             c->uncheckable = m == M_FIO; /* fio's data is fio's own: recorded n/a, never pass */
@@ -485,14 +482,9 @@ static void prepare(void *state, long long iter)
 
 static void lat_add(struct st *s, double t)
 {
-    if (s->nlat == s->caplat) {
-        double *grown = realloc(s->lat, (s->caplat ? 2 * s->caplat : 4096) * sizeof(double));
-        if (!grown) {
-            s->nomem = 1;
-            return;
-        }
-        s->lat = grown;
-        s->caplat = s->caplat ? 2 * s->caplat : 4096;
+    if (mb_grow((void **)&s->lat, &s->caplat, s->nlat + 1, sizeof(double)) != 0) {
+        s->nomem = 1;
+        return;
     }
     s->lat[s->nlat++] = t;
 }

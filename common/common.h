@@ -1,6 +1,9 @@
-/* movebench common library: memory, errors and logging, clocks.
- * Shared by every library and program; depends only on MPI and libc
- * (and on the CUDA runtime in the CUDA build, behind MB_HAVE_CUDA). */
+/* movebench common library: errors and logging, clocks and CPU time,
+ * sorting and medians of samples, growing arrays, hashing (splitmix64),
+ * memory (host, node-shared, pinned, device), the memory budget (cgroup or
+ * mlock) and the stage-pipeline runtime. Shared by every library and
+ * program; depends only on MPI, pthreads and libc (and on the CUDA runtime
+ * in the CUDA build, behind MB_HAVE_CUDA). */
 #ifndef MB_COMMON_H
 #define MB_COMMON_H
 
@@ -40,6 +43,10 @@ double mb_host_steal_s(void);
 /* CPU seconds used by the calling thread (thread = 1) or by the whole
  * process, every thread included (thread = 0). */
 double mb_cpu_s(int thread);
+
+/* Makes *p (an array of *cap elements of elem bytes) hold at least need,
+ * doubling its capacity: 0, or -1 out of memory (*p unchanged). */
+int mb_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* Sorts x ascending in place (NaN last). */
 void mb_sort_doubles(double *x, size_t n);

@@ -243,7 +243,7 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
             while (v1 < n && offs[v1 + 1] - offs[v0] <= (8u << 20))
                 v1++;
             size_t cnt = (size_t)(offs[v1] - offs[v0]);
-            if (gnn_grow((void **)&nb, &nb_cap, cnt ? cnt : 1, sizeof(*nb))) {
+            if (mb_grow((void **)&nb, &nb_cap, cnt ? cnt : 1, sizeof(*nb))) {
                 free(nb);
                 snprintf(err, errlen, "out of memory for neighbour lists");
                 goto out;

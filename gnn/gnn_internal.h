@@ -3,6 +3,7 @@
 #define MB_GNN_INTERNAL_H
 
 #include "gnn.h"
+#include "../common/common.h"
 
 #include <stdio.h>
 
@@ -49,11 +50,6 @@ void gnn_map_copy(const struct gnn_dataset *ds, uint64_t off, void *dst, size_t 
  * range passes. 0, or -errno. */
 int gnn_gen_topology(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t seed, int scale, uint64_t T,
                      uint64_t topo_mem, uint64_t *offs, uint64_t *m, uint64_t *sum, int *passes);
-
-/* Grows *p (cap elements of elem bytes) by doubling to hold need; 0, or -1
- * when realloc fails (*p is then unchanged). For the readers' and the
- * sampler's reused scratch arrays. */
-int gnn_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* The reader's error message (gnn_reader_error), set by the sampler. */
 void gnn_reader_set_error(struct gnn_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

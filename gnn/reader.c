@@ -151,7 +151,7 @@ int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_
     enum gnn_access mode = ds->o.topo;
     size_t nmiss = 0;
     uint64_t scratch = 0;
-    if (gnn_grow((void **)&r->miss, &r->miss_cap, n, sizeof(size_t))) {
+    if (mb_grow((void **)&r->miss, &r->miss_cap, n, sizeof(size_t))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         return -1;
     }
@@ -190,7 +190,7 @@ int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_
     if (nmiss == 0)
         return 0;
     if (grow_aligned(&r->nbuf, &r->nbuf_cap, scratch) ||
-        gnn_grow((void **)&r->reqs, &r->reqs_cap, nmiss, sizeof(struct mb_aio_req))) {
+        mb_grow((void **)&r->reqs, &r->reqs_cap, nmiss, sizeof(struct mb_aio_req))) {
         snprintf(r->err, sizeof(r->err), "out of memory for %llu B of neighbour lists",
                  (unsigned long long)scratch);
         return -1;
@@ -274,7 +274,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
         snprintf(r->err, sizeof(r->err), "gather submitted while another is in flight");
         return -1;
     }
-    if (gnn_grow((void **)&r->gids, &r->gids_cap, n ? n : 1, sizeof(int64_t))) {
+    if (mb_grow((void **)&r->gids, &r->gids_cap, n ? n : 1, sizeof(int64_t))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         return -1;
     }
@@ -284,7 +284,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     r->g_out = out;
     r->g_nmiss = 0;
     r->g_staged = 0;
-    if (gnn_grow((void **)&r->gmiss, &r->gmiss_cap, n, sizeof(size_t))) {
+    if (mb_grow((void **)&r->gmiss, &r->gmiss_cap, n, sizeof(size_t))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         return -1;
     }
@@ -327,7 +327,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     size_t nm = r->g_nmiss;
     if (ds->o.feat != GNN_AIO || nm == 0)
         return 0;
-    if (gnn_grow((void **)&r->greqs, &r->greqs_cap, nm, sizeof(struct mb_aio_req))) {
+    if (mb_grow((void **)&r->greqs, &r->greqs_cap, nm, sizeof(struct mb_aio_req))) {
         snprintf(r->err, sizeof(r->err), "out of memory");
         r->g_pending = 0;
         return -1;

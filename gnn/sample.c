@@ -135,7 +135,7 @@ static int64_t map_get_add(struct gnn_sample *s, int64_t g)
             return s->map_val[j];
         j = (j + 1) & (s->map_cap - 1);
     }
-    if (gnn_grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof(int64_t)))
+    if (mb_grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes + 1, sizeof(int64_t)))
         return -1;
     s->map_key[j] = g;
     s->map_val[j] = (uint32_t)s->n_nodes;
@@ -212,7 +212,7 @@ int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
     int k = cfg->fanout[h];
     if (gnn_read_neighbours_wait(r))
         return -1;
-    if (gnn_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t))) {
+    if (mb_grow((void **)&s->ptr[h], &s->cap_ptr[h], nd + 1, sizeof(int64_t))) {
         gnn_reader_set_error(r, "out of memory for hop %d's %zu nodes", h, nd);
         return -1;
     }
@@ -221,7 +221,7 @@ int gnn_sample_hop_finish(struct gnn_sample *s, const struct gnn_sampler_cfg *cf
     for (size_t i = 0; i < nd; i++)
         ptr[i + 1] = ptr[i] + (s->degs[i] < (uint32_t)k ? s->degs[i] : (uint32_t)k);
     size_t ne = (size_t)ptr[nd];
-    if (gnn_grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t))) {
+    if (mb_grow((void **)&s->idx[h], &s->cap_idx[h], ne ? ne : 1, sizeof(int64_t))) {
         gnn_reader_set_error(r, "out of memory for hop %d's %zu sampled edges", h, ne);
         return -1;
     }
