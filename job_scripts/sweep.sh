@@ -118,5 +118,5 @@ if [ -n "$collect" ]; then
   py=$("$here/reproduce/python.sh") || exit 1
   dirs=()
   for id in "${ids[@]}"; do for ((t = 0; t < ngroups; t++)); do dirs+=("$results/${id}_$t"); done; done
-  "$py" "$here/reproduce/collect.py" -o "$collect" "${dirs[@]}"
+  PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" "$py" -m reproduce.collect -o "$collect" "${dirs[@]}"
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Merge movebench result files (a sweep's, say) into one collection file.
 
-    reproduce/collect.py -o OUT.h5 INPUT [INPUT ...]
+    python -m reproduce.collect -o OUT.h5 INPUT [INPUT ...]
 
 INPUT is a result file, a collection, or a folder searched for *.h5. OUT
 holds every input run, whole, under /runs/<i> (its provenance attributes,
@@ -19,8 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 STR = h5py.string_dtype("utf-8")
 

@@ -3,7 +3,7 @@
 the hardware of each, then our measurements (I/O throughput per path, and
 per out-of-core app the phases alone, the overlap bound and every mode).
 
-    reproduce/cam/compare.py [-o compare.md] INPUT [INPUT ...]
+    python -m reproduce.cam.compare [-o compare.md] INPUT [INPUT ...]
 
 "Ours" is measured the way the claim is stated, as a ratio of two paths in
 the same run (CAM's engine against POSIX, async against sync, async against
@@ -15,8 +15,7 @@ import datetime
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 CAM_HW = "2x Xeon Gold 5320, A100 80 GB, 12x Intel P5510 3.84 TB NVMe, PCIe Gen4 x16"
 APPS = ["gemm", "sort", "gather"]

@@ -4,7 +4,7 @@ against the number of striped files (Fig. 8a) per I/O path, and the time of
 the out-of-core GEMM, sort and gather per mode with the phases alone and the
 overlap bound (Fig. 10a/b, 11b), plus async / bound per app.
 
-    reproduce/cam/plot.py [-o PREFIX] INPUT [INPUT ...]
+    python -m reproduce.cam.plot [-o PREFIX] INPUT [INPUT ...]
 
 INPUT: mb-aio result files, collections (reproduce/collect.py) or folders.
 Writes PREFIX.png and PREFIX.pdf (default build/reproduce/cam/cam). Medians
@@ -12,7 +12,6 @@ with their 95% confidence interval; a case whose check failed is marked with
 a red x. Needs no display (Agg backend).
 """
 import argparse
-import os
 import sys
 
 import matplotlib
@@ -21,8 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 IO_MODES = ["posix", "bounce", "inline", "mmap", "sync", "async", "fio"]
 APP_MODES = ["compute", "io", "posix", "sync", "async"]

@@ -86,5 +86,5 @@ for r in "${runs[@]}"; do
   data+=("$f")
 done
 echo "run.sh: measured in $((SECONDS - t0)) s: ${data[*]}" >&2
-"$py" reproduce/cam/plot.py -o "$out/cam" "${data[@]}"
-"$py" reproduce/cam/compare.py -o "$out/compare.md" "${data[@]}"
+"$py" -m reproduce.cam.plot -o "$out/cam" "${data[@]}"
+"$py" -m reproduce.cam.compare -o "$out/compare.md" "${data[@]}"

@@ -2,7 +2,7 @@
 """compare.md for the collectives study: each published number next to
 ours, with the hardware of each, and our baseline's own numbers.
 
-    reproduce/collectives/compare.py [-o compare.md] INPUT [INPUT ...]
+    python -m reproduce.collectives.compare [-o compare.md] INPUT [INPUT ...]
 
 "Ours" for a speedup claim is measured the way the paper states it: the
 MPI library's own collective (algo mpi) is the baseline, and each other
@@ -16,10 +16,8 @@ import argparse
 import datetime
 import math
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 SMALL = 4096          # "small messages": up to 4 KiB
 LARGE = 1 << 20       # "large messages": 1 MiB and up

@@ -4,7 +4,7 @@ one panel column per collective, one line per algorithm (the `algo` label
 of each /summary row) and, when the inputs hold several, per rank count,
 dtype, op or in-place form.
 
-    reproduce/collectives/plot.py [-o PREFIX] INPUT [INPUT ...]
+    python -m reproduce.collectives.plot [-o PREFIX] INPUT [INPUT ...]
 
 INPUT: mb-coll result files, collections (reproduce/collect.py) or folders.
 Writes PREFIX.png and PREFIX.pdf (default build/reproduce/collectives/collectives).
@@ -12,7 +12,6 @@ Medians with their 95% confidence interval as a band; a case whose check
 failed is marked with a red x. Needs no display (Agg backend).
 """
 import argparse
-import os
 import textwrap
 import sys
 
@@ -22,8 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 ORDER = ["allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce", "alltoall"]
 

@@ -63,5 +63,5 @@ else
   [ -f "$data" ] || { echo "run.sh: no result file named in $out/mb-coll-$stamp.log" >&2; exit 1; }
 fi
 echo "run.sh: measured in $((SECONDS - t0)) s: $data" >&2
-"$py" reproduce/collectives/plot.py -o "$out/collectives" "$data"
-"$py" reproduce/collectives/compare.py -o "$out/compare.md" "$data"
+"$py" -m reproduce.collectives.plot -o "$out/collectives" "$data"
+"$py" -m reproduce.collectives.compare -o "$out/compare.md" "$data"

@@ -2,7 +2,7 @@
 """compare.md for the Hyperion study: the paper's numbers next to ours,
 with the hardware of each, and issue 7's targets with pass/miss.
 
-    reproduce/hyperion/compare.py [-o compare.md] [--csv sweep.csv] INPUT [INPUT ...]
+    python -m reproduce.hyperion.compare [-o compare.md] [--csv sweep.csv] INPUT [INPUT ...]
 
 "Ours" are ratios of median epoch times measured side by side in one
 mb-gnn run (the run with the most systems); the TPC model error is taken
@@ -18,8 +18,7 @@ import datetime
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 from plot import epoch_values, load, median, pair_ratio, steal_free_median  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "

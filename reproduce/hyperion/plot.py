@@ -5,12 +5,11 @@ throughput against the number of data files standing for SSDs, measured and
 predicted, per cache size (Fig. 12/13), (c) predicted against measured epoch
 time over the sweep (Fig. 14).
 
-    reproduce/hyperion/plot.py [-o PREFIX] INPUT [INPUT ...]
+    python -m reproduce.hyperion.plot [-o PREFIX] INPUT [INPUT ...]
 
 INPUT: mb-gnn result files or folders. Writes PREFIX.png and PREFIX.pdf.
 """
 import argparse
-import os
 import sys
 
 import matplotlib
@@ -18,8 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import mbresults  # noqa: E402
+from reproduce import mbresults  # noqa: E402
 
 ORDER = ["inmem", "hyperion", "topo-first", "feat-first", "nopipe", "nocache", "mmap", "mmap-random"]
 

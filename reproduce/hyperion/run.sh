@@ -120,5 +120,5 @@ for nf in $sweep_files; do
   done
 done
 echo "run.sh: measured in $((SECONDS - t0)) s: $MB_RESULTS" >&2
-"$py" reproduce/hyperion/plot.py -o "$out/hyperion" "$MB_RESULTS"
-"$py" reproduce/hyperion/compare.py -o "$out/compare.md" --csv "$out/sweep.csv" "$MB_RESULTS"
+"$py" -m reproduce.hyperion.plot -o "$out/hyperion" "$MB_RESULTS"
+"$py" -m reproduce.hyperion.compare -o "$out/compare.md" --csv "$out/sweep.csv" "$MB_RESULTS"

@@ -51,7 +51,7 @@ expect 0 "run.sh --scale tiny" -- env BUILD="${BUILD:-build}" reproduce/hyperion
 }
 # the committed reference (small scale, mmap in its own pair run)
 ref=reproduce/hyperion/reference
-expect 0 "compare.py on the reference" -- "$py" reproduce/hyperion/compare.py -o "$T/ref.md" "$ref"/*.h5 &&
+expect 0 "compare.py on the reference" -- "$py" -m reproduce.hyperion.compare -o "$T/ref.md" "$ref"/*.h5 &&
 {
   ours "$T/ref.md" main "$ref/systems.h5" >"$T/ours" || { fail "reference compare.md lacks our own values"; cat "$T/ours" >&2; }
   ours "$T/ref.md" "mmap pair" "$ref/mmap-pair.h5" >"$T/ours" || { fail "reference compare.md lacks the mmap pair's values"; cat "$T/ours" >&2; }
@@ -64,5 +64,5 @@ expect 0 "compare.py on the reference" -- "$py" reproduce/hyperion/compare.py -o
   grep -Eq '^\| TPC model error < 15% across the sweep \(12 points\), steal-free \| mean [0-9]+%' "$T/ref.md" ||
     fail "reference compare.md lacks the steal-free verdict"
 }
-expect 0 "plot.py on the reference" -- "$py" reproduce/hyperion/plot.py -o "$T/ref" "$ref"/*.h5
+expect 0 "plot.py on the reference" -- "$py" -m reproduce.hyperion.plot -o "$T/ref" "$ref"/*.h5
 finish

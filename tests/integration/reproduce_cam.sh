@@ -7,11 +7,11 @@ py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/cam/reference/results
 [ -d "$ref" ] && ls "$ref"/*.h5 >/dev/null 2>&1 || { fail "no committed reference in $ref"; finish; }
 
-expect 0 "plot.py on the reference" -- "$py" reproduce/cam/plot.py -o "$T/fig" "$ref"
+expect 0 "plot.py on the reference" -- "$py" -m reproduce.cam.plot -o "$T/fig" "$ref"
 for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
 file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
 head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
-expect 0 "compare.py on the reference" -- "$py" reproduce/cam/compare.py -o "$T/compare.md" "$ref"
+expect 0 "compare.py on the reference" -- "$py" -m reproduce.cam.compare -o "$T/compare.md" "$ref"
 grep -q '| CAM (abstract, Fig. 10b) | GEMM: 1.84×' "$T/compare.md" || fail "compare.md lacks CAM's GEMM number"
 grep -q '≈ 20 GB/s' "$T/compare.md" || fail "compare.md lacks CAM's raw throughput"
 grep -Eq '^\| gemm \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× ' "$T/compare.md" ||
@@ -70,9 +70,9 @@ with h5py.File(sys.argv[2], "r+") as f:
     del f["summary"]
     f.create_dataset("summary", data=s, dtype=dt)
 PY
-expect 0 "compare.py with a failed case" -- "$py" reproduce/cam/compare.py -o "$T/bad.md" "$T/bad.h5"
+expect 0 "compare.py with a failed case" -- "$py" -m reproduce.cam.compare -o "$T/bad.md" "$T/bad.h5"
 grep -Eq '^\| gemm \| .*fail' "$T/bad.md" || fail "compare.md hides the failed check"
-expect 0 "plot.py with a failed case" -- "$py" reproduce/cam/plot.py -o "$T/bad" "$T/bad.h5"
+expect 0 "plot.py with a failed case" -- "$py" -m reproduce.cam.plot -o "$T/bad" "$T/bad.h5"
 
 expect 2 "run.sh: bad scale" -- reproduce/cam/run.sh --scale huge
 has "scale must be" "names --scale"

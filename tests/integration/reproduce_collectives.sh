@@ -8,11 +8,11 @@ py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/collectives/reference/mb-coll-small-2ranks.h5
 [ -f "$ref" ] || { fail "no committed reference $ref"; finish; }
 
-expect 0 "plot.py on the reference" -- "$py" reproduce/collectives/plot.py -o "$T/fig" "$ref"
+expect 0 "plot.py on the reference" -- "$py" -m reproduce.collectives.plot -o "$T/fig" "$ref"
 for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
 file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
 head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
-expect 0 "compare.py on the reference" -- "$py" reproduce/collectives/compare.py -o "$T/compare.md" "$ref"
+expect 0 "compare.py on the reference" -- "$py" -m reproduce.collectives.compare -o "$T/compare.md" "$ref"
 grep -q '| CCCL | Broadcast, average speedup over RDMA | 1.84× |' "$T/compare.md" || fail "compare.md lacks CCCL's broadcast number"
 grep -q 'not measured: only mpi' "$T/compare.md" || fail "compare.md does not say only mpi was measured"
 grep -q '^| allreduce | mpi | 2 | 1 |' "$T/compare.md" || fail "compare.md lacks our allreduce row"
@@ -89,14 +89,14 @@ with h5py.File(src) as f, h5py.File(dst, "w") as g:
         t[k] = t[k] * 2
     g.create_dataset("summary", data=np.concatenate([s, t]), dtype=f["summary"].dtype)
 PY
-expect 0 "compare.py with two algorithms" -- "$py" reproduce/collectives/compare.py -o "$T/compare2.md" "$T/two.h5"
+expect 0 "compare.py with two algorithms" -- "$py" -m reproduce.collectives.compare -o "$T/compare2.md" "$T/two.h5"
 grep -q 'fake2x: 2.00× (geomean of [0-9]* sizes)' "$T/compare2.md" || { fail "no 2.00× speedup for fake2x"; grep CCCL "$T/compare2.md" | head -2 >&2; }
 ours "$T/two.h5" "$T/compare2.md" >"$T/ours" || { fail "compare.md (two algorithms) lacks our own values"; cat "$T/ours" >&2; }
-expect 0 "plot.py with two algorithms" -- "$py" reproduce/collectives/plot.py -o "$T/fig2" "$T/two.h5"
+expect 0 "plot.py with two algorithms" -- "$py" -m reproduce.collectives.plot -o "$T/fig2" "$T/two.h5"
 [ -s "$T/fig2.png" ] || fail "no two-algorithm figure"
 
 # The collector: two files in, one collection out, then readable by plot.py.
-expect 0 "collect.py merges two files" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref" "$T/two.h5"
+expect 0 "collect.py merges two files" -- "$py" -m reproduce.collect -o "$T/both.h5" "$ref" "$T/two.h5"
 has '2 run\(s\)' "two runs"
 "$py" - "$ref" "$T/two.h5" "$T/both.h5" <<'PY' || fail "the collection does not hold both files"
 import sys, h5py
@@ -113,10 +113,10 @@ k = sorted(a["samples"])[0]
 assert (c["runs/0/samples"][k][()] == a["samples"][k][()]).all(), "samples copied"
 print("collection ok:", len(s), "rows")
 PY
-expect 0 "plot.py reads a collection" -- "$py" reproduce/collectives/plot.py -o "$T/fig3" "$T/both.h5"
-expect 1 "collect.py never overwrites" -- "$py" reproduce/collect.py -o "$T/both.h5" "$ref"
+expect 0 "plot.py reads a collection" -- "$py" -m reproduce.collectives.plot -o "$T/fig3" "$T/both.h5"
+expect 1 "collect.py never overwrites" -- "$py" -m reproduce.collect -o "$T/both.h5" "$ref"
 has 'exists' "says the output exists"
-expect 1 "collect.py on a non-result file" -- "$py" reproduce/collect.py -o "$T/x.h5" "$T/fig.png"
+expect 1 "collect.py on a non-result file" -- "$py" -m reproduce.collect -o "$T/x.h5" "$T/fig.png"
 # --scale reference (collectives, cam, hyperion: their results are
 # committed) refuses a dirty tree or a binary built from one, in one line
 # naming the dirty state, exit 2, before any work (no results folder); on a

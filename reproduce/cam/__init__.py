@@ -1,0 +1,1 @@
+"""The cam study: plot and compare (python -m reproduce.cam.plot|compare)."""

@@ -1,0 +1,1 @@
+"""The collectives study: plot and compare (python -m reproduce.collectives.plot|compare)."""

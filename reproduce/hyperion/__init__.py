@@ -1,0 +1,1 @@
+"""The hyperion study: plot and compare (python -m reproduce.hyperion.plot|compare)."""
