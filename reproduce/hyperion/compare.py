@@ -19,7 +19,7 @@ import os
 import sys
 
 from reproduce import mbresults  # noqa: E402
-from plot import epoch_values, load, median, pair_ratio, steal_free_median  # noqa: E402
+from reproduce.hyperion.plot import epoch_values, load, median, pair_ratio, steal_free_median  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "
             "datasets PA/IG/UK/CL/LD (56 GB to 23 TB of features)")
