@@ -500,13 +500,11 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
             o->inplace == proto->inplace && o->algo == proto->algo && o->count == count)
             return;
     }
-    if (run->ncases == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        run->cases = realloc(run->cases, *cap * sizeof(*run->cases));
-    }
+    struct coll_case *cc = malloc(sizeof(*cc));
+    if (mb_grow((void **)&run->cases, cap, run->ncases + 1, sizeof(*run->cases)) != 0 || !cc)
+        mb_die(1, "out of memory planning the cases");
     struct mb_case *c = &run->cases[run->ncases++];
     memset(c, 0, sizeof(*c));
-    struct coll_case *cc = malloc(sizeof(*cc));
     *cc = *proto;
     cc->count = count;
     cc->pick = cc->algo == algo_auto ? auto_pick(cc, run->nranks) : cc->algo;

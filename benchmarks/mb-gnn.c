@@ -1101,13 +1101,9 @@ static int64_t *miss_rows(struct st *s, long nb, size_t *n_out, char *err, size_
             const float *row;
             if (s->cache && gnn_cache_feat(s->cache, (uint64_t)smp.nodes[i], &row) != GNN_TIER_NONE)
                 continue;
-            if (n == cap) {
-                int64_t *g = realloc(rows, (cap = cap ? 2 * cap : 4096) * sizeof(int64_t));
-                if (!g) {
-                    snprintf(err, errlen, "finding the misses again: out of memory for %zu rows", cap);
-                    goto out;
-                }
-                rows = g;
+            if (mb_grow((void **)&rows, &cap, n + 1, sizeof(int64_t)) != 0) {
+                snprintf(err, errlen, "finding the misses again: out of memory for %zu rows", n + 1);
+                goto out;
             }
             rows[n++] = smp.nodes[i];
         }

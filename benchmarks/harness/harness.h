@@ -212,7 +212,8 @@ struct mb_common {
 
 /* The message sizes of this run: --sizes if given, else minbytes times
  * stepfactor^k up to maxbytes (0 is followed by 1). Returns a malloc'd
- * array and its length in *n. */
+ * array (never NULL: out of memory ends the run with one line) and its
+ * length in *n. */
 size_t *mb_sizes(const struct mb_common *common, size_t *n);
 
 /* One case the benchmark wants measured. */

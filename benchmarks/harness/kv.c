@@ -28,14 +28,8 @@ static struct mb_kv *slot(struct mb_kvlist *l, const char *key)
             return &l->v[i];
         }
     }
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        struct mb_kv *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            mb_die(1, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
+    if (mb_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
+        mb_die(1, "out of memory: the result's attributes");
     struct mb_kv *e = &l->v[l->n++];
     memset(e, 0, sizeof *e);
     e->key = xstrdup(key);

@@ -490,27 +490,35 @@ void mb_options_config(const struct mb_bench *bench, const struct mb_common *com
     }
 }
 
+/* Appends v to out[0..*k) (capacity *cap); out of memory ends the run. */
+static size_t *push_size(size_t *out, size_t *k, size_t *cap, size_t v)
+{
+    if (mb_grow((void **)&out, cap, *k + 1, sizeof(*out)) != 0)
+        mb_die(1, "out of memory: the list of sizes");
+    out[(*k)++] = v;
+    return out;
+}
+
 size_t *mb_sizes(const struct mb_common *common, size_t *n)
 {
-    size_t cap = 16, k = 0;
-    size_t *out = malloc(cap * sizeof(*out));
+    size_t cap = 0, k = 0, v;
+    size_t *out = NULL;
+    if (mb_grow((void **)&out, &cap, 1, sizeof(*out)) != 0) /* never NULL, even for no size */
+        mb_die(1, "out of memory: the list of sizes");
     if (common->sizes) {
         char *copy = strdup(common->sizes);
-        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (k == cap)
-                out = realloc(out, (cap *= 2) * sizeof(*out));
-            if (mb_parse_size(tok, &out[k]) == 0) /* validated by mb_options_parse */
-                k++;
-        }
+        if (!copy)
+            mb_die(1, "out of memory: the list of sizes");
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+            if (mb_parse_size(tok, &v) == 0) /* validated by mb_options_parse */
+                out = push_size(out, &k, &cap, v);
         free(copy);
         *n = k;
         return out;
     }
     size_t f = (size_t)common->stepfactor;
     for (size_t b = common->minbytes; b <= common->maxbytes;) {
-        if (k == cap)
-            out = realloc(out, (cap *= 2) * sizeof(*out));
-        out[k++] = b;
+        out = push_size(out, &k, &cap, b);
         if (b == 0)
             b = 1;
         else if (b > common->maxbytes / f)

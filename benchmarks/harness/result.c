@@ -59,14 +59,8 @@ void mb_result_init(struct mb_result *r) { memset(r, 0, sizeof *r); }
 
 struct mb_case_result *mb_result_add_case(struct mb_result *r, const char *name)
 {
-    if (r->ncases == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 16;
-        struct mb_case_result *c = realloc(r->cases, cap * sizeof *c);
-        if (!c)
-            mb_die(1, "out of memory");
-        r->cases = c;
-        r->cap = cap;
-    }
+    if (mb_grow((void **)&r->cases, &r->cap, r->ncases + 1, sizeof(*r->cases)) != 0)
+        mb_die(1, "out of memory: the result's cases");
     struct mb_case_result *c = &r->cases[r->ncases++];
     memset(c, 0, sizeof *c);
     c->name = mb_h5_xstrdup(name);
