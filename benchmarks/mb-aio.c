@@ -264,20 +264,12 @@ static int prepare_files(struct mb_run *run)
  * refuses it as such a file system would. */
 static int open_files(struct st *s, enum mode m)
 {
-    const char *inj = getenv("MB_AIO_INJECT");
-    int want_direct = !opt.buffered && m != M_MMAP, direct = want_direct;
+    int want_direct = !opt.buffered && m != M_MMAP, direct = want_direct, bad;
+    if (mb_aio_open_volume(fpaths, (int)opt.files, opt.rw ? O_RDWR : O_RDONLY, &direct, s->fd, &bad) != 0) {
+        mb_warn("--dir: %s: %s", fpath[bad], strerror(errno));
+        return -1;
+    }
     for (long long f = 0; f < opt.files; f++) {
-        int fl = (opt.rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC;
-        errno = EINVAL;
-        s->fd[f] = want_direct && inj && strcmp(inj, "nodirect") == 0 ? -1 : open(fpath[f], fl | (want_direct ? O_DIRECT : 0));
-        if (s->fd[f] < 0 && errno == EINVAL && want_direct) {
-            direct = 0;
-            s->fd[f] = open(fpath[f], fl);
-        }
-        if (s->fd[f] < 0) {
-            mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
-            return -1;
-        }
         if (m == M_MMAP) {
             s->map[f] = mmap(NULL, opt.file_size, PROT_READ | (opt.rw ? PROT_WRITE : 0), MAP_SHARED, s->fd[f], 0);
             if (s->map[f] == MAP_FAILED) {

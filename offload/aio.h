@@ -101,6 +101,13 @@ size_t mb_aio_map(uint64_t off, size_t stripe, int ndev, int *dev, uint64_t *dev
  * in the caller (partial transfers resumed, EINTR retried). 0, or -errno;
  * -ENODATA: past the end of a file, -ENOSPC: a write that wrote nothing. */
 int mb_aio_volume_rw(const int *fds, int ndev, size_t stripe, int op, uint64_t off, size_t len, void *buf);
+/* Opens the files of a volume for pread/pwrite in the caller, with flags
+ * (O_NOFOLLOW and O_CLOEXEC added) and O_DIRECT while *direct is set. Where
+ * the file system refuses O_DIRECT (EINVAL; MB_AIO_INJECT=nodirect imitates
+ * it in tests) every file is opened buffered instead and *direct cleared,
+ * so all of them take the same path. 0, or -1 with errno and the failing
+ * file's index in *bad (the files opened are closed again, fds[] all -1). */
+int mb_aio_open_volume(const char *const *paths, int n, int flags, int *direct, int *fds, int *bad);
 /* CAM's rule for N devices: between ceil(N/4) and ceil(N/2) I/O threads,
  * linear in io_frac, the measured fraction of the compute threads' time
  * spent waiting on I/O (0..1; compute-bound work hides I/O with fewer

@@ -3,6 +3,8 @@
 #include "aio_pattern.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,6 +34,38 @@ int mb_aio_volume_rw(const int *fds, int ndev, size_t stripe, int op, uint64_t o
         if (k == 0)
             return op == MB_AIO_WRITE ? -ENOSPC : -ENODATA;
         done += (size_t)k; /* a short transfer resumes at the next byte */
+    }
+    return 0;
+}
+
+int mb_aio_open_volume(const char *const *paths, int n, int flags, int *direct, int *fds, int *bad)
+{
+    const char *inj = getenv("MB_AIO_INJECT");
+    int refuse = inj && strcmp(inj, "nodirect") == 0;
+    flags |= O_NOFOLLOW | O_CLOEXEC;
+    for (int f = 0; f < n; f++)
+        fds[f] = -1;
+    for (int f = 0; f < n; f++) {
+        errno = EINVAL;
+        if (*direct && !refuse)
+            fds[f] = open(paths[f], flags | O_DIRECT);
+        if (*direct && fds[f] < 0 && errno == EINVAL) {
+            *direct = 0; /* the files opened before go buffered too */
+            for (int e = 0; e < f; e++)
+                fcntl(fds[e], F_SETFL, fcntl(fds[e], F_GETFL) & ~O_DIRECT);
+        }
+        if (fds[f] < 0 && !*direct)
+            fds[f] = open(paths[f], flags);
+        if (fds[f] < 0) {
+            int e = errno;
+            for (int g = 0; g < f; g++) {
+                close(fds[g]);
+                fds[g] = -1;
+            }
+            *bad = f;
+            errno = e;
+            return -1;
+        }
     }
     return 0;
 }

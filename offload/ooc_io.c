@@ -105,31 +105,14 @@ int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mo
         if (!io->eng)
             return -1;
     }
-    /* MB_AIO_INJECT=nodirect (tests): a file system that refuses O_DIRECT */
-    const char *inj = getenv("MB_AIO_INJECT");
-    int nodirect = inj && strcmp(inj, "nodirect") == 0;
     io->direct = !p->buffered;
-    io->fallback = "none";
-    for (int d = 0; d < p->nfiles; d++) {
-        int fl = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
-        io->fd[d] = -1;
-        errno = EINVAL;
-        if (io->direct && !nodirect)
-            io->fd[d] = open(p->paths[d], fl | O_DIRECT);
-        if (io->direct && io->fd[d] < 0 && errno == EINVAL) { /* O_DIRECT refused: buffered, recorded */
-            io->direct = 0;
-            io->fallback = "O_DIRECT refused by the file system: buffered I/O";
-            for (int e = 0; e < d; e++) /* the files opened before: the same path for all */
-                fcntl(io->fd[e], F_SETFL, fcntl(io->fd[e], F_GETFL) & ~O_DIRECT);
-        }
-        if (io->fd[d] < 0 && !io->direct)
-            io->fd[d] = open(p->paths[d], fl);
-        if (io->fd[d] < 0) {
-            snprintf(err, errlen, "--dir: %s: %s", p->paths[d], strerror(errno));
-            ooc_io_close(io);
-            return -1;
-        }
+    int bad;
+    if (mb_aio_open_volume(p->paths, p->nfiles, O_RDWR, &io->direct, io->fd, &bad) != 0) {
+        snprintf(err, errlen, "--dir: %s: %s", p->paths[bad], strerror(errno));
+        ooc_io_close(io);
+        return -1;
     }
+    io->fallback = io->direct || p->buffered ? "none" : "O_DIRECT refused by the file system: buffered I/O";
     if (m == MB_OOC_COMPUTE && memsize) {
         io->memsize = (memsize + 4095) & ~(uint64_t)4095;
         if (!(io->mem = ooc_memalign(4096, io->memsize))) {
