@@ -15,13 +15,16 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: " PROG " [--csv] FILE...\n"
+            "usage: " PROG " [--csv] [--metrics] FILE...\n"
             "       " PROG " [--csv] --compare A B\n"
             "Print the provenance and summary table of movebench result files (HDF5),\n"
             "or compare two files case by case.\n"
             "  -c, --compare  per-case ratio of medians, ratio = median_B / median_A\n"
             "                 (> 1: B is slower), and the cases found in only one file\n"
             "      --csv      comma-separated values (times in seconds) instead of a table\n"
+            "  -m, --metrics  the measurements (/metrics) instead of the summary: the run's\n"
+            "                 own, then each case's (a series: one value per epoch);\n"
+            "                 CSV: file,case,name,index,value (case empty for the run's)\n"
             "  -h, --help     this help\n"
             "Exit status: 0, or 2 on bad input.\n");
 }
@@ -249,6 +252,68 @@ static void print_csv(const char *path, const struct mb_result *r, const struct 
     }
 }
 
+/* ---- measurements (/metrics) ------------------------------------------ */
+
+static const char *kv_value(const struct mb_kv *e)
+{
+    switch (e->type) {
+    case MB_KV_STR: return e->s ? e->s : "";
+    case MB_KV_INT: return fmt("%lld", e->i);
+    default: return num(e->d);
+    }
+}
+
+static const char *metric_value(const struct mb_metric *m, size_t j)
+{
+    switch (m->type) {
+    case MB_KV_STR: return m->s[j];
+    case MB_KV_INT: return fmt("%lld", m->i[j]);
+    default: return num(m->d[j]);
+    }
+}
+
+static void print_metrics(const char *path, const struct mb_result *r, int csv, int first)
+{
+    if (csv) {
+        if (first)
+            fputs("file,case,name,index,value\n", stdout);
+        for (size_t i = 0; i < r->metrics.n; i++) {
+            const char *v[] = {path, "", r->metrics.v[i].key, "0", kv_value(&r->metrics.v[i])};
+            for (size_t j = 0; j < 5; j++)
+                csv_field(stdout, v[j], j == 4);
+        }
+        for (size_t k = 0; k < r->nseries; k++) {
+            const struct mb_metric *m = &r->series[k];
+            for (size_t j = 0; j < m->n; j++) {
+                const char *v[] = {path, m->case_name, m->name, fmt("%zu", j), metric_value(m, j)};
+                for (size_t i = 0; i < 5; i++)
+                    csv_field(stdout, v[i], i == 4);
+            }
+        }
+        return;
+    }
+    if (!r->metrics.n && !r->nseries) {
+        printf("no measurements in /metrics (a schema 1 file keeps them in /config)\n");
+        return;
+    }
+    struct table t = {.ncols = 3};
+    static const char *const head[] = {"case", "metric", "value"};
+    table_row(&t, head);
+    for (size_t i = 0; i < r->metrics.n; i++) {
+        const char *row[] = {"(run)", r->metrics.v[i].key, kv_value(&r->metrics.v[i])};
+        table_row(&t, row);
+    }
+    for (size_t k = 0; k < r->nseries; k++) {
+        const struct mb_metric *m = &r->series[k];
+        char buf[1024] = "";
+        for (size_t j = 0, l = 0; j < m->n && l + 1 < sizeof buf; j++, l = strlen(buf))
+            snprintf(buf + l, sizeof buf - l, "%s%s", j ? ", " : "", metric_value(m, j));
+        const char *row[] = {m->case_name, m->name, buf};
+        table_row(&t, row);
+    }
+    table_print(&t, stdout);
+}
+
 /* ---- comparing two files -------------------------------------------------- */
 
 static const struct mb_case_result *find_case(const struct mb_result *r, const char *name)
@@ -309,16 +374,18 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"compare", no_argument, NULL, 'c'},
         {"csv", no_argument, NULL, 'C'},
+        {"metrics", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int cmp = 0, csv = 0, ch;
+    int cmp = 0, csv = 0, metrics = 0, ch;
     mb_set_progname(PROG);
     opterr = 0; /* our own one-line message */
-    while ((ch = getopt_long(argc, argv, "ch", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "chm", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': cmp = 1; break;
         case 'C': csv = 1; break;
+        case 'm': metrics = 1; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[optind - 1]);
@@ -328,6 +395,10 @@ int main(int argc, char **argv)
     int nfiles = argc - optind;
     if (nfiles == 0) {
         fprintf(stderr, PROG ": no input files (see --help)\n");
+        return MB_EXIT_USAGE;
+    }
+    if (cmp && metrics) {
+        fprintf(stderr, PROG ": --metrics and --compare do not go together\n");
         return MB_EXIT_USAGE;
     }
     if (cmp && nfiles != 2) {
@@ -351,6 +422,10 @@ int main(int argc, char **argv)
     } else if (rc == 0) {
         for (int i = 0; i < nfiles; i++) {
             const char *path = argv[optind + i];
+            if (metrics && csv) {
+                print_metrics(path, &r[i], 1, i == 0);
+                continue;
+            }
             if (csv) {
                 const char *cut = incomplete(&r[i]);
                 if (cut) /* the CSV itself stays one table */
@@ -362,7 +437,10 @@ int main(int argc, char **argv)
                 putchar('\n');
             print_header(path, &r[i]);
             putchar('\n');
-            print_table(&r[i]);
+            if (metrics)
+                print_metrics(path, &r[i], 0, i == 0);
+            else
+                print_table(&r[i]);
         }
     }
     for (int i = 0; i < nfiles; i++)

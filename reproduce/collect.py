@@ -5,7 +5,7 @@
 
 INPUT is a result file, a collection, or a folder searched for *.h5. OUT
 holds every input run, whole, under /runs/<i> (its provenance attributes,
-/config, /environment, /topology, /samples, /summary, plus source_file),
+/config, /metrics, /environment, /topology, /samples, /summary, plus source_file),
 and one /summary table of all rows with three more columns: run (the
 index under /runs), nnodes and slurm_job_id. A field that only some inputs
 have is filled with "" or NaN in the others. OUT is written to OUT.tmp and

@@ -2,9 +2,15 @@
 (written by collect.py) into plain Python rows, for plots and tables.
 
 A run is a dict of its provenance attributes ("/" of a result file) plus
-"source_file", "config" (the /config attributes) and "cpu_model"/"cores"
-from its hwloc topology. A row is a dict of one /summary row (strings
-decoded) plus "run" (index into the runs) and "nnodes".
+"source_file", "config" (the /config attributes), "metrics" (the /metrics
+attributes: the run's own measurements), "case_metrics" ({case: {name:
+[values]}} from /metrics/<case>/<name>) and "cpu_model"/"cores" from its
+hwloc topology. A row is a dict of one /summary row (strings decoded) plus
+"run" (index into the runs) and "nnodes".
+
+Schema 1 files (before /metrics) kept measurements in /config under names
+such as "lat_p50_us/<case>"; metric(), case_metric() and series() read both
+schemas, given the schema-1 name.
 """
 import glob
 import os
@@ -53,6 +59,15 @@ def _run_from_group(g, source):
     run = attrs(g)
     run.setdefault("source_file", source)
     run["config"] = attrs(g["config"]) if "config" in g else {}
+    run["metrics"], run["case_metrics"] = {}, {}
+    if "metrics" in g:
+        m = g["metrics"]
+        run["metrics"] = attrs(m)
+        for key in m:
+            if isinstance(m[key], h5py.Group):
+                name = _py(m[key].attrs.get("case", key))
+                run["case_metrics"][name] = {k: _py(d[()]) for k, d in m[key].items()
+                                             if isinstance(d, h5py.Dataset)}
     xml = None
     if "topology" in g:
         t = g["topology"][()]
@@ -102,6 +117,37 @@ def load(paths):
                 rows.extend(_rows_from_summary(g["summary"], len(runs), run))
                 runs.append(run)
     return runs, rows
+
+
+def metric(run, name, legacy=None, default=None):
+    """A run-level measurement: /metrics' NAME, else (schema 1) /config's LEGACY (or NAME)."""
+    if name in run.get("metrics", {}):
+        return run["metrics"][name]
+    return run.get("config", {}).get(legacy or name, default)
+
+
+def series(run, case, name, legacy=None):
+    """A case's measurement /metrics/<case>/NAME as a list (one value per
+    case, or per epoch); schema 1: [config[legacy]], or with legacy a
+    callable index -> key, [config[legacy(0)], config[legacy(1)], ...]
+    while present. [] when absent."""
+    values = run.get("case_metrics", {}).get(case, {}).get(name)
+    if values is not None:
+        return list(values)
+    cfg = run.get("config", {})
+    if callable(legacy):
+        out, i = [], 0
+        while legacy(i) in cfg:
+            out.append(cfg[legacy(i)])
+            i += 1
+        return out
+    return [cfg[legacy]] if legacy in cfg else []
+
+
+def case_metric(run, case, name, legacy=None, default=None, index=0):
+    """Element INDEX of a case's measurement (see series), else default."""
+    v = series(run, case, name, legacy)
+    return v[index] if -len(v) <= index < len(v) else default
 
 
 def hardware(run):

@@ -38,6 +38,19 @@ has() {
 # (names may hold slashes; strings keep their quotes)
 attr() { h5dump -A -g /config "$1" 2>/dev/null | awk -v n="ATTRIBUTE \"$2\"" 'index($0, n) {f=1} f && /\(0\):/ {sub(/.*\(0\): */, ""); print; exit}'; }
 
+# runmetric FILE NAME: the run-level measurement NAME (an attribute of /metrics)
+runmetric() { h5dump -A -g /metrics "$1" 2>/dev/null | awk -v n="ATTRIBUTE \"$2\"" 'index($0, n) {f=1} f && /\(0\):/ {sub(/.*\(0\): */, ""); print; exit}'; }
+
+# h5key CASE: the case name as the result file names its datasets
+h5key() { local k=${1//%/%25}; k=${k//\//%2F}; [[ $k == .* ]] && k=%2E${k:1}; printf '%s' "$k"; }
+
+# metric FILE CASE NAME [INDEX]: element INDEX (default 0) of the case's
+# measurement /metrics/<case>/NAME (strings keep their quotes; empty when absent)
+metric() {
+  h5dump -w 0 -d "/metrics/$(h5key "$2")/$3" "$1" 2>/dev/null |
+    awk -v i="${4:-0}" '/^ *\(0\): / {sub(/^ *\(0\): */, ""); n = split($0, v, /, /); if (i < n) print v[i + 1]; exit}'
+}
+
 finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0

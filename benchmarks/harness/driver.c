@@ -100,17 +100,15 @@ static long long choose_batch(struct mb_run *run, const struct mb_case *c, doubl
 }
 
 /* A case's calls per sample, chosen in its first round and kept for the
- * others; recorded as /config attribute "agg_iters/<case>" (every rank keeps
- * it, rank 0's reaches the file). */
+ * others; recorded as the case's metric "agg_iters" (every rank keeps it,
+ * rank 0's reaches the file). */
 static long long case_batch(struct mb_run *run, const struct mb_case *c, double *warm, long long nwarm)
 {
-    char key[sizeof(c->name) + 16];
-    snprintf(key, sizeof(key), "agg_iters/%s", c->name);
-    const struct mb_kv *kv = mb_kv_get(&run->result.config, key);
-    if (kv)
-        return kv->i;
+    const struct mb_metric *m = mb_metric_find(&run->result, c->name, "agg_iters");
+    if (m)
+        return m->i[0];
     long long k = choose_batch(run, c, warm, nwarm);
-    mb_kv_int(&run->result.config, key, k);
+    mb_metric_case_int(&run->result, c->name, "agg_iters", k);
     return k;
 }
 

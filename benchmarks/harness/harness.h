@@ -12,7 +12,7 @@
 
 #include "../../common/common.h"
 
-#define MB_SCHEMA_VERSION 1
+#define MB_SCHEMA_VERSION 2
 
 /* ===== key/value lists (config, provenance, environment) ============== */
 
@@ -76,10 +76,26 @@ struct mb_case_result {
     long long *counters;              /* [nranks x mb_result.nevents], NULL if nevents == 0 */
 };
 
+/* One measured series, /metrics/<case>/<name>: a 1-D dataset of n values,
+ * one for a per-case measurement, one per epoch (or step) for a series.
+ * Entries never set read as NaN, "" or 0. */
+struct mb_metric {
+    char *case_name, *name;
+    enum mb_kv_type type;
+    size_t n, cap;
+    double *d;          /* MB_KV_DBL */
+    long long *i;       /* MB_KV_INT */
+    char **s;           /* MB_KV_STR */
+    unsigned long version; /* bumped on every change (the writer rewrites changed ones) */
+};
+
 /* Everything one file holds. Rank 0 fills it; mb_result_write stores it. */
 struct mb_result {
     struct mb_kvlist root;        /* "/" attributes: provenance (schema_version added by writer) */
-    struct mb_kvlist config;      /* "/config" attributes */
+    struct mb_kvlist config;      /* "/config" attributes: parameters only */
+    struct mb_kvlist metrics;     /* "/metrics" attributes: the run's own measurements */
+    size_t nseries, series_cap;   /* "/metrics/<case>/<name>" datasets */
+    struct mb_metric *series;
     struct mb_kvlist environment; /* "/environment" attributes */
     char *topology_xml;           /* "/topology", may be NULL */
     size_t nlabels;
@@ -95,6 +111,29 @@ void mb_result_init(struct mb_result *r);
 struct mb_case_result *mb_result_add_case(struct mb_result *r, const char *name);
 void mb_result_free(struct mb_result *r);
 
+/* Measurements go to /metrics, never /config (schema 2). Names are
+ * identifiers (no '/'; a bad one is a bug and fatal). Run-level values are
+ * attributes of /metrics; a case's are datasets of /metrics/<case>: one
+ * value (mb_metric_case_*), or element `index` of a series (mb_metric_at_*,
+ * e.g. per epoch; the series grows, unset entries read NaN, "" or 0).
+ * Setting again replaces the value; a series keeps its first type. */
+void mb_metric_run_str(struct mb_result *r, const char *name, const char *val);
+void mb_metric_run_int(struct mb_result *r, const char *name, long long val);
+void mb_metric_run_dbl(struct mb_result *r, const char *name, double val);
+void mb_metric_case_str(struct mb_result *r, const char *case_name, const char *name, const char *val);
+void mb_metric_case_int(struct mb_result *r, const char *case_name, const char *name, long long val);
+void mb_metric_case_dbl(struct mb_result *r, const char *case_name, const char *name, double val);
+void mb_metric_at_str(struct mb_result *r, const char *case_name, const char *name, size_t index,
+                      const char *val);
+void mb_metric_at_int(struct mb_result *r, const char *case_name, const char *name, size_t index,
+                      long long val);
+void mb_metric_at_dbl(struct mb_result *r, const char *case_name, const char *name, size_t index,
+                      double val);
+/* The series of a case, or NULL. */
+const struct mb_metric *mb_metric_find(const struct mb_result *r, const char *case_name, const char *name);
+/* Its element index as a double (NaN when absent, out of range or a string). */
+double mb_metric_value(const struct mb_result *r, const char *case_name, const char *name, size_t index);
+
 /* Writes exactly `path` (creating it, failing if it exists). 0 or -1 with
  * a message in err. The harness wraps this in tmp-then-link. */
 int mb_result_write(const struct mb_result *r, const char *path, char *err, size_t errlen);
@@ -102,8 +141,9 @@ int mb_result_write(const struct mb_result *r, const char *path, char *err, size
  * begin creates `path` (O_EXCL: never an existing file nor through a
  * link) with r's attributes, /topology and an empty /summary; append adds
  * r->cases[k] (samples, counters, a /summary row), rewrites "/" from
- * r->root and flushes; end rewrites "/", /config and /environment from r
- * and closes (r NULL: close without writing, after a failure). Each
+ * r->root, writes /metrics as r holds it now (so finished cases keep their
+ * measurements) and flushes; end rewrites "/", /config, /environment and
+ * /metrics from r and closes (r NULL: close without writing, after a failure). Each
  * returns 0 or -1 with a message naming the path in err; a failed begin
  * leaves no file. */
 struct mb_result_writer;

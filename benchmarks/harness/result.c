@@ -1,8 +1,12 @@
 /* The result struct and its HDF5 file (DESIGN.md, "Result files").
  *
- * Layout, schema_version 1 (rank 0 only, serial API):
+ * Layout, schema_version 2 (rank 0 only, serial API):
  *   /               attrs: schema_version (int64), then r->root in order
- *   /config         attrs: r->config
+ *   /config         attrs: r->config (parameters)
+ *   /metrics        attrs: r->metrics (the run's measurements)
+ *   /metrics/<key>  group per case with measurements; attr case (string)
+ *   /metrics/<key>/<name>  1-D dataset [n] (float64, int64 or string):
+ *                   one value per case, or a series (one per epoch)
  *   /environment    attrs: r->environment
  *   /topology       scalar string dataset: r->topology_xml ("" when NULL)
  *   /samples/<key>  float64 [iters x nranks], seconds;
@@ -73,6 +77,7 @@ void mb_result_free(struct mb_result *r)
     mb_kv_free(&r->root);
     mb_kv_free(&r->config);
     mb_kv_free(&r->environment);
+    mb_metric_free_all(r);
     free(r->topology_xml);
     for (size_t i = 0; i < MB_MAX_LABELS; i++)
         free(r->label_names[i]);
@@ -152,7 +157,8 @@ int mb_h5_begin(struct h5 *c, const char *path, char *err, size_t errlen)
         return mb_h5_fail(c, "make string type");
     c->gcpl = H5Pcreate(H5P_GROUP_CREATE);
     if (c->gcpl < 0 ||
-        H5Pset_attr_creation_order(c->gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
+        H5Pset_attr_creation_order(c->gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+        H5Pset_link_creation_order(c->gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0)
         return mb_h5_fail(c, "make group property list");
     return 0;
 }
@@ -535,11 +541,81 @@ static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct 
     return 0;
 }
 
+/* The 1-D dataset grp/name of a series, replacing the one written before. */
+static int put_series(struct h5 *c, hid_t grp, const char *where, const struct mb_metric *m)
+{
+    htri_t ex = H5Lexists(grp, m->name, H5P_DEFAULT);
+    if (ex < 0 || (ex > 0 && H5Ldelete(grp, m->name, H5P_DEFAULT) < 0))
+        return mb_h5_fail(c, "replace %s/%s", where, m->name);
+    hid_t ft = m->type == MB_KV_STR ? c->str : m->type == MB_KV_INT ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    hid_t mt = m->type == MB_KV_STR ? c->str : m->type == MB_KV_INT ? H5T_NATIVE_LLONG : H5T_NATIVE_DOUBLE;
+    const void *buf = m->type == MB_KV_STR ? (const void *)m->s : m->type == MB_KV_INT ? (const void *)m->i
+                                                                                       : (const void *)m->d;
+    hsize_t dim = m->n;
+    int rc = -1;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t d = sp < 0 ? -1 : H5Dcreate2(grp, m->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d >= 0 && (m->n == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0))
+        rc = 0;
+    else
+        mb_h5_fail(c, "write %s/%s", where, m->name);
+    if (d >= 0)
+        H5Dclose(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return rc;
+}
+
+/* /metrics as r holds it: its attributes, and every series changed since
+ * the last call (*written[k] is series k's version in the file). */
+static int put_metrics(struct h5 *c, hid_t f, const struct mb_result *r, unsigned long **written,
+                       size_t *nwritten)
+{
+    if (r->nseries > *nwritten) {
+        unsigned long *w = realloc(*written, r->nseries * sizeof *w);
+        if (!w)
+            return mb_h5_fail(c, "out of memory for /metrics");
+        memset(w + *nwritten, 0, (r->nseries - *nwritten) * sizeof *w);
+        *written = w;
+        *nwritten = r->nseries;
+    }
+    hid_t g = H5Gopen2(f, "/metrics", H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "open group /metrics");
+    int rc = sync_kvlist(c, g, "/metrics", &r->metrics, NULL);
+    for (size_t k = 0; k < r->nseries && rc == 0; k++) {
+        const struct mb_metric *m = &r->series[k];
+        if ((*written)[k] == m->version)
+            continue;
+        char *key = mb_h5_key(m->case_name), where[300];
+        snprintf(where, sizeof where, "/metrics/%s", key);
+        htri_t ex = H5Lexists(g, key, H5P_DEFAULT);
+        hid_t cg = ex > 0 ? H5Gopen2(g, key, H5P_DEFAULT)
+                   : ex == 0 ? H5Gcreate2(g, key, H5P_DEFAULT, c->gcpl, H5P_DEFAULT)
+                             : -1;
+        if (cg < 0)
+            rc = mb_h5_fail(c, "create group %s", where);
+        else if (ex == 0)
+            rc = put_str(c, cg, where, "case", m->case_name);
+        if (rc == 0)
+            rc = put_series(c, cg, where, m);
+        if (rc == 0)
+            (*written)[k] = m->version;
+        if (cg >= 0)
+            H5Gclose(cg);
+        free(key);
+    }
+    H5Gclose(g);
+    return rc;
+}
+
 /* A result file being written case by case (see harness.h). */
 struct mb_result_writer {
     struct h5 c;
     hid_t f, samples, counters, summary, stype, fcpl, fapl;
     size_t nrows, nlabels, nevents;
+    unsigned long *written; /* [nwritten]: each series' version in the file (0: not there) */
+    size_t nwritten;
 };
 
 /* HDF5's error printing is off only inside our calls, and each call
@@ -629,6 +705,7 @@ struct mb_result_writer *mb_result_begin(const struct mb_result *r, const char *
     if (put_attr(c, w->f, "/", "schema_version", H5T_STD_I64LE, H5T_NATIVE_LLONG, &ver) < 0 ||
         put_kvlist(c, w->f, "/", &r->root, "schema_version") < 0 ||
         put_group_kv(c, w->f, "/config", &r->config) < 0 ||
+        put_group_kv(c, w->f, "/metrics", &r->metrics) < 0 ||
         put_group_kv(c, w->f, "/environment", &r->environment) < 0 ||
         put_topology(c, w->f, r->topology_xml) < 0)
         goto fail_created;
@@ -703,7 +780,8 @@ int mb_result_append(struct mb_result_writer *w, const struct mb_result *r, size
         goto out;
     w->nrows++;
     /* "/" carries what changes as cases run (emulation, complete) */
-    if (sync_kvlist(c, w->f, "/", &r->root, "schema_version") < 0)
+    if (sync_kvlist(c, w->f, "/", &r->root, "schema_version") < 0 ||
+        put_metrics(c, w->f, r, &w->written, &w->nwritten) < 0)
         goto out;
     if (H5Fflush(w->f, H5F_SCOPE_LOCAL) < 0) {
         mb_h5_fail(c, "flush after case %s", cr->name);
@@ -733,6 +811,8 @@ int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *e
             if (g >= 0)
                 H5Gclose(g);
         }
+        if (rc == 0)
+            rc = put_metrics(c, w->f, r, &w->written, &w->nwritten);
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         if (wr_close_ids(w) < 0 && rc == 0)
             rc = mb_h5_fail(c, "close (flush)");
@@ -747,6 +827,7 @@ int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *e
         H5Eclear2(H5E_DEFAULT);
         H5Eset_auto2(H5E_DEFAULT, f, d);
     }
+    free(w->written);
     free(w);
     return rc;
 }

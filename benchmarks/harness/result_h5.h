@@ -43,6 +43,8 @@ void mb_h5_end(struct h5 *c);
 /* File access: no file locking where the library allows; writing pins
  * the 1.8 file format. */
 hid_t mb_h5_fapl(struct h5 *c, int for_write);
+/* Frees r's measurements (metrics.c; part of mb_result_free). */
+void mb_metric_free_all(struct mb_result *r);
 /* A case name as a dataset name (malloc'd); see result.c. */
 char *mb_h5_key(const char *name);
 

@@ -208,6 +208,157 @@ static int get_group_kv(struct h5 *c, hid_t f, const char *name, struct mb_kvlis
     return rc;
 }
 
+/* The link iteration API's names before and since HDF5 1.12. */
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5L_info2_t mb_h5_link_info;
+typedef H5L_iterate2_t mb_h5_link_fn;
+#define mb_h5_literate H5Literate2
+#else
+typedef H5L_info_t mb_h5_link_info;
+typedef H5L_iterate_t mb_h5_link_fn;
+#define mb_h5_literate H5Literate
+#endif
+
+/* The type of the object at g/name (H5I_GROUP, H5I_DATASET, ...), or -1. */
+static H5I_type_t object_type(hid_t g, const char *name)
+{
+    hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+    if (o < 0)
+        return H5I_BADID;
+    H5I_type_t t = H5Iget_type(o);
+    H5Oclose(o);
+    return t;
+}
+
+/* One /metrics/<case>/<name> dataset into r's series. */
+struct series_iter {
+    struct h5 *c;
+    struct mb_result *r;
+    const char *case_name, *where;
+    int failed;
+};
+
+static herr_t series_link(hid_t g, const char *name, const mb_h5_link_info *info, void *data)
+{
+    (void)info;
+    struct series_iter *it = data;
+    struct h5 *c = it->c;
+    char what[600];
+    snprintf(what, sizeof what, "%s/%s", it->where, name);
+    H5I_type_t ot = object_type(g, name);
+    if (ot == H5I_BADID) {
+        it->failed = 1;
+        return mb_h5_fail(c, "open %s", what);
+    }
+    if (ot != H5I_DATASET || !name[0] || strchr(name, '/'))
+        return 0; /* not this schema's: a newer writer's, skipped */
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT), t = d < 0 ? -1 : H5Dget_type(d);
+    H5T_class_t cls = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+    long long n = d < 0 ? -1 : npoints(c, d, 0, what);
+    int rc = d < 0 || n < 0 ? -1 : 0;
+    if (rc == 0 && n > 0 && cls == H5T_FLOAT) {
+        double *v = mb_h5_xmalloc((size_t)n * sizeof *v);
+        rc = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ? -1 : 0;
+        for (long long j = n - 1; rc == 0 && j >= 0; j--)
+            mb_metric_at_dbl(it->r, it->case_name, name, (size_t)j, v[j]);
+        free(v);
+    } else if (rc == 0 && n > 0 && cls == H5T_INTEGER) {
+        long long *v = mb_h5_xmalloc((size_t)n * sizeof *v);
+        rc = H5Dread(d, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) < 0 ? -1 : 0;
+        for (long long j = n - 1; rc == 0 && j >= 0; j--)
+            mb_metric_at_int(it->r, it->case_name, name, (size_t)j, v[j]);
+        free(v);
+    } else if (rc == 0 && n > 0 && cls == H5T_STRING) {
+        char **v = mb_h5_xmalloc((size_t)n * sizeof *v);
+        rc = get_strs(c, d, 0, what, v, (size_t)n);
+        for (long long j = n - 1; rc == 0 && j >= 0; j--)
+            mb_metric_at_str(it->r, it->case_name, name, (size_t)j, v[j]);
+        for (long long j = 0; rc == 0 && j < n; j++)
+            free(v[j]);
+        free(v);
+    }
+    if (rc < 0)
+        mb_h5_fail(c, "read %s", what);
+    if (t >= 0)
+        H5Tclose(t);
+    if (d >= 0)
+        H5Dclose(d);
+    if (rc < 0)
+        it->failed = 1;
+    return rc;
+}
+
+/* Walks a group's links in creation order, else (another writer) by name. */
+static int iterate_links(struct h5 *c, hid_t g, const char *where, mb_h5_link_fn fn, void *data,
+                         int *failed)
+{
+    if (mb_h5_literate(g, H5_INDEX_CRT_ORDER, H5_ITER_INC, NULL, fn, data) >= 0)
+        return 0;
+    if (*failed)
+        return -1;
+    H5Eclear2(H5E_DEFAULT);
+    if (mb_h5_literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, fn, data) >= 0)
+        return 0;
+    return *failed ? -1 : mb_h5_fail(c, "list %s", where);
+}
+
+struct case_iter {
+    struct h5 *c;
+    struct mb_result *r;
+    int failed;
+};
+
+static herr_t metrics_case(hid_t g, const char *name, const mb_h5_link_info *info, void *data)
+{
+    (void)info;
+    struct case_iter *it = data;
+    struct h5 *c = it->c;
+    char where[600];
+    snprintf(where, sizeof where, "/metrics/%s", name);
+    H5I_type_t ot = object_type(g, name);
+    if (ot == H5I_BADID) {
+        it->failed = 1;
+        return mb_h5_fail(c, "open %s", where);
+    }
+    if (ot != H5I_GROUP)
+        return 0;
+    hid_t cg = H5Gopen2(g, name, H5P_DEFAULT);
+    char **cn = NULL;
+    size_t ncn = 0;
+    int rc = cg < 0 ? mb_h5_fail(c, "open %s", where) : get_attr_strs(c, cg, where, "case", &cn, &ncn);
+    if (rc == 0 && ncn != 1)
+        rc = mb_h5_fail(c, "%s: no 'case' attribute", where);
+    if (rc == 0) {
+        struct series_iter si = {c, it->r, cn[0], where, 0};
+        rc = iterate_links(c, cg, where, series_link, &si, &si.failed);
+    }
+    for (size_t i = 0; i < ncn; i++)
+        free(cn[i]);
+    free(cn);
+    if (cg >= 0)
+        H5Gclose(cg);
+    if (rc < 0)
+        it->failed = 1;
+    return rc;
+}
+
+/* Schema 2's /metrics; a schema-1 file has none (its measurements are in /config). */
+static int get_metrics(struct h5 *c, hid_t f, struct mb_result *r)
+{
+    htri_t ex = H5Lexists(f, "/metrics", H5P_DEFAULT);
+    if (ex <= 0)
+        return ex < 0 ? mb_h5_fail(c, "look for /metrics") : 0;
+    hid_t g = H5Gopen2(f, "/metrics", H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "open group /metrics");
+    struct case_iter it = {c, r, 0};
+    int rc = get_kvlist(c, g, "/metrics", &r->metrics, NULL);
+    if (rc == 0)
+        rc = iterate_links(c, g, "/metrics", metrics_case, &it, &it.failed);
+    H5Gclose(g);
+    return rc;
+}
+
 static int get_topology(struct h5 *c, hid_t f, char **xml)
 {
     htri_t ex = H5Lexists(f, "/topology", H5P_DEFAULT);
@@ -502,7 +653,7 @@ int mb_result_read(const char *path, struct mb_result *r, char *err, size_t errl
         goto out;
     }
     if (get_schema(&c, f) < 0 || get_kvlist(&c, f, "/", &r->root, "schema_version") < 0 ||
-        get_group_kv(&c, f, "/config", &r->config) < 0 ||
+        get_group_kv(&c, f, "/config", &r->config) < 0 || get_metrics(&c, f, r) < 0 ||
         get_group_kv(&c, f, "/environment", &r->environment) < 0 ||
         get_topology(&c, f, &r->topology_xml) < 0 || get_summary(&c, f, r) < 0 ||
         get_case_data(&c, f, r) < 0)

@@ -1,6 +1,6 @@
 # mb-coll's batched timing (--agg-iters): k calls per sample with every call
-# still checked, k recorded per case in the result file (/config
-# "agg_iters/<case>"), a fault in a seeded random call of a block caught and
+# still checked, k recorded per case in the result file
+# (/metrics/<case>/agg_iters), a fault in a seeded random call of a block caught and
 # named, every algorithm's outputs kept apart across a block.
 . "$(dirname "$0")/../lib.sh"
 C=$BIN/mb-coll
@@ -9,16 +9,16 @@ case8=allreduce/float/sum/oop/mpi/8
 expect 0 "--agg-iters 16" -- mpi 2 "$C" --agg-iters 16 --sizes 8,4M -n 3 -w 1 -o "$T/b16.h5" &&
   ! grep -q ' fail$' "$T/out" || fail "--agg-iters 16 passes its checks"
 [ "$(attr "$T/b16.h5" agg-iters)" = '"16"' ] || fail "/config agg-iters holds the flag: $(attr "$T/b16.h5" agg-iters)"
-[ "$(attr "$T/b16.h5" agg_iters/$case8)" = 16 ] || fail "8 B runs 16 calls per sample: $(attr "$T/b16.h5" agg_iters/$case8)"
+[ "$(metric "$T/b16.h5" $case8 agg_iters)" = 16 ] || fail "8 B runs 16 calls per sample: $(metric "$T/b16.h5" $case8 agg_iters)"
 # 4 MiB: the program holds one set of buffers that size, so each call alone
-[ "$(attr "$T/b16.h5" agg_iters/allreduce/float/sum/oop/mpi/4194304)" = 1 ] || fail "4 MiB is timed call by call"
+[ "$(metric "$T/b16.h5" allreduce/float/sum/oop/mpi/4194304 agg_iters)" = 1 ] || fail "4 MiB is timed call by call"
 expect 0 "--agg-iters 1" -- mpi 2 "$C" --agg-iters 1 --sizes 8 -n 3 -w 1 -o "$T/b1.h5"
-[ "$(attr "$T/b1.h5" agg_iters/$case8)" = 1 ] || fail "--agg-iters 1 times each call alone"
+[ "$(metric "$T/b1.h5" $case8 agg_iters)" = 1 ] || fail "--agg-iters 1 times each call alone"
 expect 0 "--agg-iters auto (the default)" -- mpi 2 "$C" --sizes 8 -n 3 -w 2 -o "$T/ba.h5"
-k=$(attr "$T/ba.h5" agg_iters/$case8)
+k=$(metric "$T/ba.h5" $case8 agg_iters)
 [ "$(attr "$T/ba.h5" agg-iters)" = '"auto"' ] && [ "$k" -ge 1 ] && [ "$k" -le 256 ] || fail "auto records k in 1..256: $k"
 expect 0 "--agg-iters auto without a warm-up" -- mpi 2 "$C" --sizes 8 -n 3 -w 0 -o "$T/bw0.h5"
-[ "$(attr "$T/bw0.h5" agg_iters/$case8)" = 1 ] || fail "auto without a warm-up times each call alone"
+[ "$(metric "$T/bw0.h5" $case8 agg_iters)" = 1 ] || fail "auto without a warm-up times each call alone"
 
 # a fault in call j of the first block (j from the seed): caught, and the
 # failed check names the iteration the fault hit; over these seeds j is

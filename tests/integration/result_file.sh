@@ -13,7 +13,17 @@ for a in schema_version benchmark command_line start_time_utc git_commit git_dir
   slurm_job_id seed emulation kernel perf_event_paranoid; do
   grep -q "ATTRIBUTE \"$a\"" "$T/attrs" || fail "root attribute $a missing"
 done
-for g in config environment; do grep -q "GROUP \"$g\"" "$T/attrs" || fail "group /$g missing"; done
+for g in config metrics environment; do grep -q "GROUP \"$g\"" "$T/attrs" || fail "group /$g missing"; done
+grep -q 'ATTRIBUTE "schema_version".*' "$T/attrs" && [ "$(h5dump -a /schema_version "$f" | awk '/\(0\):/ {print $2}')" = 2 ] ||
+  fail "schema_version is not 2"
+# parameters only in /config: no measurement (a name with a slash) there
+h5dump -A -g /config "$f" | grep -q 'ATTRIBUTE ".*/.*"' && fail "/config holds a per-case measurement"
+# measurements in /metrics: each case's calls per sample, and mb-report lists them
+[ "$(metric "$f" allreduce/float/sum/oop/mpi/64 agg_iters)" -ge 1 ] 2>/dev/null || fail "/metrics/<case>/agg_iters missing"
+expect 0 "mb-report --metrics --csv" -- "$BIN/mb-report" --metrics --csv "$f" &&
+  has "^$f,bcast/[^,]*/1024,agg_iters,0,[0-9]+$" "a case's agg_iters row"
+expect 0 "mb-report --metrics" -- "$BIN/mb-report" --metrics "$f" && has "^allreduce/float/sum/oop/mpi/8 +agg_iters +[0-9]+$" "metrics table row"
+expect 2 "mb-report --metrics --compare" -- "$BIN/mb-report" --metrics --compare "$f" "$f" && has "mb-report: --metrics and --compare" "refused"
 for a in coll dtype op inplace algo minbytes maxbytes iters warmup check device seed; do
   grep -q "ATTRIBUTE \"$a\"" "$T/attrs" || fail "/config attribute $a missing"
 done

@@ -2,7 +2,7 @@
  * iterations' buffers gets k back-to-back calls per sample, and still
  * every call is prepared before its block, run once, and checked after it
  * (a fault injected into call j of a block, j random, is caught and named);
- * k is recorded per case as /config "agg_iters/<case>", capped by the
+ * k is recorded per case as the metric /metrics/<case>/agg_iters, capped by the
  * program's and the case's limits. Each run is mb_main in a child process
  * (one MPI_Init per process). */
 #include "../../benchmarks/harness/harness.h"
@@ -138,7 +138,7 @@ static int run_child(const char *out, const char *batch, const char *iters, cons
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* /config "agg_iters/c" of a result file, -1 when missing. */
+/* Case c's metric "agg_iters" of a result file, -1 when missing. */
 static long long recorded_batch(const char *path)
 {
     struct mb_result r;
@@ -148,9 +148,9 @@ static long long recorded_batch(const char *path)
     if (mb_result_read(path, &r, err, sizeof(err)) != 0) {
         fprintf(stderr, "test_batch: %s\n", err);
     } else {
-        const struct mb_kv *kv = mb_kv_get(&r.config, "agg_iters/c");
-        if (kv && kv->type == MB_KV_INT)
-            k = kv->i;
+        const struct mb_metric *m = mb_metric_find(&r, "c", "agg_iters");
+        if (m && m->type == MB_KV_INT && m->n == 1)
+            k = m->i[0];
     }
     mb_result_free(&r);
     return k;

@@ -57,10 +57,36 @@ static void cmp_kv(const char *where, const struct mb_kvlist *a, const struct mb
     }
 }
 
+/* Every series of a is in b (looked up by case and name: order is not
+ * part of the schema) with the same type and values, and b has no more. */
+static void cmp_metrics(const struct mb_result *a, const struct mb_result *b)
+{
+    cmp_kv("/metrics", &a->metrics, &b->metrics);
+    if (a->nseries != b->nseries)
+        bad("/metrics: %zu series, read back %zu", a->nseries, b->nseries);
+    for (size_t k = 0; k < a->nseries; k++) {
+        const struct mb_metric *x = &a->series[k], *y = mb_metric_find(b, x->case_name, x->name);
+        if (!y) {
+            bad("/metrics/%s/%s not read back", x->case_name, x->name);
+            continue;
+        }
+        if (x->type != y->type || x->n != y->n) {
+            bad("/metrics/%s/%s: type/n %d/%zu vs %d/%zu", x->case_name, x->name, x->type, x->n, y->type, y->n);
+            continue;
+        }
+        for (size_t j = 0; j < x->n; j++)
+            if ((x->type == MB_KV_DBL && !same_dbl(x->d[j], y->d[j])) ||
+                (x->type == MB_KV_INT && x->i[j] != y->i[j]) ||
+                (x->type == MB_KV_STR && !same_str(x->s[j], y->s[j])))
+                bad("/metrics/%s/%s[%zu] differs", x->case_name, x->name, j);
+    }
+}
+
 static void cmp_result(const struct mb_result *a, const struct mb_result *b)
 {
     cmp_kv("/", &a->root, &b->root);
     cmp_kv("/config", &a->config, &b->config);
+    cmp_metrics(a, b);
     cmp_kv("/environment", &a->environment, &b->environment);
     if (!same_str(a->topology_xml, b->topology_xml))
         bad("topology differs");
@@ -180,6 +206,95 @@ static void build(struct mb_result *r)
     fill_case(r, "bcast%20/.x", 3, 2, 0, NAN, MB_CHECK_FAIL, 7);
     fill_case(r, ".empty", 0, 4, 1, NAN, MB_CHECK_SKIPPED, 11);
     fill_case(r, "fio/random/read/4096", 4, 1, 0, NAN, MB_CHECK_NA, 13);
+    mb_metric_run_dbl(r, "memcpy_GBps", 9.75);
+    mb_metric_run_str(r, "aio_engine", "io_uring");
+    mb_metric_run_int(r, "auto_cases", -3);
+    mb_metric_case_dbl(r, "allreduce/float/sum/oop/mpi/1024", "lat_p50_us", 12.5);
+    mb_metric_case_int(r, "allreduce/float/sum/oop/mpi/1024", "bounce_bytes", 1LL << 53 | 1);
+    mb_metric_case_str(r, "bcast%20/.x", "io_threads_chosen", "4x12 3x2");
+    mb_metric_at_dbl(r, ".empty", "loss", 2, 0.25); /* entries 0, 1 unset: NaN */
+    mb_metric_at_dbl(r, ".empty", "loss", 0, 1.5);
+    mb_metric_at_str(r, ".empty", "model_bound", 1, "ssd");
+    mb_metric_at_int(r, ".empty", "storage_bytes", 3, 4096);
+    mb_metric_case_dbl(r, "not a case of the file", "x", NAN);
+}
+
+/* Metrics' own rules: unset entries, replacement, lookups. */
+static void metric_basics(void)
+{
+    struct mb_result r;
+    build(&r);
+    const struct mb_metric *m = mb_metric_find(&r, ".empty", "loss");
+    if (!m || m->n != 3 || !same_dbl(m->d[0], 1.5) || !isnan(m->d[1]) || !same_dbl(m->d[2], 0.25))
+        bad("series: unset entries are not NaN or values lost");
+    m = mb_metric_find(&r, ".empty", "model_bound");
+    if (!m || m->n != 2 || strcmp(m->s[0], "") || strcmp(m->s[1], "ssd"))
+        bad("string series");
+    m = mb_metric_find(&r, ".empty", "storage_bytes");
+    if (!m || m->n != 4 || m->i[0] != 0 || m->i[3] != 4096)
+        bad("int series");
+    mb_metric_case_dbl(&r, "allreduce/float/sum/oop/mpi/1024", "lat_p50_us", 13);
+    if (mb_metric_value(&r, "allreduce/float/sum/oop/mpi/1024", "lat_p50_us", 0) != 13 ||
+        r.nseries != 7)
+        bad("replacing a value added a series or lost the value");
+    if (!isnan(mb_metric_value(&r, ".empty", "loss", 1)) || !isnan(mb_metric_value(&r, ".empty", "loss", 9)) ||
+        !isnan(mb_metric_value(&r, "nope", "loss", 0)) || !isnan(mb_metric_value(&r, ".empty", "model_bound", 1)))
+        bad("mb_metric_value of an unset, out-of-range, absent or string entry is not NaN");
+    if (mb_metric_find(&r, "allreduce/float/sum/oop/mpi/1024", "loss"))
+        bad("found a series of another case");
+    mb_result_free(&r);
+}
+
+/* Written case by case: a series set after its case was appended, or
+ * changed later, reaches the file; a file abandoned after one append
+ * keeps that append's metrics. */
+static void metrics_incremental(const char *dir)
+{
+    struct mb_result a, b;
+    char path[4096], err[512];
+    build(&a);
+    snprintf(path, sizeof path, "%s/inc.h5", dir);
+    struct mb_result_writer *w = mb_result_begin(&a, path, err, sizeof err);
+    if (!w) {
+        bad("begin: %s", err);
+        mb_result_free(&a);
+        return;
+    }
+    int rc = mb_result_append(w, &a, 0, err, sizeof err);
+    mb_metric_at_dbl(&a, ".empty", "loss", 1, 0.5);          /* after the append */
+    mb_metric_case_dbl(&a, "allreduce/float/sum/oop/mpi/1024", "lat_p50_us", 14); /* changed */
+    for (size_t k = 1; k < a.ncases && rc == 0; k++)
+        rc = mb_result_append(w, &a, k, err, sizeof err);
+    mb_metric_run_dbl(&a, "auto_hit_rate", 0.5); /* only at the end */
+    if (rc != 0 || mb_result_end(w, &a, err, sizeof err) != 0)
+        bad("incremental write: %s", err);
+    else if (mb_result_read(path, &b, err, sizeof err) != 0)
+        bad("read incremental: %s", err);
+    else {
+        cmp_result(&a, &b);
+        mb_result_free(&b);
+    }
+    unlink(path);
+    /* abandoned after the first append: its metrics are in the file */
+    w = mb_result_begin(&a, path, err, sizeof err);
+    if (!w || mb_result_append(w, &a, 0, err, sizeof err) != 0)
+        bad("begin/append: %s", err);
+    mb_metric_case_dbl(&a, "bcast%20/.x", "late", 1); /* after the last flush: lost */
+    if (w)
+        mb_result_end(w, NULL, NULL, 0);
+    if (mb_result_read(path, &b, err, sizeof err) != 0)
+        bad("read abandoned: %s", err);
+    else {
+        if (mb_metric_value(&b, "allreduce/float/sum/oop/mpi/1024", "lat_p50_us", 0) != 14 ||
+            mb_metric_value(&b, ".empty", "loss", 1) != 0.5)
+            bad("an abandoned file lost the metrics flushed with its case");
+        if (mb_metric_find(&b, "bcast%20/.x", "late"))
+            bad("an abandoned file holds a metric set after its last flush");
+        mb_result_free(&b);
+    }
+    unlink(path);
+    no_open_ids("incremental");
+    mb_result_free(&a);
 }
 
 static void round_trip(const char *dir)
@@ -355,7 +470,9 @@ int main(void)
         strcmp(mb_check_name(MB_CHECK_SKIPPED), "skipped") || strcmp(mb_check_name(MB_CHECK_NA), "n/a"))
         bad("mb_check_name");
     kv_basics();
+    metric_basics();
     round_trip(d);
+    metrics_incremental(d);
     junk_files(d);
     char p[4200];
     snprintf(p, sizeof p, "%s/a.h5", d);
