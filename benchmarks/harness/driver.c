@@ -124,6 +124,40 @@ static void check_one(struct mb_run *run, void *state, int *check_failed, const 
     }
 }
 
+/* MB_FAULT_INJECT=hang (tests of --timeout): one rank stops for good
+ * before one iteration, all three drawn from --seed; its watchdog thread
+ * goes on reporting, so the rank is alive but behind. Rank 0 says where
+ * on stderr at the start. The case is never the first when there are
+ * several, so finished cases exist to be kept. */
+static struct {
+    int on, rank;
+    size_t case_index;
+    long long iter;
+} hang;
+
+static void plan_hang(struct mb_run *run)
+{
+    const char *f = mb_fault();
+    if (!f || strcmp(f, "hang") != 0 || !run->ncases)
+        return;
+    uint64_t st = (uint64_t)run->common.seed ^ 0x68616e67u; /* "hang" */
+    hang.on = 1;
+    hang.rank = (int)(mb_splitmix64(&st) % (uint64_t)run->nranks);
+    hang.case_index = run->ncases > 1 ? 1 + mb_splitmix64(&st) % (run->ncases - 1) : 0;
+    long long n = run->common.warmup + run->common.iters;
+    hang.iter = (long long)(mb_splitmix64(&st) % (uint64_t)n);
+    if (run->rank == 0)
+        fprintf(stderr, "%s: MB_FAULT_INJECT=hang: rank %d stops before case %s, iteration %lld\n",
+                run->bench->name, hang.rank, run->cases[hang.case_index].name, hang.iter);
+}
+
+static void maybe_hang(struct mb_run *run, size_t ci, long long it)
+{
+    if (hang.on && run->rank == hang.rank && ci == hang.case_index && it == hang.iter)
+        for (;;)
+            pause();
+}
+
 /* Runs the warm-up and timed samples [first, first + count) of one case on
  * this rank (a round: --rounds). Each warm-up call is timed alone; then a
  * sample times k calls back to back (case_batch) and stores the block's
@@ -140,10 +174,14 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
     long long warmup = run->common.warmup;
     double *warm = xcalloc((size_t)(warmup > 0 ? warmup : 1), sizeof(double), "warm-up times");
     int err = 0;
+    size_t ci = (size_t)(c - run->cases);
     run->batch = 1;
     for (long long it = 0; it < warmup && !err; it++) {
+        mb_watchdog_progress(ci, it, 0);
+        maybe_hang(run, ci, it);
         if (b->prepare)
             b->prepare(state, it);
+        mb_watchdog_progress(ci, it, 1);
         MPI_Barrier(run->comm);
         double elapsed = -1, t0 = MPI_Wtime();
         err = b->iterate(state, it, &elapsed);
@@ -157,8 +195,11 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
     run->batch = k;
     for (long long i = 0; i < count && !err; i++) {
         long long s = first + i, base = warmup + s * k, done = 0;
+        mb_watchdog_progress(ci, base, 0);
+        maybe_hang(run, ci, base);
         for (long long j = 0; j < k && b->prepare; j++)
             b->prepare(state, base + j);
+        mb_watchdog_progress(ci, base, 1);
         MPI_Barrier(run->comm);
         if (nev)
             mb_counters_start(ctr);
@@ -167,6 +208,11 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
         double t0 = MPI_Wtime();
         for (; done < k && !err; done++) {
             double elapsed = -1;
+            if (done) {
+                mb_watchdog_progress(ci, base + done, 0);
+                maybe_hang(run, ci, base + done);
+                mb_watchdog_progress(ci, base + done, 1);
+            }
             err = b->iterate(state, base + done, &elapsed);
             if (elapsed >= 0)
                 device += elapsed;
@@ -186,6 +232,24 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
     free(warm);
     free(now);
     return err;
+}
+
+/* The root's "emulation": the program's stand-ins, and the emulated
+ * cluster's network when tools/vcluster launched the run. */
+static void record_emulation(struct mb_run *run)
+{
+    const char *vc = getenv("MB_VCLUSTER_EMULATION");
+    if (!vc || !*vc) {
+        mb_kv_str(&run->result.root, "emulation", run->emulation);
+    } else if (strcmp(run->emulation, "none") == 0) {
+        mb_kv_str(&run->result.root, "emulation", vc);
+    } else {
+        size_t n = strlen(run->emulation) + strlen(vc) + 3;
+        char *both = xcalloc(n, 1, "the emulation text");
+        snprintf(both, n, "%s; %s", run->emulation, vc);
+        mb_kv_str(&run->result.root, "emulation", both);
+        free(both);
+    }
 }
 
 /* Gathers times and counts to rank 0, fills the case's result and
@@ -231,7 +295,7 @@ static void collect(struct mb_run *run, const struct mb_case *c, const double *t
     free(slowest);
     free(all);
     if (out.file && !out.failed) {
-        mb_kv_str(&run->result.root, "emulation", run->emulation);
+        record_emulation(run);
         out.failed = mb_output_add(out.file, &run->result, run->result.ncases - 1, out.err,
                                    sizeof(out.err)) != 0;
     }
@@ -348,6 +412,7 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
         for (size_t k = 0; k < nc && !err; k++) {
             const struct mb_case *c = &run->cases[k];
             void *state = NULL;
+            mb_watchdog_progress(k, -1, 0);
             err = agree_max(run->comm, run->bench->setup(run, c, &state));
             if (err) {
                 if (state && run->bench->teardown)
@@ -422,6 +487,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
     if (status != 0) {
         free(out_path);
         mb_result_free(&run.result);
+        mb_cleanup_run();
         MPI_Finalize();
         return status < 0 ? 0 : status;
     }
@@ -434,7 +500,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
      * cut short keeps every case it finished. */
     int open_failed = 0;
     if (run.rank == 0) {
-        mb_kv_str(&run.result.root, "emulation", run.emulation);
+        record_emulation(&run);
         mb_kv_int(&run.result.root, "complete", 0);
         mb_kv_int(&run.result.root, "cases_planned", (long long)run.ncases);
         out.file = mb_output_open(&run.result, out_path, out.err, sizeof(out.err));
@@ -447,6 +513,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
         mb_counters_close(ctr);
         free(out_path);
         mb_result_free(&run.result);
+        mb_cleanup_run();
         MPI_Finalize();
         return 1;
     }
@@ -457,13 +524,17 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
         OUT(&run, "%s", bench->table_header);
 
     int any_fail = 0;
-    int err = run_cases(&run, ctr, &any_fail);
+    plan_hang(&run);
+    int err = agree_max(run.comm, mb_watchdog_start(&run) != 0);
+    if (!err)
+        err = run_cases(&run, ctr, &any_fail);
+    mb_watchdog_stop();
     mb_counters_close(ctr);
     if (bench->finish)
         bench->finish(&run);
 
     if (run.rank == 0) {
-        mb_kv_str(&run.result.root, "emulation", run.emulation);
+        record_emulation(&run);
         char stamp[32], msg[4608];
         mb_utc_iso8601(stamp, sizeof(stamp));
         mb_kv_str(&run.result.root, "end_time_utc", stamp);
@@ -488,6 +559,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
         mb_warn("FAILED: at least one case gave a wrong result (see above)");
     free(out_path);
     mb_result_free(&run.result);
+    mb_cleanup_run();
     MPI_Finalize();
     return err || any_fail ? 1 : 0;
 }

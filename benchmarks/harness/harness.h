@@ -247,6 +247,7 @@ struct mb_common {
     char *sizes;        /* --sizes: explicit list, overrides -b/-e/-f */
     char *batch_arg;    /* --agg-iters as typed: N or auto */
     long long batch;    /* --agg-iters (nccl-tests' name): calls timed back to back per sample; 0 = auto */
+    double timeout;     /* --timeout (default $MB_TIMEOUT): seconds without progress before the run ends; 0 = off */
 };
 #define MB_BATCH_MAX 65536 /* --agg-iters' largest N */
 
@@ -338,6 +339,38 @@ struct mb_bench {
  * status: 0, 1 when a check failed, 2 on bad input. */
 int mb_main(const struct mb_bench *bench, int argc, char **argv);
 
+/* ===== clean-up that runs however the run ends ========================= */
+
+/* Registers fn(arg) to run once, most recent first, whichever way the
+ * process ends: mb_main's end (before MPI_Finalize), exit(), SIGINT or
+ * SIGTERM while the result file is open, the --timeout watchdog. It
+ * removes what the run made outside its result (temporary files, a
+ * cgroup it joined), so it must be async-signal-safe and idempotent.
+ * At most 8; 0, or -1 when full. */
+int mb_cleanup_add(void (*fn)(void *arg), void *arg);
+/* Runs the hooks now (once; later calls return at once). */
+void mb_cleanup_run(void);
+
+/* ===== the --timeout watchdog =========================================== */
+
+/* Collective over run->comm; nothing when --timeout is 0. Each rank's
+ * thread reports its progress (the case and iteration it is at) to rank 0
+ * by UDP every second, to 127.0.0.1 from rank 0's host and to rank 0's
+ * non-loopback IPv4 addresses from other hosts. When rank 0 makes no
+ * progress for --timeout seconds, it ends the run (mb_output_abort,
+ * exit 1) with a line naming the case, the iteration and the silent
+ * rank and host: one not heard from for --timeout seconds (its process
+ * or link gone), else the one furthest behind. A rank that makes no
+ * progress for twice as long ends itself, naming rank 0. 0 or -1 (a
+ * socket could not be made: the line says why, on every rank). */
+int mb_watchdog_start(struct mb_run *run);
+/* Where this rank is: case index (into run->cases), iteration (-1: the
+ * case's setup), and whether it is inside the part shared with the other
+ * ranks (the iteration's barrier and the measured call) or on its own
+ * part before it (prepare). A few relaxed atomic stores; nothing when off. */
+void mb_watchdog_progress(size_t case_index, long long iter, int waiting);
+void mb_watchdog_stop(void);
+
 /* ===== internal pieces, exposed for the unit tests ====================== */
 
 /* Parses argv against the common flags and bench->opts. Returns 0, 1 when
@@ -384,6 +417,14 @@ char *mb_output_commit(const struct mb_result *r, const char *path, char *err, s
  * row, one row per case (case, labels, bytes, count, t_min, t_median,
  * t_p95, t_max, algbw, busbw, model, check). */
 void mb_result_csv(const struct mb_result *r, FILE *out);
+
+/* Ends the process now with `status` (the --timeout watchdog, from its own
+ * thread while the others may be blocked in MPI): one line on stderr,
+ * "PROGRAM: LINE: N of M cases kept in FILE (complete=0)" on the rank
+ * holding the result file (the finished cases linked to the final name,
+ * as a signal does; a case being written is flushed first), else
+ * "PROGRAM: LINE"; then the clean-up hooks. */
+_Noreturn void mb_output_abort(const char *line, int status);
 
 /* Before the run: 0 if `path` can be created (a unique temporary beside
  * it is created and removed); -1 with the reason naming -o/--out.

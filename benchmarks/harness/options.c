@@ -50,6 +50,11 @@ static const struct mb_opt common_opts[] = {
      "seed of the generated data", "N"},
     {"quiet", 'q', MB_OPT_FLAG, &defaults_sink.quiet, "0", NULL, 0, 0,
      "print no table or progress, only errors", NULL},
+    {"timeout", 0, MB_OPT_DOUBLE, &defaults_sink.timeout, "0", NULL, 0, 1e6,
+     "end the run (exit 1, finished cases kept) when it makes no progress for this long, naming the case, "
+     "the iteration and the silent rank and host; 0 = off (default $MB_TIMEOUT, else 0); must exceed the "
+     "longest single iteration or case setup",
+     "SECONDS"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -298,6 +303,21 @@ int mb_options_parse(const struct mb_bench *bench, struct mb_common *common, int
         const struct mb_opt *o = opt_at(bench, k);
         if (o->def && set_value(o, rebase(o, common), o->def, err) != 0)
             return MB_EXIT_USAGE;
+    }
+
+    /* --timeout's default from the environment (job scripts set it there) */
+    const char *env_timeout = getenv("MB_TIMEOUT");
+    if (env_timeout && *env_timeout) {
+        char *end;
+        errno = 0;
+        double v = strtod(env_timeout, &end);
+        if (*end || errno || !(v >= 0 && v <= 1e6)) {
+            if (err)
+                fprintf(err, "%s: MB_TIMEOUT: '%s' is not a number of seconds (accepts 0 to 1e+06)\n",
+                        mb_progname(), env_timeout);
+            return MB_EXIT_USAGE;
+        }
+        common->timeout = v;
     }
 
     /* Each option, plus "no-NAME" for flags, plus help. */

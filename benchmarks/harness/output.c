@@ -130,6 +130,7 @@ int mb_output_probe(const char *path, int must_not_exist, char *err, size_t errl
 /* ===== the one open result file and its signal path ==================== */
 
 enum { G_OFF, G_IDLE, G_WRITING, G_PENDING, G_SALVAGING };
+#define MB_ABORT_PENDING (-1) /* pending_sig: mb_output_abort waits on a write */
 
 #define G_FINALS 9 /* PATH, then NAME.1.h5 ... NAME.8.h5 */
 
@@ -149,6 +150,8 @@ static struct {
     char finals[G_FINALS][4200];
     struct sigaction old_int, old_term, old_cont;
     int handlers, atexit_done;
+    char abort_line[1024]; /* mb_output_abort's, for a writer that takes it over */
+    int abort_status;
 } g = {.state = G_OFF, .fd = -1, .dirfd = -1, .linked = -1};
 
 struct mb_output {
@@ -195,15 +198,21 @@ static const char *link_final(void)
 
 /* Async-signal-safe: keeps what the last flush left on disk, under the
  * first free final name; reports in one line. why: the signal, or 0 for
- * an exit without close. */
-static void salvage(int why)
+ * an exit without close; reason (when not NULL) replaces the line's
+ * opening words. */
+static void salvage_because(int why, const char *reason)
 {
     if (getpid() != g.owner)
         return;
     say(mb_progname());
-    say(why ? ": interrupted by signal " : ": exited before the end of the run");
-    if (why)
-        say_num((unsigned long long)why);
+    if (reason) {
+        say(": ");
+        say(reason);
+    } else {
+        say(why ? ": interrupted by signal " : ": exited before the end of the run");
+        if (why)
+            say_num((unsigned long long)why);
+    }
     if (g.broken) {
         unlink(g.tmp);
         say("; the result file could not be written, nothing kept\n");
@@ -217,6 +226,39 @@ static void salvage(int why)
     say(" cases kept in ");
     say(kept ? kept : g.tmp);
     say(kept ? " (complete=0)\n" : " (could not link it to its final name)\n");
+}
+
+static void salvage(int why) { salvage_because(why, NULL); }
+
+/* ===== clean-up hooks (harness.h) ===================================== */
+
+#define MB_CLEANUPS 8
+static struct {
+    void (*fn)(void *);
+    void *arg;
+} cleanups[MB_CLEANUPS];
+static atomic_int ncleanups, cleanup_claim;
+
+static void cleanup_at_exit(void) { mb_cleanup_run(); }
+
+int mb_cleanup_add(void (*fn)(void *arg), void *arg)
+{
+    int n = atomic_load(&ncleanups);
+    if (n >= MB_CLEANUPS || (n == 0 && atexit(cleanup_at_exit) != 0))
+        return -1;
+    cleanups[n].fn = fn;
+    cleanups[n].arg = arg;
+    atomic_store(&ncleanups, n + 1); /* published after the entry */
+    return 0;
+}
+
+void mb_cleanup_run(void)
+{
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&cleanup_claim, &expect, 1))
+        return; /* once, by whoever comes first */
+    for (int i = atomic_load(&ncleanups) - 1; i >= 0; i--)
+        cleanups[i].fn(cleanups[i].arg);
 }
 
 /* A program's own SIGINT/SIGTERM handler, installed before ours (its
@@ -263,6 +305,7 @@ static void on_signal(int sig)
         int s = G_IDLE;
         if (atomic_compare_exchange_strong(&g.state, &s, G_SALVAGING)) {
             salvage(sig);
+            mb_cleanup_run();
             chain(sig);
             _exit(128 + sig);
         }
@@ -274,6 +317,7 @@ static void on_signal(int sig)
         if (s == G_PENDING)
             return; /* the writer takes it after its flush */
         if (s == G_OFF) {
+            mb_cleanup_run();
             chain(sig);
             _exit(128 + sig); /* the file is committed (or was never opened) */
         }
@@ -337,9 +381,47 @@ static void write_end(void)
     /* a signal came during the write: take it now the file is flushed */
     atomic_store(&g.state, G_SALVAGING);
     int sig = atomic_load(&g.pending_sig);
+    if (sig == MB_ABORT_PENDING) {
+        salvage_because(0, g.abort_line);
+        mb_cleanup_run();
+        _exit(g.abort_status);
+    }
     salvage(sig);
+    mb_cleanup_run();
     chain(sig);
     _exit(128 + sig);
+}
+
+void mb_output_abort(const char *line, int status)
+{
+    snprintf(g.abort_line, sizeof g.abort_line, "%s", line);
+    g.abort_status = status;
+    block_signals(); /* this thread ends the process; a signal must not wait on it */
+    for (int tries = 0;; tries++) {
+        int s = G_IDLE;
+        if (atomic_compare_exchange_strong(&g.state, &s, G_SALVAGING)) {
+            salvage_because(0, g.abort_line);
+            break;
+        }
+        if (s == G_WRITING) {
+            atomic_store(&g.pending_sig, MB_ABORT_PENDING);
+            if (atomic_compare_exchange_strong(&g.state, &s, G_PENDING))
+                for (int i = 0; i < 5000; i++)
+                    nap(); /* the writer ends the process after its flush */
+        }
+        if (s == G_OFF || s == G_SALVAGING || tries > 5000) {
+            /* no file open here (another rank's, or the run's end), or a
+             * writer that never returns: the line, nothing kept */
+            say(mb_progname());
+            say(": ");
+            say(g.abort_line);
+            say("\n");
+            break;
+        }
+        nap();
+    }
+    mb_cleanup_run();
+    _exit(status);
 }
 
 static void disarm(void)
