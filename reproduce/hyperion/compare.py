@@ -19,7 +19,7 @@ import os
 import sys
 
 from reproduce import mbresults  # noqa: E402
-from reproduce.hyperion.plot import epoch_values, load, median, pair_ratio, steal_free_median  # noqa: E402
+from reproduce.hyperion.plot import epoch_values, load, median, pair_ratio, steal_free_median, system_value  # noqa: E402
 
 PAPER_HW = ("machine A: 1x A100 80 GB, 12x Intel P5510 NVMe (PCIe 4.0), 2x Xeon; "
             "datasets PA/IG/UK/CL/LD (56 GB to 23 TB of features)")
@@ -57,11 +57,11 @@ def sweep_rows(rows, systems=("hyperion", "nopipe")):
     return [r for r in rows if r["system"] == "hyperion" and not (only_pairs and r["run"] in with_mmap)]
 
 
-def steal_free_error(cfg, r):
+def steal_free_error(run, r):
     """The model's error with both sides steal-free: the prediction x (1 -
     the profile's steal) against steal_free_median."""
-    sf = steal_free_median(cfg, r["system"])
-    sp = float(cfg.get(f"{r['system']}/profile/host_steal", "nan"))
+    sf = steal_free_median(run, r["system"])
+    sp = float(system_value(run, r["system"], "profile_host_steal"))
     return (r["model"] * (1 - sp) - sf) / sf if sf == sf and sf > 0 and r["model"] == r["model"] else float("nan")
 
 
@@ -149,10 +149,10 @@ def main():
                  f"{'met' if eb <= 1.25 else 'missed'} |")
         # the same with steal-free epochs (hyperion's and inmem's); the
         # reads' term, disk time, takes no steal correction
-        inmem_sf = steal_free_median(cfg, "inmem")
-        t, st = epoch_values(cfg, "hyperion", "time_s"), epoch_values(cfg, "hyperion", "host_steal")
+        inmem_sf = steal_free_median(run, "inmem")
+        t, st = epoch_values(run, "hyperion", "time_s"), epoch_values(run, "hyperion", "host_steal")
         bounds = [max((x for x in (inmem_sf, m) if x == x), default=float("nan"))
-                  for m in epoch_values(cfg, "hyperion", "miss_read_s")]
+                  for m in epoch_values(run, "hyperion", "miss_read_s")]
         # (NaN steal or bound: the comparison is NaN, which median leaves out)
         eb_sf = median([a * (1 - b) / c for a, b, c in zip(t, st, bounds) if c > 0])
         if eb_sf == eb_sf:
@@ -169,7 +169,7 @@ def main():
     for sysname in ("hyperion", "nopipe"):
         what = "TPC model" if sysname == "hyperion" else "nopipe's serial model"
         for how, err in (("wall times", model_error),
-                         ("steal-free", lambda r: steal_free_error(runs[r["run"]]["config"], r))):
+                         ("steal-free", lambda r: steal_free_error(runs[r["run"]], r))):
             errs = [abs(err(r)) for r in sweep if r["system"] == sysname]
             if not errs:
                 continue
@@ -194,15 +194,12 @@ def main():
     L.append("|---|---|---|---|---|---|---|---|---|---|")
     points = []
     for r in sweep:
-        c = runs[r["run"]]["config"]
-        e = 0
-        bnd = "?"
-        while f"{r['system']}/epoch{e}/model_bound" in c:
-            bnd = c[f"{r['system']}/epoch{e}/model_bound"]
-            e += 1
-        steal_e = median(epoch_values(c, r["system"], "host_steal"))
-        steal_p = float(c.get(f"{r['system']}/profile/host_steal", "nan"))
-        err_sf = steal_free_error(c, r)
+        run_r = runs[r["run"]]
+        bounds_named = [b for b in epoch_values(run_r, r["system"], "model_bound") if isinstance(b, str) and b]
+        bnd = bounds_named[-1] if bounds_named else "?"
+        steal_e = median(epoch_values(run_r, r["system"], "host_steal"))
+        steal_p = float(system_value(run_r, r["system"], "profile_host_steal"))
+        err_sf = steal_free_error(run_r, r)
         err = model_error(r)
         pct = 100.0 * r["cache"] / max(1, r["feature_bytes"])
         points.append((r["ndev"], r["cache"], pct, r["system"], r["t_median"], r["t_min"], r["t_max"], r["model"], err,

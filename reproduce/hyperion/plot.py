@@ -26,13 +26,14 @@ def load(inputs):
     runs, rows = mbresults.load(inputs)
     rows = [r for r in rows if r.get("system") in ORDER]
     for r in rows:
-        cfg = runs[r["run"]]["config"]
+        run = runs[r["run"]]
+        cfg = run["config"]
         r["ndev"] = int(cfg.get("ndev", 1))
         r["cache"] = int(cfg.get("cache-host", 0)) + int(cfg.get("cache-dev", 0))
         r["feature_bytes"] = int(cfg.get("feature_bytes", 1))
         # each epoch against its own bound (the disk's rate is measured
         # right after it): the median of the ratios, and of the bounds
-        t, b = epoch_values(cfg, r["system"], "time_s"), epoch_values(cfg, r["system"], "bound_s")
+        t, b = epoch_values(run, r["system"], "time_s"), epoch_values(run, r["system"], "bound_s")
         r["bound"] = median(b)
         r["epoch_bound"] = median([x / y for x, y in zip(t, b) if y > 0])
         r["nsys"] = len({x["system"] for x in rows if x["run"] == r["run"]})
@@ -55,13 +56,43 @@ def pair_ratio(rows, a, b):
     return best[a]["t_median"] / best[b]["t_median"], best
 
 
-def epoch_values(cfg, system, key):
-    """The per-epoch values of /config/<system>/epoch<E>/<key>, NaN where absent."""
-    out, e = [], 0
+def system_metrics(run, system):
+    """{name: [values]} of system's case in a schema-2 run (its case is
+    SYSTEM/DATASET), None for a schema-1 run (measurements in /config)."""
+    if not run.get("case_metrics") and int(run.get("schema_version", 1)) < 2:
+        return None
+    for case, m in run.get("case_metrics", {}).items():
+        if case.split("/", 1)[0] == system:
+            return m
+    return {}
+
+
+def epoch_values(run, system, key):
+    """The per-epoch values of a system's measurement KEY, NaN where absent:
+    /metrics/<case>/KEY, or (schema 1) /config/<system>/epoch<E>/<key>."""
+    m = system_metrics(run, system)
+    if m is not None:
+        n = len(m.get("time_s", []))
+        v = [x if isinstance(x, str) else float(x) for x in m.get(key, [])]
+        return v + [float("nan")] * (n - len(v))
+    cfg, out, e = run["config"], [], 0
     while f"{system}/epoch{e}/time_s" in cfg:
-        out.append(float(cfg.get(f"{system}/epoch{e}/{key}", "nan")))
+        v = cfg.get(f"{system}/epoch{e}/{key}", "nan")
+        out.append(v if isinstance(v, str) and key == "model_bound" else float(v))
         e += 1
     return out
+
+
+def system_value(run, system, name):
+    """A system's per-case measurement: /metrics/<case>/NAME (NAME as
+    "profile_host_steal"), or (schema 1) /config/<system>/<NAME with the
+    first '_' a '/'> as "profile/host_steal"; NaN when absent."""
+    m = system_metrics(run, system)
+    if m is not None:
+        v = m.get(name)
+        return v[0] if v else float("nan")
+    legacy = name.replace("profile_", "profile/", 1)
+    return run["config"].get(f"{system}/{legacy}", float("nan"))
 
 
 def median(v):
@@ -70,13 +101,13 @@ def median(v):
     return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2 if v else float("nan")
 
 
-def steal_free_median(cfg, system):
+def steal_free_median(run, system):
     """Median over the epochs of time x (1 - host steal): the epoch on the
     whole machine. A VM given (1 - s) of its CPU time stretches a run by
     1 / (1 - s); on the development VM, steal of 2-25% per epoch explained
     most of the epoch-to-epoch spread (one point's epochs: 1.04-1.40 s
     wall, 0.96-1.09 s steal-free). NaN for results without host_steal."""
-    t, st = epoch_values(cfg, system, "time_s"), epoch_values(cfg, system, "host_steal")
+    t, st = epoch_values(run, system, "time_s"), epoch_values(run, system, "host_steal")
     return median([a * (1 - b) for a, b in zip(t, st)]) if st and all(x == x for x in st) else float("nan")
 
 
@@ -148,9 +179,9 @@ def main():
             pts = [p for p in pr if p[2] == sysname]
             dots = ax[2].scatter([p[0] for p in pts], [p[1] for p in pts], s=14, label=sysname)
             for p in pts:
-                cfg = runs[p[3]["run"]]["config"]
-                sp = float(cfg.get(f"{sysname}/profile/host_steal", "nan"))
-                m = steal_free_median(cfg, sysname)
+                run = runs[p[3]["run"]]
+                sp = float(system_value(run, sysname, "profile_host_steal"))
+                m = steal_free_median(run, sysname)
                 if m == m and sp == sp:
                     sf.append((m, p[1] * (1 - sp)))
                     ax[2].scatter([m], [p[1] * (1 - sp)], s=22, facecolors="none",
