@@ -81,7 +81,7 @@ vc_down_clean
 "$VC" up 2 --link-gbps 1 --link-lat-us 100 >"$T/out" 2>&1
 rc=$?
 if [ $rc = 0 ]; then
-  trap '"$VC" down >/dev/null 2>&1' EXIT
+  vc_mine=1
   expect 0 "tc inside node1" -- "$VC" exec node1 tc qdisc show dev eth0 && has 'netem .*delay' "node1's link is delayed"
   expect 0 "ping node2" -- "$VC" exec node1 ping -c 3 -i 0.2 node2
   rtt=$(sed -n 's|^rtt min/avg/max/mdev = \([0-9.]*\)/.*|\1|p' "$T/out")
