@@ -17,8 +17,10 @@ expect 2 "up 2 --link-lat-us -1" -- "$VC" up 2 --link-lat-us -1
 expect 2 "unknown command" -- "$VC" frobnicate
 [ -e "$VCSTATE" ] && fail "bad usage left $VCSTATE"
 
+fwd=$(cat /proc/sys/net/ipv4/ip_forward)
 vc_up 2
 S=$VCSTATE/shared
+[ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$fwd" ] || fail "up changed net.ipv4.ip_forward"
 expect 2 "up when up" -- "$VC" up 2 && has 'already up' "up when up says so"
 [ "$(wc -l <"$T/out")" = 1 ] || fail "up when up printed more than one line"
 expect 0 "status" -- "$VC" status && has 'node2: .*sshd' "status lists node2's sshd" &&
@@ -33,6 +35,9 @@ has '^SSH-' "node2's sshd answers node1"
 expect 0 "no default route in node1" -- "$VC" exec node1 ip route show
 grep -q default "$T/out" && fail "node1 has a default route: $(cat "$T/out")"
 has '^198\.18\.0\.0/24 dev eth0' "node1's only route is the bridge subnet"
+# No way out: the kernel has no route from a node to anything else (asked,
+# not sent: ip route get sends no packet).
+expect 2 "node1 has no route to 192.0.2.1" -- "$VC" exec node1 ip route get 192.0.2.1 && has 'unreachable' "no route out of node1"
 expect 0 "the environment of exec" -- "$VC" exec node1 printenv MB_VCLUSTER_EMULATION && has 'vcluster: 2 nodes' "MB_VCLUSTER_EMULATION"
 mark=vcluster-mark-$$
 expect 0 "a file in node1's /dev/shm and /tmp" -- "$VC" exec node1 bash -c "touch /dev/shm/$mark /tmp/$mark && ls /dev/shm/$mark /tmp/$mark"
