@@ -5,7 +5,9 @@
 #   tools/deps.sh list      print the Debian package list
 set -u
 
-# Debian packages: build, run, test (Slurm, fio, plotting).
+# Debian packages: build, run, test (Slurm, fio, plotting; sshd, iproute2 and
+# ping for the namespaced hosts of tools/vcluster, whose tests skip without
+# them, so `check` below asks only for what the build needs).
 PACKAGES=(
   build-essential pkg-config git
   openmpi-bin libopenmpi-dev libucx-dev ucx-utils
@@ -15,6 +17,7 @@ PACKAGES=(
   libhwloc-dev hwloc
   slurm-wlm munge libpmix-dev
   fio
+  openssh-server openssh-client iproute2 iputils-ping util-linux
   python3-h5py python3-matplotlib python3-numpy python3-venv
 )
 
