@@ -337,10 +337,10 @@ int mb_storage_rw_now(struct mb_storage *s, int op, uint64_t off, size_t len, vo
  * double-buffered (async: submit the next batch, wait for the previous,
  * compute), the compute thread doing synchronous preads (posix), and the
  * two phases alone: compute with the data already in memory (compute) and
- * the same I/O without the compute (io). mb-aio --app drives them; the
+ * the same I/O without the compute (io). mb-ooc drives them; the
  * gather routine and the Zipf sampler are for other libraries (GNN feature
  * extraction) as well. Data files hold deterministic content (prepare), so
- * every run is verified. Messages name mb-aio's flags. */
+ * every run is verified. Messages name mb-ooc's flags. */
 
 enum mb_ooc_app { MB_OOC_GEMM, MB_OOC_SORT, MB_OOC_GATHER };
 enum mb_ooc_mode { MB_OOC_POSIX, MB_OOC_SYNC, MB_OOC_ASYNC, MB_OOC_COMPUTE, MB_OOC_IO };
