@@ -2,19 +2,18 @@
  * side with fio's io_uring engine. Files are striped RAID0-like by the
  * engine (and by the same mapping for the baselines); every 512-byte block
  * carries a pattern derived from (seed, logical offset), so every read is
- * checked and every write read back. --app gemm|sort|gather runs the
- * out-of-core applications instead (mb-aio-apps.inc). */
+ * checked and every write read back. The I/O paths are offload/'s storage
+ * registry (mb_storage_modes); how a case drives one follows its flags.
+ * The out-of-core applications are mb-ooc. */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,8 +22,13 @@
 
 extern char **environ;
 
-enum mode { M_POSIX, M_BOUNCE, M_INLINE, M_MMAP, M_SYNC, M_ASYNC, M_FIO, NMODE };
-static const char *const mode_names[] = {"posix", "bounce", "inline", "mmap", "sync", "async", "fio"};
+/* --mode's words: the registry's storage paths in its order (not the RAM
+ * image: no device), then fio, an outside program (built in main()). */
+#define MAX_MODES 31
+static const struct mb_storage_ops *modes[MAX_MODES];
+static const char *mode_names[MAX_MODES + 1];
+static int m_fio, m_async = -1; /* fio's index (= the number of storage paths); async's */
+static char mode_choices[512];
 
 static struct {
     unsigned modes;
@@ -32,15 +36,10 @@ static struct {
     long long qd, batch, threads, files, ios;
     size_t file_size, stripe;
     char *dir, *threads_arg;
-    int app;
-    long long prefetch, blas_threads; /* --app: the out-of-core applications (see app_* below) */
-    size_t mem_budget;
-    long long gemm_n, gemm_tile, sort_keys, gather_rows, gather_dim, gather_batch, gather_batches;
-    double zipf;
 } opt;
 
-static const struct mb_opt aio_opts[] = {
-    {"mode", 0, MB_OPT_LIST, &opt.modes, "posix,sync,async", "posix|bounce|inline|mmap|sync|async|fio",
+static struct mb_opt aio_opts[] = {
+    {"mode", 0, MB_OPT_LIST, &opt.modes, "posix,sync,async", NULL /* the registry's, then fio */,
      0, 0, "I/O paths to measure (sync/async: the engine)", "LIST"},
     {"pattern", 0, MB_OPT_CHOICE, &opt.pattern, "random", "random|seq", 0, 0, "access pattern", "P"},
     {"rw", 0, MB_OPT_CHOICE, &opt.rw, "read", "read|write", 0, 0, "direction", "RW"},
@@ -58,36 +57,20 @@ static const struct mb_opt aio_opts[] = {
      "(re)write the files with the pattern first (done anyway when missing)", NULL},
     {"vs-fio", 0, MB_OPT_FLAG, &opt.vs_fio, NULL, NULL, 0, 0, "also run fio's io_uring engine", NULL},
     {"buffered", 0, MB_OPT_FLAG, &opt.buffered, NULL, NULL, 0, 0, "no O_DIRECT", NULL},
-    {"app", 0, MB_OPT_CHOICE, &opt.app, "io", "io|gemm|sort|gather", 0, 0,
-     "io: the I/O benchmark; gemm, sort, gather: out-of-core applications (modes posix,sync,async)", "APP"},
-    {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "16M", NULL, 0, 1e15, "sort: memory for keys", "SIZE"},
-    {"gemm-n", 0, MB_OPT_INT, &opt.gemm_n, "2048", NULL, 32, 65536, "gemm: n of the n x n matrices", "N"},
-    {"gemm-tile", 0, MB_OPT_INT, &opt.gemm_tile, "512", NULL, 32, 1024, "gemm: tile edge (divides n)", "N"},
-    {"sort-keys", 0, MB_OPT_INT, &opt.sort_keys, "8388608", NULL, 512, 1e12, "sort: 64-bit keys (a multiple of 512)", "N"},
-    {"gather-rows", 0, MB_OPT_INT, &opt.gather_rows, "262144", NULL, 1, 1LL << 26, "gather: feature matrix rows", "N"},
-    {"gather-dim", 0, MB_OPT_INT, &opt.gather_dim, "128", NULL, 1, 65536, "gather: floats per row", "N"},
-    {"gather-batch", 0, MB_OPT_INT, &opt.gather_batch, "4096", NULL, 1, 1 << 20, "gather: rows per batch", "N"},
-    {"gather-batches", 0, MB_OPT_INT, &opt.gather_batches, "8", NULL, 1, 4096, "gather: batches per iteration", "N"},
-    {"zipf", 0, MB_OPT_DOUBLE, &opt.zipf, "1.0", NULL, 0, 10, "gather: row popularity exponent (0: uniform)", "S"},
-    {"prefetch", 0, MB_OPT_INT, &opt.prefetch, "1", NULL, 1, 8,
-     "gemm, gather: steps read ahead in async (1: double buffering)", "N"},
-    {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
-     "gemm, gather: OpenBLAS threads (0: OpenBLAS's default)", "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const label_names[] = {"mode", "pattern", "rw", "app", NULL};
 
-struct aio_case { enum mode mode; size_t bs; };
+struct aio_case { int mode; size_t bs; }; /* mode: index into modes[], or m_fio */
 
 struct st {
     struct mb_run *run;
     const struct aio_case *ac;
-    struct mb_aio *eng;
-    int fd[64];
-    char *map[64];
-    struct io_uring ring;
-    int ring_ok;
+    const struct mb_storage_ops *ops;   /* NULL: fio */
+    struct mb_storage sto;              /* the volume in this case's mode */
+    struct mb_aio *eng;                 /* sto.eng: the engine modes */
+    struct mb_aio_req **reaped;         /* any-order modes: completions, qd at a time */
     size_t nslot, ios;
     char *slots;          /* nslot * bs */
     uint64_t *off;        /* per request offset of this iteration */
@@ -100,7 +83,7 @@ struct st {
     size_t inj_req, inj_byte;  /* this iteration's fault: request and byte (inj_req == ios: none) */
     int rfd[64];               /* buffered descriptors reading writes back */
     double *t0;                /* per request (inline) or ticket (engine) post times */
-    mb_aio_ticket *tickets;
+    struct mb_storage_ticket *tickets;
     size_t *slot_user;         /* inline: the request holding each slot, SIZE_MAX when free */
     int nomem;                 /* the latency log could not grow */
 };
@@ -110,25 +93,15 @@ static const char *fpaths[64];
 static struct mb_aio_volume volume; /* the data files, set by validate */
 static int wrote_volume;            /* a write case marked the files "writing" */
 
-static int app_validate(struct mb_run *run);
-static int app_plan(struct mb_run *run);
-static int app_setup(struct mb_run *run, const struct mb_case *c, void **state);
-static void app_prepare(void *state, long long iter);
-static int app_iterate(void *state, long long iter, double *elapsed);
-static int app_check(void *state, long long iter, char *msg, size_t len);
-static void app_teardown(void *state);
-
 static int validate(struct mb_run *run)
 {
-    char *end = NULL;
-    opt.threads = strcmp(opt.threads_arg, "adaptive") == 0 ? MB_AIO_ADAPTIVE : strtoll(opt.threads_arg, &end, 10);
-    if (opt.threads != MB_AIO_ADAPTIVE && (!end || *end || end == opt.threads_arg || opt.threads < 0 || opt.threads > 64)) {
+    int threads;
+    if (mb_aio_parse_threads(opt.threads_arg, &threads) != 0) {
         if (run->rank == 0)
             mb_warn("--io-threads: '%s' is neither a count from 0 to 64 nor 'adaptive'", opt.threads_arg);
         return MB_EXIT_USAGE;
     }
-    if (opt.app) /* after --io-threads is parsed: the apps use opt.threads */
-        return app_validate(run);
+    opt.threads = threads;
     size_t n;
     size_t *s = mb_sizes(&run->common, &n);
     int ok = 0;
@@ -158,14 +131,14 @@ static int validate(struct mb_run *run)
         return MB_EXIT_USAGE;
     }
     if (opt.vs_fio)
-        opt.modes |= 1u << M_FIO;
+        opt.modes |= 1u << m_fio;
     /* the files this run may write: never a link or a file that is not ours */
     for (long long f = 0; f < opt.files; f++) {
         snprintf(fpath[f], sizeof(fpath[f]), "%.900s/mb-aio.%lld", opt.dir, f);
         fpaths[f] = fpath[f];
         char fio[1100];
         snprintf(fio, sizeof(fio), "%s.fio", fpath[f]);
-        if ((opt.modes & (1u << M_FIO)) && lstat(fio, &stt) == 0 && !S_ISREG(stt.st_mode)) {
+        if ((opt.modes & (1u << m_fio)) && lstat(fio, &stt) == 0 && !S_ISREG(stt.st_mode)) {
             if (run->rank == 0)
                 mb_warn("--dir: %s: not a regular file (fio would write through it)", fio);
             return MB_EXIT_USAGE;
@@ -183,8 +156,6 @@ static int validate(struct mb_run *run)
 
 static int plan(struct mb_run *run)
 {
-    if (opt.app)
-        return app_plan(run);
     size_t n, cap = 64;
     size_t *s = mb_sizes(&run->common, &n);
     run->cases = calloc(cap, sizeof(*run->cases));
@@ -193,7 +164,7 @@ static int plan(struct mb_run *run)
     for (size_t i = 0; i < n; i++) {
         if (s[i] < 512 || s[i] > (4u << 20) || s[i] % 512)
             continue;
-        for (int m = 0; m < NMODE; m++) {
+        for (int m = 0; m <= m_fio; m++) {
             if (!(opt.modes & (1u << m)))
                 continue;
             struct aio_case *ac = malloc(sizeof(*ac));
@@ -201,8 +172,8 @@ static int plan(struct mb_run *run)
                 mb_die(1, "out of memory planning the cases");
             struct mb_case *c = &run->cases[run->ncases++];
             memset(c, 0, sizeof(*c));
-            c->uncheckable = m == M_FIO; /* fio's data is fio's own: recorded n/a, never pass */
-            ac->mode = (enum mode)m;
+            c->uncheckable = m == m_fio; /* fio's data is fio's own: recorded n/a, never pass */
+            ac->mode = m;
             ac->bs = s[i];
             c->user = ac;
             c->labels[0] = mode_names[m];
@@ -258,41 +229,55 @@ static int prepare_files(struct mb_run *run)
     return status = rc;
 }
 
-/* Opens the data files for the blocking and inline modes, O_DIRECT unless
- * --buffered or mmap; a file system that refuses O_DIRECT gets buffered I/O,
- * recorded (posix_direct, posix_fallback). MB_AIO_INJECT=nodirect (tests)
- * refuses it as such a file system would. */
-static int open_files(struct st *s, enum mode m)
+/* Opens the volume in the case's storage mode, O_DIRECT unless --buffered
+ * or the mode never uses it (mmap); a file system that refuses O_DIRECT
+ * gets buffered I/O, recorded (the engine's as aio_*, the others' as
+ * posix_direct, posix_fallback). MB_AIO_INJECT=nodirect (tests) refuses
+ * it as such a file system would. */
+static int open_storage(struct st *s, size_t arena)
 {
-    int want_direct = !opt.buffered && m != M_MMAP, direct = want_direct, bad;
-    if (mb_aio_open_volume(fpaths, (int)opt.files, opt.rw ? O_RDWR : O_RDONLY, &direct, s->fd, &bad) != 0) {
-        mb_warn("--dir: %s: %s", fpath[bad], strerror(errno));
+    const struct mb_storage_ops *ops = s->ops;
+    struct mb_run *run = s->run;
+    /* the device queue depth is the engine's in-flight cap (split over the
+     * I/O threads), refilled on every completion as fio does */
+    long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
+    struct mb_storage_params p = {
+        .paths = fpaths, .nfiles = (int)opt.files, .stripe = opt.stripe, .file_size = opt.file_size,
+        .writable = opt.rw, .buffered = opt.buffered, .qd = (unsigned)opt.qd,
+        .engine = {.nthreads = (int)opt.threads, .arena = arena, .depth = (unsigned)opt.qd,
+                   .inflight = (unsigned)((opt.qd + nth - 1) / nth),
+                   /* at most 4 SQEs per io_uring_enter: about what fio
+                    * does whatever its iodepth_batch_submit (its report:
+                    * 1-4 per submit); bigger chunks reach the virtio disk
+                    * together and come back together, idling it */
+                   .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)}};
+    char err[1200];
+    if (mb_storage_open(&s->sto, ops, &p, err, sizeof(err)) != 0) {
+        mb_warn("--dir: %s", err);
         return -1;
     }
-    for (long long f = 0; f < opt.files; f++) {
-        if (m == M_MMAP) {
-            s->map[f] = mmap(NULL, opt.file_size, PROT_READ | (opt.rw ? PROT_WRITE : 0), MAP_SHARED, s->fd[f], 0);
-            if (s->map[f] == MAP_FAILED) {
-                s->map[f] = NULL;
-                mb_warn("mmap %s: %s", fpath[f], strerror(errno));
-                return -1;
-            }
-        }
-    }
-    if (want_direct && s->run->rank == 0) {
-        if (!direct)
-            mb_warn("%s: O_DIRECT refused by %s: buffered I/O (page cache) instead", mode_names[m], opt.dir);
-        mb_kv_int(&s->run->result.config, "posix_direct", direct);
-        mb_kv_str(&s->run->result.config, "posix_fallback",
-                  direct ? "none" : "O_DIRECT refused by the file system: buffered I/O");
+    s->eng = s->sto.eng;
+    if (run->rank != 0)
+        return 0;
+    if (s->eng) {
+        struct mb_aio_info inf;
+        mb_aio_info(s->eng, &inf);
+        mb_kv_str(&run->result.config, "aio_engine", inf.engine);
+        mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
+        mb_kv_int(&run->result.config, "aio_direct", inf.direct);
+        mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
+        mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
+    } else if (!opt.buffered && !(ops->flags & MB_STORAGE_NO_DIRECT)) {
+        if (!s->sto.direct)
+            mb_warn("%s: O_DIRECT refused by %s: buffered I/O (page cache) instead", ops->name, opt.dir);
+        mb_kv_int(&run->result.config, "posix_direct", s->sto.direct);
+        mb_kv_str(&run->result.config, "posix_fallback", s->sto.fallback);
     }
     return 0;
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
-    if (opt.app)
-        return app_setup(run, c, state);
     struct st *s = calloc(1, sizeof(*s));
     if (!s) {
         mb_warn("out of memory: the case's state");
@@ -303,11 +288,12 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->ac = c->user;
     s->seed = (uint64_t)run->common.seed;
     for (int f = 0; f < 64; f++)
-        s->fd[f] = s->rfd[f] = -1;
+        s->rfd[f] = -1;
     if (prepare_files(run) != 0)
         return -1;
-    enum mode m = s->ac->mode;
-    if (opt.rw && m != M_FIO && !wrote_volume) {
+    int m = s->ac->mode;
+    s->ops = m < m_fio ? modes[m] : NULL;
+    if (opt.rw && s->ops && !wrote_volume) {
         /* until every write is read back and verified (finish), the files
          * are not taken for prepared: a wrong write never passes as data */
         char err[1200];
@@ -345,60 +331,19 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->inject = mb_fault() && strcmp(mb_fault(), "corrupt") == 0;
     s->inj_req = s->ios;
     run->emulation = opt.files > 1 ? "several files striped RAID0-like stand in for several SSDs" : "none";
-    char err[256];
-    if (m == M_SYNC || m == M_ASYNC) {
-        /* the device queue depth is the engine's in-flight cap (split over the
-         * I/O threads), refilled on every completion as fio does */
-        long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
-        struct mb_aio_opts o = {.nthreads = (int)opt.threads, .stripe = opt.stripe,
-                                .arena = s->nslot * bs + (1 << 20), .buffered = opt.buffered,
-                                .depth = (unsigned)opt.qd,
-                                .inflight = (unsigned)((opt.qd + nth - 1) / nth),
-                                /* at most 4 SQEs per io_uring_enter: about what fio
-                                 * does whatever its iodepth_batch_submit (its report:
-                                 * 1-4 per submit); bigger chunks reach the virtio disk
-                                 * together and come back together, idling it */
-                                .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)};
-        s->eng = mb_aio_open(fpaths, (int)opt.files, &o, err, sizeof(err));
-        if (!s->eng) {
-            mb_warn("--dir: %s", err);
+    if (s->ops) {
+        if (open_storage(s, s->nslot * bs + (1 << 20)) != 0)
+            return -1;
+        if (!(s->slots = mb_storage_alloc(&s->sto, s->nslot * bs))) {
+            mb_warn("out of memory: %zu bytes of %sbuffers", s->nslot * bs, s->eng ? "engine " : "");
             return -1;
         }
-        s->slots = mb_aio_alloc(s->eng, s->nslot * bs);
-        if (!s->slots) {
-            mb_warn("out of memory: %zu bytes of engine buffers", s->nslot * bs);
+        if ((s->ops->flags & MB_STORAGE_ANY_ORDER) && !(s->reaped = calloc((size_t)opt.qd, sizeof(*s->reaped)))) {
+            mb_warn("out of memory: the completions' table");
             return -1;
-        }
-        if (run->rank == 0) {
-            struct mb_aio_info inf;
-            mb_aio_info(s->eng, &inf);
-            mb_kv_str(&run->result.config, "aio_engine", inf.engine);
-            mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
-            mb_kv_int(&run->result.config, "aio_direct", inf.direct);
-            mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
-            mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
-        }
-    } else if (m != M_FIO) {
-        if (posix_memalign((void **)&s->slots, 4096, s->nslot * bs) != 0) {
-            s->slots = NULL;
-            mb_warn("out of memory: %zu bytes of buffers", s->nslot * bs);
-            return -1;
-        }
-        if (open_files(s, m) != 0)
-            return -1;
-        if (m == M_INLINE) {
-            if (io_uring_queue_init((unsigned)opt.qd * 2, &s->ring, 0) < 0) {
-                mb_warn("inline: io_uring refused");
-                return -1;
-            }
-            s->ring_ok = 1;
-            if (io_uring_register_files(&s->ring, s->fd, (unsigned)opt.files) != 0) {
-                mb_warn("inline: io_uring refused to register the files");
-                return -1;
-            }
         }
     }
-    if (opt.rw && m != M_FIO) /* writes are read back through the page cache */
+    if (opt.rw && s->ops) /* writes are read back through the page cache */
         for (long long f = 0; f < opt.files; f++)
             if ((s->rfd[f] = open(fpath[f], O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
                 mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
@@ -432,8 +377,6 @@ static void before_post(struct st *s, size_t i)
 
 static void prepare(void *state, long long iter)
 {
-    if (opt.app)
-        return app_prepare(state, iter);
     struct st *s = state;
     size_t bs = s->ac->bs;
     uint64_t nblk = s->vol / bs;
@@ -481,44 +424,26 @@ static void lat_add(struct st *s, double t)
     s->lat[s->nlat++] = t;
 }
 
-/* A request through the stripe mapping with blocking calls (posix, bounce, mmap). */
-static int blocking(struct st *s, size_t i, char *bounce)
+/* Request i in a blocking mode that takes one request at a time (posix,
+ * bounce, mmap). */
+static int blocking(struct st *s, size_t i)
 {
-    size_t bs = s->ac->bs, done = 0;
-    char *dst = slot(s, i);
+    struct mb_storage_ticket t;
     before_post(s, i);
-    while (done < bs) {
-        int dev;
-        uint64_t devoff;
-        size_t room = mb_aio_map(s->off[i] + done, opt.stripe, (int)opt.files, &dev, &devoff);
-        size_t n = bs - done < room ? bs - done : room;
-        ssize_t k;
-        if (s->ac->mode == M_MMAP) {
-            if (opt.rw) memcpy(s->map[dev] + devoff, dst + done, n);
-            else memcpy(dst + done, s->map[dev] + devoff, n);
-            k = (ssize_t)n;
-        } else if (opt.rw) {
-            k = pwrite(s->fd[dev], dst + done, n, (off_t)devoff);
-        } else if (bounce) {
-            k = pread(s->fd[dev], bounce, n, (off_t)devoff);
-            if (k > 0) memcpy(dst + done, bounce, (size_t)k);
-        } else {
-            k = pread(s->fd[dev], dst + done, n, (off_t)devoff);
-        }
-        if (k != (ssize_t)n) {
-            mb_warn("%s: request at %llu: %s", mode_names[s->ac->mode], (unsigned long long)s->off[i],
-                    k < 0 ? strerror(errno) : "short");
-            return -1;
-        }
-        done += n;
-    }
-    return 0;
+    s->ops->submit(&s->sto, &s->reqs[i], 1, &t);
+    if (s->ops->wait(&s->sto, &t) == 0)
+        return 0;
+    int e = s->reqs[i].status;
+    mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
+            e == -ENODATA ? "short" : strerror(-e));
+    return -1;
 }
 
-/* BaM-like: the compute thread owns a ring and spins on its own completions. */
+/* Any-order modes (inline, BaM-like): the compute thread posts requests
+ * itself and reaps its own completions, qd in flight. */
 static int run_inline(struct st *s)
 {
-    size_t bs = s->ac->bs, next = 0, done = 0, inflight = 0;
+    size_t next = 0, done = 0, inflight = 0;
     double *t0 = s->t0;
     int err = 0;
     for (size_t k = 0; k < s->nslot; k++)
@@ -526,34 +451,32 @@ static int run_inline(struct st *s)
     while (done < s->ios && !err) {
         /* completions come in any order: a slot is posted again only once
          * the request holding it has completed */
+        size_t first = next;
         while (inflight < (size_t)opt.qd && next < s->ios && s->slot_user[next % s->nslot] == SIZE_MAX) {
-            int dev;
-            uint64_t devoff;
-            size_t room = mb_aio_map(s->off[next], opt.stripe, (int)opt.files, &dev, &devoff);
-            if (room < bs) { mb_warn("inline: block crosses a stripe (use --stripe >= size)"); err = -1; break; }
-            struct io_uring_sqe *e = io_uring_get_sqe(&s->ring);
-            if (!e) break;
             before_post(s, next);
             s->slot_user[next % s->nslot] = next;
-            if (opt.rw) io_uring_prep_write(e, dev, slot(s, next), (unsigned)bs, devoff);
-            else io_uring_prep_read(e, dev, slot(s, next), (unsigned)bs, devoff);
-            e->flags |= IOSQE_FIXED_FILE;
-            io_uring_sqe_set_data64(e, next);
             t0[next] = mb_now();
             next++; inflight++;
         }
-        int sub = io_uring_submit(&s->ring);
-        if (sub < 0) {
-            mb_warn("inline: io_uring_submit: %s", strerror(-sub));
+        int rc = s->ops->submit(&s->sto, &s->reqs[first], next - first, NULL);
+        if (rc == -EXDEV) {
+            mb_warn("%s: block crosses a stripe (use --stripe >= size)", s->ops->name);
             return -1;
         }
-        struct io_uring_cqe *cq;
-        while (io_uring_peek_cqe(&s->ring, &cq) == 0) {
-            size_t i = (size_t)io_uring_cqe_get_data64(cq);
-            if (cq->res != (int)bs) { mb_warn("inline: request at %llu: res %d", (unsigned long long)s->off[i], cq->res); err = -1; }
+        if (rc < 0) {
+            mb_warn("%s: submitting: %s", s->ops->name, strerror(-rc));
+            return -1;
+        }
+        size_t n = s->ops->reap(&s->sto, s->reaped, (size_t)opt.qd);
+        for (size_t k = 0; k < n; k++) {
+            size_t i = (size_t)(s->reaped[k] - s->reqs);
+            if (s->reaped[k]->status) {
+                mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
+                        s->reaped[k]->status == -ENODATA ? "short" : strerror(-s->reaped[k]->status));
+                err = -1;
+            }
             lat_add(s, mb_now() - t0[i]);
             s->slot_user[i % s->nslot] = SIZE_MAX;
-            io_uring_cqe_seen(&s->ring, cq);
             done++; inflight--;
         }
     }
@@ -570,7 +493,7 @@ static int run_engine(struct st *s, int async)
     if (depth < 1) depth = 1;
     /* a request's slot was last used nslot requests earlier, in a ticket
      * already waited for: posted <= nslot requests are ever in flight */
-    mb_aio_ticket *tk = s->tickets;
+    struct mb_storage_ticket *tk = s->tickets;
     double *t0 = s->t0;
     size_t waited = 0;
     int failed = 0;
@@ -579,9 +502,9 @@ static int run_engine(struct st *s, int async)
         for (size_t j = 0; j < n; j++)
             before_post(s, k * b + j);
         t0[k] = mb_now();
-        if (mb_aio_submit(s->eng, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
+        if (s->ops->submit(&s->sto, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
         while (k + 1 - waited >= depth) { /* keep `depth` tickets in flight; wait for the oldest */
-            failed += mb_aio_wait(tk[waited]);
+            failed += s->ops->wait(&s->sto, &tk[waited]);
             double t = mb_now() - t0[waited];
             size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
             for (size_t j = 0; j < m; j++) lat_add(s, t);
@@ -589,7 +512,7 @@ static int run_engine(struct st *s, int async)
         }
     }
     while (waited < nb) {
-        failed += mb_aio_wait(tk[waited]);
+        failed += s->ops->wait(&s->sto, &tk[waited]);
         double t = mb_now() - t0[waited];
         size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
         for (size_t j = 0; j < m; j++) lat_add(s, t);
@@ -701,47 +624,37 @@ static void vs_add(size_t bs, int fio, double t)
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
-    if (opt.app)
-        return app_iterate(state, iter, elapsed);
     struct st *s = state;
     double t0 = mb_now();
     double c0 = mb_cpu_s(0);
     int err = 0;
-    switch (s->ac->mode) {
-    case M_POSIX: case M_MMAP: case M_BOUNCE: {
-        char *bounce = NULL;
-        if (s->ac->mode == M_BOUNCE && posix_memalign((void **)&bounce, 4096, s->ac->bs) != 0) {
-            mb_warn("out of memory: a %zu-byte bounce buffer", s->ac->bs);
-            return -1;
-        }
+    unsigned fl = s->ops ? s->ops->flags : 0;
+    if (!s->ops)
+        err = run_fio(s, elapsed);
+    else if (fl & MB_STORAGE_ENGINE)
+        err = run_engine(s, !(fl & MB_STORAGE_BLOCKING));
+    else if (fl & MB_STORAGE_ANY_ORDER)
+        err = run_inline(s);
+    else
         for (size_t i = 0; i < s->ios && !err; i++) {
             double t = mb_now();
-            err = blocking(s, i, s->ac->mode == M_BOUNCE && !opt.rw ? bounce : NULL);
+            err = blocking(s, i);
             lat_add(s, mb_now() - t);
         }
-        free(bounce);
-        break;
-    }
-    case M_INLINE: err = run_inline(s); break;
-    case M_SYNC: err = run_engine(s, 0); break;
-    case M_ASYNC: err = run_engine(s, 1); break;
-    case M_FIO: err = run_fio(s, elapsed); break;
-    case NMODE: break;
-    }
     /* mmap writes reach the files, not only the page cache, inside the time */
-    for (long long f = 0; !err && opt.rw && s->ac->mode == M_MMAP && f < opt.files; f++)
-        if (msync(s->map[f], opt.file_size, MS_SYNC) != 0) {
-            mb_warn("mmap: msync %s: %s", fpath[f], strerror(errno));
-            err = -1;
-        }
+    char ferr[1200];
+    if (!err && opt.rw && s->ops && s->ops->flush && s->ops->flush(&s->sto, ferr, sizeof(ferr)) != 0) {
+        mb_warn("%s: %s", s->ops->name, ferr);
+        err = -1;
+    }
     if (s->nomem) {
         mb_warn("out of memory: the latency log of %zu entries", s->caplat);
         err = -1;
     }
     s->cpu += mb_cpu_s(0) - c0;
     s->cpu_ios += (long long)s->ios;
-    if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == M_ASYNC || s->ac->mode == M_FIO))
-        vs_add(s->ac->bs, s->ac->mode == M_FIO, s->ac->mode == M_FIO ? *elapsed : mb_now() - t0);
+    if (opt.vs_fio && !err && iter >= s->run->common.warmup && (s->ac->mode == m_async || !s->ops))
+        vs_add(s->ac->bs, !s->ops, !s->ops ? *elapsed : mb_now() - t0);
     if (!opt.rw && s->inj_req < s->ios) /* a corrupted block must be detected */
         slot(s, s->inj_req)[s->inj_byte] ^= 0x40;
     return err;
@@ -756,8 +669,6 @@ static int read_back(struct st *s, size_t i, char *rb)
 
 static int check(void *state, long long iter, char *msg, size_t len)
 {
-    if (opt.app)
-        return app_check(state, iter, msg, len);
     (void)iter;
     struct st *s = state;
     size_t bs = s->ac->bs;
@@ -798,7 +709,7 @@ static int check(void *state, long long iter, char *msg, size_t len)
  * again only when every write case was read back and verified. */
 static void finish(struct mb_run *run)
 {
-    if (opt.app || !wrote_volume || run->rank != 0)
+    if (!wrote_volume || run->rank != 0)
         return;
     int verified = 1;
     for (size_t k = 0; k < run->result.ncases; k++) {
@@ -819,8 +730,6 @@ static void finish(struct mb_run *run)
 
 static void teardown(void *state)
 {
-    if (opt.app)
-        return app_teardown(state);
     struct st *s = state;
     struct mb_run *run = s->run;
     const char *cn = NULL;
@@ -866,7 +775,7 @@ static void teardown(void *state)
                    1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, 0.99),
                    s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
     }
-    if (run->rank == 0 && cn && s->ac->mode == M_FIO && s->fio_iops > 0) {
+    if (run->rank == 0 && cn && !s->ops && s->fio_iops > 0) {
         char key[256];
         snprintf(key, sizeof(key), "fio_iops/%s", cn);
         mb_kv_dbl(&run->result.config, key, s->fio_iops);
@@ -881,18 +790,12 @@ static void teardown(void *state)
                            s->ac->bs, r, vs[i].n[0], vs[i].n[1]);
             }
     }
-    if (s->ring_ok) io_uring_queue_exit(&s->ring);
-    for (long long f = 0; f < opt.files; f++) {
-        if (s->map[f]) munmap(s->map[f], opt.file_size);
-        if (s->fd[f] >= 0) close(s->fd[f]);
+    for (long long f = 0; f < opt.files; f++)
         if (s->rfd[f] >= 0) close(s->rfd[f]);
-    }
-    if (s->eng) {
-        mb_aio_free(s->eng, s->slots);
-        mb_aio_close(s->eng);
-    } else {
-        free(s->slots);
-    }
+    if (s->slots)
+        mb_storage_free(&s->sto, s->slots);
+    mb_storage_close(&s->sto);
+    free(s->reaped);
     free(s->off);
     free(s->reqs);
     free(s->t0);
@@ -901,8 +804,6 @@ static void teardown(void *state)
     free(s->lat);
     free(s);
 }
-
-#include "mb-aio-apps.inc"
 
 static const struct mb_bench bench = {
     .name = "mb-aio",
@@ -918,7 +819,25 @@ static const struct mb_bench bench = {
     .check = check,
     .teardown = teardown,
     .finish = finish,
-    .model = app_model,
 };
 
-int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }
+int main(int argc, char **argv)
+{
+    /* --mode's choices: the registry's storage paths in its order, then fio */
+    size_t len = 0;
+    for (size_t i = 0; mb_storage_modes[i] && m_fio < MAX_MODES - 1; i++) {
+        if (mb_storage_modes[i]->flags & MB_STORAGE_IMAGE)
+            continue;
+        if (strcmp(mb_storage_modes[i]->name, "async") == 0)
+            m_async = m_fio;
+        modes[m_fio] = mb_storage_modes[i];
+        mode_names[m_fio++] = mb_storage_modes[i]->name;
+        len += (size_t)snprintf(mode_choices + len, sizeof(mode_choices) - len, "%s|", mb_storage_modes[i]->name);
+    }
+    mode_names[m_fio] = "fio";
+    snprintf(mode_choices + len, sizeof(mode_choices) - len, "fio");
+    for (struct mb_opt *o = aio_opts; o->name; o++)
+        if (strcmp(o->name, "mode") == 0)
+            o->choices = mode_choices;
+    return mb_main(&bench, argc, argv);
+}

@@ -83,3 +83,31 @@ mb_launch() {
   echo "+ ${cmd[*]} $*" >&2
   "${cmd[@]}" "$@"
 }
+
+# mb_storage_job SCRIPT PROGRAM ARGS...: one storage program (mb-aio, mb-ooc)
+# on one node, one rank: --dir is MB_AIO_DIR (default build/aio-data), -n/-w
+# MB_ITERS (3) and MB_WARMUP (1), ARGS passed on; the result is
+# $MB_OUTDIR/PROGRAM.h5. Exits with the program's status.
+mb_storage_job() {
+  local script=$1 prog=$2 name
+  shift 2
+  name=$(basename "$script")
+  mb_job_init "$script" "$prog"
+  local dir=${MB_AIO_DIR:-$MB_HOME/build/aio-data}
+  mkdir -p "$dir" || { echo "$name: cannot create MB_AIO_DIR $dir" >&2; exit 2; }
+  local out=$MB_OUTDIR/$prog.h5
+  echo "$name: job $MB_JOB_ID on ${SLURM_JOB_NODELIST:-$(hostname)}, data $dir, result $out" >&2
+  # One rank; the engine's I/O threads and the compute share its cores. Outside
+  # Slurm the program runs by itself (an MPI singleton): mpirun -np 1 would bind
+  # it, I/O threads included, to one core.
+  local args=(--dir "$dir" -n "${MB_ITERS:-3}" -w "${MB_WARMUP:-1}" -o "$out" "$@") rc=0
+  if [ -n "${SLURM_JOB_ID:-}" ] && command -v srun >/dev/null 2>&1; then
+    export MB_NP=1
+    mb_launch "$MB_PROGRAM" "${args[@]}" || rc=$?
+  else
+    echo "+ $MB_PROGRAM ${args[*]}" >&2
+    "$MB_PROGRAM" "${args[@]}" || rc=$?
+  fi
+  echo "$name: exit $rc" >&2
+  exit "$rc"
+}

@@ -113,6 +113,9 @@ int mb_aio_open_volume(const char *const *paths, int n, int flags, int *direct, 
  * spent waiting on I/O (0..1; compute-bound work hides I/O with fewer
  * threads). */
 int mb_aio_adaptive_threads(int ndev, double io_frac);
+/* Parses an I/O-thread count as programs take it: 0..64 or "adaptive"
+ * (MB_AIO_ADAPTIVE) into *out. 0, or -1 when it is neither. */
+int mb_aio_parse_threads(const char *s, int *out);
 /* io_frac from measured times: wait / (wait + compute); 1 when both are 0. */
 double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns);
 
@@ -231,16 +234,113 @@ int mb_aio_stage_from_device(void *staging, const void *dev, size_t bytes, char 
 long long mb_aio_gpu_post_run(struct mb_aio_mailbox *mb, void *dst, uint64_t vol, size_t bs, int n,
                               int nbatch, uint64_t seed, char *err, size_t errlen);
 
+/* ===== Storage modes: one registry of I/O paths (fio's ioengine_ops) =====
+ * Each way of moving a batch of (offset, length, buffer) requests between
+ * memory and the striped volume is one ops struct in its own file
+ * (offload/storage_<name>.c) and one row of mb_storage_modes[]: the
+ * synchronous POSIX baseline, the bounce copy, mmap, an io_uring owned by
+ * the compute thread (BaM-like), the engine waited at once or later, and a
+ * RAM image of the volume. mb-aio measures them, the out-of-core apps run
+ * on them, gnn's reader can open its volume through them. Every mode opens
+ * the files for pread/pwrite in the caller (mb_aio_open_volume: O_DIRECT
+ * unless buffered or the mode says never, the fallback recorded), so
+ * checks and set-up can bypass the mode (mb_storage_rw_now). */
+#define MB_STORAGE_MAX_FILES 64
+
+#define MB_STORAGE_BLOCKING 1u   /* submit completes every request before it returns;
+                                  * wait only reports the failures */
+#define MB_STORAGE_ENGINE 2u     /* runs on the mb_aio engine (s->eng); mb_storage_alloc
+                                  * hands out its registered memory */
+#define MB_STORAGE_ANY_ORDER 4u  /* reap returns completions in any order without
+                                  * waiting, so a caller refills as they come */
+#define MB_STORAGE_IMAGE 8u      /* a RAM image of the volume, no device (the apps'
+                                  * compute phase); not a storage path to measure */
+#define MB_STORAGE_NO_DIRECT 16u /* never O_DIRECT: the page cache is the path (mmap) */
+
+struct mb_storage_params {
+    const char *const *paths;   /* the volume's files, striped */
+    int nfiles;                 /* 1..MB_STORAGE_MAX_FILES */
+    size_t stripe;              /* stripe unit in bytes */
+    uint64_t file_size;         /* mmap: bytes mapped per file */
+    int writable;               /* opened for writes too */
+    int buffered;               /* never O_DIRECT */
+    unsigned qd;                /* inline: requests in flight (ring of 2 x qd entries) */
+    struct mb_aio_opts engine;  /* engine modes: mb_aio_open's options as given */
+    uint64_t image_bytes;       /* image: bytes of RAM image (rounded up to 4096) */
+    uint64_t image_load;        /* image: bytes of it read from the files at open */
+};
+
+struct mb_storage_ops;
+
+/* One volume open in one mode. */
+struct mb_storage {
+    const struct mb_storage_ops *ops;
+    struct mb_storage_params p;
+    int fd[MB_STORAGE_MAX_FILES]; /* pread/pwrite descriptors, every mode */
+    int direct;                 /* fd[] use O_DIRECT */
+    const char *fallback;       /* "none", or why not O_DIRECT where it was asked for */
+    struct mb_aio *eng;         /* engine modes */
+    char *image;                /* image mode: the volume's first image_bytes */
+    uint64_t image_bytes;
+    void *priv;                 /* the mode's own state */
+};
+
+/* A batch in flight: submit fills it, wait consumes it. */
+struct mb_storage_ticket {
+    mb_aio_ticket eng;          /* engine modes */
+    struct mb_aio_req *reqs;
+    size_t n;
+    int failed;                 /* blocking modes: requests that failed */
+};
+
+struct mb_storage_ops {
+    const char *name;           /* --mode's word */
+    const char *description;
+    unsigned flags;             /* MB_STORAGE_* */
+    /* After the files are open (s->fd, s->direct): the mode's own set-up.
+     * 0, or -1 with the reason in err. */
+    int (*open)(struct mb_storage *s, char *err, size_t errlen);
+    /* Starts reqs[0..n) (the array lives until waited for or reaped; each
+     * status ends 0 or -errno, -ENODATA past the end). 0, or -errno when
+     * the batch could not be started. t may be NULL in ANY_ORDER modes. */
+    int (*submit)(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t);
+    /* Waits for t's batch; returns the number of failed requests. */
+    int (*wait)(struct mb_storage *s, struct mb_storage_ticket *t);
+    /* ANY_ORDER modes: up to max completed requests into done[] (not waiting). */
+    size_t (*reap)(struct mb_storage *s, struct mb_aio_req **done, size_t max);
+    /* Optional: writes reach the files (mmap: msync). 0, or -1 with err. */
+    int (*flush)(struct mb_storage *s, char *err, size_t errlen);
+    void (*close)(struct mb_storage *s);
+};
+
+/* The registry, NULL-terminated, in the order programs list the modes. */
+extern const struct mb_storage_ops *const mb_storage_modes[];
+/* The mode called name, or NULL. */
+const struct mb_storage_ops *mb_storage_find(const char *name);
+/* Opens p's volume in mode ops: the files (O_RDWR with writable, else
+ * O_RDONLY), then the mode. 0, or -1 with the reason in err ("PATH:
+ * reason" for a file) and s closed. */
+int mb_storage_open(struct mb_storage *s, const struct mb_storage_ops *ops, const struct mb_storage_params *p,
+                    char *err, size_t errlen);
+void mb_storage_close(struct mb_storage *s);
+/* Page-aligned memory for requests: the engine's registered arena in
+ * engine modes, else posix_memalign; NULL when out of memory. */
+void *mb_storage_alloc(struct mb_storage *s, size_t bytes);
+void mb_storage_free(struct mb_storage *s, void *p);
+/* A synchronous read or write bypassing the mode (checks, set-up): the RAM
+ * image in image modes, else pread/pwrite through the stripe map. */
+int mb_storage_rw_now(struct mb_storage *s, int op, uint64_t off, size_t len, void *buf);
+
 /* ===== Out-of-core applications (CAM's evaluation) ======================
  * Tiled GEMM, external merge sort and random row gather over the striped
  * volume, each runnable in five modes: the engine waited at once (sync) or
  * double-buffered (async: submit the next batch, wait for the previous,
  * compute), the compute thread doing synchronous preads (posix), and the
  * two phases alone: compute with the data already in memory (compute) and
- * the same I/O without the compute (io). mb-aio --app drives them; the
+ * the same I/O without the compute (io). mb-ooc drives them; the
  * gather routine and the Zipf sampler are for other libraries (GNN feature
  * extraction) as well. Data files hold deterministic content (prepare), so
- * every run is verified. Messages name mb-aio's flags. */
+ * every run is verified. Messages name mb-ooc's flags. */
 
 enum mb_ooc_app { MB_OOC_GEMM, MB_OOC_SORT, MB_OOC_GATHER };
 enum mb_ooc_mode { MB_OOC_POSIX, MB_OOC_SYNC, MB_OOC_ASYNC, MB_OOC_COMPUTE, MB_OOC_IO };

@@ -85,6 +85,20 @@ int mb_aio_adaptive_threads(int ndev, double io_frac)
     return lo + (int)((double)(hi - lo) * io_frac + 0.5);
 }
 
+int mb_aio_parse_threads(const char *s, int *out)
+{
+    char *end = NULL;
+    if (strcmp(s, "adaptive") == 0) {
+        *out = MB_AIO_ADAPTIVE;
+        return 0;
+    }
+    long long v = strtoll(s, &end, 10);
+    if (!end || *end || end == s || v < 0 || v > 64)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns)
 {
     if (wait_ns + compute_ns == 0)

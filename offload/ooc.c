@@ -86,8 +86,8 @@ int mb_ooc_prepare(const struct mb_ooc_params *p, int corrupt, char *err, size_t
             rc = ooc_fail(err, errlen, "injecting a corrupted byte", s, off);
         ooc_free(&io, blk);
     }
-    for (int d = 0; d < io.ndev && rc == 0; d++)
-        if (fsync(io.fd[d]) != 0) {
+    for (int d = 0; d < p->nfiles && rc == 0; d++)
+        if (fsync(io.st.fd[d]) != 0) {
             snprintf(err, errlen, "--dir: %s: fsync: %s", p->paths[d], strerror(errno));
             rc = -1;
         }
@@ -152,8 +152,8 @@ const struct mb_aio *mb_ooc_engine(const struct mb_ooc *o) { return o->io.eng; }
 
 int mb_ooc_direct(const struct mb_ooc *o, const char **fallback)
 {
-    *fallback = o->io.fallback;
-    return o->io.direct;
+    *fallback = o->io.st.fallback;
+    return o->io.st.direct;
 }
 
 void mb_ooc_close(struct mb_ooc *o)

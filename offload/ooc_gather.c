@@ -183,7 +183,7 @@ static int gather_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char
         for (size_t i = 0; i < k; i++)
             fill_row(buf + i * rb, p->seed, p->gather_dim, rb, r + i);
         struct mb_aio_req q = {r * rb, k * rb, buf, MB_AIO_WRITE, 0};
-        struct ooc_op op = {&q, 1, NULL, 0, 0};
+        struct ooc_op op = {.reqs = &q, .n = 1};
         if (ooc_start(io, &op) != 0)
             rc = ooc_op_fail(err, errlen, "writing the features", &op);
     }
@@ -272,7 +272,7 @@ static int gather_run(void *st, struct ooc_io *io, char *err, size_t errlen)
     for (size_t b = 0; b < g->nbatch; b++) {
         mb_ooc_gather_reqs(&g->f, g->ids + b * g->batch, g->batch, g->bufs + b * g->batch * rb,
                            g->reqs + b * g->batch);
-        g->ops[b] = (struct ooc_op){g->reqs + b * g->batch, g->batch, NULL, 0, 0};
+        g->ops[b] = (struct ooc_op){.reqs = g->reqs + b * g->batch, .n = g->batch};
     }
     int rc = 0;
     size_t bad = 0, ahead = (size_t)g->ahead;

@@ -92,7 +92,7 @@ static int gemm_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
                 fill_tile(buf, p->seed, which, n, t, bi, bk);
                 uint64_t off = (which ? b_offset(n) : 0) + (bi * nt + bk) * tb;
                 struct mb_aio_req r = {off, tb, buf, MB_AIO_WRITE, 0};
-                struct ooc_op op = {&r, 1, NULL, 0, 0};
+                struct ooc_op op = {.reqs = &r, .n = 1};
                 if (ooc_start(io, &op) != 0)
                     rc = ooc_op_fail(err, errlen, "writing the GEMM input", &op);
             }
@@ -255,7 +255,7 @@ static int start_step(struct gemm *g, struct ooc_io *io, uint64_t s)
     step_tiles(g, s, &i, &j, &k);
     g->reqs[b][0] = (struct mb_aio_req){g->a_off + (i * g->nt + k) * g->tb, g->tb, g->slot[b][0], MB_AIO_READ, 0};
     g->reqs[b][1] = (struct mb_aio_req){g->b_off + (k * g->nt + j) * g->tb, g->tb, g->slot[b][1], MB_AIO_READ, 0};
-    g->op[b] = (struct ooc_op){g->reqs[b], 2, NULL, 0, 0};
+    g->op[b] = (struct ooc_op){.reqs = g->reqs[b], .n = 2};
     g->slot_step[b] = s;
     return ooc_start(io, &g->op[b]);
 }

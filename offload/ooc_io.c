@@ -1,5 +1,6 @@
 /* The out-of-core apps' I/O path in each mode (see ooc_io.h). */
 #include "ooc_io.h"
+#include "storage_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,25 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* MB_AIO_INJECT=nomem:N: the N-th allocation (1-based) fails. */
-static int nomem_now(void)
-{
-    static long long count, fail_at = -1;
-    if (fail_at < 0) {
-        const char *inj = getenv("MB_AIO_INJECT");
-        fail_at = inj && strncmp(inj, "nomem:", 6) == 0 ? atoll(inj + 6) : 0;
-    }
-    return fail_at > 0 && ++count == fail_at;
-}
+void *ooc_malloc(size_t bytes) { return storage_inject_nomem() ? NULL : malloc(bytes ? bytes : 1); }
 
-void *ooc_malloc(size_t bytes) { return nomem_now() ? NULL : malloc(bytes ? bytes : 1); }
-
-void *ooc_calloc(size_t n, size_t size) { return nomem_now() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+void *ooc_calloc(size_t n, size_t size) { return storage_inject_nomem() ? NULL : calloc(n ? n : 1, size ? size : 1); }
 
 void *ooc_memalign(size_t align, size_t bytes)
 {
     void *p = NULL;
-    if (nomem_now() || posix_memalign(&p, align, bytes ? bytes : align) != 0)
+    if (storage_inject_nomem() || posix_memalign(&p, align, bytes ? bytes : align) != 0)
         return NULL;
     return p;
 }
@@ -45,37 +35,22 @@ int ooc_fail(char *err, size_t errlen, const char *what, int status, uint64_t of
     return -1;
 }
 
-/* pread/pwrite through the stripe map, in the caller. */
-static int posix_rw(struct ooc_io *io, int op, uint64_t off, size_t len, char *buf)
-{
-    return mb_aio_volume_rw(io->fd, io->ndev, io->stripe, op, off, len, buf);
-}
-
-static int mem_rw(struct ooc_io *io, int op, uint64_t off, size_t len, char *buf)
-{
-    if (off + len > io->memsize)
-        return -ENODATA;
-    if (op == MB_AIO_WRITE)
-        memcpy(io->mem + off, buf, len);
-    else
-        memcpy(buf, io->mem + off, len);
-    return 0;
-}
-
 int ooc_rw_now(struct ooc_io *io, int op, uint64_t off, size_t len, void *buf)
 {
-    return io->mode == MB_OOC_COMPUTE ? mem_rw(io, op, off, len, buf) : posix_rw(io, op, off, len, buf);
+    return mb_storage_rw_now(&io->st, op, off, len, buf);
 }
+
+/* The storage mode each app mode runs on (io: the I/O of async alone). */
+static const char *const storage_of[] = {
+    [MB_OOC_POSIX] = "posix", [MB_OOC_SYNC] = "sync", [MB_OOC_ASYNC] = "async",
+    [MB_OOC_COMPUTE] = "memory", [MB_OOC_IO] = "async",
+};
 
 int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mode m, size_t arena,
                 uint64_t memsize, uint64_t load, int create, char *err, size_t errlen)
 {
     memset(io, 0, sizeof(*io));
     io->mode = m;
-    io->ndev = p->nfiles;
-    io->stripe = p->stripe;
-    for (int d = 0; d < OOC_MAX_FILES; d++)
-        io->fd[d] = -1;
     if (p->nfiles < 1 || p->nfiles > OOC_MAX_FILES) {
         snprintf(err, errlen, "--files: %d, accepts 1 to %d", p->nfiles, OOC_MAX_FILES);
         return -1;
@@ -98,76 +73,36 @@ int ooc_io_open(struct ooc_io *io, const struct mb_ooc_params *p, enum mb_ooc_mo
         }
         close(fd);
     }
-    if (m == MB_OOC_SYNC || m == MB_OOC_ASYNC || m == MB_OOC_IO) {
-        struct mb_aio_opts o = {.nthreads = p->io_threads, .stripe = p->stripe, .arena = arena + (1 << 20),
-                                .buffered = p->buffered};
-        io->eng = mb_aio_open(p->paths, p->nfiles, &o, err, errlen);
-        if (!io->eng)
-            return -1;
-    }
-    io->direct = !p->buffered;
-    int bad;
-    if (mb_aio_open_volume(p->paths, p->nfiles, O_RDWR, &io->direct, io->fd, &bad) != 0) {
-        snprintf(err, errlen, "--dir: %s: %s", p->paths[bad], strerror(errno));
-        ooc_io_close(io);
+    struct mb_storage_params sp = {
+        .paths = p->paths, .nfiles = p->nfiles, .stripe = p->stripe, .writable = 1, .buffered = p->buffered,
+        .engine = {.nthreads = p->io_threads, .arena = arena + (1 << 20)},
+        .image_bytes = memsize, .image_load = load};
+    char why[512];
+    if (mb_storage_open(&io->st, mb_storage_find(storage_of[m]), &sp, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s%s", m == MB_OOC_COMPUTE ? "compute mode: " : "--dir: ", why);
         return -1;
     }
-    io->fallback = io->direct || p->buffered ? "none" : "O_DIRECT refused by the file system: buffered I/O";
-    if (m == MB_OOC_COMPUTE && memsize) {
-        io->memsize = (memsize + 4095) & ~(uint64_t)4095;
-        if (!(io->mem = ooc_memalign(4096, io->memsize))) {
-            snprintf(err, errlen, "compute mode: no memory for a %llu-byte image of the data",
-                     (unsigned long long)io->memsize);
-            io->mem = NULL;
-            ooc_io_close(io);
-            return -1;
-        }
-        memset(io->mem, 0, io->memsize);
-        for (uint64_t off = 0; off < load; off += 1 << 20) {
-            size_t n = load - off < (1 << 20) ? (size_t)(load - off) : (size_t)1 << 20;
-            int rc = posix_rw(io, MB_AIO_READ, off, n, io->mem + off);
-            if (rc) {
-                ooc_fail(err, errlen, "loading the data into memory", rc, off);
-                ooc_io_close(io);
-                return -1;
-            }
-        }
-    }
+    io->eng = io->st.eng;
+    io->mem = io->st.image;
+    io->memsize = io->st.image_bytes;
     return 0;
 }
 
 void ooc_io_close(struct ooc_io *io)
 {
-    if (io->eng)
-        mb_aio_close(io->eng);
-    for (int d = 0; d < io->ndev; d++)
-        if (io->fd[d] >= 0)
-            close(io->fd[d]);
-    free(io->mem);
+    mb_storage_close(&io->st);
     memset(io, 0, sizeof(*io));
 }
 
 void *ooc_alloc(struct ooc_io *io, size_t bytes)
 {
-    void *p = NULL;
-    if (nomem_now())
-        return NULL;
-    if (io->eng)
-        p = mb_aio_alloc(io->eng, bytes);
-    else if (posix_memalign(&p, 4096, bytes ? (bytes + 4095) & ~(size_t)4095 : 4096) != 0)
-        p = NULL;
+    void *p = storage_inject_nomem() ? NULL : mb_storage_alloc(&io->st, bytes);
     if (p)
         memset(p, 0, bytes);
     return p;
 }
 
-void ooc_free(struct ooc_io *io, void *p)
-{
-    if (io->eng)
-        mb_aio_free(io->eng, p);
-    else
-        free(p);
-}
+void ooc_free(struct ooc_io *io, void *p) { mb_storage_free(&io->st, p); }
 
 static void count(struct ooc_io *io, const struct ooc_op *op)
 {
@@ -193,34 +128,18 @@ int ooc_start(struct ooc_io *io, struct ooc_op *op)
     op->pending = 0;
     op->err = 0;
     count(io, op);
-    switch (io->mode) {
-    case MB_OOC_SYNC:
-    case MB_OOC_ASYNC:
-    case MB_OOC_IO: {
-        int rc = mb_aio_submit(io->eng, op->reqs, op->n, &op->t);
-        if (rc)
-            return op->err = rc;
-        op->pending = 1;
-        return io->mode == MB_OOC_SYNC ? ooc_finish(io, op) : 0;
-    }
-    case MB_OOC_POSIX:
-    case MB_OOC_COMPUTE:
-        for (size_t i = 0; i < op->n && !op->err; i++) {
-            struct mb_aio_req *r = &op->reqs[i];
-            r->status = ooc_rw_now(io, r->op, r->offset, r->len, r->buf);
-            op->err = r->status;
-        }
-        return op->err;
-    }
-    return -EINVAL;
+    int rc = io->st.ops->submit(&io->st, op->reqs, op->n, &op->t);
+    if (rc)
+        return op->err = rc;
+    op->pending = 1;
+    return io->st.ops->flags & MB_STORAGE_BLOCKING ? ooc_finish(io, op) : 0;
 }
 
 int ooc_finish(struct ooc_io *io, struct ooc_op *op)
 {
-    (void)io;
     if (op->pending) {
         op->pending = 0;
-        if (mb_aio_wait(op->t) > 0)
+        if (io->st.ops->wait(&io->st, &op->t) > 0)
             op->err = first_status(op);
     }
     return op->err;

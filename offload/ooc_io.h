@@ -1,32 +1,30 @@
 /* Internal to offload/: the I/O path shared by the out-of-core apps. One
  * loop per app serves every mode: an op (a batch of requests) is started
- * and later finished; what start and finish do depends on the mode
- * (engine submit / wait, submit-and-wait, pread in the caller, memcpy from
- * an in-memory image of the volume). */
+ * and later finished through the storage mode the app mode runs on
+ * (posix, sync, async, memory for compute, async for io; the registry of
+ * aio.h), so a new storage mode needs no change here. */
 #ifndef MB_OFFLOAD_OOC_IO_H
 #define MB_OFFLOAD_OOC_IO_H
 
 #include "aio.h"
 #include "../common/common.h"
 
-#define OOC_MAX_FILES 64
+#define OOC_MAX_FILES MB_STORAGE_MAX_FILES
 
 struct ooc_io {
     enum mb_ooc_mode mode;
-    struct mb_aio *eng;          /* sync, async, io */
-    int fd[OOC_MAX_FILES], ndev; /* every mode: posix reads, image loading, checks */
-    size_t stripe;
-    char *mem;                   /* compute: the volume's first memsize bytes */
+    struct mb_storage st;        /* the volume in the mode's storage mode; st.fd[]
+                                  * serve checks and prepare in every mode */
+    struct mb_aio *eng;          /* st.eng: sync, async, io */
+    char *mem;                   /* compute: the volume's first memsize bytes (st.image) */
     uint64_t memsize;
     uint64_t rbytes, wbytes, requests;
-    int direct;                  /* fd[] opened with O_DIRECT */
-    const char *fallback;        /* why not, when it was asked for; "none" */
 };
 
 struct ooc_op {
     struct mb_aio_req *reqs;     /* caller's array, lives until finished */
     size_t n;
-    mb_aio_ticket t;
+    struct mb_storage_ticket t;
     int pending, err;
 };
 

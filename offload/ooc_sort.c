@@ -98,7 +98,7 @@ static int sort_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
         for (uint64_t j = 0; j < k; j++)
             buf[j] = key_at(p->seed, i + j);
         struct mb_aio_req r = {i * 8, k * 8, buf, MB_AIO_WRITE, 0};
-        struct ooc_op op = {&r, 1, NULL, 0, 0};
+        struct ooc_op op = {.reqs = &r, .n = 1};
         if (ooc_start(io, &op) != 0)
             rc = ooc_op_fail(err, errlen, "writing the keys", &op);
     }
@@ -231,7 +231,7 @@ static int run_generation(struct sorter *s, struct ooc_io *io, char *err, size_t
     size_t R = s->nruns;
 #define CHUNK_LEN(c) ((c) * s->chunk_keys + s->chunk_keys <= s->n ? s->chunk_keys : s->n - (c) * s->chunk_keys)
     s->rreq[0] = (struct mb_aio_req){s->in_off, CHUNK_LEN(0) * 8, cbuf[0], MB_AIO_READ, 0};
-    s->rop[0] = (struct ooc_op){&s->rreq[0], 1, NULL, 0, 0};
+    s->rop[0] = (struct ooc_op){.reqs = &s->rreq[0], .n = 1};
     if (ooc_start(io, &s->rop[0]))
         return ooc_op_fail(err, errlen, "reading the input", &s->rop[0]);
     int rc = 0;
@@ -245,7 +245,7 @@ static int run_generation(struct sorter *s, struct ooc_io *io, char *err, size_t
             }
             s->rreq[nb] = (struct mb_aio_req){s->in_off + (c + 1) * s->chunk_keys * 8, CHUNK_LEN(c + 1) * 8,
                                               cbuf[nb], MB_AIO_READ, 0};
-            s->rop[nb] = (struct ooc_op){&s->rreq[nb], 1, NULL, 0, 0};
+            s->rop[nb] = (struct ooc_op){.reqs = &s->rreq[nb], .n = 1};
             if (ooc_start(io, &s->rop[nb])) {
                 rc = ooc_op_fail(err, errlen, "reading the input", &s->rop[nb]);
                 break;
@@ -261,7 +261,7 @@ static int run_generation(struct sorter *s, struct ooc_io *io, char *err, size_t
             break;
         }
         s->wreq[b] = (struct mb_aio_req){s->run_off + c * s->chunk_keys * 8, len * 8, cbuf[b], MB_AIO_WRITE, 0};
-        s->wop[b] = (struct ooc_op){&s->wreq[b], 1, NULL, 0, 0};
+        s->wop[b] = (struct ooc_op){.reqs = &s->wreq[b], .n = 1};
         if (ooc_start(io, &s->wop[b])) {
             rc = ooc_op_fail(err, errlen, "writing a run", &s->wop[b]);
             break;
@@ -284,7 +284,7 @@ static int run_read(struct sorter *s, struct ooc_io *io, struct run *r, int b)
         return 0;
     size_t k = r->len - r->issued < s->block_keys ? (size_t)(r->len - r->issued) : s->block_keys;
     r->req[b] = (struct mb_aio_req){r->off + r->issued * 8, k * 8, r->buf[b], MB_AIO_READ, 0};
-    r->op[b] = (struct ooc_op){&r->req[b], 1, NULL, 0, 0};
+    r->op[b] = (struct ooc_op){.reqs = &r->req[b], .n = 1};
     r->issued += k;
     r->bufkeys[b] = k;
     return ooc_start(io, &r->op[b]);
@@ -318,7 +318,7 @@ static int out_flush(struct sorter *s, struct ooc_io *io, struct out *o)
         return 0;
     int b = o->cur;
     s->oreq[b] = (struct mb_aio_req){s->out_off + o->written * 8, o->fill * 8, o->buf[b], MB_AIO_WRITE, 0};
-    s->oop[b] = (struct ooc_op){&s->oreq[b], 1, NULL, 0, 0};
+    s->oop[b] = (struct ooc_op){.reqs = &s->oreq[b], .n = 1};
     o->written += o->fill;
     o->fill = 0;
     o->cur ^= 1;

@@ -6,7 +6,7 @@ overlap bound (Fig. 10a/b, 11b), plus async / bound per app.
 
     python -m reproduce.cam.plot [-o PREFIX] INPUT [INPUT ...]
 
-INPUT: mb-aio result files, collections (reproduce/collect.py) or folders.
+INPUT: mb-aio and mb-ooc result files, collections (reproduce/collect.py) or folders.
 Writes PREFIX.png and PREFIX.pdf (default build/reproduce/cam/cam). Medians
 with their 95% confidence interval; a case whose check failed is marked with
 a red x. Needs no display (Agg backend).
@@ -25,6 +25,8 @@ from reproduce import mbresults  # noqa: E402
 IO_MODES = ["posix", "bounce", "inline", "mmap", "sync", "async", "fio"]
 APP_MODES = ["compute", "io", "posix", "sync", "async"]
 APPS = ["gemm", "sort", "gather"]
+# the apps are mb-ooc's; result files from before it split off say mb-aio (--app)
+BENCHMARKS = ("mb-aio", "mb-ooc")
 COLORS = {"posix": "tab:gray", "bounce": "tab:brown", "inline": "tab:purple", "mmap": "tab:pink",
           "sync": "tab:blue", "async": "tab:orange", "fio": "tab:green", "compute": "tab:olive", "io": "tab:cyan"}
 TARGET = 1.15  # the target: async within 15% of the overlap bound
@@ -118,9 +120,9 @@ def main():
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
     runs, rows = mbresults.load(a.inputs)
-    rows = [r for r in rows if runs[r["run"]].get("benchmark") == "mb-aio"]
+    rows = [r for r in rows if runs[r["run"]].get("benchmark") in BENCHMARKS]
     if not rows:
-        sys.exit("plot.py: no mb-aio cases in " + " ".join(a.inputs))
+        sys.exit("plot.py: no mb-aio or mb-ooc cases in " + " ".join(a.inputs))
     sweep, single, apps = split(runs, rows)
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     if sweep:

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The CAM study, end to end: measure with mb-aio (throughput against block
-# size and against the number of striped files; out-of-core GEMM, sort and
-# gather in every mode with the phases alone), draw the figure, write
-# compare.md.
+# size and against the number of striped files) and mb-ooc (out-of-core
+# GEMM, sort and gather in every mode with the phases alone), draw the
+# figure, write compare.md.
 #   reproduce/cam/run.sh [--scale tiny|small|reference|full] [--slurm] [--dir DIR] [--out DIR]
 #     --scale small   random reads 4 KiB..1 MiB x4 and 1..4 files; gemm n=2048 tile=512; sort 8 Mi keys
 #                     (64 MiB) with a 16 MiB budget; gather 4096 x 8 rows of 256 Ki; 3 iterations
@@ -12,10 +12,10 @@
 #     --scale reference  small's measurements, for reproduce/cam/reference/ (committed): refused
 #                     (exit 2) unless the git tree is clean and build/ was built from HEAD
 #     --scale tiny    seconds; for the tests
-#     --slurm         each measurement is one job of job_scripts/mb-aio.sbatch (sbatch --wait)
+#     --slurm         each measurement is one job of job_scripts/mb-aio.sbatch or mb-ooc.sbatch (sbatch --wait)
 #     --dir DIR       the data files (default $MB_AIO_DIR, else $BUILD/aio-data; BUILD=build)
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/cam)
-# Local runs use the same job script, which runs mb-aio directly outside Slurm.
+# Local runs use the same job scripts, which run the program directly outside Slurm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -62,23 +62,23 @@ export MB_AIO_DIR=${dir:-${MB_AIO_DIR:-$root/${BUILD:-build}/aio-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=$warmup
 py=$(reproduce/python.sh)
 mkdir -p "$MB_RESULTS" "$MB_AIO_DIR"
-runs=()   # one mb-aio invocation each: a name, then its flags
-runs+=("io-blocksize --files 2 --mode posix,sync,async ${io[*]}")
-for f in $files_list; do runs+=("io-files$f --files $f --mode posix,sync,async ${files_io[*]}"); done
-runs+=("gemm --app gemm --files 2 --stripe 1M --mode posix,sync,async ${gemm[*]}")
-runs+=("sort --app sort --files 2 --stripe 1M --mode posix,sync,async ${sort[*]}")
-runs+=("gather --app gather --files 2 --stripe 64K --mode posix,sync,async ${gather[*]}")
+runs=()   # one invocation each: a name, the program (mb-aio: I/O, mb-ooc: the apps), its flags
+runs+=("io-blocksize mb-aio --files 2 --mode posix,sync,async ${io[*]}")
+for f in $files_list; do runs+=("io-files$f mb-aio --files $f --mode posix,sync,async ${files_io[*]}"); done
+runs+=("gemm mb-ooc --app gemm --files 2 --stripe 1M --mode posix,sync,async ${gemm[*]}")
+runs+=("sort mb-ooc --app sort --files 2 --stripe 1M --mode posix,sync,async ${sort[*]}")
+runs+=("gather mb-ooc --app gather --files 2 --stripe 64K --mode posix,sync,async ${gather[*]}")
 t0=$SECONDS
 data=()
 for r in "${runs[@]}"; do
-  read -r name flags <<<"$r"
+  read -r name prog flags <<<"$r"
   log=$out/$name.log
   # shellcheck disable=SC2086 # flags are words
   if [ $slurm = 1 ]; then
-    sbatch --wait --quiet --job-name="mb-aio-$name" --output="$log" --export=ALL job_scripts/mb-aio.sbatch $flags ||
+    sbatch --wait --quiet --job-name="$prog-$name" --output="$log" --export=ALL "job_scripts/$prog.sbatch" $flags ||
       { echo "run.sh: job $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
   else
-    bash job_scripts/mb-aio.sbatch $flags >"$log" 2>&1 ||
+    bash "job_scripts/$prog.sbatch" $flags >"$log" 2>&1 ||
       { echo "run.sh: $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
   fi
   f=$(sed -n 's/^# result file: //p' "$log" | tail -1)

@@ -39,8 +39,16 @@ for np in 1; do
   bad $np mb-aio "--sizes: no size between 512 B and 4 MiB" --dir aio --sizes 8M
   bad $np mb-aio "--dir: $T/no/such: No such file or directory" --dir "$T/no/such"
   bad $np mb-aio "--batch: 16 exceeds --qd 8" --dir aio --qd 8 --batch 16
-  bad $np mb-aio "--gemm-tile: 500, must be a multiple of 32" --dir aio --app gemm --gemm-tile 500
-  bad $np mb-aio "--sort-keys: 1000, must be a positive multiple of 512" --dir aio --app sort --sort-keys 1000
+  bad $np mb-aio "unknown option '--app'" --dir aio --app gemm
+
+  # mb-ooc: the apps' input goes to --dir aio, which must stay empty
+  bad $np mb-ooc "unknown option '--frobnicate'" --dir aio --frobnicate
+  bad $np mb-ooc "--mode: 'inline' is not a comma-separated list" --dir aio --mode inline
+  bad $np mb-ooc "--app: 'fft' is not one of gemm\\|sort\\|gather" --dir aio --app fft
+  bad $np mb-ooc "--gemm-tile: 500, must be a multiple of 32" --dir aio --app gemm --gemm-tile 500
+  bad $np mb-ooc "--sort-keys: 1000, must be a positive multiple of 512" --dir aio --app sort --sort-keys 1000
+  bad $np mb-ooc "--io-threads: 'many' is neither a count" --dir aio --io-threads many
+  bad $np mb-ooc "--dir: $T/no/such: No such file or directory" --dir "$T/no/such"
 
   # mb-nn
   bad $np mb-nn "unknown option '--frobnicate'" --frobnicate
@@ -59,6 +67,7 @@ for np in 1; do
   bad $np mb-gnn "--data: $T/nowhere/graph.meta: No such file or directory" --data "$T/nowhere"
 done
 bad 2 mb-aio "--batch: 16 exceeds --qd 8" --dir aio --qd 8 --batch 16
+bad 2 mb-ooc "runs on one rank, not 2" --dir aio
 bad 2 mb-nn "--model: unknown preset 'gpt-nosuch'" --model gpt-nosuch
 bad 2 mb-gnn "--feat-dim: '100' is out of range" --generate --data empty --feat-dim 100
 

@@ -74,8 +74,22 @@ expect 0 "compare.py with a failed case" -- "$py" -m reproduce.cam.compare -o "$
 grep -Eq '^\| gemm \| .*fail' "$T/bad.md" || fail "compare.md hides the failed check"
 expect 0 "plot.py with a failed case" -- "$py" -m reproduce.cam.plot -o "$T/bad" "$T/bad.h5"
 
+# The apps' files from mb-ooc (benchmark=mb-ooc) read as the committed
+# ones from before it split off mb-aio (benchmark=mb-aio).
+"$py" - "$one" "$T/ooc.h5" <<'PY' || fail "could not build an mb-ooc file"
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], "r+") as f:
+    f.attrs["benchmark"] = "mb-ooc"
+PY
+expect 0 "compare.py on an mb-ooc file" -- "$py" -m reproduce.cam.compare -o "$T/ooc.md" "$T/ooc.h5"
+grep -Eq '^\| gemm \| [0-9.]+ \|' "$T/ooc.md" || fail "compare.md lacks the gemm row of an mb-ooc file"
+expect 0 "plot.py on an mb-ooc file" -- "$py" -m reproduce.cam.plot -o "$T/ooc" "$T/ooc.h5"
+
 expect 2 "run.sh: bad scale" -- reproduce/cam/run.sh --scale huge
 has "scale must be" "names --scale"
-MB_BIN="$T/nowhere" expect 2 "job script without the program" -- bash job_scripts/mb-aio.sbatch --app gemm
+MB_BIN="$T/nowhere" expect 2 "job script without the program" -- bash job_scripts/mb-aio.sbatch --sizes 4K
 has "mb-aio not found" "says what is missing"
+MB_BIN="$T/nowhere" expect 2 "mb-ooc's job script without the program" -- bash job_scripts/mb-ooc.sbatch --app gemm
+has "mb-ooc not found" "says what is missing"
 finish

@@ -1,6 +1,6 @@
-/* mb-aio --app gemm|sort|gather: the out-of-core applications of
- * offload/aio.h (mb_ooc_*) under the harness. Included by mb-aio.c (one
- * program, one object) so that its own callbacks only dispatch here.
+/* mb-ooc: CAM's out-of-core applications (offload/aio.h mb_ooc_*: tiled
+ * GEMM, external merge sort, row gather) over the striped volume, each run
+ * on the storage registry's modes and verified every iteration.
  *
  * Cases, in order: APP/compute and APP/io (the two phases alone: compute
  * with the data already in memory, the same I/O without the compute) when
@@ -9,34 +9,82 @@
  * overlap), max(compute, io) for async (the overlap bound); /config gets
  * overlap_bound_s/APP and overlap_ratio/APP = async median / bound
  * (overlap_ratio_min/APP: the same from each case's fastest iteration). */
+#include "harness/harness.h"
+#include "../offload/aio.h"
 
-struct app_case { enum mb_ooc_mode mode; };
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
-struct app_st {
+static struct {
+    unsigned modes;
+    int buffered, app;
+    long long threads, files, prefetch, blas_threads;
+    size_t stripe, mem_budget;
+    char *dir, *threads_arg;
+    long long gemm_n, gemm_tile, sort_keys, gather_rows, gather_dim, gather_batch, gather_batches;
+    double zipf;
+} opt;
+
+/* --mode's words, in the order of enum mb_ooc_mode's first three */
+static const struct mb_opt ooc_opts[] = {
+    {"mode", 0, MB_OPT_LIST, &opt.modes, "posix,sync,async", "posix|sync|async", 0, 0,
+     "I/O paths to run the app on (sync/async: the engine; with either, the phases alone too)", "LIST"},
+    {"app", 0, MB_OPT_CHOICE, &opt.app, "gemm", "gemm|sort|gather", 0, 0, "out-of-core application", "APP"},
+    {"io-threads", 0, MB_OPT_STR, &opt.threads_arg, "1", NULL, 0, 0,
+     "engine I/O threads 1..64; 0 = CAM's rule (ceil(files/2)); adaptive = CAM's rule "
+     "re-chosen every 32 waits from the measured compute/I/O ratio", "N|adaptive"},
+    {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, 64, "files striped together (stand-in SSDs)", "N"},
+    {"stripe", 0, MB_OPT_SIZE, &opt.stripe, "1M", NULL, 4096, 1 << 30, "stripe unit", "SIZE"},
+    {"dir", 0, MB_OPT_STR, &opt.dir, "build/aio-data", NULL, 0, 0, "folder of the data files", "DIR"},
+    {"buffered", 0, MB_OPT_FLAG, &opt.buffered, NULL, NULL, 0, 0, "no O_DIRECT", NULL},
+    {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "16M", NULL, 0, 1e15, "sort: memory for keys", "SIZE"},
+    {"gemm-n", 0, MB_OPT_INT, &opt.gemm_n, "2048", NULL, 32, 65536, "gemm: n of the n x n matrices", "N"},
+    {"gemm-tile", 0, MB_OPT_INT, &opt.gemm_tile, "512", NULL, 32, 1024, "gemm: tile edge (divides n)", "N"},
+    {"sort-keys", 0, MB_OPT_INT, &opt.sort_keys, "8388608", NULL, 512, 1e12, "sort: 64-bit keys (a multiple of 512)", "N"},
+    {"gather-rows", 0, MB_OPT_INT, &opt.gather_rows, "262144", NULL, 1, 1LL << 26, "gather: feature matrix rows", "N"},
+    {"gather-dim", 0, MB_OPT_INT, &opt.gather_dim, "128", NULL, 1, 65536, "gather: floats per row", "N"},
+    {"gather-batch", 0, MB_OPT_INT, &opt.gather_batch, "4096", NULL, 1, 1 << 20, "gather: rows per batch", "N"},
+    {"gather-batches", 0, MB_OPT_INT, &opt.gather_batches, "8", NULL, 1, 4096, "gather: batches per iteration", "N"},
+    {"zipf", 0, MB_OPT_DOUBLE, &opt.zipf, "1.0", NULL, 0, 10, "gather: row popularity exponent (0: uniform)", "S"},
+    {"prefetch", 0, MB_OPT_INT, &opt.prefetch, "1", NULL, 1, 8,
+     "gemm, gather: steps read ahead in async (1: double buffering)", "N"},
+    {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
+     "gemm, gather: OpenBLAS threads (0: OpenBLAS's default)", "N"},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+/* the same columns as mb-aio's I/O cases, so that one table holds both */
+static const char *const label_names[] = {"mode", "pattern", "rw", "app", NULL};
+
+struct ooc_case { enum mb_ooc_mode mode; };
+
+struct st {
     struct mb_run *run;
-    const struct app_case *ac;
+    const struct ooc_case *oc;
     const char *name;
     struct mb_ooc *o;
     int reset_failed;
     char err[512];
 };
 
-static char app_paths[64][1100];
-static const char *app_path_ptrs[64];
-static const char *const app_patterns[] = {"tiled", "runs+merge", "zipf"};
+static char paths[64][1100];
+static const char *path_ptrs[64];
+static const char *const patterns[] = {"tiled", "runs+merge", "zipf"};
 static const char *const app_rw[] = {"read", "readwrite", "read"};
 
-static enum mb_ooc_app app_kind(void) { return (enum mb_ooc_app)(opt.app - 1); }
+static enum mb_ooc_app app_kind(void) { return (enum mb_ooc_app)opt.app; }
 
-static void app_params(struct mb_run *run, struct mb_ooc_params *p)
+static void params(struct mb_run *run, struct mb_ooc_params *p)
 {
     for (long long f = 0; f < opt.files; f++) {
-        snprintf(app_paths[f], sizeof(app_paths[f]), "%.1000s/mb-aio-%s.%lld", opt.dir,
-                 mb_ooc_app_names[app_kind()], f);
-        app_path_ptrs[f] = app_paths[f];
+        snprintf(paths[f], sizeof(paths[f]), "%.1000s/mb-ooc-%s.%lld", opt.dir, mb_ooc_app_names[app_kind()], f);
+        path_ptrs[f] = paths[f];
     }
     *p = (struct mb_ooc_params){
-        .app = app_kind(), .paths = app_path_ptrs, .nfiles = (int)opt.files, .stripe = opt.stripe,
+        .app = app_kind(), .paths = path_ptrs, .nfiles = (int)opt.files, .stripe = opt.stripe,
         .io_threads = (int)opt.threads, .buffered = opt.buffered, .seed = (uint64_t)run->common.seed,
         .mem_budget = opt.mem_budget, .gemm_n = (size_t)opt.gemm_n, .gemm_tile = (size_t)opt.gemm_tile,
         .sort_keys = (uint64_t)opt.sort_keys, .gather_rows = (uint64_t)opt.gather_rows,
@@ -45,25 +93,23 @@ static void app_params(struct mb_run *run, struct mb_ooc_params *p)
         .prefetch = (int)opt.prefetch};
 }
 
-static int app_validate(struct mb_run *run)
+static int validate(struct mb_run *run)
 {
     char err[512];
-    const char *bad = NULL;
-    unsigned app_modes = (1u << M_POSIX) | (1u << M_SYNC) | (1u << M_ASYNC);
-    for (int m = 0; m < NMODE && !bad; m++)
-        if ((opt.modes & (1u << m)) && !(app_modes & (1u << m)))
-            bad = mode_names[m];
-    if (bad || opt.vs_fio)
-        snprintf(err, sizeof(err), "--mode: %s is not an --app mode (posix, sync, async)", bad ? bad : "fio");
+    int threads = 0;
+    struct stat stt;
+    struct mb_ooc_params p;
+    if (mb_aio_parse_threads(opt.threads_arg, &threads) != 0)
+        snprintf(err, sizeof(err), "--io-threads: '%s' is neither a count from 0 to 64 nor 'adaptive'",
+                 opt.threads_arg);
     else if (run->nranks > 1)
-        snprintf(err, sizeof(err), "--app: runs on one rank, not %d", run->nranks);
+        snprintf(err, sizeof(err), "runs on one rank, not %d", run->nranks);
+    else if (stat(opt.dir, &stt) != 0 && mkdir(opt.dir, 0755) != 0)
+        snprintf(err, sizeof(err), "--dir: %s: %s", opt.dir, strerror(errno));
     else {
-        struct stat stt;
-        struct mb_ooc_params p;
-        app_params(run, &p);
-        if (stat(opt.dir, &stt) != 0 && mkdir(opt.dir, 0755) != 0)
-            snprintf(err, sizeof(err), "--dir: %s: %s", opt.dir, strerror(errno));
-        else if (mb_ooc_validate(&p, err, sizeof(err)) == 0)
+        opt.threads = threads;
+        params(run, &p);
+        if (mb_ooc_validate(&p, err, sizeof(err)) == 0)
             return 0;
     }
     if (run->rank == 0)
@@ -71,14 +117,14 @@ static int app_validate(struct mb_run *run)
     return MB_EXIT_USAGE;
 }
 
-static int app_plan(struct mb_run *run)
+static int plan(struct mb_run *run)
 {
     enum mb_ooc_mode order[] = {MB_OOC_COMPUTE, MB_OOC_IO, MB_OOC_POSIX, MB_OOC_SYNC, MB_OOC_ASYNC};
-    int want[] = {0, 0, !!(opt.modes & (1u << M_POSIX)), !!(opt.modes & (1u << M_SYNC)),
-                  !!(opt.modes & (1u << M_ASYNC))};
+    int want[] = {0, 0, !!(opt.modes & (1u << MB_OOC_POSIX)), !!(opt.modes & (1u << MB_OOC_SYNC)),
+                  !!(opt.modes & (1u << MB_OOC_ASYNC))};
     want[0] = want[1] = want[3] || want[4]; /* the phases alone, for the model */
     struct mb_ooc_params p;
-    app_params(run, &p);
+    params(run, &p);
     enum mb_ooc_app k = app_kind();
     run->cases = calloc(5, sizeof(*run->cases));
     if (!run->cases)
@@ -87,13 +133,13 @@ static int app_plan(struct mb_run *run)
         if (!want[i])
             continue;
         struct mb_case *c = &run->cases[run->ncases++];
-        struct app_case *ac = malloc(sizeof(*ac));
-        if (!ac)
+        struct ooc_case *oc = malloc(sizeof(*oc));
+        if (!oc)
             mb_die(1, "out of memory planning the cases");
-        ac->mode = order[i];
-        c->user = ac;
+        oc->mode = order[i];
+        c->user = oc;
         c->labels[0] = mb_ooc_mode_names[order[i]];
-        c->labels[1] = app_patterns[k];
+        c->labels[1] = patterns[k];
         c->labels[2] = app_rw[k];
         c->labels[3] = mb_ooc_app_names[k];
         c->bytes = mb_ooc_io_bytes(&p); /* the app's I/O volume, in every case: algbw compares */
@@ -113,20 +159,26 @@ static int app_plan(struct mb_run *run)
     return 0;
 }
 
-static int app_setup(struct mb_run *run, const struct mb_case *c, void **state)
+static void config(struct mb_run *run, struct mb_kvlist *cfg)
+{
+    (void)run;
+    mb_kv_int(cfg, "block", MB_AIO_BLOCK);
+}
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
     static int prepared, warned_direct;
-    struct app_st *s = calloc(1, sizeof(*s));
+    struct st *s = calloc(1, sizeof(*s));
     if (!s) {
         mb_warn("out of memory: the case's state");
         return -1;
     }
     *state = s;
     s->run = run;
-    s->ac = c->user;
+    s->oc = c->user;
     s->name = c->name;
     struct mb_ooc_params p;
-    app_params(run, &p);
+    params(run, &p);
     run->emulation = opt.files > 1 ? "several files striped RAID0-like stand in for several SSDs" : "none";
     if (!prepared) { /* the input, once per run (MB_FAULT_INJECT=corrupt: one bit flipped on storage) */
         prepared = 1;
@@ -135,7 +187,7 @@ static int app_setup(struct mb_run *run, const struct mb_case *c, void **state)
             return -1;
         }
     }
-    s->o = mb_ooc_open(&p, s->ac->mode, s->err, sizeof(s->err));
+    s->o = mb_ooc_open(&p, s->oc->mode, s->err, sizeof(s->err));
     if (!s->o) {
         mb_warn("%s: %s", c->name, s->err);
         return -1;
@@ -159,16 +211,16 @@ static int app_setup(struct mb_run *run, const struct mb_case *c, void **state)
     return 0;
 }
 
-static void app_prepare(void *state, long long iter)
+static void prepare(void *state, long long iter)
 {
-    struct app_st *s = state;
+    struct st *s = state;
     s->reset_failed = mb_ooc_reset(s->o, iter, s->err, sizeof(s->err)) != 0;
 }
 
-static int app_iterate(void *state, long long iter, double *elapsed)
+static int iterate(void *state, long long iter, double *elapsed)
 {
     (void)iter, (void)elapsed;
-    struct app_st *s = state;
+    struct st *s = state;
     if (s->reset_failed || mb_ooc_run(s->o, s->err, sizeof(s->err)) != 0) {
         mb_warn("%s: %s", s->name, s->err);
         return -1;
@@ -176,16 +228,16 @@ static int app_iterate(void *state, long long iter, double *elapsed)
     return 0;
 }
 
-static int app_check(void *state, long long iter, char *msg, size_t len)
+static int check(void *state, long long iter, char *msg, size_t len)
 {
     (void)iter;
-    struct app_st *s = state;
+    struct st *s = state;
     return mb_ooc_check(s->o, msg, len);
 }
 
-static void app_teardown(void *state)
+static void teardown(void *state)
 {
-    struct app_st *s = state;
+    struct st *s = state;
     if (s->o && s->run->rank == 0) {
         struct mb_ooc_stats st;
         char key[256];
@@ -203,7 +255,7 @@ static void app_teardown(void *state)
     free(s);
 }
 
-static double app_time(const struct mb_run *run, const char *name, int fastest)
+static double case_time(const struct mb_run *run, const char *name, int fastest)
 {
     for (size_t i = 0; i < run->result.ncases; i++)
         if (strcmp(run->result.cases[i].name, name) == 0)
@@ -211,25 +263,23 @@ static double app_time(const struct mb_run *run, const char *name, int fastest)
     return NAN;
 }
 
-static double app_median(const struct mb_run *run, const char *name) { return app_time(run, name, 0); }
+static double case_median(const struct mb_run *run, const char *name) { return case_time(run, name, 0); }
 
 /* sync: compute + io; async: max(compute, io), recorded with the ratio. */
-static double app_model(struct mb_run *run, const struct mb_case *c)
+static double model(struct mb_run *run, const struct mb_case *c)
 {
-    if (!opt.app)
-        return NAN;
-    const struct app_case *ac = c->user;
+    const struct ooc_case *oc = c->user;
     const char *app = mb_ooc_app_names[app_kind()];
     char name[200], key[256];
     snprintf(name, sizeof(name), "%s/compute", app);
-    double tc = app_median(run, name);
+    double tc = case_median(run, name);
     snprintf(name, sizeof(name), "%s/io", app);
-    double ti = app_median(run, name);
-    if (ac->mode == MB_OOC_SYNC)
+    double ti = case_median(run, name);
+    if (oc->mode == MB_OOC_SYNC)
         return tc + ti;
-    if (ac->mode != MB_OOC_ASYNC)
+    if (oc->mode != MB_OOC_ASYNC)
         return NAN;
-    double bound = tc > ti ? tc : ti, ta = app_median(run, c->name);
+    double bound = tc > ti ? tc : ti, ta = case_median(run, c->name);
     snprintf(key, sizeof(key), "overlap_compute_s/%s", app);
     mb_kv_dbl(&run->result.config, key, tc);
     snprintf(key, sizeof(key), "overlap_io_s/%s", app);
@@ -241,9 +291,9 @@ static double app_model(struct mb_run *run, const struct mb_case *c)
     /* the same from each case's fastest iteration: on a shared machine the
      * least disturbed one */
     snprintf(name, sizeof(name), "%s/compute", app);
-    double mc = app_time(run, name, 1);
+    double mc = case_time(run, name, 1);
     snprintf(name, sizeof(name), "%s/io", app);
-    double mi = app_time(run, name, 1), mbound = mc > mi ? mc : mi, ma = app_time(run, c->name, 1);
+    double mi = case_time(run, name, 1), mbound = mc > mi ? mc : mi, ma = case_time(run, c->name, 1);
     snprintf(key, sizeof(key), "overlap_ratio_min/%s", app);
     mb_kv_dbl(&run->result.config, key, ma / mbound);
     if (!run->common.quiet)
@@ -251,3 +301,21 @@ static double app_model(struct mb_run *run, const struct mb_case *c)
                "the bound (fastest iterations: %.3fx)\n", app, tc, ti, bound, ta, ta / bound, ma / mbound);
     return bound;
 }
+
+static const struct mb_bench bench = {
+    .name = "mb-ooc",
+    .description = "CAM's out-of-core applications (tiled GEMM, external sort, row gather) on posix, sync and async I/O",
+    .opts = ooc_opts,
+    .label_names = label_names,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .prepare = prepare,
+    .iterate = iterate,
+    .check = check,
+    .teardown = teardown,
+    .model = model,
+};
+
+int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }
