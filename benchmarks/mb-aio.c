@@ -223,7 +223,7 @@ static int prepare_files(struct mb_run *run)
                 printf("# data files written (%s)\n", why);
         }
         if (rc == 0)
-            mb_kv_str(&run->result.config, "aio_data", note);
+            mb_metric_run_str(&run->result, "aio_data", note);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
     return status = rc;
@@ -262,16 +262,16 @@ static int open_storage(struct st *s, size_t arena)
     if (s->eng) {
         struct mb_aio_info inf;
         mb_aio_info(s->eng, &inf);
-        mb_kv_str(&run->result.config, "aio_engine", inf.engine);
-        mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
-        mb_kv_int(&run->result.config, "aio_direct", inf.direct);
-        mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
-        mb_kv_int(&run->result.config, "aio_io_threads_adaptive", inf.adaptive);
+        mb_metric_run_str(&run->result, "aio_engine", inf.engine);
+        mb_metric_run_str(&run->result, "aio_fallback", inf.fallback);
+        mb_metric_run_int(&run->result, "aio_direct", inf.direct);
+        mb_metric_run_int(&run->result, "aio_io_threads", inf.nthreads);
+        mb_metric_run_int(&run->result, "aio_io_threads_adaptive", inf.adaptive);
     } else if (!opt.buffered && !(ops->flags & MB_STORAGE_NO_DIRECT)) {
         if (!s->sto.direct)
             mb_warn("%s: O_DIRECT refused by %s: buffered I/O (page cache) instead", ops->name, opt.dir);
-        mb_kv_int(&run->result.config, "posix_direct", s->sto.direct);
-        mb_kv_str(&run->result.config, "posix_fallback", s->sto.fallback);
+        mb_metric_run_int(&run->result, "posix_direct", s->sto.direct);
+        mb_metric_run_str(&run->result, "posix_fallback", s->sto.fallback);
     }
     return 0;
 }
@@ -723,7 +723,7 @@ static void finish(struct mb_run *run)
         mb_warn("--dir: %s", err);
         verified = 0;
     }
-    mb_kv_str(&run->result.config, "aio_data_after",
+    mb_metric_run_str(&run->result, "aio_data_after",
               verified ? "complete: every write was read back and verified"
                        : "marked writing: a write case failed or was not checked; the next run writes the files again");
 }
@@ -737,22 +737,16 @@ static void teardown(void *state)
         if (run->cases[k].user == s->ac) cn = run->cases[k].name;
     if (run->rank == 0 && cn && s->nlat) {
         mb_sort_doubles(s->lat, s->nlat);
-        char key[256];
         double q[] = {0.5, 0.99, 0.999};
-        const char *qn[] = {"p50", "p99", "p999"};
-        for (int i = 0; i < 3; i++) {
-            snprintf(key, sizeof(key), "lat_%s_us/%s", qn[i], cn);
-            mb_kv_dbl(&run->result.config, key, 1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, q[i]));
-        }
-        snprintf(key, sizeof(key), "cpu_us_per_io/%s", cn);
-        mb_kv_dbl(&run->result.config, key, s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
+        const char *qn[] = {"lat_p50_us", "lat_p99_us", "lat_p999_us"};
+        for (int i = 0; i < 3; i++)
+            mb_metric_case_dbl(&run->result, cn, qn[i], 1e6 * mb_stats_quantile_sorted(s->lat, s->nlat, q[i]));
+        mb_metric_case_dbl(&run->result, cn, "cpu_us_per_io", s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
         if (s->eng) {
             struct mb_aio_info inf;
             mb_aio_info(s->eng, &inf);
-            snprintf(key, sizeof(key), "bounce_bytes/%s", cn);
-            mb_kv_int(&run->result.config, key, (long long)inf.bounce_bytes);
-            snprintf(key, sizeof(key), "inflight_mean/%s", cn);
-            mb_kv_dbl(&run->result.config, key, inf.inflight_mean);
+            mb_metric_case_int(&run->result, cn, "bounce_bytes", (long long)inf.bounce_bytes);
+            mb_metric_case_dbl(&run->result, cn, "inflight_mean", inf.inflight_mean);
             if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
                 size_t n = mb_aio_thread_history(s->eng, NULL, 0);
                 int *h = calloc(n + 1, sizeof(int));
@@ -765,8 +759,8 @@ static void teardown(void *state)
                     snprintf(hist + l, sizeof(hist) - l, "%s%dx%zu", l ? " " : "", h[i], j - i);
                 }
                 free(h);
-                snprintf(key, sizeof(key), "io_threads_chosen/%s", cn);
-                mb_kv_str(&run->result.config, key, n ? hist : h ? "none (fewer waits than one window)" : "out of memory");
+                mb_metric_case_str(&run->result, cn, "io_threads_chosen",
+                                   n ? hist : h ? "none (fewer waits than one window)" : "out of memory");
             }
         }
         if (!run->common.quiet)
@@ -776,15 +770,12 @@ static void teardown(void *state)
                    s->cpu_ios ? 1e6 * s->cpu / (double)s->cpu_ios : 0);
     }
     if (run->rank == 0 && cn && !s->ops && s->fio_iops > 0) {
-        char key[256];
-        snprintf(key, sizeof(key), "fio_iops/%s", cn);
-        mb_kv_dbl(&run->result.config, key, s->fio_iops);
+        mb_metric_case_dbl(&run->result, cn, "fio_iops", s->fio_iops);
         for (int i = 0; i < 64 && vs[i].bs; i++)
             if (vs[i].bs == s->ac->bs && vs[i].n[0] && vs[i].n[1]) {
                 /* throughput ratio: fio's median time over the engine's */
                 double r = mb_median(vs[i].t[1], (size_t)vs[i].n[1]) / mb_median(vs[i].t[0], (size_t)vs[i].n[0]);
-                snprintf(key, sizeof(key), "async_vs_fio/%zu", s->ac->bs);
-                mb_kv_dbl(&run->result.config, key, r);
+                mb_metric_case_dbl(&run->result, cn, "async_vs_fio", r);
                 if (!run->common.quiet)
                     printf("#   engine (async) / fio throughput at %zu B: %.3f (medians of %d and %d iterations)\n",
                            s->ac->bs, r, vs[i].n[0], vs[i].n[1]);

@@ -7,8 +7,8 @@
  * sync or async is asked for, then the asked modes posix, sync, async.
  * The model column is the phases' prediction: compute + io for sync (no
  * overlap), max(compute, io) for async (the overlap bound); /config gets
- * overlap_bound_s/APP and overlap_ratio/APP = async median / bound
- * (overlap_ratio_min/APP: the same from each case's fastest iteration). */
+ * overlap_bound_s and overlap_ratio = async median / bound
+ * (overlap_ratio_min: the same from each case's fastest iteration). */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
@@ -195,18 +195,18 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     /* the posix reads, the checks and the compute mode's image: page cache or not */
     const char *fallback;
     int direct = mb_ooc_direct(s->o, &fallback);
-    mb_kv_int(&run->result.config, "posix_direct", direct);
-    mb_kv_str(&run->result.config, "posix_fallback", fallback);
+    mb_metric_run_int(&run->result, "posix_direct", direct);
+    mb_metric_run_str(&run->result, "posix_fallback", fallback);
     if (!direct && strcmp(fallback, "none") != 0 && !warned_direct++)
         mb_warn("--dir: %s: %s", opt.dir, fallback);
     const struct mb_aio *eng = mb_ooc_engine(s->o);
     if (eng) {
         struct mb_aio_info inf;
         mb_aio_info(eng, &inf);
-        mb_kv_str(&run->result.config, "aio_engine", inf.engine);
-        mb_kv_str(&run->result.config, "aio_fallback", inf.fallback);
-        mb_kv_int(&run->result.config, "aio_direct", inf.direct);
-        mb_kv_int(&run->result.config, "aio_io_threads", inf.nthreads);
+        mb_metric_run_str(&run->result, "aio_engine", inf.engine);
+        mb_metric_run_str(&run->result, "aio_fallback", inf.fallback);
+        mb_metric_run_int(&run->result, "aio_direct", inf.direct);
+        mb_metric_run_int(&run->result, "aio_io_threads", inf.nthreads);
     }
     return 0;
 }
@@ -240,16 +240,12 @@ static void teardown(void *state)
     struct st *s = state;
     if (s->o && s->run->rank == 0) {
         struct mb_ooc_stats st;
-        char key[256];
+        struct mb_result *r = &s->run->result;
         mb_ooc_stats(s->o, &st);
-        snprintf(key, sizeof(key), "read_bytes/%s", s->name);
-        mb_kv_int(&s->run->result.config, key, (long long)st.read_bytes);
-        snprintf(key, sizeof(key), "write_bytes/%s", s->name);
-        mb_kv_int(&s->run->result.config, key, (long long)st.write_bytes);
-        snprintf(key, sizeof(key), "requests/%s", s->name);
-        mb_kv_int(&s->run->result.config, key, (long long)st.requests);
-        snprintf(key, sizeof(key), "flops/%s", s->name);
-        mb_kv_dbl(&s->run->result.config, key, st.flops);
+        mb_metric_case_int(r, s->name, "read_bytes", (long long)st.read_bytes);
+        mb_metric_case_int(r, s->name, "write_bytes", (long long)st.write_bytes);
+        mb_metric_case_int(r, s->name, "requests", (long long)st.requests);
+        mb_metric_case_dbl(r, s->name, "flops", st.flops);
     }
     mb_ooc_close(s->o);
     free(s);
@@ -270,7 +266,7 @@ static double model(struct mb_run *run, const struct mb_case *c)
 {
     const struct ooc_case *oc = c->user;
     const char *app = mb_ooc_app_names[app_kind()];
-    char name[200], key[256];
+    char name[200];
     snprintf(name, sizeof(name), "%s/compute", app);
     double tc = case_median(run, name);
     snprintf(name, sizeof(name), "%s/io", app);
@@ -280,22 +276,17 @@ static double model(struct mb_run *run, const struct mb_case *c)
     if (oc->mode != MB_OOC_ASYNC)
         return NAN;
     double bound = tc > ti ? tc : ti, ta = case_median(run, c->name);
-    snprintf(key, sizeof(key), "overlap_compute_s/%s", app);
-    mb_kv_dbl(&run->result.config, key, tc);
-    snprintf(key, sizeof(key), "overlap_io_s/%s", app);
-    mb_kv_dbl(&run->result.config, key, ti);
-    snprintf(key, sizeof(key), "overlap_bound_s/%s", app);
-    mb_kv_dbl(&run->result.config, key, bound);
-    snprintf(key, sizeof(key), "overlap_ratio/%s", app);
-    mb_kv_dbl(&run->result.config, key, ta / bound);
+    mb_metric_case_dbl(&run->result, c->name, "overlap_compute_s", tc);
+    mb_metric_case_dbl(&run->result, c->name, "overlap_io_s", ti);
+    mb_metric_case_dbl(&run->result, c->name, "overlap_bound_s", bound);
+    mb_metric_case_dbl(&run->result, c->name, "overlap_ratio", ta / bound);
     /* the same from each case's fastest iteration: on a shared machine the
      * least disturbed one */
     snprintf(name, sizeof(name), "%s/compute", app);
     double mc = case_time(run, name, 1);
     snprintf(name, sizeof(name), "%s/io", app);
     double mi = case_time(run, name, 1), mbound = mc > mi ? mc : mi, ma = case_time(run, c->name, 1);
-    snprintf(key, sizeof(key), "overlap_ratio_min/%s", app);
-    mb_kv_dbl(&run->result.config, key, ma / mbound);
+    mb_metric_case_dbl(&run->result, c->name, "overlap_ratio_min", ma / mbound);
     if (!run->common.quiet)
         printf("#   %s: compute alone %.4f s, I/O alone %.4f s, overlap bound max() %.4f s, async %.4f s = %.3fx "
                "the bound (fastest iterations: %.3fx)\n", app, tc, ti, bound, ta, ta / bound, ma / mbound);

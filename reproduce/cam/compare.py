@@ -124,8 +124,9 @@ def main():
     hw = sorted({mbresults.hardware(r).split(";")[0] for r in runs})
     emu = sorted({str(r.get("emulation", "none")) for r in runs})
     dirs = sorted({str(r["config"].get("dir", "?")) for r in runs})
-    engines = sorted({f"{r['config'].get('aio_engine', '?')}, O_DIRECT {r['config'].get('aio_direct', '?')}"
-                      for r in runs if "aio_engine" in r["config"]})
+    engines = sorted({f"{mbresults.metric(r, 'aio_engine', default='?')}, "
+                      f"O_DIRECT {mbresults.metric(r, 'aio_direct', default='?')}"
+                      for r in runs if mbresults.metric(r, "aio_engine") is not None})
     our_hw = (f"{' / '.join(hw)}; files in {', '.join(dirs)}; engine {'; '.join(engines) or '?'}; "
               f"emulation: {'; '.join(emu)}")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -175,7 +176,8 @@ def main():
         bound = max(t["compute"], t["io"]) if "compute" in t and "io" in t else None
         cell = lambda k: f"{t[k]:.4f}" if k in t else "—"  # noqa: E731
         checks = ", ".join(sorted({v["check"] for v in m.values()}))
-        rmin = runs[m["async"]["run"]]["config"].get(f"overlap_ratio_min/{app}") if "async" in m else None
+        rmin = mbresults.case_metric(runs[m["async"]["run"]], m["async"]["case"], "overlap_ratio_min",
+                                     legacy=f"overlap_ratio_min/{app}") if "async" in m else None
         out.append(f"| {app} | {cell('compute')} | {cell('io')} | {'—' if bound is None else f'{bound:.4f}'} | {cell('posix')} | "
                    f"{cell('sync')} | {cell('async')} | {fmt(ratio(t.get('async'), bound))} | {fmt(rmin)} | "
                    f"{fmt(ratio(t.get('sync'), t.get('async')))} | {fmt(ratio(t.get('posix'), t.get('async')))} | "

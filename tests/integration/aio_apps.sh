@@ -14,10 +14,10 @@ expect 0 "gemm, every mode" -- "$BIN/mb-ooc" "${A[@]}" "${GEMM[@]}" --mode posix
 for c in compute io posix sync async; do
   h5dump -d /summary "$T/g.h5" 2>/dev/null | grep -q "\"gemm/$c\"" || fail "gemm/$c case missing"
 done
-h5dump -a "/config/overlap_ratio\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.]+' "overlap_ratio/gemm recorded"
-h5dump -a "/config/overlap_bound_s\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.e-]+' "overlap_bound_s/gemm recorded"
-h5dump -a "/config/overlap_ratio_min\/gemm" "$T/g.h5" >"$T/out" 2>&1; has '\(0\): [0-9.]+' "overlap_ratio_min/gemm recorded"
-h5dump -a /config/aio_engine "$T/g.h5" >"$T/out" 2>&1; has '"io_uring"|"posix"' "engine recorded"
+[[ $(metric "$T/g.h5" gemm/async overlap_ratio) =~ ^[0-9.e+-]+$ ]] || fail "overlap_ratio of gemm/async not recorded: $(metric "$T/g.h5" gemm/async overlap_ratio)"
+[[ $(metric "$T/g.h5" gemm/async overlap_bound_s) =~ ^[0-9.e+-]+$ ]] || fail "overlap_bound_s of gemm/async not recorded"
+[[ $(metric "$T/g.h5" gemm/async overlap_ratio_min) =~ ^[0-9.e+-]+$ ]] || fail "overlap_ratio_min of gemm/async not recorded"
+[[ $(runmetric "$T/g.h5" aio_engine) =~ ^\"(io_uring|posix)\"$ ]] || fail "engine not recorded: $(runmetric "$T/g.h5" aio_engine)"
 "$BIN/mb-report" --csv "$T/g.h5" >"$T/out" 2>&1; has 'gemm/async' "mb-report reads it"
 expect 0 "gemm above the full-check size (sampled entries and the sums), 2 steps ahead" -- "$BIN/mb-ooc" "${A[@]}" --app gemm --gemm-n 1088 --gemm-tile 544 --prefetch 2 --mode async -n 1 -w 0 -o "$T/g2.h5"
 expect 0 "sort, every mode" -- "$BIN/mb-ooc" "${A[@]}" "${SORT[@]}" --mode posix,sync,async -o "$T/s.h5" &&
@@ -25,7 +25,7 @@ expect 0 "sort, every mode" -- "$BIN/mb-ooc" "${A[@]}" "${SORT[@]}" --mode posix
 expect 0 "gather, every mode" -- "$BIN/mb-ooc" "${A[@]}" "${GATHER[@]}" --mode posix,sync,async -o "$T/ga.h5"
 expect 0 "gather, uniform rows, one file, 3 batches ahead" -- "$BIN/mb-ooc" "${A[@]}" "${GATHER[@]}" --files 1 --zipf 0 --prefetch 3 --mode async -o "$T/ga2.h5"
 MB_AIO_ENGINE=posix expect 0 "sort on the fallback engine" -- "$BIN/mb-ooc" "${A[@]}" "${SORT[@]}" --mode async -o "$T/sf.h5"
-h5dump -a /config/aio_fallback "$T/sf.h5" >"$T/out" 2>&1; has 'MB_AIO_ENGINE=posix' "fallback recorded"
+runmetric "$T/sf.h5" aio_fallback | grep -q 'MB_AIO_ENGINE=posix' || fail "fallback not recorded: $(runmetric "$T/sf.h5" aio_fallback)"
 
 # A bit flipped in the input on storage must fail every app, in each I/O path.
 MB_FAULT_INJECT=corrupt expect 1 "gemm: corrupted tile (async)" -- "$BIN/mb-ooc" "${A[@]}" "${GEMM[@]}" --mode async -o "$T/c1.h5" &&
@@ -64,16 +64,16 @@ done
 # O_DIRECT: used and recorded; a file system that refuses it gives buffered
 # reads, recorded with the reason (MB_AIO_INJECT=nodirect stands for one).
 expect 0 "gemm, posix reads" -- "$BIN/mb-ooc" "${A[@]}" "${GEMM[@]}" --mode posix -o "$T/d1.h5"
-[ "$(attr "$T/d1.h5" posix_direct)" = 1 ] || fail "posix_direct: $(attr "$T/d1.h5" posix_direct), expected 1"
-[ "$(attr "$T/d1.h5" posix_fallback)" = '"none"' ] || fail "posix_fallback: $(attr "$T/d1.h5" posix_fallback)"
+[ "$(runmetric "$T/d1.h5" posix_direct)" = 1 ] || fail "posix_direct: $(runmetric "$T/d1.h5" posix_direct), expected 1"
+[ "$(runmetric "$T/d1.h5" posix_fallback)" = '"none"' ] || fail "posix_fallback: $(runmetric "$T/d1.h5" posix_fallback)"
 MB_AIO_INJECT=nodirect expect 0 "gemm, O_DIRECT refused" -- "$BIN/mb-ooc" "${A[@]}" "${GEMM[@]}" --mode posix,async -o "$T/d2.h5" &&
   has "O_DIRECT refused" "says O_DIRECT was refused"
-[ "$(attr "$T/d2.h5" posix_direct)" = 0 ] || fail "refused: posix_direct $(attr "$T/d2.h5" posix_direct), expected 0"
-attr "$T/d2.h5" posix_fallback | grep -q "O_DIRECT refused" || fail "refused: posix_fallback $(attr "$T/d2.h5" posix_fallback)"
-[ "$(attr "$T/d2.h5" aio_direct)" = 0 ] || fail "refused: aio_direct $(attr "$T/d2.h5" aio_direct), expected 0"
+[ "$(runmetric "$T/d2.h5" posix_direct)" = 0 ] || fail "refused: posix_direct $(runmetric "$T/d2.h5" posix_direct), expected 0"
+runmetric "$T/d2.h5" posix_fallback | grep -q "O_DIRECT refused" || fail "refused: posix_fallback $(runmetric "$T/d2.h5" posix_fallback)"
+[ "$(runmetric "$T/d2.h5" aio_direct)" = 0 ] || fail "refused: aio_direct $(runmetric "$T/d2.h5" aio_direct), expected 0"
 expect 0 "gemm, --buffered" -- "$BIN/mb-ooc" "${A[@]}" "${GEMM[@]}" --buffered --mode posix -o "$T/d3.h5"
-[ "$(attr "$T/d3.h5" posix_direct)" = 0 ] && [ "$(attr "$T/d3.h5" posix_fallback)" = '"none"' ] ||
-  fail "--buffered: posix_direct $(attr "$T/d3.h5" posix_direct) posix_fallback $(attr "$T/d3.h5" posix_fallback)"
+[ "$(runmetric "$T/d3.h5" posix_direct)" = 0 ] && [ "$(runmetric "$T/d3.h5" posix_fallback)" = '"none"' ] ||
+  fail "--buffered: posix_direct $(runmetric "$T/d3.h5" posix_direct) posix_fallback $(runmetric "$T/d3.h5" posix_fallback)"
 
 # A link planted where an app's data file goes is refused before any work
 # (root would otherwise truncate and overwrite its target).

@@ -12,27 +12,27 @@ MB_FAULT_INJECT=corrupt expect 1 "corrupted block detected (engine)" -- "$BIN/mb
   has "check failed: async/random/read/4096.*differs from the pattern" "names the block"
 MB_FAULT_INJECT=corrupt expect 1 "corrupted block detected (posix)" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode posix --sizes 4K -o "$T/c2.h5"
 MB_AIO_ENGINE=posix expect 0 "fallback engine" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync,async --sizes 4K -o "$T/f.h5"
-h5dump -a /config/aio_engine "$T/f.h5" >"$T/out" 2>&1; has '"posix"' "result file records the fallback engine"
-h5dump -a /config/aio_fallback "$T/f.h5" >"$T/out" 2>&1; has 'MB_AIO_ENGINE=posix' "result file records why"
+[ "$(runmetric "$T/f.h5" aio_engine)" = '"posix"' ] || fail "result file records the fallback engine: $(runmetric "$T/f.h5" aio_engine)"
+runmetric "$T/f.h5" aio_fallback | grep -q 'MB_AIO_ENGINE=posix' || fail "result file does not record why: $(runmetric "$T/f.h5" aio_fallback)"
 # O_DIRECT refused: buffered I/O with a warning, recorded. tmpfs accepts
 # O_DIRECT since Linux 6.6, so the refusal is injected (MB_AIO_INJECT=nodirect)
 # on a tmpfs folder when there is one.
 S=$(mktemp -d "$( [ -d /dev/shm ] && echo /dev/shm || echo "$T")/mb-aio-test.XXXXXX")
 MB_AIO_INJECT=nodirect expect 0 "O_DIRECT refused: buffered fallback" -- "$BIN/mb-aio" "${A[@]}" --dir "$S" --mode sync --sizes 4K -o "$T/nodirect.h5" &&
   has "O_DIRECT refused" "warns"
-h5dump -a /config/aio_fallback "$T/nodirect.h5" >"$T/out" 2>&1; has 'O_DIRECT refused' "result file records the O_DIRECT fallback"
-h5dump -a /config/aio_direct "$T/nodirect.h5" >"$T/out" 2>&1; has '\(0\): 0' "result file records aio_direct 0"
+runmetric "$T/nodirect.h5" aio_fallback | grep -q 'O_DIRECT refused' || fail "result file does not record the O_DIRECT fallback"
+[ "$(runmetric "$T/nodirect.h5" aio_direct)" = 0 ] || fail "result file does not record aio_direct 0: $(runmetric "$T/nodirect.h5" aio_direct)"
 rm -rf "$S"
 MB_AIO_INJECT=eio:3 expect 1 "injected EIO reaches the waiter" -- "$BIN/mb-aio" "${A[@]}" --files 3 --mode sync --sizes 4K -o "$T/e.h5" &&
   has "engine: request at [0-9]+: Input/output error" "names the failed request"
 # adaptive I/O threads: 8 files -> CAM's 2..4, the counts chosen are recorded
 expect 0 "adaptive I/O threads" -- "$BIN/mb-aio" "${A[@]}" --files 8 --file-size 1M --stripe 64K --io-threads adaptive --mode sync,async --sizes 4K --ios 512 -o "$T/ad.h5"
-h=$(attr "$T/ad.h5" "io_threads_chosen/sync/random/read/4096")
+h=$(metric "$T/ad.h5" sync/random/read/4096 io_threads_chosen)
 [[ $h =~ ^\"[234]x[0-9]+( [234]x[0-9]+)*\"$ ]] || fail "adaptive: thread counts recorded in 2..4 (got '$h')"
-[ "$(attr "$T/ad.h5" aio_io_threads_adaptive)" = 1 ] || fail "adaptive: aio_io_threads_adaptive is 1"
-[ "$(attr "$T/ad.h5" aio_io_threads)" = 4 ] || fail "adaptive: 4 I/O threads started for 8 files"
+[ "$(runmetric "$T/ad.h5" aio_io_threads_adaptive)" = 1 ] || fail "adaptive: aio_io_threads_adaptive is 1"
+[ "$(runmetric "$T/ad.h5" aio_io_threads)" = 4 ] || fail "adaptive: 4 I/O threads started for 8 files"
 # the engine never has more than --qd requests in flight (its cap)
-m=$(attr "$T/ad.h5" "inflight_mean/async/random/read/4096")
+m=$(metric "$T/ad.h5" async/random/read/4096 inflight_mean)
 awk -v m="$m" 'BEGIN { exit !(m > 0 && m <= 16) }' || fail "in-flight mean $m outside (0, qd=16]"
 expect 2 "bad --io-threads" -- "$BIN/mb-aio" "${A[@]}" --io-threads many --sizes 4K -o "$T/b3.h5" && has "^mb-aio: --io-threads" "names the flag"
 expect 2 "size below 512" -- "$BIN/mb-aio" "${A[@]}" --sizes 100 -o "$T/b1.h5" && has "^mb-aio: --sizes" "names the flag"

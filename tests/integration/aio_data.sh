@@ -14,13 +14,13 @@ A=(--dir "$D" -n 2 -w 1 --qd 16 --batch 4)
 # request 36's slot data at offset 0, and its check failed)
 expect 0 "writes beyond the slots" -- "$M" "${A[@]}" --file-size 6M --stripe 1M --ios 100 --files 1 --rw write \
   --pattern seq --mode posix,bounce,inline,mmap,sync,async --sizes 1M -o "$T/w.h5"
-[ "$(attr "$T/w.h5" aio_data_after)" = '"complete: every write was read back and verified"' ] ||
-  fail "verified writes leave the files complete: $(attr "$T/w.h5" aio_data_after)"
+[ "$(runmetric "$T/w.h5" aio_data_after)" = '"complete: every write was read back and verified"' ] ||
+  fail "verified writes leave the files complete: $(runmetric "$T/w.h5" aio_data_after)"
 expect 0 "random writes beyond the slots, 2 files" -- "$M" "${A[@]}" --file-size 4M --stripe 64K --ios 3000 --files 2 \
   --rw write --mode posix,sync,async --sizes 64K -o "$T/w2.h5"
 expect 0 "the files are reused after verified writes" -- "$M" "${A[@]}" --file-size 4M --stripe 64K --ios 64 --files 2 \
   --mode sync --sizes 4K -o "$T/r0.h5"
-[[ $(attr "$T/r0.h5" aio_data) == '"reused: '* ]] || fail "reused after verified writes: $(attr "$T/r0.h5" aio_data)"
+[[ $(runmetric "$T/r0.h5" aio_data) == '"reused: '* ]] || fail "reused after verified writes: $(runmetric "$T/r0.h5" aio_data)"
 
 # a fault in a written block at a seeded position: caught by the read-back,
 # at more than one request over the seeds, in every mode
@@ -34,7 +34,7 @@ for seed in 1 2 3 4; do
     reqs="$reqs $(sed -n 's/.*request \([0-9]*\) at offset.*/\1/p' "$T/out" | head -n 1)"
   done
   # the failed write run left the files marked: the next run writes them again
-  [[ $(attr "$T/wf${seed}async.h5" aio_data_after) == '"marked writing'* ]] ||
+  [[ $(runmetric "$T/wf${seed}async.h5" aio_data_after) == '"marked writing'* ]] ||
     fail "a failed write run leaves the files marked writing"
 done
 [ "$(echo $reqs | tr ' ' '\n' | sort -u | wc -l)" -ge 3 ] || fail "write faults land on varied requests: $reqs"
@@ -74,7 +74,7 @@ expect 0 "a preparation cut short is written again" -- "$M" "${A[@]}" --dir "$K"
   --mode posix --sizes 4K -o "$T/r4.h5" && has "^# data files written" "written again"
 expect 0 "the same layout is then reused" -- "$M" "${A[@]}" --dir "$K" --file-size 4M --stripe 1M --ios 64 \
   --mode posix --sizes 4K -o "$T/r5.h5"
-[[ $(attr "$T/r5.h5" aio_data) == '"reused: '* ]] || fail "reused once complete: $(attr "$T/r5.h5" aio_data)"
+[[ $(runmetric "$T/r5.h5" aio_data) == '"reused: '* ]] || fail "reused once complete: $(runmetric "$T/r5.h5" aio_data)"
 
 # a planted symbolic link and a foreign file: refused before any work,
 # their targets untouched
@@ -99,9 +99,9 @@ fi
 # O_DIRECT refused in the posix modes: buffered, recorded
 expect 0 "posix: direct I/O recorded" -- "$M" "${A[@]}" --seed 5 --file-size 4M --stripe 128K --ios 64 --files 2 \
   --mode posix --sizes 4K -o "$T/d1.h5"
-[ "$(attr "$T/d1.h5" posix_direct)" = 1 ] || fail "posix_direct 1 without a refusal"
+[ "$(runmetric "$T/d1.h5" posix_direct)" = 1 ] || fail "posix_direct 1 without a refusal"
 MB_AIO_INJECT=nodirect expect 0 "posix: O_DIRECT refused" -- "$M" "${A[@]}" --seed 5 --file-size 4M --stripe 128K \
   --ios 64 --files 2 --mode posix,bounce --sizes 4K -o "$T/d2.h5" && has "O_DIRECT refused" "warns"
-[ "$(attr "$T/d2.h5" posix_direct)" = 0 ] || fail "posix_direct 0 after a refusal"
-[[ $(attr "$T/d2.h5" posix_fallback) == *"O_DIRECT refused"* ]] || fail "posix_fallback names the refusal"
+[ "$(runmetric "$T/d2.h5" posix_direct)" = 0 ] || fail "posix_direct 0 after a refusal"
+[[ $(runmetric "$T/d2.h5" posix_fallback) == *"O_DIRECT refused"* ]] || fail "posix_fallback names the refusal"
 finish
