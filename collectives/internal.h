@@ -139,12 +139,11 @@ void mb_coll_spin(struct mb_coll_ctx *ctx, size_t bytes);
 /* Node-local flag barrier on the `arrive` or `done` flags. */
 void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 
-/* The registered algorithms (one file each, or a few per file; one row
- * each in registry.c), for the algorithms that build on one another. */
-extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_algo_rd,
-    mb_coll_algo_rabenseifner, mb_coll_algo_binomial, mb_coll_algo_scatter_allgather,
-    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool, mb_coll_algo_cma,
-    mb_coll_algo_ucx, mb_coll_algo_nccl, mb_coll_algo_cuda_ipc;
+/* The registered algorithms (algos.def), for their own files and for the
+ * algorithms that build on one another. */
+#define MB_COLL_ALGO(x) extern const struct mb_coll_algo mb_coll_algo_##x;
+#include "algos.def"
+#undef MB_COLL_ALGO
 /* 1 if ok on every rank of the context; else 0, and reason (len bytes)
  * becomes the lowest failing rank's on every rank. Collective. */
 int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);

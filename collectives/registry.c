@@ -1,5 +1,5 @@
 /* The one registry of algorithms: a new algorithm is its file and one row
- * of `registry`. Also what the rows share: availability with the
+ * of algos.def. Also what the rows share: availability with the
  * algorithm's set-up, and the per-algorithm slots of a context. */
 #include "internal.h"
 
@@ -10,20 +10,9 @@ const char *const mb_coll_kind_names[MB_COLL_NKIND] = {"allreduce", "reduce_scat
                                                          "bcast", "reduce"};
 
 static const struct mb_coll_algo *const registry[] = {
-    &mb_coll_algo_mpi,
-    &mb_coll_algo_ring,
-    &mb_coll_algo_rd,
-    &mb_coll_algo_rabenseifner,
-    &mb_coll_algo_binomial,
-    &mb_coll_algo_scatter_allgather,
-    &mb_coll_algo_shm,
-    &mb_coll_algo_shm_copyin,
-    &mb_coll_algo_hier,
-    &mb_coll_algo_pool,
-    &mb_coll_algo_cma,
-    &mb_coll_algo_ucx,
-    &mb_coll_algo_nccl,
-    &mb_coll_algo_cuda_ipc,
+#define MB_COLL_ALGO(x) &mb_coll_algo_##x,
+#include "algos.def"
+#undef MB_COLL_ALGO
 };
 
 size_t mb_coll_nalgos(void) { return sizeof(registry) / sizeof(registry[0]); }
