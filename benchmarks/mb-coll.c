@@ -16,22 +16,22 @@
 #include <string.h>
 #include <unistd.h>
 
-enum coll { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BCAST, REDUCE, ALLTOALL, BARRIER, NCOLL };
-static const char *const coll_names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
-                                         "reduce", "alltoall", "barrier"};
-enum dtype { INT8, INT32, INT64, FLOAT, DOUBLE, NDTYPE };
-static const char *const dtype_names[] = {"int8", "int32", "int64", "float", "double"};
-static const size_t dtype_size[] = {1, 4, 8, 4, 8};
-enum op { SUM, PROD, MIN, MAX, NOP };
-static const char *const op_names[] = {"sum", "prod", "min", "max"};
+/* The collectives: the library's (enum mb_coll_kind, mb_coll_kind_names),
+ * then two only the MPI library runs here. */
+enum { ALLTOALL = MB_COLL_NKIND, BARRIER, NCOLL };
+static const char *coll_name(int c)
+{
+    return c < MB_COLL_NKIND ? mb_coll_kind_names[c] : c == ALLTOALL ? "alltoall" : "barrier";
+}
 enum inplace { INPLACE_NO, INPLACE_YES, INPLACE_BOTH };
 /* Algorithms: the collectives library's registry, in its order (index 0 is
- * `mpi`); the --algo choices are built from it in main(). */
+ * `mpi`, the MPI library's own); the --algo choices are built from it in
+ * main(), and --coll's, --dtype's and --op's from the library's names. */
 typedef int algo_t;
 #define MAX_ALGOS 32
 static const char *algo_names[MAX_ALGOS];
 static size_t nalgos;
-static char algo_choices[512];
+static char algo_choices[512], coll_choices[256], dtype_choices[128], op_choices[64];
 /* `auto`: after the registry's names (outside `all`); each case runs the
  * algorithm the cost model predicts fastest. */
 static algo_t algo_auto;
@@ -47,16 +47,15 @@ static struct {
 } opt;
 
 static struct mb_opt coll_opts[] = {
-    {"coll", 0, MB_OPT_LIST, &opt.colls, "allreduce",
-     "allreduce|reduce_scatter_block|allgather|bcast|reduce|alltoall|barrier", 0, 0,
+    {"coll", 0, MB_OPT_LIST, &opt.colls, "allreduce", coll_choices, 0, 0,
      "collectives to measure", "LIST"},
-    {"dtype", 0, MB_OPT_LIST, &opt.dtypes, "float", "int8|int32|int64|float|double", 0, 0,
+    {"dtype", 0, MB_OPT_LIST, &opt.dtypes, "float", dtype_choices, 0, 0,
      "element types", "LIST"},
-    {"op", 0, MB_OPT_LIST, &opt.ops, "sum", "sum|prod|min|max", 0, 0,
+    {"op", 0, MB_OPT_LIST, &opt.ops, "sum", op_choices, 0, 0,
      "reduction operations (reducing collectives)", "LIST"},
     {"inplace", 0, MB_OPT_CHOICE, &opt.inplace, "no", "no|yes|both", 0, 0,
      "run in place (MPI_IN_PLACE), out of place, or both", "WHEN"},
-    {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", NULL /* from the registry */, 0, 0,
+    {"algo", 0, MB_OPT_LIST, &opt.algos, "mpi", algo_choices, 0, 0,
      "algorithms (collectives/ registry; all: every one but auto); mpi is the MPI library's own; "
      "auto: the cost model's pick per case", "LIST"},
     {"ranks-per-node", 0, MB_OPT_INT, &opt.ranks_per_node, "0", NULL, 0, 1 << 30,
@@ -75,9 +74,9 @@ static const char *const label_names[] = {"coll", "algo", "dtype", "op", "inplac
 
 /* What one case measures (mb_case.user). */
 struct coll_case {
-    enum coll coll;
-    enum dtype dtype;
-    enum op op;
+    int coll;                /* enum mb_coll_kind, ALLTOALL or BARRIER */
+    enum mb_coll_dtype dtype;
+    enum mb_coll_op op;
     int inplace;
     algo_t algo;
     algo_t pick;  /* what runs: algo, or the model's choice for auto */
@@ -101,18 +100,6 @@ struct coll_state {
     long long fault_iter;    /* the iteration it corrupts, chosen at the first timed one; -1 before */
     int registered;          /* send/recv come from mb_coll_alloc (zero-copy algorithms) */
 };
-
-static MPI_Datatype mpi_dtype(enum dtype d)
-{
-    static const MPI_Datatype t[] = {MPI_INT8_T, MPI_INT32_T, MPI_INT64_T, MPI_FLOAT, MPI_DOUBLE};
-    return t[d];
-}
-
-static MPI_Op mpi_op(enum op o)
-{
-    static const MPI_Op t[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX};
-    return t[o];
-}
 
 /* ---- the collectives library ---------------------------------------- */
 
@@ -143,10 +130,12 @@ static struct mb_coll_ctx *coll_ctx(void)
     return ctx_world;
 }
 
-static const struct mb_coll_algo *lib_algo(algo_t a) { return a > 0 ? mb_coll_algo_at((size_t)a) : NULL; }
+/* The registry entry of algorithm a; NULL for auto. */
+static const struct mb_coll_algo *lib_algo(algo_t a) { return mb_coll_algo_at((size_t)a); }
+#define ALGO_MPI 0 /* the registry's first entry: the MPI library's own */
 
-static int is_reduction(enum coll c) { return c == ALLREDUCE || c == REDUCE_SCATTER || c == REDUCE; }
-static int is_partitioned(enum coll c) { return c == REDUCE_SCATTER || c == ALLGATHER || c == ALLTOALL; }
+static int is_reduction(int c) { return c == MB_COLL_ALLREDUCE || c == MB_COLL_REDUCE_SCATTER || c == MB_COLL_REDUCE; }
+static int is_partitioned(int c) { return c == MB_COLL_REDUCE_SCATTER || c == MB_COLL_ALLGATHER || c == ALLTOALL; }
 
 /* The library call of a case (count as in mb_coll_args). */
 static struct mb_coll_args case_args(const struct coll_case *cc, int p, const void *send, void *recv)
@@ -154,11 +143,11 @@ static struct mb_coll_args case_args(const struct coll_case *cc, int p, const vo
     size_t blk = cc->count / (size_t)p;
     struct mb_coll_args a = {
         .kind = (enum mb_coll_kind)cc->coll,
-        .sendbuf = cc->inplace || cc->coll == BCAST ? NULL : send,
+        .sendbuf = cc->inplace || cc->coll == MB_COLL_BCAST ? NULL : send,
         .recvbuf = recv,
-        .count = cc->coll == REDUCE_SCATTER || cc->coll == ALLGATHER ? blk : cc->count,
-        .dtype = (enum mb_coll_dtype)cc->dtype,
-        .op = (enum mb_coll_op)cc->op,
+        .count = cc->coll == MB_COLL_REDUCE_SCATTER || cc->coll == MB_COLL_ALLGATHER ? blk : cc->count,
+        .dtype = cc->dtype,
+        .op = cc->op,
         .root = (int)opt.root,
     };
     return a;
@@ -227,29 +216,6 @@ static int load_profile(struct mb_run *run)
     return 0;
 }
 
-/* Where the cases run, for the model: from the collectives context when
- * the run has one, else from the same node split without creating it. */
-static void model_shape(struct mb_run *run)
-{
-    if (opt.algos & ~1u) {
-        mb_coll_model_shape(coll_ctx(), &shape);
-        return;
-    }
-    MPI_Comm node;
-    if (opt.ranks_per_node > 0)
-        MPI_Comm_split(run->comm, run->rank / (int)opt.ranks_per_node, run->rank, &node);
-    else
-        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &node);
-    int local, lead;
-    MPI_Comm_size(node, &local);
-    MPI_Comm_rank(node, &lead);
-    lead = lead == 0;
-    MPI_Allreduce(&local, &shape.node_size, 1, MPI_INT, MPI_MAX, run->comm);
-    MPI_Allreduce(&lead, &shape.nnodes, 1, MPI_INT, MPI_SUM, run->comm);
-    shape.nranks = run->nranks;
-    MPI_Comm_free(&node);
-}
-
 /* Measures the parameters here and writes the profile (rank 0). */
 static int calibrate(struct mb_run *run)
 {
@@ -288,8 +254,8 @@ static int calibrate(struct mb_run *run)
 /* auto: the registry index of the model's pick for this case (collective). */
 static algo_t auto_pick(const struct coll_case *cc, int p)
 {
-    if (cc->coll > REDUCE)
-        return 0; /* only mpi implements it */
+    if (cc->coll >= MB_COLL_NKIND)
+        return ALGO_MPI; /* only mpi implements it */
     static char dummy;
     struct mb_coll_args a = case_args(cc, p, &dummy, &dummy);
     const struct mb_coll_algo *al = mb_coll_pick(&profile, coll_ctx(), &a, 1, NULL);
@@ -302,7 +268,7 @@ static algo_t auto_pick(const struct coll_case *cc, int p)
 static double model(struct mb_run *run, const struct mb_case *c)
 {
     const struct coll_case *cc = c->user;
-    if (!have_profile || cc->coll > REDUCE)
+    if (!have_profile || cc->coll >= MB_COLL_NKIND)
         return NAN;
     static char dummy;
     struct mb_coll_args a = case_args(cc, run->nranks, &dummy, &dummy);
@@ -345,14 +311,14 @@ static void gen_row(const struct coll_state *s, int r, uint64_t first, size_t n,
         return;
     }
     switch (s->cc->op) {
-    case SUM: {
+    case MB_COLL_SUM: {
         uint64_t m = (uint64_t)s->sum_mod;
         struct progression g = progression(ur * 7 + t * 5 + seed, 3, m, first);
         for (size_t i = 0; i < n; i++)
             out[i] = (int64_t)next(&g) - s->sum_mod / 2;
         return;
     }
-    case PROD: { /* one rank gives 2, maybe another -1, the rest 1: products are +-2 */
+    case MB_COLL_PROD: { /* one rank gives 2, maybe another -1, the rest 1: products are +-2 */
         struct progression two = progression(t + seed, 1, p, first);
         struct progression neg = progression(t + seed + 1, 3, p + 1, first);
         for (size_t i = 0; i < n; i++) {
@@ -378,50 +344,50 @@ static void reduced_row(const struct coll_state *s, uint64_t first, size_t n, lo
     for (int r = 1; r < s->p; r++) {
         gen_row(s, r, first, n, iter, tmp);
         switch (s->cc->op) {
-        case SUM: for (size_t i = 0; i < n; i++) acc[i] += tmp[i]; break;
-        case PROD: for (size_t i = 0; i < n; i++) acc[i] *= tmp[i]; break;
-        case MIN: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] < acc[i] ? tmp[i] : acc[i]; break;
-        case MAX: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] > acc[i] ? tmp[i] : acc[i]; break;
-        case NOP: break;
+        case MB_COLL_SUM: for (size_t i = 0; i < n; i++) acc[i] += tmp[i]; break;
+        case MB_COLL_PROD: for (size_t i = 0; i < n; i++) acc[i] *= tmp[i]; break;
+        case MB_COLL_MIN: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] < acc[i] ? tmp[i] : acc[i]; break;
+        case MB_COLL_MAX: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] > acc[i] ? tmp[i] : acc[i]; break;
+        case MB_COLL_NOP: break;
         }
     }
 }
 
-#define FOR_DTYPE(d, T, body)                                                                          switch (d) {                                                                                       case INT8: { typedef int8_t T; body; } break;                                                      case INT32: { typedef int32_t T; body; } break;                                                    case INT64: { typedef int64_t T; body; } break;                                                    case FLOAT: { typedef float T; body; } break;                                                      case DOUBLE: { typedef double T; body; } break;                                                    case NDTYPE: break;                                                                                }
+#define FOR_DTYPE(d, T, body)                                                                          switch (d) {                                                                                       case MB_COLL_INT8: { typedef int8_t T; body; } break;                                                      case MB_COLL_INT32: { typedef int32_t T; body; } break;                                                    case MB_COLL_INT64: { typedef int64_t T; body; } break;                                                    case MB_COLL_FLOAT: { typedef float T; body; } break;                                                      case MB_COLL_DOUBLE: { typedef double T; body; } break;                                                    case MB_COLL_NDTYPE: break;                                                                                }
 
-static void store_row(enum dtype d, void *buf, const int64_t *v, size_t n)
+static void store_row(enum mb_coll_dtype d, void *buf, const int64_t *v, size_t n)
 {
     FOR_DTYPE(d, T, for (size_t i = 0; i < n; i++) ((T *)buf)[i] = (T)v[i]);
 }
 
 /* Index of the first element of buf[0..n) that differs from want, or n. */
-static size_t compare_row(enum dtype d, const void *buf, const int64_t *want, size_t n)
+static size_t compare_row(enum mb_coll_dtype d, const void *buf, const int64_t *want, size_t n)
 {
     size_t i = 0;
     FOR_DTYPE(d, T, for (; i < n; i++) if ((double)((const T *)buf)[i] != (double)want[i]) break);
     return i;
 }
 
-static double load(enum dtype d, const void *buf, size_t i)
+static double load(enum mb_coll_dtype d, const void *buf, size_t i)
 {
     double v = NAN;
     FOR_DTYPE(d, T, v = (double)((const T *)buf)[i]);
     return v;
 }
 
-static void store(enum dtype d, void *buf, size_t i, int64_t v)
+static void store(enum mb_coll_dtype d, void *buf, size_t i, int64_t v)
 {
     FOR_DTYPE(d, T, ((T *)buf)[i] = (T)v);
 }
 
 /* The test-only fault in element i: MB_FAULT_INJECT=nan or inf makes a
  * float or double element NaN or +Inf; otherwise (and for integers) +1. */
-static void store_fault(enum dtype d, void *buf, size_t i)
+static void store_fault(enum mb_coll_dtype d, void *buf, size_t i)
 {
     const char *f = mb_fault();
     int nan_ = f && !strcmp(f, "nan"), inf_ = f && !strcmp(f, "inf");
-    if ((nan_ || inf_) && (d == FLOAT || d == DOUBLE)) {
-        if (d == FLOAT)
+    if ((nan_ || inf_) && (d == MB_COLL_FLOAT || d == MB_COLL_DOUBLE)) {
+        if (d == MB_COLL_FLOAT)
             ((float *)buf)[i] = nan_ ? NAN : INFINITY;
         else
             ((double *)buf)[i] = nan_ ? NAN : INFINITY;
@@ -447,10 +413,10 @@ static int check_counts(struct mb_run *run)
     size_t *sizes = mb_sizes(&run->common, &nsizes);
     int bad = 0;
     for (size_t k = 0; k < nsizes && !bad; k++)
-        for (int d = 0; d < NDTYPE && !bad; d++) {
+        for (int d = 0; d < MB_COLL_NDTYPE && !bad; d++) {
             if (!(opt.dtypes & (1u << d)))
                 continue;
-            size_t count = sizes[k] / dtype_size[d];
+            size_t count = sizes[k] / mb_coll_dtype_size(d);
             int lib = (opt.algos & ~1u) != 0; /* ours pass byte counts */
             if (count <= INT_MAX && (!lib || sizes[k] <= INT_MAX))
                 continue;
@@ -459,7 +425,7 @@ static int check_counts(struct mb_run *run)
             if (run->rank == 0) {
                 if (count > INT_MAX)
                     mb_warn("%s: %s of %s is %zu elements, more than MPI's count limit %d (use a smaller size or "
-                            "a wider --dtype)", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, dtype_names[d],
+                            "a wider --dtype)", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, mb_coll_dtype_names[d],
                             count, INT_MAX);
                 else
                     mb_warn("%s: %s is more than the %d bytes the collectives library's algorithms pass to MPI "
@@ -510,22 +476,22 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
     cc->pick = cc->algo == algo_auto ? auto_pick(cc, run->nranks) : cc->algo;
     c->user = cc;
     int red = is_reduction(cc->coll), bar = cc->coll == BARRIER;
-    const char *dt = bar ? "-" : dtype_names[cc->dtype];
-    const char *op = red ? op_names[cc->op] : "-";
+    const char *dt = bar ? "-" : mb_coll_dtype_names[cc->dtype];
+    const char *op = red ? mb_coll_op_names[cc->op] : "-";
     const char *ip = bar ? "-" : cc->inplace ? "inplace" : "oop";
-    c->labels[0] = coll_names[cc->coll];
+    c->labels[0] = coll_name(cc->coll);
     c->labels[1] = algo_names[cc->algo];
     c->labels[2] = dt;
     c->labels[3] = op;
     c->labels[4] = ip;
     c->count = count;
-    c->bytes = count * (bar ? 0 : dtype_size[cc->dtype]);
+    c->bytes = count * (bar ? 0 : mb_coll_dtype_size(cc->dtype));
     /* batched timing: up to BATCH_BYTES of every buffer kind held at once */
     size_t fit = BATCH_BYTES / (c->bytes ? c->bytes : 1);
     c->max_batch = run->common.device == MB_DEV_CUDA ? 1 : fit < 1 ? 1 : fit > MAX_BATCH ? MAX_BATCH : (int)fit;
-    snprintf(c->name, sizeof(c->name), "%s/%s/%s/%s/%s/%llu", coll_names[cc->coll], dt, op, ip,
+    snprintf(c->name, sizeof(c->name), "%s/%s/%s/%s/%s/%llu", coll_name(cc->coll), dt, op, ip,
              algo_names[cc->algo], (unsigned long long)c->bytes);
-    snprintf(c->group, sizeof(c->group), "%s  dtype=%s op=%s %s algo=%s  ranks=%d", coll_names[cc->coll],
+    snprintf(c->group, sizeof(c->group), "%s  dtype=%s op=%s %s algo=%s  ranks=%d", coll_name(cc->coll),
              dt, op, bar ? "" : cc->inplace ? "in-place" : "out-of-place", algo_names[cc->algo],
              run->nranks);
 }
@@ -539,7 +505,7 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
     size_t nsizes, p = (size_t)run->nranks;
     size_t *sizes = mb_sizes(&run->common, &nsizes);
     for (size_t k = 0; k < nsizes; k++) {
-        size_t count = sizes[k] / dtype_size[proto->dtype];
+        size_t count = sizes[k] / mb_coll_dtype_size(proto->dtype);
         if (is_partitioned(proto->coll))
             count = count / p * p;
         add_case(run, cap, proto, count); /* sizes that round to the same count run once */
@@ -626,8 +592,8 @@ static int plan(struct mb_run *run)
     size_t cap = 0;
     if (opt.calibrate)
         return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
-    if (have_profile)
-        model_shape(run);
+    if (have_profile) /* where the cases run, for the model */
+        mb_coll_model_shape(coll_ctx(), &shape);
     if (opt.algos & ~1u) {
         measure_memcpy(run);
         mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
@@ -643,41 +609,44 @@ static int plan(struct mb_run *run)
         for (int c = 0; c < NCOLL; c++) {
             if (!(opt.colls & (1u << c)))
                 continue;
-            if (la) { /* the library's enum mb_coll_kind follows enum coll up to REDUCE */
+            if (c >= MB_COLL_NKIND) { /* alltoall, barrier: the MPI library's own, for mpi and auto */
+                if (la && a != ALGO_MPI)
+                    continue;
+            } else if (la) {
                 char why[256];
-                if (c > REDUCE || !(la->kinds & (1u << c)))
+                if (!(la->kinds & (1u << c)))
                     continue; /* not implemented: all/lists run what each algorithm has */
                 if (la->device && run->common.device != MB_DEV_CUDA) {
                     if (run->rank == 0 && !run->common.quiet)
                         mb_warn("--algo %s: unavailable for %s: it works on device buffers (-d cuda)", la->name,
-                                coll_names[c]);
+                                coll_name(c));
                     continue;
                 }
-                if (!mb_coll_usable(la, coll_ctx(), (enum mb_coll_kind)c, why, sizeof(why))) {
+                if (!mb_coll_usable(la, coll_ctx(), c, why, sizeof(why))) {
                     if (run->rank == 0 && !run->common.quiet)
-                        mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_names[c], why);
+                        mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_name(c), why);
                     continue;
                 }
             }
             if (c == BARRIER) { /* no data: one case */
-                struct coll_case proto = {BARRIER, FLOAT, SUM, 0, a, a, 0};
+                struct coll_case proto = {BARRIER, MB_COLL_FLOAT, MB_COLL_SUM, 0, a, a, 0};
                 plan_sizes(run, &cap, &proto);
                 continue;
             }
-            for (int d = 0; d < NDTYPE; d++) {
+            for (int d = 0; d < MB_COLL_NDTYPE; d++) {
                 if (!(opt.dtypes & (1u << d)))
                     continue;
-                for (int o = 0; o < NOP; o++) {
+                for (int o = 0; o < MB_COLL_NOP; o++) {
                     /* the op matters only to reductions: others run once */
-                    if (is_reduction((enum coll)c) ? !(opt.ops & (1u << o)) : o != first_op)
+                    if (is_reduction(c) ? !(opt.ops & (1u << o)) : o != first_op)
                         continue;
                     for (int ip = 0; ip < 2; ip++) {
                         int want = opt.inplace == INPLACE_BOTH || opt.inplace == ip;
-                        if (c == BCAST) /* bcast is always in place: one form */
+                        if (c == MB_COLL_BCAST) /* bcast is always in place: one form */
                             want = ip == (opt.inplace == INPLACE_YES);
                         if (!want)
                             continue;
-                        struct coll_case proto = {(enum coll)c, (enum dtype)d, (enum op)o, ip,
+                        struct coll_case proto = {c, (enum mb_coll_dtype)d, (enum mb_coll_op)o, ip,
                                                   a, a, 0};
                         plan_sizes(run, &cap, &proto);
                     }
@@ -740,16 +709,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->seed = (uint64_t)run->common.seed;
     s->device = run->common.device == MB_DEV_CUDA;
     /* Sums of p values in [-m/2, m/2) stay within the dtype's exact range. */
-    int64_t limit = s->cc->dtype == INT8 ? 127 : s->cc->dtype == FLOAT ? (1 << 24) : (1 << 30);
+    int64_t limit = s->cc->dtype == MB_COLL_INT8 ? 127 : s->cc->dtype == MB_COLL_FLOAT ? (1 << 24) : (1 << 30);
     int64_t m = 2 * limit / s->p;
     s->sum_mod = m < 1 ? 1 : m > 1000 ? 1000 : m;
 
-    size_t n = s->cc->count, blk = n / (size_t)s->p, es = dtype_size[s->cc->dtype];
+    size_t n = s->cc->count, blk = n / (size_t)s->p, es = mb_coll_dtype_size(s->cc->dtype);
     switch (s->cc->coll) {
-    case ALLREDUCE: case REDUCE: case ALLTOALL: s->send_n = n; s->recv_n = n; break;
-    case REDUCE_SCATTER: s->send_n = n; s->recv_n = s->cc->inplace ? n : blk; break;
-    case ALLGATHER: s->send_n = blk; s->recv_n = n; break;
-    case BCAST: s->send_n = 0; s->recv_n = n; break;
+    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: case ALLTOALL: s->send_n = n; s->recv_n = n; break;
+    case MB_COLL_REDUCE_SCATTER: s->send_n = n; s->recv_n = s->cc->inplace ? n : blk; break;
+    case MB_COLL_ALLGATHER: s->send_n = blk; s->recv_n = n; break;
+    case MB_COLL_BCAST: s->send_n = 0; s->recv_n = n; break;
     case BARRIER: case NCOLL: break;
     }
     if (s->cc->inplace)
@@ -758,7 +727,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->fault_iter = -1;
     if (mb_fault() && (!strcmp(mb_fault(), "corrupt") || !strcmp(mb_fault(), "nan") || !strcmp(mb_fault(), "inf")) &&
         s->cc->coll != BARRIER)
-        s->fault_rank = s->cc->coll == REDUCE ? s->root : s->p - 1;
+        s->fault_rank = s->cc->coll == MB_COLL_REDUCE ? s->root : s->p - 1;
     char err[256];
     if (s->device && mb_cuda_timer_init(&s->timer, err, sizeof(err)) != 0) {
         mb_warn("%s", err);
@@ -813,12 +782,12 @@ static void input_region(const struct coll_state *s, void **buf, size_t *n, size
     *buf = s->cc->inplace ? s->recv : s->send;
     *first = 0;
     switch (s->cc->coll) {
-    case ALLGATHER:
+    case MB_COLL_ALLGATHER:
         *n = blk;
         if (s->cc->inplace)
-            *buf = (char *)s->recv + (size_t)s->rank * blk * dtype_size[s->cc->dtype];
+            *buf = (char *)s->recv + (size_t)s->rank * blk * mb_coll_dtype_size(s->cc->dtype);
         break;
-    case BCAST: *buf = s->recv; *n = s->rank == s->root ? s->cc->count : 0; break;
+    case MB_COLL_BCAST: *buf = s->recv; *n = s->rank == s->root ? s->cc->count : 0; break;
     default: *n = s->cc->count; break;
     }
 }
@@ -826,12 +795,12 @@ static void input_region(const struct coll_state *s, void **buf, size_t *n, size
 static void prepare(void *state, long long iter)
 {
     struct coll_state *s = state;
-    enum dtype d = s->cc->dtype;
+    enum mb_coll_dtype d = s->cc->dtype;
     if (s->cc->coll == BARRIER)
         return;
     select_set(s, iter);
     /* Poison the output so a collective that writes nothing is caught. */
-    memset(s->recv, 0x5a, s->recv_n * dtype_size[d]);
+    memset(s->recv, 0x5a, s->recv_n * mb_coll_dtype_size(d));
     void *buf;
     size_t n, first;
     input_region(s, &buf, &n, &first);
@@ -839,11 +808,11 @@ static void prepare(void *state, long long iter)
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t len = n - i < CHUNK ? n - i : CHUNK;
         gen_row(s, s->rank, first + i, len, iter, v);
-        store_row(d, (char *)buf + i * dtype_size[d], v, len);
+        store_row(d, (char *)buf + i * mb_coll_dtype_size(d), v, len);
     }
     if (s->device) {
-        mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * dtype_size[d]);
-        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * dtype_size[d]);
+        mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * mb_coll_dtype_size(d));
+        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * mb_coll_dtype_size(d));
     }
 }
 
@@ -854,38 +823,25 @@ static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
     return la->run(coll_ctx(), &a);
 }
 
-static int run_mpi(struct coll_state *s)
+/* One call of the case: the registry's algorithm (mpi's entry included),
+ * or the MPI library's own alltoall and barrier, which the collectives
+ * library does not have. */
+static int run_case(struct coll_state *s)
 {
     const struct coll_case *cc = s->cc;
-    const struct mb_coll_algo *la = lib_algo(cc->pick);
-    if (la)
-        return run_lib(s, la);
-    MPI_Datatype t = mpi_dtype(cc->dtype);
-    const void *in = cc->inplace ? MPI_IN_PLACE : s->send;
-    int n = (int)cc->count, blk = (int)(cc->count / (size_t)s->p);
-    switch (cc->coll) {
-    case ALLREDUCE: return MPI_Allreduce(in, s->recv, n, t, mpi_op(cc->op), MPI_COMM_WORLD);
-    case REDUCE:
-        if (cc->inplace && s->rank != s->root) /* only the root may pass MPI_IN_PLACE */
-            return MPI_Reduce(s->recv, NULL, n, t, mpi_op(cc->op), s->root, MPI_COMM_WORLD);
-        return MPI_Reduce(in, s->recv, n, t, mpi_op(cc->op), s->root, MPI_COMM_WORLD);
-    case REDUCE_SCATTER:
-        return MPI_Reduce_scatter_block(in, s->recv, blk, t, mpi_op(cc->op), MPI_COMM_WORLD);
-    case ALLGATHER:
-        return MPI_Allgather(in, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
-    case ALLTOALL:
-        return MPI_Alltoall(in, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
-    case BCAST: return MPI_Bcast(s->recv, n, t, s->root, MPI_COMM_WORLD);
-    case BARRIER: return MPI_Barrier(MPI_COMM_WORLD);
-    case NCOLL: break;
-    }
-    return MPI_ERR_OTHER;
+    if (cc->coll < MB_COLL_NKIND)
+        return run_lib(s, lib_algo(cc->pick));
+    MPI_Datatype t = mb_coll_mpi_dtype(cc->dtype);
+    int blk = (int)(cc->count / (size_t)s->p);
+    if (cc->coll == ALLTOALL)
+        return MPI_Alltoall(cc->inplace ? MPI_IN_PLACE : s->send, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
+    return MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
-    size_t es = dtype_size[s->cc->dtype];
+    size_t es = mb_coll_dtype_size(s->cc->dtype);
     if (s->cc->coll != BARRIER)
         select_set(s, iter);
     const struct mb_coll_algo *la = lib_algo(s->cc->algo);
@@ -894,10 +850,10 @@ static int iterate(void *state, long long iter, double *elapsed)
         mb_cuda_timer_start(&s->timer);
     if (staged) {
         mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
-        if (s->cc->inplace || s->cc->coll == BCAST)
+        if (s->cc->inplace || s->cc->coll == MB_COLL_BCAST)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
     }
-    int rc = run_mpi(s);
+    int rc = run_case(s);
     if (staged)
         mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
     if (s->device)
@@ -915,7 +871,7 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     if (iter == s->fault_iter && s->recv_n > 0) {
         size_t i = s->recv_n / 2;
-        if (s->cc->coll == REDUCE_SCATTER)
+        if (s->cc->coll == MB_COLL_REDUCE_SCATTER)
             i = s->cc->count / (size_t)s->p / 2;
         if (s->device)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
@@ -931,27 +887,27 @@ static int check(void *state, long long iter, char *msg, size_t mlen)
     struct coll_state *s = state;
     const struct coll_case *cc = s->cc;
     size_t blk = cc->count / (size_t)s->p, n = 0;
-    if (cc->coll == BARRIER || (cc->coll == REDUCE && s->rank != s->root))
+    if (cc->coll == BARRIER || (cc->coll == MB_COLL_REDUCE && s->rank != s->root))
         return 0;
     select_set(s, iter);
     if (s->device)
-        mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * dtype_size[cc->dtype]);
-    n = cc->coll == REDUCE_SCATTER ? blk : cc->count;
+        mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * mb_coll_dtype_size(cc->dtype));
+    n = cc->coll == MB_COLL_REDUCE_SCATTER ? blk : cc->count;
     static int64_t want[CHUNK], tmp[CHUNK];
     for (size_t i = 0; i < n;) {
         size_t len = n - i < CHUNK ? n - i : CHUNK;
         /* gathered outputs: a segment never crosses a source rank's block */
-        if (cc->coll == ALLGATHER || cc->coll == ALLTOALL)
+        if (cc->coll == MB_COLL_ALLGATHER || cc->coll == ALLTOALL)
             len = len < blk - i % blk ? len : blk - i % blk;
         switch (cc->coll) {
-        case ALLREDUCE: case REDUCE: reduced_row(s, i, len, iter, want, tmp); break;
-        case REDUCE_SCATTER: reduced_row(s, (size_t)s->rank * blk + i, len, iter, want, tmp); break;
-        case ALLGATHER: gen_row(s, (int)(i / blk), i % blk, len, iter, want); break;
+        case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: reduced_row(s, i, len, iter, want, tmp); break;
+        case MB_COLL_REDUCE_SCATTER: reduced_row(s, (size_t)s->rank * blk + i, len, iter, want, tmp); break;
+        case MB_COLL_ALLGATHER: gen_row(s, (int)(i / blk), i % blk, len, iter, want); break;
         case ALLTOALL: gen_row(s, (int)(i / blk), (size_t)s->rank * blk + i % blk, len, iter, want); break;
-        case BCAST: gen_row(s, s->root, i, len, iter, want); break;
+        case MB_COLL_BCAST: gen_row(s, s->root, i, len, iter, want); break;
         default: return 0;
         }
-        const char *seg = (const char *)s->recv + i * dtype_size[cc->dtype];
+        const char *seg = (const char *)s->recv + i * mb_coll_dtype_size(cc->dtype);
         size_t bad = compare_row(cc->dtype, seg, want, len);
         if (bad < len) {
             snprintf(msg, mlen, "first wrong element at index %zu: got %.17g, expected %lld", i + bad,
@@ -987,9 +943,9 @@ static double busbw_factor(struct mb_run *run, const struct mb_case *c)
     const struct coll_case *cc = c->user;
     double p = run->nranks;
     switch (cc->coll) {
-    case ALLREDUCE: return 2 * (p - 1) / p;
-    case REDUCE_SCATTER: case ALLGATHER: case ALLTOALL: return (p - 1) / p;
-    case BCAST: case REDUCE: return 1;
+    case MB_COLL_ALLREDUCE: return 2 * (p - 1) / p;
+    case MB_COLL_REDUCE_SCATTER: case MB_COLL_ALLGATHER: case ALLTOALL: return (p - 1) / p;
+    case MB_COLL_BCAST: case MB_COLL_REDUCE: return 1;
     default: return 0;
     }
 }
@@ -1142,21 +1098,29 @@ static const struct mb_bench bench = {
     .finish = finish,
 };
 
+/* "a|b|c" from n names into buf. */
+static void join(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", names[i]);
+}
+
 int main(int argc, char **argv)
 {
     /* --algo's choices are the registry's names, in its order */
-    size_t len = 0;
     nalgos = mb_coll_nalgos() < MAX_ALGOS - 1 ? mb_coll_nalgos() : MAX_ALGOS - 1;
-    for (size_t i = 0; i < nalgos; i++) {
+    for (size_t i = 0; i < nalgos; i++)
         algo_names[i] = mb_coll_algo_at(i)->name;
-        len += (size_t)snprintf(algo_choices + len, sizeof(algo_choices) - len, "%s%s", i ? "|" : "",
-                                algo_names[i]);
-    }
+    join(algo_choices, sizeof(algo_choices), algo_names, nalgos);
     algo_auto = (algo_t)nalgos;
     algo_names[nalgos] = "auto";
-    snprintf(algo_choices + len, sizeof(algo_choices) - len, ";auto");
-    for (struct mb_opt *o = coll_opts; o->name; o++)
-        if (strcmp(o->name, "algo") == 0)
-            o->choices = algo_choices;
+    snprintf(algo_choices + strlen(algo_choices), sizeof(algo_choices) - strlen(algo_choices), ";auto");
+    const char *colls[NCOLL];
+    for (int c = 0; c < NCOLL; c++)
+        colls[c] = coll_name(c);
+    join(coll_choices, sizeof(coll_choices), colls, NCOLL);
+    join(dtype_choices, sizeof(dtype_choices), mb_coll_dtype_names, MB_COLL_NDTYPE);
+    join(op_choices, sizeof(op_choices), mb_coll_op_names, MB_COLL_NOP);
     return mb_main(&bench, argc, argv);
 }

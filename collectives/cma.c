@@ -8,7 +8,7 @@
  * output, reduce is pulled and reduced by the root. Where the kernel refuses
  * (ptrace policy: Yama, containers without CAP_SYS_PTRACE), the algorithm
  * reports itself unavailable with the kernel's reason. */
-#include "internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,52 +30,65 @@ static ssize_t peer_read(pid_t pid, void *dst, uint64_t src, size_t bytes)
     return (ssize_t)got;
 }
 
+/* The node's pids (cma's state), exchanged once by the probe. */
+static int *pids_of(struct mb_coll_ctx *c) { return mb_coll_slot(c, &mb_coll_algo_cma)->state; }
+
+/* Exchanges the node's pids and reads a word from the next node rank: the
+ * kernel's ptrace policy decides, and every rank gives the lowest refused
+ * rank's reason. */
+static int cma_probe(struct mb_coll_ctx *c, void **state, char *why, size_t len)
+{
+    int p = c->node_size;
+    struct { int pid; uint64_t addr; } me, all[p]; /* one entry per node rank: small */
+    static volatile uint64_t probe = 0x6d6f766562656e63ull;
+    me.pid = (int)getpid();
+    me.addr = (uint64_t)(uintptr_t)&probe;
+    MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);
+    int *pids = *state = malloc(sizeof(int) * (size_t)p);
+    for (int q = 0; q < p && pids; q++)
+        pids[q] = all[q].pid;
+    int peer = (c->node_rank + 1) % p, ok = 1;
+    uint64_t v = 0;
+    if (!pids) {
+        errno = ENOMEM;
+        ok = 0;
+    } else if (mb_coll_fault("cma-refused")) { /* tests: the kernel's answer under ptrace_scope 3 */
+        errno = EPERM;
+        ok = 0;
+    } else if (peer_read(all[peer].pid, &v, all[peer].addr, sizeof(v)) < 0 || v != probe)
+        ok = 0;
+    char reason[200] = "";
+    if (!ok)
+        snprintf(reason, sizeof(reason), "process_vm_readv from node rank %d: %s (ptrace policy: see "
+                 "/proc/sys/kernel/yama/ptrace_scope)", peer, strerror(errno));
+    int all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    /* every rank gives the same reason: the lowest refused rank's */
+    int src = 0;
+    MPI_Allreduce(ok ? &c->size : &c->rank, &src, 1, MPI_INT, MPI_MIN, c->comm);
+    if (!all_ok) {
+        if (src == c->size)
+            src = 0;
+        MPI_Bcast(reason, sizeof(reason), MPI_CHAR, src, c->comm);
+        snprintf(why, len, "CMA refused: %s", reason);
+        return -1;
+    }
+    return 0;
+}
+
+static void cma_free(struct mb_coll_ctx *c, void *state)
+{
+    (void)c;
+    free(state);
+}
+
 static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
 {
-    if (c->cma_state == 0) {
-        int p = c->node_size;
-        struct { int pid; uint64_t addr; } me, all[p]; /* one entry per node rank: small */
-        static volatile uint64_t probe = 0x6d6f766562656e63ull;
-        me.pid = (int)getpid();
-        me.addr = (uint64_t)(uintptr_t)&probe;
-        MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);
-        c->node_pids = malloc(sizeof(int) * (size_t)p);
-        for (int q = 0; q < p && c->node_pids; q++)
-            c->node_pids[q] = all[q].pid;
-        int peer = (c->node_rank + 1) % p, ok = 1;
-        uint64_t v = 0;
-        if (!c->node_pids) {
-            errno = ENOMEM;
-            ok = 0;
-        } else if (mb_coll_fault("cma-refused")) { /* tests: the kernel's answer under ptrace_scope 3 */
-            errno = EPERM;
-            ok = 0;
-        } else if (peer_read(all[peer].pid, &v, all[peer].addr, sizeof(v)) < 0 || v != probe)
-            ok = 0;
-        char reason[200] = "";
-        if (!ok)
-            snprintf(reason, sizeof(reason), "process_vm_readv from node rank %d: %s (ptrace policy: see "
-                     "/proc/sys/kernel/yama/ptrace_scope)", peer, strerror(errno));
-        int all_ok;
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
-        /* every rank gives the same reason: the lowest refused rank's */
-        int src = 0;
-        MPI_Allreduce(ok ? &c->size : &c->rank, &src, 1, MPI_INT, MPI_MIN, c->comm);
-        if (!all_ok) {
-            if (src == c->size)
-                src = 0;
-            MPI_Bcast(reason, sizeof(reason), MPI_CHAR, src, c->comm);
-            snprintf(c->cma_why, sizeof(c->cma_why), "CMA refused: %s", reason);
-        }
-        c->cma_state = all_ok ? 1 : -1;
-    }
     if (c->nnodes != 1) {
         snprintf(why, len, "the communicator spans %d nodes; CMA reaches one", c->nnodes);
         return 0;
     }
-    if (c->cma_state < 0)
-        snprintf(why, len, "%s", c->cma_why);
-    return c->cma_state > 0;
+    return 1;
 }
 
 /* Reads elements [lo, hi) of every node rank's `addr_in` (plus base bytes)
@@ -84,7 +97,7 @@ static int cma_available(struct mb_coll_ctx *c, char *why, size_t len)
 static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const char *in, size_t base,
                        size_t lo, size_t hi, char *dst, int publish, uint64_t seq)
 {
-    int p = c->node_size, r = c->node_rank, rc = 0;
+    int p = c->node_size, r = c->node_rank, rc = 0, *pids = pids_of(c);
     size_t es = mb_coll_dtype_size(a->dtype), ce = MB_COLL_CHUNK / es;
     char *tmp = mb_coll_tmp(c, MB_COLL_CHUNK);
     uint64_t k = 0;
@@ -95,7 +108,7 @@ static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, cons
             memcpy(d, in + off * es, len * es);
         for (int j = 1; j < p; j++) {
             int q = (r + j) % p;
-            if (peer_read(c->node_pids[q], tmp, c->peer_flags[q]->addr_in + base + off * es, len * es) < 0)
+            if (peer_read(pids[q], tmp, c->peer_flags[q]->addr_in + base + off * es, len * es) < 0)
                 rc = -1;
             mb_coll_reduce2(a->dtype, a->op, d, tmp, len);
         }
@@ -108,7 +121,7 @@ static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, cons
 static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const char *in, char *out,
                          uint64_t seq)
 {
-    int p = c->node_size, r = c->node_rank;
+    int p = c->node_size, r = c->node_rank, *pids = pids_of(c);
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count, ce = MB_COLL_CHUNK / es;
     size_t lo = mb_coll_slice_bound(n, p, r, es), hi = mb_coll_slice_bound(n, p, r + 1, es);
     int rc = pull_reduce(c, a, in, 0, lo, hi, out + lo * es, 1, seq);
@@ -119,7 +132,7 @@ static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
         for (size_t off = slo; off < shi; off += ce, k++) {
             size_t len = shi - off < ce ? shi - off : ce;
             mb_coll_wait(c, c->peer_flags[s], &c->peer_flags[s]->progress, seq << 32 | (k + 1));
-            if (peer_read(c->node_pids[s], out + off * es, c->peer_flags[s]->addr_out + off * es, len * es) < 0)
+            if (peer_read(pids[s], out + off * es, c->peer_flags[s]->addr_out + off * es, len * es) < 0)
                 rc = -1;
         }
     }
@@ -130,7 +143,7 @@ static int cma_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
  * private memory, `done` once nobody reads mine any more. */
 static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
-    int p = c->node_size, r = c->node_rank, rc = 0;
+    int p = c->node_size, r = c->node_rank, rc = 0, *pids = pids_of(c);
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count, bytes = n * es;
     char *out = a->recvbuf;
     const char *in = a->sendbuf && a->kind != MB_COLL_BCAST ? a->sendbuf : a->recvbuf;
@@ -162,12 +175,12 @@ static int cma_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
             memcpy(out + (size_t)r * bytes, in, bytes);
         for (int j = 1; j < p; j++) {
             int q = (r + j) % p;
-            if (bytes && peer_read(c->node_pids[q], out + (size_t)q * bytes, c->peer_flags[q]->addr_in, bytes) < 0)
+            if (bytes && peer_read(pids[q], out + (size_t)q * bytes, c->peer_flags[q]->addr_in, bytes) < 0)
                 rc = -1;
         }
         break;
     case MB_COLL_BCAST:
-        if (r != a->root && bytes && peer_read(c->node_pids[a->root], out, c->peer_flags[a->root]->addr_in, bytes) < 0)
+        if (r != a->root && bytes && peer_read(pids[a->root], out, c->peer_flags[a->root]->addr_in, bytes) < 0)
             rc = -1;
         break;
     case MB_COLL_REDUCE: /* the root pulls and reduces every input */
@@ -184,6 +197,18 @@ out:
     return rc;
 }
 
+/* The model: entry and exit flags, this rank's slice of every peer's input
+ * read chunk by chunk and reduced, the peers' reduced slices read. */
+static double m_cma(const struct mb_coll_model_in *m)
+{
+    if (m->kind != MB_COLL_ALLREDUCE || m->N != 1)
+        return NAN;
+    const struct mb_coll_profile *p = m->p;
+    double slice = m->n / m->L, chunks = ceil(slice / MB_COLL_CHUNK), rd = mb_coll_blend(p, p->cma, m->ws);
+    double read = chunks * p->cma_alpha + slice * rd; /* one peer's slice, chunk by chunk */
+    return 2 * m->fl + (m->oop ? mb_coll_C(m, slice) : 0) + (m->L - 1) * (2 * read + mb_coll_R(m, slice));
+}
+
 const struct mb_coll_algo mb_coll_algo_cma = {
     .name = "cma",
     .description = "single copy with process_vm_readv (Linux CMA) from peers' private buffers",
@@ -191,4 +216,7 @@ const struct mb_coll_algo mb_coll_algo_cma = {
              1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
     .available = cma_available,
     .run = cma_run,
+    .setup = cma_probe,
+    .teardown = cma_free,
+    .model = m_cma,
 };

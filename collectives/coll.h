@@ -23,8 +23,12 @@ enum mb_coll_kind {
 extern const char *const mb_coll_kind_names[MB_COLL_NKIND];
 enum mb_coll_dtype { MB_COLL_INT8, MB_COLL_INT32, MB_COLL_INT64, MB_COLL_FLOAT, MB_COLL_DOUBLE, MB_COLL_NDTYPE };
 enum mb_coll_op { MB_COLL_SUM, MB_COLL_PROD, MB_COLL_MIN, MB_COLL_MAX, MB_COLL_NOP };
+/* "int8", "int32", "int64", "float", "double"; "sum", "prod", "min", "max". */
+extern const char *const mb_coll_dtype_names[MB_COLL_NDTYPE];
+extern const char *const mb_coll_op_names[MB_COLL_NOP];
 
 size_t mb_coll_dtype_size(enum mb_coll_dtype d);
+MPI_Datatype mb_coll_mpi_dtype(enum mb_coll_dtype d);
 
 /* One call. count follows MPI: allreduce/bcast/reduce the whole buffer,
  * reduce_scatter_block and allgather the per-rank block. sendbuf NULL
@@ -77,7 +81,11 @@ const char *mb_coll_pool_error(const struct mb_coll_ctx *ctx);
 /* "PATH (tmpfs)" etc., "" when no pool is open. */
 const char *mb_coll_pool_backing(const struct mb_coll_ctx *ctx);
 
-/* One algorithm (fio-style ops table), registered once in the registry. */
+struct mb_coll_model_in; /* one prediction's inputs (collectives/model.h) */
+
+/* One algorithm (fio-style ops table): one file defines it, one row of
+ * registry.c lists it. Only name..run are required; the rest is for
+ * algorithms that keep state in a context or have a cost model. */
 struct mb_coll_algo {
     const char *name;
     const char *description;
@@ -89,6 +97,26 @@ struct mb_coll_algo {
     int (*available)(struct mb_coll_ctx *ctx, char *why, size_t len);
     /* MPI_SUCCESS or an MPI error code / -1. */
     int (*run)(struct mb_coll_ctx *ctx, const struct mb_coll_args *a);
+    /* Collective set-up on ctx (a probe, a communicator, a UCP worker), run
+     * once, on every rank, the first time the algorithm is asked whether it
+     * is usable (mb_coll_usable), before available(). It may set *state, the
+     * algorithm's own opaque part of ctx. 0, or -1 with the reason in why,
+     * the same on every rank; the algorithm is then unavailable with that
+     * reason, and set-up must have undone itself (*state NULL or freeable). */
+    int (*setup)(struct mb_coll_ctx *ctx, void **state, char *why, size_t len);
+    /* Frees state (and what the set-up built) in mb_coll_ctx_free; called,
+     * in registry order and before registered buffers are freed, for every
+     * algorithm whose set-up succeeded or whose state is not NULL. */
+    void (*teardown)(struct mb_coll_ctx *ctx, void *state);
+    /* Registered buffers (mb_coll_alloc) once set-up succeeded, including
+     * those allocated before: reg_map prepares [ptr, ptr+bytes) for the
+     * algorithm (collective over ctx's communicator) and may attach
+     * *reg_state; 0 or -1 (the buffer is then unusable to it). reg_unmap
+     * undoes one in mb_coll_release; teardown undoes the rest. */
+    int (*reg_map)(struct mb_coll_ctx *ctx, void *state, void *ptr, size_t bytes, void **reg_state);
+    void (*reg_unmap)(struct mb_coll_ctx *ctx, void *state, void *reg_state);
+    /* Predicted seconds of a call (mb_coll_model); NULL: not modelled. */
+    double (*model)(const struct mb_coll_model_in *m);
 };
 
 size_t mb_coll_nalgos(void);

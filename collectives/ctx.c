@@ -26,7 +26,7 @@ static int shared_alloc(MPI_Comm node, struct mb_buf *b, size_t bytes, void ***p
 struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *err, size_t errlen)
 {
     struct mb_coll_ctx *c = calloc(1, sizeof(*c));
-    c->pool_fd = -1;
+    c->slots = calloc(mb_coll_nalgos(), sizeof(*c->slots));
     MPI_Comm_dup(comm, &c->comm);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->size);
@@ -66,7 +66,6 @@ struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *
     atomic_store(&f->wake, 0);
     atomic_store(&f->sleepers, 0);
     c->scratch.win = MPI_WIN_NULL;
-    c->pool_fd = -1;
     mb_coll_spin(c, 0);
     MPI_Barrier(c->comm);
     return c;
@@ -76,14 +75,20 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
 {
     if (!c)
         return;
-    mb_coll_pool_close(c);
-    mb_coll_ucx_free(c);
-    mb_coll_hier_free(c);
-    mb_coll_device_free(c);
+    /* the algorithms first: they may still reach the registered memory
+     * (ucx unmaps it, after a barrier, before its worker goes) */
+    for (size_t i = 0; i < mb_coll_nalgos(); i++) {
+        const struct mb_coll_algo *al = mb_coll_algo_at(i);
+        struct mb_coll_slot *s = &c->slots[i];
+        if (al->teardown && (s->state || s->setup > 0))
+            al->teardown(c, s->state);
+        s->state = NULL;
+    }
     while (c->regs) {
         struct mb_coll_reg *r = c->regs;
         c->regs = r->next;
         mb_buf_free(&r->buf);
+        free(r->algo_state);
         free(r);
     }
     mb_buf_free(&c->scratch);
@@ -93,7 +98,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
     free(c->peer_small);
     free(c->peer_scratch);
     free(c->tmp);
-    free(c->node_pids);
+    free(c->slots);
     if (c->leader_comm != MPI_COMM_NULL)
         MPI_Comm_free(&c->leader_comm);
     MPI_Comm_free(&c->node_comm);
@@ -110,11 +115,24 @@ void *mb_coll_alloc(struct mb_coll_ctx *c, size_t bytes, char *err, size_t errle
         free(r);
         return NULL;
     }
+    r->algo_state = calloc(mb_coll_nalgos(), sizeof(void *));
     r->next = c->regs;
     c->regs = r;
-    if (mb_coll_ucx_map(c, r) != 0)
-        mb_warn("collectives: ucx: cannot map a registered buffer of %zu bytes", bytes);
+    for (size_t i = 0; i < mb_coll_nalgos(); i++)
+        if (mb_coll_algo_at(i)->reg_map && c->slots[i].setup > 0)
+            mb_coll_reg_map_all(c, mb_coll_algo_at(i));
     return r->buf.ptr;
+}
+
+void mb_coll_reg_map_all(struct mb_coll_ctx *c, const struct mb_coll_algo *al)
+{
+    size_t i = mb_coll_index(al);
+    if (!al->reg_map)
+        return;
+    for (struct mb_coll_reg *r = c->regs; r; r = r->next) /* the same order on every rank */
+        if (!r->algo_state[i] &&
+            al->reg_map(c, c->slots[i].state, r->buf.ptr, r->buf.bytes, &r->algo_state[i]) != 0)
+            mb_warn("collectives: %s: cannot map a registered buffer of %zu bytes", al->name, r->buf.bytes);
 }
 
 void mb_coll_release(struct mb_coll_ctx *c, void *ptr)
@@ -123,8 +141,11 @@ void mb_coll_release(struct mb_coll_ctx *c, void *ptr)
         if ((*pp)->buf.ptr == ptr) {
             struct mb_coll_reg *r = *pp;
             *pp = r->next;
-            mb_coll_ucx_unmap(c, r);
+            for (size_t i = 0; i < mb_coll_nalgos(); i++)
+                if (r->algo_state[i] && mb_coll_algo_at(i)->reg_unmap)
+                    mb_coll_algo_at(i)->reg_unmap(c, c->slots[i].state, r->algo_state[i]);
             mb_buf_free(&r->buf);
+            free(r->algo_state);
             free(r);
             return;
         }

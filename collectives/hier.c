@@ -12,7 +12,7 @@
  *   then the other nodes;
  * - reduce: node reduce to the leader, binomial reduce among the leaders,
  *   then the root's leader hands the result to the root. */
-#include "internal.h"
+#include "model.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -55,11 +55,13 @@ struct mb_coll_hier {
     size_t ring_tmp_bytes;
 };
 
-void mb_coll_hier_free(struct mb_coll_ctx *c)
+/* hier's state in the context: made by layout(), at its first call */
+static struct mb_coll_hier *hier_of(struct mb_coll_ctx *c) { return mb_coll_slot(c, &mb_coll_algo_hier)->state; }
+
+static void hier_free(struct mb_coll_ctx *c, void *state)
 {
-    struct mb_coll_hier *h = c->hier;
-    if (!h)
-        return;
+    struct mb_coll_hier *h = state;
+    (void)c;
     free(h->node_of);
     free(h->node_rank_of);
     free(h->first);
@@ -68,15 +70,15 @@ void mb_coll_hier_free(struct mb_coll_ctx *c)
     free(h->buf);
     free(h->ring_tmp);
     free(h);
-    c->hier = NULL;
 }
 
 /* The layout, learnt once (collective: the first hier call on every rank). */
 static struct mb_coll_hier *layout(struct mb_coll_ctx *c)
 {
-    if (c->hier)
-        return c->hier;
-    struct mb_coll_hier *h = c->hier = calloc(1, sizeof(*h));
+    void **state = &mb_coll_slot(c, &mb_coll_algo_hier)->state;
+    if (*state)
+        return *state;
+    struct mb_coll_hier *h = *state = calloc(1, sizeof(*h));
     int p = c->size, node = 0, me[2];
     if (c->leader_comm != MPI_COMM_NULL)
         MPI_Comm_rank(c->leader_comm, &node);
@@ -159,7 +161,7 @@ static void ring_post(struct ring *g)
 
 static void ring_start(struct ring *g, struct mb_coll_ctx *c, const struct mb_coll_args *a, char *x, size_t m)
 {
-    struct mb_coll_hier *h = c->hier;
+    struct mb_coll_hier *h = hier_of(c);
     g->c = c, g->a = a, g->x = x, g->m = m, g->step = 0;
     MPI_Comm_rank(c->leader_comm, &g->l);
     MPI_Comm_size(c->leader_comm, &g->L);
@@ -235,7 +237,7 @@ static int hier_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 static int hier_reduce_scatter(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count * (size_t)c->size;
-    char *w = work(c->hier, n * es);
+    char *w = work(hier_of(c), n * es);
     const char *in = a->sendbuf ? a->sendbuf : a->recvbuf;
     int rc = allreduce_into(c, a, in, w, n);
     memcpy(a->recvbuf, w + (size_t)c->rank * a->count * es, a->count * es);
@@ -244,7 +246,7 @@ static int hier_reduce_scatter(struct mb_coll_ctx *c, const struct mb_coll_args 
 
 static int hier_allgather(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
-    struct mb_coll_hier *h = c->hier;
+    struct mb_coll_hier *h = hier_of(c);
     int p = c->size, me = h->node_of[c->rank];
     size_t bytes = a->count * mb_coll_dtype_size(a->dtype);
     char *w = work(h, (size_t)p * bytes), *out = a->recvbuf;
@@ -266,7 +268,7 @@ static int hier_allgather(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 
 static int hier_bcast(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
-    struct mb_coll_hier *h = c->hier;
+    struct mb_coll_hier *h = hier_of(c);
     int rn = h->node_of[a->root], me = h->node_of[c->rank], rc = 0;
     if (me == rn)
         rc |= node_call(c, MB_COLL_BCAST, NULL, a->recvbuf, a->count, a, h->node_rank_of[a->root]);
@@ -283,7 +285,7 @@ static int hier_bcast(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 
 static int hier_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
-    struct mb_coll_hier *h = c->hier;
+    struct mb_coll_hier *h = hier_of(c);
     size_t bytes = a->count * mb_coll_dtype_size(a->dtype);
     int rn = h->node_of[a->root], rnr = h->node_rank_of[a->root], rc = 0;
     char *w = work(h, bytes);
@@ -320,10 +322,26 @@ static int hier_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     }
 }
 
-static int always(struct mb_coll_ctx *c, char *why, size_t len)
+/* The model: node reduce, Rabenseifner among the leaders, node broadcast. */
+
+static double m_hier(const struct mb_coll_model_in *m)
 {
-    (void)c, (void)why, (void)len;
-    return 1;
+    if (m->kind != MB_COLL_ALLREDUCE)
+        return NAN;
+    struct mb_coll_model_in node = *m;
+    node.N = 1;
+    node.kind = MB_COLL_REDUCE;
+    double t = mb_coll_model_shm_copyin(&node);
+    node.kind = MB_COLL_BCAST;
+    node.oop = 0;
+    t += mb_coll_model_shm_copyin(&node);
+    if (m->N > 1) {
+        struct mb_coll_model_in lead = *m;
+        lead.P = m->N;
+        lead.oop = 0;
+        t += mb_coll_model_rabenseifner(&lead);
+    }
+    return t;
 }
 
 const struct mb_coll_algo mb_coll_algo_hier = {
@@ -331,6 +349,8 @@ const struct mb_coll_algo mb_coll_algo_hier = {
     .description = "shm-copyin inside nodes, p2p among node leaders; allreduce pipelined so the levels overlap",
     .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
              1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = always,
+    .available = mb_coll_always,
     .run = hier_run,
+    .teardown = hier_free,
+    .model = m_hier,
 };

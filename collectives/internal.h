@@ -36,8 +36,16 @@ struct mb_coll_flags {
 
 struct mb_coll_reg { /* a registered buffer */
     struct mb_buf buf;
-    void *ucx;                 /* ucx.c: its memory handle and the peers' rkeys, NULL if unmapped */
+    void **algo_state;         /* [mb_coll_nalgos()]: what each algorithm's reg_map attached, or NULL */
     struct mb_coll_reg *next;
+};
+
+/* One algorithm's own part of a context (registry order): its opaque
+ * state, and the outcome of its set-up (struct mb_coll_algo.setup). */
+struct mb_coll_slot {
+    void *state;
+    int setup;                             /* 0 not run yet, 1 succeeded, -1 failed (why) */
+    char why[300];
 };
 
 struct mb_coll_ctx {
@@ -53,24 +61,29 @@ struct mb_coll_ctx {
     struct mb_buf scratch;                 /* copy-in area, grown collectively */
     void **peer_scratch;
     struct mb_coll_reg *regs;
-    char pool_path[512], pool_err[600], pool_backing[700];
-    int pool_fd, pool_created;             /* pool.c: the shared file, -1 when none; made by this run */
-    size_t pool_off;                       /* pool.c: where the regions start (after our header) */
-    void *pool_base;                       /* node_size regions of pool_stride bytes */
-    size_t pool_stride;
-    int cma_state;                         /* cma.c: 0 not probed, 1 usable, -1 refused */
-    char cma_why[300];
-    int *node_pids;
-    struct mb_coll_ucx *ucx;               /* ucx.c: context, worker, endpoints, flags */
-    int ucx_state;                         /* ucx.c: 0 not probed, 1 usable, -1 not */
-    struct mb_coll_hier *hier;             /* hier.c: node layout and work buffers */
-    void *nccl;                            /* nccl.c: the NCCL communicator */
-    int nccl_state, ipc_state;             /* nccl.c, ipc.c: 0 not probed, 1 usable, -1 not */
-    char nccl_why[300], ipc_why[300];
-    char ucx_why[300];
+    struct mb_coll_slot *slots;            /* [mb_coll_nalgos()]: each algorithm's own, registry order */
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
 };
+
+/* Where an algorithm's own state lives in ctx: its slot, by its position
+ * in the registry (the algorithm must be registered). */
+size_t mb_coll_index(const struct mb_coll_algo *algo);
+static inline struct mb_coll_slot *mb_coll_slot(const struct mb_coll_ctx *c, const struct mb_coll_algo *algo)
+{
+    return &c->slots[mb_coll_index(algo)];
+}
+/* What algo's reg_map attached to a registered buffer (NULL: nothing). */
+static inline void *mb_coll_reg_state(const struct mb_coll_reg *r, const struct mb_coll_algo *algo)
+{
+    return r->algo_state[mb_coll_index(algo)];
+}
+/* Calls algo's reg_map on every registered buffer it has not mapped yet
+ * (collective like mb_coll_alloc); the registry does this after a set-up
+ * succeeds, mb_coll_alloc for each new buffer. */
+void mb_coll_reg_map_all(struct mb_coll_ctx *c, const struct mb_coll_algo *algo);
+/* available() of the algorithms that run wherever MPI does. */
+int mb_coll_always(struct mb_coll_ctx *c, char *why, size_t len);
 
 #define MB_COLL_SMALL 16384 /* bytes: at or below, the one-flag small path */
 #define MB_COLL_CHUNK 65536 /* bytes per pipelined chunk (fits L2) */
@@ -101,7 +114,6 @@ void mb_coll_reduce2(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const 
 /* dst[i] = op over srcs[k][i], k < nsrc (dst may alias one source) */
 void mb_coll_reduce_many(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *const *srcs,
                          int nsrc, size_t n);
-MPI_Datatype mb_coll_mpi_dtype(enum mb_coll_dtype d);
 MPI_Op mb_coll_mpi_op(enum mb_coll_op o);
 
 /* A private temporary of at least bytes. */
@@ -127,21 +139,11 @@ void mb_coll_spin(struct mb_coll_ctx *ctx, size_t bytes);
 /* Node-local flag barrier on the `arrive` or `done` flags. */
 void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 
-extern const struct mb_coll_algo mb_coll_algo_mpi, mb_coll_algo_ring, mb_coll_algo_rd,
-    mb_coll_algo_rabenseifner, mb_coll_algo_binomial, mb_coll_algo_scatter_allgather,
-    mb_coll_algo_shm, mb_coll_algo_shm_copyin, mb_coll_algo_hier, mb_coll_algo_pool, mb_coll_algo_cma;
-void mb_coll_pool_close(struct mb_coll_ctx *ctx);
-
-/* ucx.c: maps a registered buffer for RMA and exchanges its rkeys (collective
- * over the context's communicator; a no-op until UCX is set up), unmaps one,
- * and tears UCX down before the registered memory goes. */
-extern const struct mb_coll_algo mb_coll_algo_ucx;
-int mb_coll_ucx_map(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
-void mb_coll_ucx_unmap(struct mb_coll_ctx *ctx, struct mb_coll_reg *reg);
-void mb_coll_ucx_free(struct mb_coll_ctx *ctx);
-void mb_coll_hier_free(struct mb_coll_ctx *ctx);
-extern const struct mb_coll_algo mb_coll_algo_nccl, mb_coll_algo_cuda_ipc;
-void mb_coll_device_free(struct mb_coll_ctx *ctx);
+/* The registered algorithms (algos.def), for their own files and for the
+ * algorithms that build on one another. */
+#define MB_COLL_ALGO(x) extern const struct mb_coll_algo mb_coll_algo_##x;
+#include "algos.def"
+#undef MB_COLL_ALGO
 /* 1 if ok on every rank of the context; else 0, and reason (len bytes)
  * becomes the lowest failing rank's on every rank. Collective. */
 int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);

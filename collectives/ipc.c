@@ -13,23 +13,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The set-up (collective): a device per rank. */
+static int ipc_setup(struct mb_coll_ctx *c, void **state, char *why, size_t len)
+{
+    (void)state;
+    char reason[250] = "";
+    int n = 0, ok = mb_coll_dev_count(&n, reason, sizeof(reason)) == 0 &&
+                    mb_coll_dev_select(c->node_rank % n, reason, sizeof(reason)) == 0;
+    if (mb_coll_agree(c, ok, reason, sizeof(reason)))
+        return 0;
+    snprintf(why, len, "CUDA IPC unusable: %s", reason);
+    return -1;
+}
+
+/* The peers' allocations opened so far (a process-wide cache). */
+static void ipc_close(struct mb_coll_ctx *c, void *state)
+{
+    (void)c, (void)state;
+    mb_coll_ipc_close_all();
+}
+
 static int ipc_available(struct mb_coll_ctx *c, char *why, size_t len)
 {
-    if (c->ipc_state == 0) {
-        char reason[250] = "";
-        int n = 0, ok = mb_coll_dev_count(&n, reason, sizeof(reason)) == 0 &&
-                        mb_coll_dev_select(c->node_rank % n, reason, sizeof(reason)) == 0;
-        c->ipc_state = mb_coll_agree(c, ok, reason, sizeof(reason)) ? 1 : -1;
-        if (c->ipc_state < 0)
-            snprintf(c->ipc_why, sizeof(c->ipc_why), "CUDA IPC unusable: %s", reason);
-    }
     if (c->nnodes != 1) {
         snprintf(why, len, "the communicator spans %d nodes; CUDA IPC reaches one", c->nnodes);
         return 0;
     }
-    if (c->ipc_state < 0)
-        snprintf(why, len, "%s", c->ipc_why);
-    return c->ipc_state > 0;
+    return 1;
 }
 
 struct handles {
@@ -133,4 +143,6 @@ const struct mb_coll_algo mb_coll_algo_cuda_ipc = {
     .device = 1,
     .available = ipc_available,
     .run = ipc_run,
+    .setup = ipc_setup,
+    .teardown = ipc_close,
 };

@@ -15,6 +15,9 @@ size_t mb_coll_dtype_size(enum mb_coll_dtype d)
     return d < MB_COLL_NDTYPE ? s[d] : 0;
 }
 
+const char *const mb_coll_dtype_names[MB_COLL_NDTYPE] = {"int8", "int32", "int64", "float", "double"};
+const char *const mb_coll_op_names[MB_COLL_NOP] = {"sum", "prod", "min", "max"};
+
 MPI_Datatype mb_coll_mpi_dtype(enum mb_coll_dtype d)
 {
     static const MPI_Datatype t[] = {MPI_INT8_T, MPI_INT32_T, MPI_INT64_T, MPI_FLOAT, MPI_DOUBLE};

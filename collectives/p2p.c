@@ -3,18 +3,13 @@
  * + recursive-doubling allgather), binomial trees, scatter-allgather
  * broadcast. Every count (0, 1, fewer elements than ranks) and rank count
  * works: blocks are [b*n/p, (b+1)*n/p). */
-#include "internal.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define TAG 7301
 
-static int always(struct mb_coll_ctx *c, char *why, size_t len)
-{
-    (void)c, (void)why, (void)len;
-    return 1;
-}
 
 static size_t blo(size_t n, int p, int b) { return (size_t)((unsigned __int128)n * (unsigned)b / (unsigned)p); }
 static int mod(int a, int p) { return ((a % p) + p) % p; }
@@ -252,38 +247,100 @@ static int sag_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     return MPI_SUCCESS;
 }
 
+/* ---- the models: messages, bytes exchanged and reduced per step ------- */
+
+static double m_ring(const struct mb_coll_model_in *m)
+{
+    double n = m->n, P = m->P;
+    switch (m->kind) {
+    case MB_COLL_ALLREDUCE: /* copy in, P-1 reduce-scatter steps, P-1 allgather steps */
+        return (m->oop ? mb_coll_C(m, n) : 0) + 2 * (P - 1) * mb_coll_X(m, n / P) + (P - 1) * mb_coll_R(m, n / P);
+    case MB_COLL_REDUCE_SCATTER: /* the whole input into a work area, P-1 steps, the block out */
+        return mb_coll_C(m, P * n) + (P - 1) * (mb_coll_X(m, n) + mb_coll_R(m, n)) + mb_coll_C(m, n);
+    case MB_COLL_ALLGATHER: return (m->oop ? mb_coll_C(m, n) : 0) + (P - 1) * mb_coll_X(m, n);
+    default: return NAN;
+    }
+}
+
+/* The non-power-of-two fold and unfold: a send + reduce in, a send out. */
+static double fold_cost(const struct mb_coll_model_in *m)
+{
+    int rem = m->P - (1 << mb_coll_ilog2(m->P));
+    return rem ? 2 * mb_coll_X(m, m->n) + mb_coll_R(m, m->n) : 0;
+}
+
+static double m_rd(const struct mb_coll_model_in *m)
+{
+    if (m->kind != MB_COLL_ALLREDUCE)
+        return NAN;
+    return (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m) + mb_coll_ilog2(m->P) * (mb_coll_X(m, m->n) + mb_coll_R(m, m->n));
+}
+
+double mb_coll_model_rabenseifner(const struct mb_coll_model_in *m)
+{
+    if (m->kind != MB_COLL_ALLREDUCE)
+        return NAN;
+    int lg = mb_coll_ilog2(m->P);
+    double share = m->n * (1 - 1.0 / (1 << lg)); /* bytes sent in each half, summed over steps */
+    return (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m) + 2 * lg * m->a + share * (2 * m->b + m->g);
+}
+
+static double m_binomial(const struct mb_coll_model_in *m)
+{
+    int depth = mb_coll_clog2(m->P);
+    switch (m->kind) {
+    case MB_COLL_BCAST: return depth * mb_coll_X(m, m->n);
+    case MB_COLL_REDUCE: /* into an accumulator, a step per level, out at the root */
+        return 2 * mb_coll_C(m, m->n) + depth * (mb_coll_X(m, m->n) + mb_coll_R(m, m->n));
+    default: return NAN;
+    }
+}
+
+static double m_scatter_allgather(const struct mb_coll_model_in *m)
+{
+    if (m->kind != MB_COLL_BCAST)
+        return NAN;
+    double P = m->P, blk = m->n / P;
+    return (P - 1) * m->a + (P - 1) * blk * m->b + (P - 1) * mb_coll_X(m, blk);
+}
+
 const struct mb_coll_algo mb_coll_algo_ring = {
     .name = "ring",
     .description = "ring reduce-scatter + ring allgather (point-to-point, two copies)",
     .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER,
-    .available = always,
+    .available = mb_coll_always,
     .run = ring_run,
+    .model = m_ring,
 };
 const struct mb_coll_algo mb_coll_algo_rd = {
     .name = "rd",
     .description = "recursive doubling with the non-power-of-two fold",
     .kinds = 1u << MB_COLL_ALLREDUCE,
-    .available = always,
+    .available = mb_coll_always,
     .run = rd_run,
+    .model = m_rd,
 };
 const struct mb_coll_algo mb_coll_algo_rabenseifner = {
     .name = "rabenseifner",
     .description = "recursive-halving reduce-scatter + recursive-doubling allgather, with the fold",
     .kinds = 1u << MB_COLL_ALLREDUCE,
-    .available = always,
+    .available = mb_coll_always,
     .run = rab_run,
+    .model = mb_coll_model_rabenseifner,
 };
 const struct mb_coll_algo mb_coll_algo_binomial = {
     .name = "binomial",
     .description = "binomial-tree broadcast and reduce",
     .kinds = 1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = always,
+    .available = mb_coll_always,
     .run = binomial_run,
+    .model = m_binomial,
 };
 const struct mb_coll_algo mb_coll_algo_scatter_allgather = {
     .name = "scatter-allgather",
     .description = "broadcast as a scatter from the root then a ring allgather (van de Geijn)",
     .kinds = 1u << MB_COLL_BCAST,
-    .available = always,
+    .available = mb_coll_always,
     .run = sag_run,
+    .model = m_scatter_allgather,
 };

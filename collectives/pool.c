@@ -4,7 +4,7 @@
  * slots, then a data slot. Collectives go through the pool by copying in
  * and reading peers' slots; doorbells are the sequence counters of the
  * context. */
-#include "internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,11 +29,22 @@ int mb_coll_shm_with(struct mb_coll_ctx *c, const struct mb_coll_args *a, char *
  * to POOL_HDR bytes; the ranks' regions follow it. Created files are
  * unlinked as soon as every rank of the node has opened them, so no exit
  * path, signals and SIGKILL included, leaves one behind. */
+/* The pool's part of a context (its slot's state), made by mb_coll_pool_open. */
+struct pool {
+    char path[512], err[600], backing[700];
+    int fd, created;             /* the shared file, -1 when none; made by this run */
+    size_t off;                  /* where the regions start (after our header) */
+    void *base;                  /* node_size regions of stride bytes */
+    size_t stride;
+};
+
+static struct pool *pool_of(const struct mb_coll_ctx *c) { return mb_coll_slot(c, &mb_coll_algo_pool)->state; }
+
 #define POOL_MAGIC "movebench-pool 1\n"
 #define POOL_HDR 4096
 #define POOL_PREFIX "movebench-pool-"
 
-static void describe(struct mb_coll_ctx *c, int fd)
+static void describe(struct pool *pl, int fd)
 {
     struct statfs fs;
     struct stat st;
@@ -43,8 +54,8 @@ static void describe(struct mb_coll_ctx *c, int fd)
     else if (fstatfs(fd, &fs) == 0)
         kind = fs.f_type == TMPFS_MAGIC ? "tmpfs" : fs.f_type == EXT4_SUPER_MAGIC ? "ext4"
              : fs.f_type == XFS_SUPER_MAGIC ? "xfs" : fs.f_type == HUGETLBFS_MAGIC ? "hugetlbfs" : kind;
-    snprintf(c->pool_backing, sizeof(c->pool_backing), "%s (%s%s)", c->pool_path, kind,
-             c->pool_created ? "; created by this run, unlinked once every rank mapped it" : "");
+    snprintf(pl->backing, sizeof(pl->backing), "%s (%s%s)", pl->path, kind,
+             pl->created ? "; created by this run, unlinked once every rank mapped it" : "");
 }
 
 /* The owner pid of a pool file this library created (its header), 0 for
@@ -144,11 +155,12 @@ static int create_exclusive(const char *dir, const char *path, int rank, char *n
  * new name is created; an existing regular file is refused unless it is
  * a pool file of ours whose owner is dead (then it is replaced); a link
  * is never followed. fd or -1 with err set. */
-static int open_first(struct mb_coll_ctx *c, const char *path, char *name, size_t len, char *err, size_t errlen)
+static int open_first(struct mb_coll_ctx *c, struct pool *pl, const char *path, char *name, size_t len, char *err,
+                      size_t errlen)
 {
     struct stat st;
-    c->pool_off = POOL_HDR;
-    c->pool_created = 1;
+    pl->off = POOL_HDR;
+    pl->created = 1;
     if (!path || (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
         const char *dir = path ? path : "/dev/shm";
         sweep_stale(dir);
@@ -166,8 +178,8 @@ static int open_first(struct mb_coll_ctx *c, const char *path, char *name, size_
         return -1;
     }
     if (S_ISCHR(st.st_mode)) {
-        c->pool_off = 0;
-        c->pool_created = 0;
+        pl->off = 0;
+        pl->created = 0;
         int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
             snprintf(err, errlen, "--pool-path %s: cannot open the device: %s", path, strerror(errno));
@@ -192,87 +204,107 @@ static int open_first(struct mb_coll_ctx *c, const char *path, char *name, size_
     return -1;
 }
 
+/* The pool's teardown: unmaps and closes (a file this run created is
+ * unlinked already), and frees the state. */
+static void pool_close(struct mb_coll_ctx *c, void *state)
+{
+    struct pool *pl = state;
+    if (pl->base)
+        munmap(pl->base, pl->stride * (size_t)c->node_size);
+    if (pl->fd >= 0)
+        close(pl->fd);
+    free(pl);
+}
+
 int mb_coll_pool_open(struct mb_coll_ctx *c, const char *path)
 {
-    char name[sizeof(c->pool_path)] = "";
+    void **slot = &mb_coll_slot(c, &mb_coll_algo_pool)->state;
+    if (*slot)
+        pool_close(c, *slot);
+    struct pool *pl = *slot = calloc(1, sizeof(*pl));
+    char name[sizeof(pl->path)] = "";
     struct { unsigned long long dev, ino; long long off; int created; } id = {0, 0, 0, 0};
-    c->pool_fd = -1;
-    c->pool_err[0] = '\0';
+    pl->fd = -1;
+    pl->err[0] = '\0';
     if (c->node_rank == 0) {
-        int fd = open_first(c, path, name, sizeof(name), c->pool_err, sizeof(c->pool_err));
+        int fd = open_first(c, pl, path, name, sizeof(name), pl->err, sizeof(pl->err));
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0) {
-            c->pool_fd = fd;
-            id.dev = st.st_dev, id.ino = st.st_ino, id.off = (long long)c->pool_off, id.created = c->pool_created;
+            pl->fd = fd;
+            id.dev = st.st_dev, id.ino = st.st_ino, id.off = (long long)pl->off, id.created = pl->created;
         } else if (fd >= 0) {
-            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: fstat: %s", name, strerror(errno));
+            snprintf(pl->err, sizeof(pl->err), "--pool-path %s: fstat: %s", name, strerror(errno));
             close(fd);
         }
     }
     MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, c->node_comm);
-    MPI_Bcast(c->pool_err, sizeof(c->pool_err), MPI_CHAR, 0, c->node_comm);
+    MPI_Bcast(pl->err, sizeof(pl->err), MPI_CHAR, 0, c->node_comm);
     MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, c->node_comm);
-    snprintf(c->pool_path, sizeof(c->pool_path), "%s", name);
-    c->pool_off = (size_t)id.off;
-    c->pool_created = id.created;
-    if (!c->pool_err[0] && c->node_rank != 0) {
+    snprintf(pl->path, sizeof(pl->path), "%s", name);
+    pl->off = (size_t)id.off;
+    pl->created = id.created;
+    if (!pl->err[0] && c->node_rank != 0) {
         /* the very file rank 0 made: no link, the same inode */
         struct stat st;
-        c->pool_fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-        if (c->pool_fd < 0)
-            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: cannot open the pool: %s", name,
+        pl->fd = open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (pl->fd < 0)
+            snprintf(pl->err, sizeof(pl->err), "--pool-path %s: cannot open the pool: %s", name,
                      strerror(errno));
-        else if (fstat(c->pool_fd, &st) != 0 || st.st_dev != id.dev || st.st_ino != id.ino) {
-            snprintf(c->pool_err, sizeof(c->pool_err), "--pool-path %s: replaced while the ranks opened it", name);
-            close(c->pool_fd);
-            c->pool_fd = -1;
+        else if (fstat(pl->fd, &st) != 0 || st.st_dev != id.dev || st.st_ino != id.ino) {
+            snprintf(pl->err, sizeof(pl->err), "--pool-path %s: replaced while the ranks opened it", name);
+            close(pl->fd);
+            pl->fd = -1;
         }
     }
     /* every rank agrees, with the lowest failing rank's reason */
-    char reason[sizeof(c->pool_err)];
-    snprintf(reason, sizeof(reason), "%s", c->pool_err[0] ? c->pool_err : "a rank could not open the pool");
-    int all = mb_coll_agree(c, c->pool_fd >= 0, reason, sizeof(reason));
-    if (c->node_rank == 0 && c->pool_created && id.ino) /* every rank holds it open, or the pool is off */
+    char reason[sizeof(pl->err)];
+    snprintf(reason, sizeof(reason), "%s", pl->err[0] ? pl->err : "a rank could not open the pool");
+    int all = mb_coll_agree(c, pl->fd >= 0, reason, sizeof(reason));
+    if (c->node_rank == 0 && pl->created && id.ino) /* every rank holds it open, or the pool is off */
         unlink(name);
     if (!all) {
-        snprintf(c->pool_err, sizeof(c->pool_err), "%s", reason);
-        if (c->pool_fd >= 0)
-            close(c->pool_fd);
-        c->pool_fd = -1;
+        snprintf(pl->err, sizeof(pl->err), "%s", reason);
+        if (pl->fd >= 0)
+            close(pl->fd);
+        pl->fd = -1;
         return -1;
     }
-    describe(c, c->pool_fd);
+    describe(pl, pl->fd);
     return 0;
 }
 
-const char *mb_coll_pool_error(const struct mb_coll_ctx *c) { return c->pool_fd >= 0 ? "" : c->pool_err; }
+const char *mb_coll_pool_error(const struct mb_coll_ctx *c)
+{
+    const struct pool *pl = pool_of(c);
+    return !pl || pl->fd >= 0 ? "" : pl->err;
+}
 
 /* Maps at least data_bytes of data slot per rank (collective over the node). */
-static int pool_reserve(struct mb_coll_ctx *c, size_t data_bytes)
+static int pool_reserve(struct mb_coll_ctx *c, struct pool *pl, size_t data_bytes)
 {
     size_t stride = 2 * MB_COLL_SMALL + (data_bytes + 4095) / 4096 * 4096;
-    if (c->pool_base && stride <= c->pool_stride)
+    if (pl->base && stride <= pl->stride)
         return 0;
     if (stride < ((size_t)1 << 20))
         stride = (size_t)1 << 20;
-    if (c->pool_base)
-        munmap(c->pool_base, c->pool_stride * (size_t)c->node_size);
-    c->pool_base = NULL;
+    if (pl->base)
+        munmap(pl->base, pl->stride * (size_t)c->node_size);
+    pl->base = NULL;
     int ok = 1;
     size_t total = stride * (size_t)c->node_size;
     struct stat st;
-    if (c->node_rank == 0 && fstat(c->pool_fd, &st) == 0 && !S_ISCHR(st.st_mode) &&
-        (size_t)st.st_size < c->pool_off + total && ftruncate(c->pool_fd, (off_t)(c->pool_off + total)) != 0) {
-        mb_warn("collectives: pool %s: cannot grow to %zu bytes: %s", c->pool_path, total, strerror(errno));
+    if (c->node_rank == 0 && fstat(pl->fd, &st) == 0 && !S_ISCHR(st.st_mode) &&
+        (size_t)st.st_size < pl->off + total && ftruncate(pl->fd, (off_t)(pl->off + total)) != 0) {
+        mb_warn("collectives: pool %s: cannot grow to %zu bytes: %s", pl->path, total, strerror(errno));
         ok = 0;
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, c->node_comm);
     if (!ok)
         return -1;
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, c->pool_fd, (off_t)c->pool_off);
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, pl->fd, (off_t)pl->off);
     ok = p != MAP_FAILED;
     if (!ok)
-        mb_warn("collectives: pool %s: mmap of %zu bytes: %s", c->pool_path, total, strerror(errno));
+        mb_warn("collectives: pool %s: mmap of %zu bytes: %s", pl->path, total, strerror(errno));
     int all;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->node_comm);
     if (!all) {
@@ -280,23 +312,16 @@ static int pool_reserve(struct mb_coll_ctx *c, size_t data_bytes)
             munmap(p, total);
         return -1;
     }
-    c->pool_base = p;
-    c->pool_stride = stride;
+    pl->base = p;
+    pl->stride = stride;
     return 0;
 }
 
-void mb_coll_pool_close(struct mb_coll_ctx *c)
+const char *mb_coll_pool_backing(const struct mb_coll_ctx *c)
 {
-    if (c->pool_base)
-        munmap(c->pool_base, c->pool_stride * (size_t)c->node_size);
-    c->pool_base = NULL;
-    if (c->pool_fd >= 0) { /* a file this run created is unlinked already */
-        close(c->pool_fd);
-        c->pool_fd = -1;
-    }
+    const struct pool *pl = pool_of(c);
+    return pl && pl->fd >= 0 ? pl->backing : "";
 }
-
-const char *mb_coll_pool_backing(const struct mb_coll_ctx *c) { return c->pool_fd >= 0 ? c->pool_backing : ""; }
 
 static int pool_available(struct mb_coll_ctx *c, char *why, size_t len)
 {
@@ -304,8 +329,9 @@ static int pool_available(struct mb_coll_ctx *c, char *why, size_t len)
         snprintf(why, len, "the communicator spans %d nodes; the pool is shared within one", c->nnodes);
         return 0;
     }
-    if (c->pool_fd < 0) {
-        snprintf(why, len, "%s", c->pool_err[0] ? c->pool_err : "no pool opened (mb_coll_pool_open)");
+    const struct pool *pl = pool_of(c);
+    if (!pl || pl->fd < 0) {
+        snprintf(why, len, "%s", pl && pl->err[0] ? pl->err : "no pool opened (mb_coll_pool_open)");
         return 0;
     }
     return 1;
@@ -316,12 +342,13 @@ static int pool_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     size_t es = mb_coll_dtype_size(a->dtype), need = a->count * es;
     if (a->kind == MB_COLL_REDUCE_SCATTER)
         need *= (size_t)c->node_size;
-    if (pool_reserve(c, need) != 0)
+    struct pool *pl = pool_of(c);
+    if (pool_reserve(c, pl, need) != 0)
         return -1;
     int p = c->node_size;
     char *small[p], *data[p];
     for (int q = 0; q < p; q++) {
-        small[q] = (char *)c->pool_base + (size_t)q * c->pool_stride;
+        small[q] = (char *)pl->base + (size_t)q * pl->stride;
         data[q] = small[q] + 2 * MB_COLL_SMALL;
     }
     return mb_coll_shm_with(c, a, small, data, need);
@@ -334,4 +361,6 @@ const struct mb_coll_algo mb_coll_algo_pool = {
              1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
     .available = pool_available,
     .run = pool_run,
+    .teardown = pool_close,
+    .model = mb_coll_model_shm_copyin, /* the same copy-in steps on the pool's slots */
 };

@@ -7,7 +7,7 @@
  * (arrive / progress / done), never an MPI_Barrier. Messages up to
  * MB_COLL_SMALL bytes take a one-flag path through double-buffered slots.
  * These functions work on the node communicator of the context. */
-#include "internal.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -292,6 +292,60 @@ static int one_node(struct mb_coll_ctx *c, char *why, size_t len)
     return 0;
 }
 
+/* ---- the models (shm, shm-copyin; pool and hier reuse copy-in's) ----- */
+
+static int small(const struct mb_coll_model_in *m)
+{
+    double bytes = m->kind == MB_COLL_REDUCE_SCATTER ? m->L * m->n : m->n;
+    return bytes <= MB_COLL_SMALL;
+}
+
+/* The one-flag path through the small slots (shm, shm-copyin and pool). */
+static double shm_small(const struct mb_coll_model_in *m)
+{
+    double n = m->n;
+    int L = m->L;
+    switch (m->kind) {
+    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: return mb_coll_C(m, n) + m->fl + mb_coll_RK(m, n, L);
+    case MB_COLL_REDUCE_SCATTER: return mb_coll_C(m, L * n) + m->fl + mb_coll_RK(m, n, L);
+    case MB_COLL_ALLGATHER: return mb_coll_C(m, n) + m->fl + L * mb_coll_C(m, n);
+    case MB_COLL_BCAST: return 2 * mb_coll_C(m, n) + m->fl;
+    default: return NAN;
+    }
+}
+
+/* The large path: an entry and an exit synchronisation; copyin: the input
+ * goes into node-shared scratch first and every slice is copied out. */
+static double shm_large(const struct mb_coll_model_in *m, int copyin)
+{
+    double n = m->n;
+    int L = m->L;
+    double sync = 2 * m->fl;
+    switch (m->kind) {
+    case MB_COLL_ALLREDUCE:
+        if (!copyin && n >= MB_COLL_STREAM_MIN) /* every reduced slice streamed into every output */
+            return sync + mb_coll_RK(m, n / L, L) + n * (isnan(m->p->stream) ? m->c : m->p->stream);
+        return sync + (copyin ? mb_coll_C(m, n) : 0) + mb_coll_RK(m, n / L, L) + mb_coll_C(m, copyin ? n : n * (L - 1) / L);
+    case MB_COLL_REDUCE: /* zero-copy reduces into the root's buffer; copy-in: the root copies out */
+        return sync + (copyin ? 2 * mb_coll_C(m, n) : 0) + mb_coll_RK(m, n / L, L);
+    case MB_COLL_REDUCE_SCATTER:
+        return sync + (copyin ? mb_coll_C(m, L * n) : !m->oop ? mb_coll_C(m, n) : 0) + mb_coll_RK(m, n, L);
+    case MB_COLL_ALLGATHER: return sync + (copyin ? mb_coll_C(m, n) : 0) + (L - 1 + (copyin || m->oop)) * mb_coll_C(m, n);
+    case MB_COLL_BCAST: return sync + (copyin ? 2 : 1) * mb_coll_C(m, n);
+    default: return NAN;
+    }
+}
+
+static double m_shm(const struct mb_coll_model_in *m)
+{
+    return mb_coll_one_node(m, small(m) ? shm_small(m) : shm_large(m, 0));
+}
+double mb_coll_model_shm_copyin(const struct mb_coll_model_in *m)
+{
+    return mb_coll_one_node(m, small(m) ? shm_small(m) : shm_large(m, 1));
+}
+
+
 #define SHM_KINDS                                                                                   \
     (1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |            \
      1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE)
@@ -303,6 +357,7 @@ const struct mb_coll_algo mb_coll_algo_shm = {
     .wants_registered = 1,
     .available = one_node,
     .run = shm_run,
+    .model = m_shm,
 };
 
 const struct mb_coll_algo mb_coll_algo_shm_copyin = {
@@ -311,6 +366,7 @@ const struct mb_coll_algo mb_coll_algo_shm_copyin = {
     .kinds = SHM_KINDS,
     .available = one_node,
     .run = copyin_run,
+    .model = mb_coll_model_shm_copyin,
 };
 
 /* Node-level pieces for the hierarchical algorithm. */

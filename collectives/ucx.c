@@ -21,7 +21,7 @@
  * barrier never does; every wait here progresses the worker; (2) the
  * dependencies are point to point, so a rank reads slice s as soon as its
  * owner has it, not when every rank does. */
-#include "internal.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +51,8 @@ struct ucx_reg {
     ucp_rkey_h *rkey;              /* [size], NULL for self */
 };
 
+static struct mb_coll_ucx *ucx_of(struct mb_coll_ctx *c) { return mb_coll_slot(c, &mb_coll_algo_ucx)->state; }
+
 /* ---- requests --------------------------------------------------------- */
 
 /* Called while polling with nothing progressed: spins for the call's spin
@@ -73,7 +75,7 @@ static void backoff(struct mb_coll_ctx *c, double *t0, unsigned spin)
 /* Completes a request from the *_nbx calls, progressing the worker. */
 static int wait_req(struct mb_coll_ctx *c, ucs_status_ptr_t req)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     if (req == NULL)
         return 0;
     if (UCS_PTR_IS_ERR(req)) {
@@ -103,7 +105,7 @@ static ucs_status_ptr_t get(struct mb_coll_ucx *u, int q, void *dst, uint64_t sr
 /* Raises flag `phase` on rank q to seq. */
 static int signal_rank(struct mb_coll_ctx *c, int phase, int q, uint64_t seq)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     u->sent[phase] = seq;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     uint64_t at = u->peer_flags[q] + ((uint64_t)phase * (uint64_t)c->size + (uint64_t)c->rank) * 8;
@@ -121,7 +123,7 @@ static int signal_all(struct mb_coll_ctx *c, int phase, uint64_t seq)
 /* Waits until rank q raised `phase` to seq, progressing the worker. */
 static void wait_rank(struct mb_coll_ctx *c, int phase, int q, uint64_t seq)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     _Atomic uint64_t *f = &u->flags[phase * c->size + q];
     double t0 = 0;
     for (unsigned spin = 0; atomic_load_explicit(f, memory_order_acquire) < seq; spin++)
@@ -141,7 +143,7 @@ static void wait_all(struct mb_coll_ctx *c, int phase, uint64_t seq)
  * the peers'. Collective over the context's communicator. */
 static int exchange(struct mb_coll_ctx *c, ucp_mem_h memh, uint64_t base, uint64_t *bases, ucp_rkey_h *rkeys)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     void *packed = NULL;
     size_t len = 0;
     int ok = memh && ucp_rkey_pack(u->ucp, memh, &packed, &len) == UCS_OK;
@@ -178,49 +180,53 @@ static void destroy_rkeys(struct mb_coll_ctx *c, ucp_rkey_h *rkeys)
             ucp_rkey_destroy(rkeys[q]);
 }
 
-int mb_coll_ucx_map(struct mb_coll_ctx *c, struct mb_coll_reg *r)
+/* reg_map: maps a registered buffer for RMA and exchanges its rkeys
+ * (collective over the context's communicator). */
+static int ucx_map(struct mb_coll_ctx *c, void *state, void *ptr, size_t bytes, void **reg_state)
 {
-    struct mb_coll_ucx *u = c->ucx;
-    if (c->ucx_state <= 0 || !u || r->ucx)
-        return 0;
+    struct mb_coll_ucx *u = state;
     struct ucx_reg *x = calloc(1, sizeof(*x));
     x->base = calloc((size_t)c->size, sizeof(uint64_t));
     x->rkey = calloc((size_t)c->size, sizeof(ucp_rkey_h));
     ucp_mem_map_params_t mp = {
         .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-        .address = r->buf.ptr,
-        .length = r->buf.bytes ? r->buf.bytes : 1, /* segments are whole pages */
+        .address = ptr,
+        .length = bytes ? bytes : 1, /* segments are whole pages */
     };
     if (ucp_mem_map(u->ucp, &mp, &x->memh) != UCS_OK)
         x->memh = NULL;
-    r->ucx = x;
-    x->ok = exchange(c, x->memh, (uint64_t)(uintptr_t)r->buf.ptr, x->base, x->rkey) == 0;
+    *reg_state = x;
+    x->ok = exchange(c, x->memh, (uint64_t)(uintptr_t)ptr, x->base, x->rkey) == 0;
     return x->ok ? 0 : -1;
 }
 
-void mb_coll_ucx_unmap(struct mb_coll_ctx *c, struct mb_coll_reg *r)
+static void ucx_unmap(struct mb_coll_ctx *c, void *state, void *reg_state)
 {
-    struct ucx_reg *x = r->ucx;
-    if (!x)
-        return;
+    struct mb_coll_ucx *u = state;
+    struct ucx_reg *x = reg_state;
     destroy_rkeys(c, x->rkey);
     if (x->memh)
-        ucp_mem_unmap(c->ucx->ucp, x->memh);
+        ucp_mem_unmap(u->ucp, x->memh);
     free(x->base);
     free(x->rkey);
     free(x);
-    r->ucx = NULL;
 }
 
-void mb_coll_ucx_free(struct mb_coll_ctx *c)
+/* Teardown, before the registered memory goes: the buffers' mappings,
+ * the endpoints, the flags, the worker and the context. */
+static void ucx_free(struct mb_coll_ctx *c, void *state)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = state;
     if (!u)
         return;
     /* nobody reads anyone's memory any more once all are here */
     MPI_Barrier(c->comm);
+    size_t slot = mb_coll_index(&mb_coll_algo_ucx);
     for (struct mb_coll_reg *r = c->regs; r; r = r->next)
-        mb_coll_ucx_unmap(c, r);
+        if (r->algo_state[slot]) {
+            ucx_unmap(c, u, r->algo_state[slot]);
+            r->algo_state[slot] = NULL;
+        }
     if (u->flags_rkey)
         destroy_rkeys(c, u->flags_rkey);
     ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
@@ -243,16 +249,15 @@ void mb_coll_ucx_free(struct mb_coll_ctx *c)
     free(u->peer_flags);
     free(u->flags_rkey);
     free(u);
-    c->ucx = NULL;
 }
 
 /* Context, worker, endpoints to every rank and the flag array; the reason
  * in why on failure (this rank's view). Configured from MB_UCX_* (then
  * UCX_*) variables, so a test can restrict this worker's transports
  * without touching the MPI library's own UCX. */
-static int setup(struct mb_coll_ctx *c, char *why, size_t len)
+static int init_worker(struct mb_coll_ctx *c, void **state, char *why, size_t len)
 {
-    struct mb_coll_ucx *u = c->ucx = calloc(1, sizeof(*u));
+    struct mb_coll_ucx *u = *state = calloc(1, sizeof(*u));
     int p = c->size;
     u->ep = calloc((size_t)p, sizeof(ucp_ep_h));
     u->peer_flags = calloc((size_t)p, sizeof(uint64_t));
@@ -284,7 +289,7 @@ static int setup(struct mb_coll_ctx *c, char *why, size_t len)
 /* Endpoints from exchanged worker addresses (collective). */
 static int connect_all(struct mb_coll_ctx *c, int ok, char *why, size_t len)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     int p = c->size;
     ucp_address_t *addr = NULL;
     size_t alen = 0;
@@ -325,7 +330,7 @@ static int connect_all(struct mb_coll_ctx *c, int ok, char *why, size_t len)
  * transport that cannot do RMA is found here rather than in a collective. */
 static int flags_and_probe(struct mb_coll_ctx *c, int ok, char *why, size_t len)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     int p = c->size;
     size_t bytes = (size_t)NPHASE * (size_t)p * 8;
     if (ok) {
@@ -370,31 +375,26 @@ static int flags_and_probe(struct mb_coll_ctx *c, int ok, char *why, size_t len)
     return ok;
 }
 
-static int ucx_available(struct mb_coll_ctx *c, char *why, size_t len)
+/* The set-up (collective): worker, endpoints, flags and a probe; on
+ * failure everything is undone and every rank gives the lowest failing
+ * rank's reason. */
+static int ucx_setup(struct mb_coll_ctx *c, void **state, char *why, size_t len)
 {
-    if (c->ucx_state == 0) {
-        char reason[250] = "";
-        int ok = setup(c, reason, sizeof(reason)) == 0;
-        ok = connect_all(c, ok, reason, sizeof(reason));
-        ok = flags_and_probe(c, ok, reason, sizeof(reason));
-        int all_ok, src, none = c->size;
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
-        /* every rank gives the same reason: the lowest failing rank's */
-        MPI_Allreduce(ok ? &none : &c->rank, &src, 1, MPI_INT, MPI_MIN, c->comm);
-        if (!all_ok) {
-            MPI_Bcast(reason, sizeof(reason), MPI_CHAR, src == none ? 0 : src, c->comm);
-            snprintf(c->ucx_why, sizeof(c->ucx_why), "UCX RMA unusable: %s", reason);
-            mb_coll_ucx_free(c);
-            c->ucx_state = -1;
-        } else {
-            c->ucx_state = 1;
-            for (struct mb_coll_reg *r = c->regs; r; r = r->next) /* registered before UCX was up */
-                mb_coll_ucx_map(c, r);
-        }
-    }
-    if (c->ucx_state < 0)
-        snprintf(why, len, "%s", c->ucx_why);
-    return c->ucx_state > 0;
+    char reason[250] = "";
+    int ok = init_worker(c, state, reason, sizeof(reason)) == 0;
+    ok = connect_all(c, ok, reason, sizeof(reason));
+    ok = flags_and_probe(c, ok, reason, sizeof(reason));
+    int all_ok, src, none = c->size;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    /* every rank gives the same reason: the lowest failing rank's */
+    MPI_Allreduce(ok ? &none : &c->rank, &src, 1, MPI_INT, MPI_MIN, c->comm);
+    if (all_ok)
+        return 0;
+    MPI_Bcast(reason, sizeof(reason), MPI_CHAR, src == none ? 0 : src, c->comm);
+    snprintf(why, len, "UCX RMA unusable: %s", reason);
+    ucx_free(c, *state);
+    *state = NULL;
+    return -1;
 }
 
 /* ---- the collectives ----------------------------------------------------- */
@@ -409,8 +409,8 @@ static int resolve(struct mb_coll_ctx *c, const void *ptr, struct view *v, uint6
 {
     for (struct mb_coll_reg *r = c->regs; r; r = r->next) {
         const char *b = r->buf.ptr;
-        if ((const char *)ptr >= b && (const char *)ptr <= b + r->buf.bytes && r->ucx) {
-            struct ucx_reg *x = r->ucx;
+        struct ucx_reg *x = mb_coll_reg_state(r, &mb_coll_algo_ucx);
+        if ((const char *)ptr >= b && (const char *)ptr <= b + r->buf.bytes && x) {
             if (!x->ok)
                 return -1;
             uint64_t off = (uint64_t)((const char *)ptr - b);
@@ -431,7 +431,7 @@ static int resolve(struct mb_coll_ctx *c, const void *ptr, struct view *v, uint6
 static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const struct view *in, size_t lo,
                        size_t hi, char *dst)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     int p = c->size, r = c->rank;
     size_t es = mb_coll_dtype_size(a->dtype), ce = UCX_CHUNK / es;
     if (hi <= lo)
@@ -466,7 +466,7 @@ static int pull_reduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, cons
 static int run_allreduce(struct mb_coll_ctx *c, const struct mb_coll_args *a, const struct view *in,
                          const struct view *out, uint64_t seq)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     int p = c->size, r = c->rank, rc = 0;
     size_t es = mb_coll_dtype_size(a->dtype), n = a->count;
     rc |= signal_all(c, ARRIVE, seq);
@@ -525,7 +525,7 @@ static int run_reduce_scatter(struct mb_coll_ctx *c, const struct mb_coll_args *
 static int run_allgather(struct mb_coll_ctx *c, const struct mb_coll_args *a, const struct view *in,
                          const struct view *out, uint64_t seq)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     int p = c->size, r = c->rank, rc = 0;
     size_t bytes = a->count * mb_coll_dtype_size(a->dtype);
     rc |= signal_all(c, ARRIVE, seq);
@@ -544,7 +544,7 @@ static int run_allgather(struct mb_coll_ctx *c, const struct mb_coll_args *a, co
 
 static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 {
-    struct mb_coll_ucx *u = c->ucx;
+    struct mb_coll_ucx *u = ucx_of(c);
     if (!u)
         return -1;
     size_t es = mb_coll_dtype_size(a->dtype);
@@ -598,12 +598,46 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     return rc;
 }
 
+/* ---- the model: gets from the peers' mapped buffers over UCX's
+ * shared-memory transport, priced as CMA reads (UCX's cma transport) where
+ * CMA was calibrated, else as copies, plus one point-to-point latency per
+ * get request for UCX's request handling (so ucx never ties with cma, which
+ * reads without it); one node only, since no network is calibrated.
+ * Allreduce: entry flags, a reduce-scatter by gets in 128 KiB chunks, the
+ * slice flags, an allgather by gets. */
+
+static double ucx_get(const struct mb_coll_model_in *m, double bytes)
+{
+    const struct mb_coll_profile *p = m->p;
+    double requests = ceil(bytes / (double)UCX_CHUNK), t = requests * m->a;
+    if (!isfinite(p->cma_alpha))
+        return t + mb_coll_C(m, bytes);
+    return t + requests * p->cma_alpha + bytes * mb_coll_blend(p, p->cma, m->ws);
+}
+
+static double m_ucx(const struct mb_coll_model_in *m)
+{
+    if (m->kind != MB_COLL_ALLREDUCE || m->N != 1)
+        return NAN;
+    double n = m->n;
+    int P = m->P;
+    if (n <= MB_COLL_SMALL) /* every rank reduces the whole vector; in place through a temporary */
+        return 2 * m->fl + (P - 1) * ucx_get(m, n) + mb_coll_RK(m, n, P) + (m->oop ? 0 : mb_coll_C(m, n));
+    double slice = n / P;
+    return 2 * m->fl + 2 * (P - 1) * ucx_get(m, slice) + mb_coll_RK(m, slice, P);
+}
+
 const struct mb_coll_algo mb_coll_algo_ucx = {
     .name = "ucx",
     .description = "UCX RMA: peers' registered buffers read with ucp_get_nbx, flags put with ucp_put_nbx",
     .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
              1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
     .wants_registered = 1,
-    .available = ucx_available,
+    .available = mb_coll_always, /* the set-up decides */
     .run = ucx_run,
+    .setup = ucx_setup,
+    .teardown = ucx_free,
+    .reg_map = ucx_map,
+    .reg_unmap = ucx_unmap,
+    .model = m_ucx,
 };

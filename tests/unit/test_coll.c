@@ -59,8 +59,6 @@ static void put(struct mb_coll_ctx *ctx, int reg, char *p)
         free(p);
 }
 
-static const char *const kind_names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce"};
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -168,7 +166,7 @@ int main(int argc, char **argv)
                     while (i < cmp_n && memcmp(rb + i * es, ref + i * es, es) == 0)
                         i++;
                     fprintf(stderr, "test_coll: rank %d: %s %s count=%zu dtype=%d op=%d %s root=%d comm=%d: rc=%d, first difference at element %zu\n",
-                            rank, al->name, kind_names[kind], count, (int)d, (int)op, inplace ? "inplace" : "oop",
+                            rank, al->name, mb_coll_kind_names[kind], count, (int)d, (int)op, inplace ? "inplace" : "oop",
                             croot, k, rc, i);
                 }
                 fails += anybad && rank == 0;
