@@ -65,12 +65,12 @@ double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, stru
 {
     *bound = "n/a";
     memset(pr, 0, sizeof(*pr));
-    if (!t->profiled || t->sys->feat == GNN_MMAP)
+    if (!t->st.profiled || t->sys->feat == GNN_MMAP)
         return NAN;
     const struct gnn_header *h = &t->h;
     struct gnn_hw_profile p;
     memset(&p, 0, sizeof(p));
-    struct gnn_profile f = t->prof;
+    struct gnn_profile f = t->st.prof;
     char err[256];
     if (t->cfg.hw_profile && gnn_profile_load(t->cfg.hw_profile, &p, err, sizeof(err)) == 0) {
         f.io_rate = p.ssd_bw * (double)(h->ndev ? h->ndev : 1);
@@ -87,7 +87,7 @@ double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, stru
         p.c_ssd = 1;
     }
     p.n_ssd = (int)h->ndev;
-    gnn_tpc_predict_pipeline(&p, &f, gnn_usable_cores(), t->nslots, pr);
+    gnn_tpc_predict_pipeline(&p, &f, gnn_usable_cores(), t->st.nslots, pr);
     *bound = gnn_bound_name(pr->bound);
-    return pr->t_batch * (double)t->nbatches;
+    return pr->t_batch * (double)t->st.nbatches;
 }

@@ -142,7 +142,7 @@ double gnn_measure_io_rate(struct gnn_trainer *t, size_t depth, const int64_t *p
     /* the pipeline is stopped here: two slots lend their row buffers, so
      * the rounds hold at most a slot's rows each (what the budget check
      * counted); without two slots, as many rows of their own */
-    int lend = t->nslots >= 2 && t->slot[0].x && t->slot[1].x;
+    int lend = t->st.nslots >= 2 && t->slot[0].x && t->slot[1].x;
     uint64_t need = gnn_slot_rows_need(&t->cfg, h);
     size_t most = lend ? (t->slot[0].x_rows < t->slot[1].x_rows ? t->slot[0].x_rows : t->slot[1].x_rows)
                        : (size_t)(need < 512 ? 512 : need);
@@ -209,13 +209,13 @@ double gnn_measure_io_rate(struct gnn_trainer *t, size_t depth, const int64_t *p
  * engine or nothing missed. */
 static double epoch_miss_rate(struct gnn_trainer *t)
 {
-    t->miss_read_rows = 0;
+    t->st.miss_read_rows = 0;
     if (!t->ds || gnn_dataset_feat_access(t->ds) != GNN_AIO)
         return NAN;
     size_t n = 0;
     char err[400] = "";
-    int64_t *rows = t->epoch_failed ? NULL : gnn_miss_rows(t, t->nbatches, &n, err, sizeof(err));
-    t->miss_read_rows = n;
+    int64_t *rows = t->epoch_failed ? NULL : gnn_miss_rows(t, t->st.nbatches, &n, err, sizeof(err));
+    t->st.miss_read_rows = n;
     MPI_Barrier(t->cfg.comm);
     double rate = rows ? gnn_measure_io_rate(t, 512, rows, n, 1, err, sizeof(err)) : 0;
     free(rows);
@@ -231,7 +231,7 @@ static double epoch_miss_rate(struct gnn_trainer *t)
 int gnn_trainer_read_misses(struct gnn_trainer *t)
 {
     t->pass_error = 0;
-    t->miss_rate = epoch_miss_rate(t);
+    t->st.miss_rate = epoch_miss_rate(t);
     if (t->pass_error)
         t->epoch_failed = 1;
     return t->pass_error ? -1 : 0;

@@ -28,7 +28,7 @@ static void add_reader_stats(struct gnn_read_stats *acc, struct gnn_reader *r, i
 void gnn_collect_stats(struct gnn_trainer *t, struct gnn_read_stats *acc, int reset)
 {
     memset(acc, 0, sizeof(*acc));
-    for (int i = 0; i < t->nslots; i++) {
+    for (int i = 0; i < t->st.nslots; i++) {
         add_reader_stats(acc, t->slot[i].srd, reset);
         for (int h = 0; h < GNN_MAX_HOPS; h++)
             add_reader_stats(acc, t->slot[i].hrd[h], reset);
@@ -75,8 +75,8 @@ int gnn_run_pass(struct gnn_trainer *t, long nb, int eval)
     long b;
     double loss = 0;
     size_t correct = 0, seen = 0;
-    t->t_train = 0;
-    t->c_train = 0;
+    t->st.t_train = 0;
+    t->st.c_train = 0;
     for (int k = 0; k < 3; k++)
         atomic_store(&t->stage_cpu_ns[k], 0);
     while (started && mb_pipe_next(t->pipe, &slot, &b, &status)) {
@@ -102,8 +102,8 @@ int gnn_run_pass(struct gnn_trainer *t, long nb, int eval)
         char err[256] = "";
         int rc = eval ? gnn_model_eval(&t->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok)
                       : gnn_model_step(&t->model, sl->smp.block, sl->x, sl->labels, n, &l, &ok, err, sizeof(err));
-        t->t_train += mb_now() - t0;
-        t->c_train += mb_cpu_s(1) - c0;
+        t->st.t_train += mb_now() - t0;
+        t->st.c_train += mb_cpu_s(1) - c0;
         if (t->rec && t->nrec < t->rec_cap && !status) {
             double *r = t->rec + 4 * t->nrec++;
             r[0] = sl->t_sample, r[1] = sl->t_submit, r[2] = sl->t_complete, r[3] = mb_now() - t0;
@@ -128,10 +128,10 @@ int gnn_run_pass(struct gnn_trainer *t, long nb, int eval)
     if (failed && !t->fail_msg[0])
         snprintf(t->fail_msg, sizeof(t->fail_msg), "another rank failed");
     if (eval)
-        t->acc_val = v[2] > 0 ? v[1] / v[2] : 0;
+        t->st.acc_val = v[2] > 0 ? v[1] / v[2] : 0;
     else {
-        t->loss = v[2] > 0 ? v[0] / v[2] : 0;
-        t->acc_train = v[2] > 0 ? v[1] / v[2] : 0;
+        t->st.loss = v[2] > 0 ? v[0] / v[2] : 0;
+        t->st.acc_train = v[2] > 0 ? v[1] / v[2] : 0;
     }
     return failed ? -1 : 0;
 }

@@ -41,24 +41,24 @@ static double robust_mean_col(const double *rec, long n, int c)
  * `cpu` process CPU seconds: stage threads, training, the rest. */
 static void profile_cpu(struct gnn_trainer *t, double cpu, double n)
 {
-    struct gnn_profile *f = &t->prof;
+    struct gnn_profile *f = &t->st.prof;
     f->cpu_sample = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[0]) / n;
     f->cpu_lookup = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[1]) / n;
     f->cpu_complete = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[2]) / n;
-    f->cpu_train = t->c_train / n;
+    f->cpu_train = t->st.c_train / n;
     f->cpu_other = fmax(0, cpu / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
 }
 
-/* The serial phase's stage walls into t->prof. 0, or -1 (out of memory). */
+/* The serial phase's stage walls into t->st.prof. 0, or -1 (out of memory). */
 static int serial_walls(struct gnn_trainer *t, struct mb_pipe *serial, long nb, int rc)
 {
-    struct gnn_profile *f = &t->prof;
+    struct gnn_profile *f = &t->st.prof;
     double n = (double)nb;
     if (!t->rec && rc == 0) {
         gnn_pass_error(t, "profiling run: out of memory for the per-batch stage times");
         rc = -1;
     }
-    t->prof_t_source = "means over the batches without stalls (robust_mean_col)";
+    t->st.prof_t_source = "means over the batches without stalls (robust_mean_col)";
     if (t->nrec == nb) {
         f->t_sample = robust_mean_col(t->rec, nb, 0);
         f->t_lookup = robust_mean_col(t->rec, nb, 1);
@@ -69,11 +69,11 @@ static int serial_walls(struct gnn_trainer *t, struct mb_pipe *serial, long nb, 
             rc = -1;
         }
     } else { /* (a batch without seeds) */
-        t->prof_t_source = "plain means of the stages' busy time (a batch had no seeds: no per-batch times)";
+        t->st.prof_t_source = "plain means of the stages' busy time (a batch had no seeds: no per-batch times)";
         f->t_sample = mb_pipe_stage_busy(serial, 0) / n;
         f->t_lookup = mb_pipe_stage_busy(serial, 1) / n;
         f->t_complete = mb_pipe_stage_busy(serial, 2) / n;
-        f->t_train = t->t_train / n;
+        f->t_train = t->st.t_train / n;
     }
     return rc;
 }
@@ -86,9 +86,9 @@ static int pipelined_phase(struct gnn_trainer *t, long nb, struct gnn_read_stats
      * largest presampled batch), touched: otherwise the lookups here
      * page-fault into buffers still growing, which the epochs' steady
      * state does not (8 ms of lookup CPU per batch against 3) */
-    for (int i = 0; i < t->nslots && rc == 0; i++) {
+    for (int i = 0; i < t->st.nslots && rc == 0; i++) {
         struct gnn_slot *sl = &t->slot[i];
-        rc = gnn_slot_rows(t, sl, (size_t)t->max_batch_rows, -1) ? -1 : 0;
+        rc = gnn_slot_rows(t, sl, (size_t)t->st.max_batch_rows, -1) ? -1 : 0;
         if (rc)
             gnn_pass_error(t, sl->err);
         else if (sl->x)
@@ -98,7 +98,7 @@ static int pipelined_phase(struct gnn_trainer *t, long nb, struct gnn_read_stats
     /* then, untimed, two batches per slot, as in the epochs' steady state */
     gnn_use_epoch(t, PROFILE_EPOCH + 2);
     if (rc == 0)
-        rc = gnn_run_pass(t, 2 * t->nslots < t->nbatches ? 2 * t->nslots : t->nbatches, 0);
+        rc = gnn_run_pass(t, 2 * t->st.nslots < t->st.nbatches ? 2 * t->st.nslots : t->st.nbatches, 0);
     gnn_collect_stats(t, rs_pipe, 1); /* (the warm-up's traffic is left out) */
     gnn_use_epoch(t, PROFILE_EPOCH + 3);
     double c0 = mb_cpu_s(0);
@@ -110,7 +110,7 @@ static int pipelined_phase(struct gnn_trainer *t, long nb, struct gnn_read_stats
     return rc;
 }
 
-/* Fills t->prof. 0 or -1. */
+/* Fills t->st.prof. 0 or -1. */
 int gnn_profile_run(struct gnn_trainer *t)
 {
     const struct gnn_trainer_cfg *c = &t->cfg;
@@ -152,7 +152,7 @@ int gnn_profile_run(struct gnn_trainer *t)
         rc = gnn_run_pass(t, nb, 0);
     double cpu = mb_cpu_s(0) - c0;
     gnn_collect_stats(t, &rs, 1);
-    struct gnn_profile *f = &t->prof;
+    struct gnn_profile *f = &t->st.prof;
     memset(f, 0, sizeof(*f));
     double n = (double)nb, phases = 1;
     f->batches = n;
@@ -167,7 +167,7 @@ int gnn_profile_run(struct gnn_trainer *t)
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
     rc = gnn_agree_error(t, rc) ? -1 : 0; /* (every rank takes the same path from here) */
-    if (rc == 0 && t->nslots > 1) {
+    if (rc == 0 && t->st.nslots > 1) {
         rc = pipelined_phase(t, nb, &rs_pipe);
         phases = 2;
     }
@@ -182,9 +182,9 @@ int gnn_profile_run(struct gnn_trainer *t)
         char err[400] = "";
         int64_t *pool = gnn_miss_rows(t, nb < 16 ? nb : 16, &npool, err, sizeof(err));
         if (!err[0])
-            f->io_rate = gnn_measure_io_rate(t, (size_t)llround(f->ssd_requests * (t->nslots > 1 ? 2 : 1)), pool,
+            f->io_rate = gnn_measure_io_rate(t, (size_t)llround(f->ssd_requests * (t->st.nslots > 1 ? 2 : 1)), pool,
                                              npool, 0, err, sizeof(err));
-        t->prof_pool_rows = npool;
+        t->st.prof_pool_rows = npool;
         free(pool);
         if (err[0]) {
             gnn_pass_error(t, err);
@@ -192,16 +192,16 @@ int gnn_profile_run(struct gnn_trainer *t)
         }
     }
     rc = gnn_agree_error(t, rc) ? -1 : 0;
-    t->prof_steal = gnn_steal_share(steal0, mb_now() - p0);
-    t->prof_batches = nb;
-    t->prof_phases = (int)phases;
-    t->profiled = rc == 0;
+    t->st.prof_steal = gnn_steal_share(steal0, mb_now() - p0);
+    t->st.prof_batches = nb;
+    t->st.prof_phases = (int)phases;
+    t->st.profiled = rc == 0;
     return rc;
 }
 
 int gnn_trainer_profile(struct gnn_trainer *t)
 {
-    if (t->profiled || t->sys->feat == GNN_MMAP)
+    if (t->st.profiled || t->sys->feat == GNN_MMAP)
         return 1;
     if (gnn_profile_run(t) != 0) {
         t->epoch_failed = 1;

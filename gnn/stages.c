@@ -151,7 +151,7 @@ static int sample_stage_run(struct gnn_trainer *t, int slot, long b)
     sl->err[0] = 0;
     sl->err_verify = 0;
     sl->fed = 0;
-    if (!t->overlap) {
+    if (!t->st.overlap) {
         if (gnn_sample(&sl->smp, &t->cfg.scfg, sl->srd, seeds, n, ep, (uint64_t)b) < 0) {
             snprintf(sl->err, sizeof(sl->err), "sampling batch %ld: %s", b, gnn_reader_error(sl->srd));
             return 1;
@@ -186,13 +186,20 @@ static void share(size_t rows, int k, int K, size_t *lo, size_t *hi)
     *hi = rows * (size_t)(k + 1) / (size_t)K;
 }
 
-static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
+/* A submit or complete team thread's batch: NULL when it has no seeds. */
+static struct gnn_slot *team_slot(struct gnn_trainer *t, int slot)
 {
     omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
-    struct gnn_trainer *t = ctx;
     stage_thread_nice(t->cfg.stage_nice);
     struct gnn_slot *sl = &t->slot[slot];
-    if (!sl->n_seeds)
+    return sl->n_seeds ? sl : NULL;
+}
+
+static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
+{
+    struct gnn_trainer *t = ctx;
+    struct gnn_slot *sl = team_slot(t, slot);
+    if (!sl)
         return 0;
     double t0 = mb_now(), c0 = mb_cpu_s(1);
     size_t rows = sl->smp.block[0].n_src, dim = (size_t)t->h.dim, fed = sl->fed;
@@ -213,11 +220,9 @@ static int submit_stage(void *ctx, int slot, long b, int tid, int nt)
 
 static int complete_stage(void *ctx, int slot, long b, int tid, int nt)
 {
-    omp_set_num_threads(1); /* this stage thread's own work only (per-thread setting) */
     struct gnn_trainer *t = ctx;
-    stage_thread_nice(t->cfg.stage_nice);
-    struct gnn_slot *sl = &t->slot[slot];
-    if (!sl->n_seeds)
+    struct gnn_slot *sl = team_slot(t, slot);
+    if (!sl)
         return 0;
     double t0 = mb_now(), c0 = mb_cpu_s(1);
     size_t rows = sl->smp.block[0].n_src, fed = sl->fed;

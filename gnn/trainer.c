@@ -19,8 +19,8 @@ static int build_cache(struct gnn_trainer *t, char *err, size_t len)
         gnn_reader_free(r);
         return -1;
     }
-    t->presample_s = mb_now() - t0;
-    t->max_batch_rows = h.max_batch_rows;
+    t->st.presample_s = mb_now() - t0;
+    t->st.max_batch_rows = h.max_batch_rows;
     struct gnn_cache_cfg cc;
     memset(&cc, 0, sizeof(cc));
     cc.cap[GNN_TIER_DEV] = c->cache_dev;
@@ -37,21 +37,21 @@ static int build_cache(struct gnn_trainer *t, char *err, size_t len)
                       (double)nsl * (double)h.max_batch_rows * 1.25 * 1.25 * (double)t->h.row_bytes +
                       (double)(64u << 20) + (double)c->cache_dev;
         double lim = (double)c->budget->bytes - need;
-        t->fill_limit = lim > 1 ? (uint64_t)lim : 1;
-        cc.fill_limit[GNN_TIER_HOST] = t->fill_limit;
+        t->st.fill_limit = lim > 1 ? (uint64_t)lim : 1;
+        cc.fill_limit[GNN_TIER_HOST] = t->st.fill_limit;
     }
     cc.policy = t->sys->placement;
     char cerr[512];
     t0 = mb_now();
     t->cache = gnn_cache_build(r, &h, &cc, cerr, sizeof(cerr));
-    t->cache_build_s = mb_now() - t0;
+    t->st.cache_build_s = mb_now() - t0;
     gnn_hotness_free(&h);
     gnn_reader_free(r);
     if (!t->cache) {
         snprintf(err, len, "cache: %s", cerr);
         return -1;
     }
-    gnn_cache_info(t->cache, &t->cinfo);
+    gnn_cache_info(t->cache, &t->st.cinfo);
     return 0;
 }
 
@@ -62,16 +62,16 @@ static int build_cache(struct gnn_trainer *t, char *err, size_t len)
 static int slots_fit(struct gnn_trainer *t, char *err, size_t len)
 {
     const struct gnn_budget *g = t->cfg.budget;
-    if (!g || !g->on || !t->max_batch_rows)
+    if (!g || !g->on || !t->st.max_batch_rows)
         return 0;
-    double held = (double)mb_budget_anon(&g->b), slot = (double)t->max_batch_rows * (double)t->h.row_bytes;
-    if (held + t->nslots * slot <= (double)g->bytes)
+    double held = (double)mb_budget_anon(&g->b), slot = (double)t->st.max_batch_rows * (double)t->h.row_bytes;
+    if (held + t->st.nslots * slot <= (double)g->bytes)
         return 0;
     snprintf(err, len,
              "--slots %d: %d slots of the largest presampled batch (%llu rows, %.1f MiB each) beside the "
              "%.0f MiB held now (the cache included) exceed --mem-budget (%.0f MiB); give fewer --slots, a "
              "smaller --cache-host or a larger --mem-budget",
-             t->nslots, t->nslots, (unsigned long long)t->max_batch_rows, slot / 1048576.0, held / 1048576.0,
+             t->st.nslots, t->st.nslots, (unsigned long long)t->st.max_batch_rows, slot / 1048576.0, held / 1048576.0,
              (double)g->bytes / 1048576.0);
     return -1;
 }
@@ -80,12 +80,12 @@ static int slots_fit(struct gnn_trainer *t, char *err, size_t len)
 static int build_pipeline(struct gnn_trainer *t, char *err, size_t len)
 {
     const struct gnn_trainer_cfg *c = &t->cfg;
-    for (int i = 0; i < t->nslots; i++) {
+    for (int i = 0; i < t->st.nslots; i++) {
         struct gnn_slot *sl = &t->slot[i];
         gnn_sample_init(&sl->smp);
         int ok = (sl->labels = malloc(c->batch * sizeof(int32_t))) != NULL;
         ok = ok && (sl->srd = gnn_reader_new(t->ds, t->cache, c->verify)) != NULL;
-        for (int h = 0; ok && t->overlap && h < c->scfg.hops; h++)
+        for (int h = 0; ok && t->st.overlap && h < c->scfg.hops; h++)
             ok = (sl->hrd[h] = gnn_reader_new(t->ds, t->cache, c->verify)) != NULL;
         for (int k = 0; ok && k < t->nshares; k++)
             ok = (sl->rd[k] = gnn_reader_new(t->ds, t->cache, c->verify)) != NULL;
@@ -95,7 +95,7 @@ static int build_pipeline(struct gnn_trainer *t, char *err, size_t len)
         }
     }
     struct mb_stage defs[3];
-    t->pipe = mb_pipe_new(gnn_stage_defs(t, c->sample_instances, defs), 3, t->nslots, t);
+    t->pipe = mb_pipe_new(gnn_stage_defs(t, c->sample_instances, defs), 3, t->st.nslots, t);
     size_t ntr;
     gnn_train_ids(t->ds, &ntr);
     t->n_train = ntr;
@@ -115,7 +115,7 @@ static int build_pipeline(struct gnn_trainer *t, char *err, size_t len)
     t->all_batches = nb;
     if (c->epoch_batches > 0 && c->epoch_batches < nb)
         nb = c->epoch_batches;
-    t->nbatches = nb;
+    t->st.nbatches = nb;
     return 0;
 }
 
@@ -148,7 +148,7 @@ static int setup(struct gnn_trainer *t, char *err, size_t len)
     }
     if (t->sys->cached && c->cache_dev + c->cache_host > 0 && build_cache(t, err, len) != 0)
         return -1;
-    t->nslots = t->sys->pipelined ? c->slots : 1;
+    t->st.nslots = t->sys->pipelined ? c->slots : 1;
     if (gnn_budget_hit(c->budget, hit, sizeof(hit))) {
         snprintf(err, len, "setting up (opening, presampling, the cache): %s", hit);
         return -1;
@@ -156,7 +156,7 @@ static int setup(struct gnn_trainer *t, char *err, size_t len)
     if (slots_fit(t, err, len) != 0)
         return -1;
     /* the overlap needs the engine (memory and mmap copy in submit) and a pipeline */
-    t->overlap = c->overlap && t->nslots > 1 && gnn_dataset_feat_access(t->ds) == GNN_AIO;
+    t->st.overlap = c->overlap && t->st.nslots > 1 && gnn_dataset_feat_access(t->ds) == GNN_AIO;
     t->nshares = c->sub_threads > c->comp_threads ? c->sub_threads : c->comp_threads;
     if (build_pipeline(t, err, len) != 0)
         return -1;
@@ -217,7 +217,7 @@ void gnn_trainer_destroy(struct gnn_trainer *t)
         return;
     if (t->pipe)
         mb_pipe_free(t->pipe);
-    for (int i = 0; i < t->nslots; i++) {
+    for (int i = 0; i < t->st.nslots; i++) {
         struct gnn_slot *sl = &t->slot[i];
         gnn_sample_free(&sl->smp);
         if (t->ds)
@@ -248,31 +248,31 @@ void gnn_trainer_prepare(struct gnn_trainer *t, uint64_t epoch)
 
 int gnn_trainer_epoch(struct gnn_trainer *t, uint64_t epoch, double *elapsed)
 {
-    if (t->profiled && t->epoch != epoch) /* the profile left its own order */
+    if (t->st.profiled && t->epoch != epoch) /* the profile left its own order */
         gnn_trainer_prepare(t, epoch);
     double t0 = mb_now(), c0 = mb_cpu_s(0), steal0 = mb_host_steal_s();
-    t->epoch_failed = gnn_run_pass(t, t->nbatches, 0) != 0;
+    t->epoch_failed = gnn_run_pass(t, t->st.nbatches, 0) != 0;
     double dt = mb_now() - t0;
     if (t->pass_error) { /* the epoch's time is no sample: it did not run through */
         t->epoch_failed = 1;
         return -1;
     }
     *elapsed = dt;
-    t->cpu_s = mb_cpu_s(0) - c0;
-    t->steal = gnn_steal_share(steal0, dt);
-    t->last_epoch_s = dt;
-    gnn_collect_stats(t, &t->rs, 0);
+    t->st.cpu_s = mb_cpu_s(0) - c0;
+    t->st.steal = gnn_steal_share(steal0, dt);
+    t->st.epoch_s = dt;
+    gnn_collect_stats(t, &t->st.rs, 0);
     for (int k = 0; k < 3; k++)
-        t->busy[k] = mb_pipe_stage_busy(t->pipe, k);
-    t->wait_s = mb_pipe_wait_time(t->pipe);
+        t->st.busy[k] = mb_pipe_stage_busy(t->pipe, k);
+    t->st.wait_s = mb_pipe_wait_time(t->pipe);
     return 0;
 }
 
 int gnn_trainer_evaluate(struct gnn_trainer *t)
 {
     /* (the epoch's counters are kept: the held-out pass restarts them) */
-    struct gnn_read_stats keep = t->rs;
-    double tt = t->t_train, ct = t->c_train;
+    struct gnn_read_stats keep = t->st.rs;
+    double tt = t->st.t_train, ct = t->st.c_train;
     long long cns[3];
     for (int k = 0; k < 3; k++)
         cns[k] = atomic_load(&t->stage_cpu_ns[k]);
@@ -283,9 +283,9 @@ int gnn_trainer_evaluate(struct gnn_trainer *t)
         t->epoch_failed = 1;
         return -1;
     }
-    t->rs = keep;
-    t->t_train = tt;
-    t->c_train = ct;
+    t->st.rs = keep;
+    t->st.t_train = tt;
+    t->st.c_train = ct;
     for (int k = 0; k < 3; k++)
         atomic_store(&t->stage_cpu_ns[k], cns[k]);
     return 0;
@@ -295,39 +295,15 @@ int gnn_trainer_error(const struct gnn_trainer *t) { return t->pass_error; }
 
 void gnn_trainer_stats(const struct gnn_trainer *t, struct gnn_trainer_stats *o)
 {
-    memset(o, 0, sizeof(*o));
+    *o = t->st;
     o->sys = t->sys;
     o->ds = t->ds;
     o->cache = t->cache;
-    o->cinfo = t->cinfo;
-    o->presample_s = t->presample_s;
-    o->cache_build_s = t->cache_build_s;
-    o->fill_limit = t->fill_limit;
-    o->max_batch_rows = t->max_batch_rows;
-    o->nslots = t->nslots;
-    o->overlap = t->overlap;
     o->verify = t->cfg.verify;
-    o->nbatches = t->nbatches;
-    o->rs = t->rs;
-    o->loss = t->loss, o->acc_train = t->acc_train, o->acc_val = t->acc_val;
-    o->epoch_s = t->last_epoch_s, o->t_train = t->t_train, o->c_train = t->c_train;
-    o->cpu_s = t->cpu_s, o->steal = t->steal;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++)
         o->stage_cpu_ns[k] = atomic_load(&t->stage_cpu_ns[k]);
-        o->busy[k] = t->busy[k];
-    }
-    o->wait_s = t->wait_s;
-    o->miss_rate = t->miss_rate;
-    o->miss_read_rows = t->miss_read_rows;
     o->allreduce_s = t->model.allreduce_s;
     o->failed = t->epoch_failed;
     o->fail_msg = t->fail_msg;
     o->error_msg = t->error_msg;
-    o->profiled = t->profiled;
-    o->prof = t->prof;
-    o->prof_batches = t->prof_batches;
-    o->prof_phases = t->prof_phases;
-    o->prof_steal = t->prof_steal;
-    o->prof_pool_rows = t->prof_pool_rows;
-    o->prof_t_source = t->prof_t_source;
 }

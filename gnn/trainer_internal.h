@@ -35,11 +35,10 @@ struct gnn_trainer {
     int rank, nranks;
     struct gnn_dataset *ds;
     struct gnn_cache *cache;
-    struct gnn_cache_info cinfo;
-    double presample_s, cache_build_s;
-    uint64_t fill_limit;     /* host-tier bytes the fill may reach under the budget (0: cap) */
-    uint64_t max_batch_rows; /* the largest presampled batch's feature rows */
-    int nslots, nshares, overlap;
+    /* what gnn_trainer_stats reports (its pointers and atomics are added
+     * there): set-up, the last epoch's counters and times, the profile */
+    struct gnn_trainer_stats st;
+    int nshares;
     struct gnn_slot slot[GNN_MAX_SLOTS];
     struct mb_pipe *pipe;
     struct gnn_model model;
@@ -48,12 +47,8 @@ struct gnn_trainer {
     int64_t *eval_ids;
     size_t n_eval;
     int eval_mode;
-    long nbatches;           /* per rank, equal on every rank */
     long all_batches;        /* in a whole pass over the training nodes (epoch_batches may cut an epoch short) */
     uint64_t epoch;
-    /* per epoch */
-    struct gnn_read_stats rs;
-    double t_train, loss, acc_train, acc_val, last_epoch_s;
     int epoch_failed;
     char fail_msg[600];
     /* the last pass hit an error (I/O, corrupted topology, memory), not
@@ -64,22 +59,8 @@ struct gnn_trainer {
     /* CPU seconds of the pass by stage (sample, submit, complete: every
      * team thread; train: the training thread), summed atomically */
     _Atomic long long stage_cpu_ns[3];
-    double c_train;
-    double cpu_s;            /* process CPU seconds of the last epoch */
-    double steal;            /* share of the machine's CPU time the host took in it */
-    double miss_rate;        /* the engine's rate on its misses, read again after it */
-    size_t miss_read_rows;   /* this rank's rows in that reading */
-    double busy[3], wait_s;  /* the training pass's stage and wait times (the
-                                held-out pass after it restarts the pipe's) */
-    struct gnn_profile prof; /* the TPC model's inputs (profiling run) */
-    long prof_batches;
-    int prof_phases;
-    double prof_steal;       /* share of CPU time the host took during the profile */
-    size_t prof_pool_rows;   /* row reads the storage rate drew from (the profile's misses) */
-    const char *prof_t_source; /* how the profile's stage walls were taken */
     double *rec;             /* profiling: per batch sample, submit, complete, train walls */
     long nrec, rec_cap;
-    int profiled;
     struct gnn_rates own_rates; /* where the program shares none */
 };
 
