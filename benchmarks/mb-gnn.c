@@ -363,15 +363,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
     }
     s->run = run;
     s->sys = gnn_system_at((size_t)(intptr_t)c->user);
-    if (budget.broken[0]) { /* (the systems after inmem would run outside it) */
-        mb_warn("%s: --mem-budget: %s", c->name, budget.broken);
-        return -1;
-    }
     char err[512];
-    if (s->sys->upper_bound && gnn_budget_leave(&budget, err, sizeof(err)) != 0) {
-        mb_warn("%s: leaving the budget (inmem runs outside it): %s", c->name, err);
-        return -1;
-    }
     struct gnn_trainer_cfg cfg = tcfg;
     cfg.sys = s->sys;
     cfg.verify = run->common.check ? 1 : 0;
@@ -572,22 +564,7 @@ static int check(void *st, long long iter, char *msg, size_t len)
         }
         return 0;
     }
-    struct gnn_trainer_stats t;
-    gnn_trainer_stats(s->tr, &t);
-    if (t.failed) {
-        snprintf(msg, len, "%s", t.fail_msg[0] ? t.fail_msg : "another rank failed");
-        return 1;
-    }
-    if (t.rs.verify_failures) {
-        snprintf(msg, len, "%llu feature rows failed verification (first: node %llu)",
-                 (unsigned long long)t.rs.verify_failures, (unsigned long long)t.rs.first_bad_node);
-        return 1;
-    }
-    if (t.verify && t.rs.feat_rows && !t.rs.verified_rows) {
-        snprintf(msg, len, "no feature row was verified");
-        return 1;
-    }
-    return 0;
+    return gnn_trainer_check(s->tr, msg, len);
 }
 
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -690,9 +667,7 @@ static void teardown(void *st)
         return;
     if (!opt.generate && s->tr && s->run->rank == 0)
         system_report(s, &s->run->result.config);
-    gnn_trainer_destroy(s->tr);
-    if (!opt.generate && s->sys->upper_bound)
-        gnn_budget_enter(&budget);
+    gnn_trainer_destroy(s->tr); /* (the upper bound rejoins the budget) */
     free(s);
 }
 

@@ -836,8 +836,9 @@ struct gnn_trainer_stats {
     const char *prof_t_source;
 };
 
-/* Opens the dataset for cfg->sys (its files dropped from the page cache
- * first), presamples and builds the cache, slots, readers, pipeline and
+/* Leaves cfg->budget for the upper bound (gnn_trainer_destroy enters it
+ * again) and refuses to run once the budget is broken. Opens the dataset
+ * for cfg->sys (its files dropped from the page cache first), presamples and builds the cache, slots, readers, pipeline and
  * model, measures the engine's random-read rate once. Collective over
  * cfg->comm. *out is set whenever memory allowed, even on failure (its
  * stats say how far it came): free it with gnn_trainer_destroy. 0, or -1
@@ -862,6 +863,10 @@ int gnn_trainer_read_misses(struct gnn_trainer *t);
 /* Scores the held-out nodes (untimed; the epoch's counters are kept).
  * 0, or -1 on an error. */
 int gnn_trainer_evaluate(struct gnn_trainer *t);
+/* The verdict on the last epoch: 0, or 1 with one line in msg (a failed
+ * batch, rows failing verification, or verification on but no row
+ * verified). */
+int gnn_trainer_check(const struct gnn_trainer *t, char *msg, size_t len);
 /* Whether the last call failed with an error (not a check). */
 int gnn_trainer_error(const struct gnn_trainer *t);
 void gnn_trainer_stats(const struct gnn_trainer *t, struct gnn_trainer_stats *out);

@@ -188,6 +188,16 @@ int gnn_trainer_create(const struct gnn_trainer_cfg *cfg, struct gnn_trainer **o
     }
     t->cfg = *cfg;
     t->sys = cfg->sys;
+    if (cfg->budget && cfg->budget->broken[0]) { /* (the systems after inmem would run outside it) */
+        snprintf(err, len, "--mem-budget: %s", cfg->budget->broken);
+        return -1;
+    }
+    if (t->sys->upper_bound && cfg->budget && gnn_budget_leave(cfg->budget, err, len) != 0) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, len, "leaving the budget (inmem runs outside it): %s", why);
+        return -1;
+    }
     MPI_Comm_rank(cfg->comm, &t->rank);
     MPI_Comm_size(cfg->comm, &t->nranks);
     if (!cfg->rates) { /* (measured for this trainer alone) */
@@ -236,6 +246,8 @@ void gnn_trainer_destroy(struct gnn_trainer *t)
         gnn_close(t->ds);
     free(t->order);
     free(t->eval_ids);
+    if (t->sys && t->sys->upper_bound && t->cfg.budget)
+        gnn_budget_enter(t->cfg.budget);
     free(t);
 }
 
@@ -306,4 +318,23 @@ void gnn_trainer_stats(const struct gnn_trainer *t, struct gnn_trainer_stats *o)
     o->failed = t->epoch_failed;
     o->fail_msg = t->fail_msg;
     o->error_msg = t->error_msg;
+}
+
+int gnn_trainer_check(const struct gnn_trainer *t, char *msg, size_t len)
+{
+    const struct gnn_read_stats *rs = &t->st.rs;
+    if (t->epoch_failed) {
+        snprintf(msg, len, "%s", t->fail_msg[0] ? t->fail_msg : "another rank failed");
+        return 1;
+    }
+    if (rs->verify_failures) {
+        snprintf(msg, len, "%llu feature rows failed verification (first: node %llu)",
+                 (unsigned long long)rs->verify_failures, (unsigned long long)rs->first_bad_node);
+        return 1;
+    }
+    if (t->cfg.verify && rs->feat_rows && !rs->verified_rows) {
+        snprintf(msg, len, "no feature row was verified");
+        return 1;
+    }
+    return 0;
 }

@@ -87,6 +87,8 @@ static void test_systems(void)
             EXPECT(isfinite(s.loss) && s.loss > 0);
             EXPECT(s.acc_train >= 0 && s.acc_train <= 1 && s.acc_val >= 0 && s.acc_val <= 1);
             EXPECT(s.epoch_s == dt);
+            char msg[256] = "";
+            EXPECT(gnn_trainer_check(t, msg, sizeof(msg)) == 0 && !msg[0]);
         }
         /* ~102 training nodes in batches of 64 */
         EXPECT(s.nbatches == 2);
@@ -143,6 +145,8 @@ static void test_corrupt(void)
     struct gnn_trainer_stats s;
     gnn_trainer_stats(t, &s);
     EXPECT(s.failed && strstr(s.fail_msg, "is wrong at element") != NULL);
+    char msg[512] = "";
+    EXPECT(gnn_trainer_check(t, msg, sizeof(msg)) == 1 && strstr(msg, "is wrong at element") != NULL);
     gnn_trainer_destroy(t);
 }
 
