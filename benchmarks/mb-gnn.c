@@ -421,7 +421,8 @@ static void epoch_report(struct st *s);
 /* An error in a pass (I/O, corrupted topology, memory): a failure
  * whatever --check says. The ranks that hit it name it in one line; the
  * result file records it, and the harness stops the run (exit 1) without
- * a sample of the epoch. Returns 1. */
+ * a sample of the epoch. `what` names the step (a format of the epoch
+ * number). Returns 1. */
 static int epoch_error(struct st *s, const char *what, long long iter)
 {
     char step[96], key[200], msg[800];
