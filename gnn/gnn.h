@@ -6,8 +6,12 @@
  * transaction-minimising placement over two memory tiers, and the TPC
  * (throughput per cost) model with hardware profiles.
  *
- * Depends on offload/ (storage engine), nn/ (struct nn_sage_block) and
- * common/. Programs (mb-gnn) build the pipeline and training on top.
+ * The systems compared (a table) and the trainer that runs one: the slot
+ * pipeline, the pass driver, the TPC profiling run, measured rates.
+ *
+ * Depends on offload/ (storage engine), nn/ (struct nn_sage_block),
+ * collectives/ (gradient allreduce) and common/. Programs (mb-gnn) are
+ * options, set-up from the systems table, callbacks and reporting.
  *
  * ---- Dataset on storage (format version GNN_FORMAT_VERSION) -------------
  * A dataset is a directory:
@@ -63,6 +67,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/common.h"
 #include "../nn/nn.h"
 #include "../collectives/coll.h"
 
@@ -679,6 +684,196 @@ int gnn_model_eval(struct gnn_model *m, const struct nn_sage_block *blocks, cons
                    const int32_t *labels, size_t n, double *loss, size_t *correct);
 /* Forward FLOPs of the model on these blocks (x3 for a training step). */
 double gnn_model_flops(const struct gnn_model *m, const struct nn_sage_block *blocks);
+
+/* ===== trainer: the systems side by side (mb-gnn) =========================
+ * A system is a row of the systems table (gnn/systems.c): how it reads
+ * topology and features, whether it builds the presampled static cache and
+ * with which placement, whether its stages are pipelined, the mmap advice.
+ * A trainer runs one system: the slot pipeline (sample, submit, complete
+ * stages over common/'s mb_pipe runtime, gnn/stages.c), the pass driver
+ * (gnn/pass.c), the TPC profiling run (gnn/profile.c) and the measured
+ * rates (gnn/measure.c). Everything it needs from the program arrives in
+ * struct gnn_trainer_cfg at create time. */
+
+struct gnn_system {
+    const char *name;
+    enum gnn_access topo, feat;      /* where lists and rows are read from */
+    int cached;                      /* presampled unified static cache (when a tier has bytes) */
+    enum gnn_placement_policy placement; /* of the cache */
+    int pipelined;                   /* --slots batches in flight; 0: one (stages serialised) */
+    enum gnn_map_advice advice;      /* GNN_MMAP: page-fault read-around */
+    int upper_bound;                 /* the in-memory upper bound: runs outside the memory
+                                        budget, its epoch bounds the others' */
+};
+/* The table, in the order cases run (the upper bound first). */
+size_t gnn_nsystems(void);
+const struct gnn_system *gnn_system_at(size_t i);
+const struct gnn_system *gnn_system_find(const char *name); /* NULL when unknown */
+/* "a|b|c" of every name into buf (for an option's choices). */
+void gnn_system_choices(char *buf, size_t len);
+
+/* The memory budget of a node's ranks (common/'s mb_budget: the node's
+ * first rank creates it, the others join). */
+struct gnn_budget {
+    struct mb_budget b;
+    size_t bytes;               /* the limit (0: none) */
+    int on;                     /* enforced */
+    char broken[400];           /* why it no longer holds ("" while it does) */
+};
+/* Collective over comm: enforces `bytes` for every rank of each node.
+ * 0 (bytes 0: nothing to do), or -1 on every rank (a failing rank warns). */
+int gnn_budget_enforce(struct gnn_budget *g, MPI_Comm comm, size_t bytes, enum mb_budget_how how);
+/* A limit hit: one line naming the budget and the peak into msg; 1, or 0. */
+int gnn_budget_hit(const struct gnn_budget *g, char *msg, size_t len);
+/* The upper bound runs outside: leave (0 or -1 with err), enter again
+ * (a failure is kept in g->broken and warned). */
+int gnn_budget_leave(struct gnn_budget *g, char *err, size_t len);
+void gnn_budget_enter(struct gnn_budget *g);
+/* Collective over MPI_COMM_WORLD: every rank leaves, the owner removes it. */
+void gnn_budget_release(struct gnn_budget *g);
+/* On SIGINT, SIGTERM and SIGHUP the budget (g may be NULL) and a
+ * generate's temporary files go, then the signal takes its course (a
+ * handler installed before, e.g. the harness's, runs next). Once. */
+void gnn_cleanup_on_signals(struct gnn_budget *g);
+
+/* Rates of the machine, measured once per run and shared by the trainers
+ * (NAN until measured). */
+struct gnn_rates {
+    double rand_read_Bps;       /* the engine's random row reads (first engine system) */
+    double memcpy_Bps;          /* host row copies (the "PCIe" of the emulation) */
+};
+/* Host copy rate of rows of row_bytes through 64 MiB buffers (once). 0, or -1 out of memory. */
+int gnn_measure_memcpy(struct gnn_rates *r, uint64_t row_bytes);
+/* The cores this process may run on (its affinity mask). */
+int gnn_usable_cores(void);
+/* The read-ahead of the block device under dir/data.0 (kB; -1 unknown). */
+long long gnn_read_ahead_kb(const char *dir);
+/* Share of the machine's CPU time the host took since steal0
+ * (mb_host_steal_s) over dt s; NAN where it cannot be resolved. */
+double gnn_steal_share(double steal0, double dt);
+
+#define GNN_MAX_SLOTS 16 /* batches in flight */
+#define GNN_MAX_TEAM 32  /* submit or complete threads */
+
+struct gnn_trainer_cfg {
+    const char *data;               /* dataset folder */
+    const struct gnn_header *header;/* its header as validated (NULL: read at create) */
+    const struct gnn_system *sys;
+    struct gnn_sampler_cfg scfg;
+    const char *fanout_text;        /* the fan-outs as the user wrote them (messages; NULL: from scfg) */
+    size_t batch;                   /* seeds per batch and rank */
+    int hidden;
+    float lr;
+    uint64_t cache_dev, cache_host;
+    int cache_fill;                 /* 1: fill what the placement leaves (by degree) */
+    int slots, sub_threads, comp_threads, sample_instances, io_threads, stage_nice;
+    int overlap;                    /* intra-batch overlap (pipelined engine systems) */
+    long epoch_batches;             /* per epoch and rank (0: every training node) */
+    long eval_nodes, profile_batches;
+    int verify;                     /* 0 off, 1 a few elements per row, 2 all */
+    uint64_t seed;
+    MPI_Comm comm;
+    struct mb_coll_ctx *coll;       /* NULL: one rank, no allreduce */
+    const struct mb_coll_algo *algo;
+    struct gnn_budget *budget;      /* NULL or not on: none */
+    struct gnn_rates *rates;        /* shared, filled once (NULL: the trainer's own) */
+    const char *hw_profile;         /* TPC profile file; NULL: this machine, from the profiling run */
+    uint64_t pre_rows;              /* the largest presampled batch's rows (gnn_plan_presample), 0 unknown */
+};
+
+/* Budget planning before any work, from the header and a presampling
+ * through the topology alone: the largest presampled batch's rows and what
+ * the caches' placement holds of the presampled items. */
+struct gnn_plan {
+    uint64_t pre_rows, pre_placed;
+};
+int gnn_plan_presample(const struct gnn_trainer_cfg *c, struct gnn_plan *out, char *err, size_t len);
+/* Bytes system sys needs under a budget (dataset arrays, caches, slots,
+ * engine arena, storage-rate buffers, model, slack), with a one-line
+ * account of it in what. plan may be NULL (nothing presampled). */
+uint64_t gnn_plan_need(const struct gnn_trainer_cfg *c, const struct gnn_header *h, const struct gnn_plan *plan,
+                       const struct gnn_system *sys, char *what, size_t len);
+
+/* The check before any work: presamples (gnn_plan_presample) and checks
+ * every system of mask (bit i: gnn_system_at(i)) but the upper bound
+ * against `bytes`. 0 all fit (*pre_rows: the largest presampled batch's
+ * rows, for cfg.pre_rows), 1 one does not (msg names it, its need and what
+ * to change), -1 presampling failed (no check; msg says why). */
+int gnn_plan_check(const struct gnn_trainer_cfg *c, const struct gnn_header *h, unsigned mask, uint64_t bytes,
+                   uint64_t *pre_rows, char *msg, size_t len);
+
+struct gnn_trainer;
+
+/* What a trainer set up and measured; pointers valid while it lives. */
+struct gnn_trainer_stats {
+    const struct gnn_system *sys;
+    const struct gnn_dataset *ds;   /* NULL where opening failed */
+    const struct gnn_cache *cache;  /* NULL: nothing cached */
+    struct gnn_cache_info cinfo;
+    double presample_s, cache_build_s;
+    uint64_t fill_limit;            /* host-tier bytes the fill could reach under the budget (0: cap) */
+    uint64_t max_batch_rows;        /* the largest presampled batch's rows */
+    int nslots, overlap, verify;
+    long nbatches;                  /* per epoch and rank */
+    /* the last epoch (the held-out pass leaves them) */
+    struct gnn_read_stats rs;
+    double loss, acc_train, acc_val;
+    double epoch_s, t_train, c_train, cpu_s, steal;
+    long long stage_cpu_ns[3];      /* sample, submit, complete: CPU of every team thread */
+    double busy[3], wait_s;         /* stage walls, training's wait for batches */
+    double miss_rate;               /* storage's rate on the epoch's misses read again (NAN: none) */
+    size_t miss_read_rows;
+    double allreduce_s;
+    int failed;                     /* a failed batch or check */
+    const char *fail_msg, *error_msg;
+    /* the TPC profiling run */
+    int profiled;
+    struct gnn_profile prof;
+    long prof_batches;
+    int prof_phases;                /* 1 serial, 2 serial + pipelined */
+    double prof_steal;
+    size_t prof_pool_rows;
+    const char *prof_t_source;
+};
+
+/* Leaves cfg->budget for the upper bound (gnn_trainer_destroy enters it
+ * again) and refuses to run once the budget is broken. Opens the dataset
+ * for cfg->sys (its files dropped from the page cache first), presamples and builds the cache, slots, readers, pipeline and
+ * model, measures the engine's random-read rate once. Collective over
+ * cfg->comm. *out is set whenever memory allowed, even on failure (its
+ * stats say how far it came): free it with gnn_trainer_destroy. 0, or -1
+ * with one line in err. */
+int gnn_trainer_create(const struct gnn_trainer_cfg *cfg, struct gnn_trainer **out, char *err, size_t len);
+void gnn_trainer_destroy(struct gnn_trainer *t);
+/* The next pass trains `epoch` (its node order); counters restart. */
+void gnn_trainer_prepare(struct gnn_trainer *t, uint64_t epoch);
+/* The TPC model's profiling run (untimed, with a throwaway model). 0 when
+ * profiled now, 1 when there is nothing to do (done, or a system without a
+ * model), -1 when it failed: an error (gnn_trainer_stats' error_msg, and
+ * gnn_trainer_error says so) or a failed check. */
+int gnn_trainer_profile(struct gnn_trainer *t);
+/* One timed epoch over this rank's batches (*elapsed: its wall seconds).
+ * 0 (a failed batch or check shows in the stats' failed), or -1 on an
+ * error (I/O, memory, budget), whatever --check says. */
+int gnn_trainer_epoch(struct gnn_trainer *t, uint64_t epoch, double *elapsed);
+/* The bound's storage rate: the epoch's own misses read again right after
+ * it (untimed; NAN where features are not read through the engine). 0, or
+ * -1 on an error. */
+int gnn_trainer_read_misses(struct gnn_trainer *t);
+/* Scores the held-out nodes (untimed; the epoch's counters are kept).
+ * 0, or -1 on an error. */
+int gnn_trainer_evaluate(struct gnn_trainer *t);
+/* The verdict on the last epoch: 0, or 1 with one line in msg (a failed
+ * batch, rows failing verification, or verification on but no row
+ * verified). */
+int gnn_trainer_check(const struct gnn_trainer *t, char *msg, size_t len);
+/* Whether the last call failed with an error (not a check). */
+int gnn_trainer_error(const struct gnn_trainer *t);
+void gnn_trainer_stats(const struct gnn_trainer *t, struct gnn_trainer_stats *out);
+/* The TPC model's epoch time for this system (gnn_tpc_predict_pipeline
+ * on the profile, with cfg->hw_profile or this machine's profile); NAN and
+ * bound "n/a" before profiling or for a system without a model. */
+double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, struct gnn_prediction *pr);
 
 #ifdef __cplusplus
 }
