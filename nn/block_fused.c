@@ -49,8 +49,15 @@ int nn_block_backward_fused(struct nn_layer *l, const float *dout, float *din)
     size_t m = (size_t)M, h = (size_t)H, f = (size_t)F;
     size_t B = (size_t)l->B, S = (size_t)l->cfg.seq, A = (size_t)l->cfg.heads;
     struct nn_blockp p = nn_blockp_split(nn_weights(l), h, f);
-    memset(w->G, 0, l->grads.numel * sizeof(float));
-    struct nn_blockp g = nn_blockp_split(w->G, h, f);
+    /* fp32 gradients: accumulate straight into them (the weight-gradient
+     * GEMMs with beta = 1, the column sums add anyway), which saves
+     * zeroing, reading and adding a scratch copy of 12h^2 parameters:
+     * at gpt-bench more bytes than all the activation sweeps together */
+    int direct = l->grads.dtype == NN_F32;
+    float *G = direct ? l->grads.data : w->G, beta = direct ? 1.0f : 0.0f;
+    if (!direct)
+        memset(G, 0, l->grads.numel * sizeof(float));
+    struct nn_blockp g = nn_blockp_split(G, h, f);
     nn_act_load(l);
     float *xhat1 = nn_act(l, NN_XHAT1), *qkv = nn_act(l, NN_QKV), *probs = nn_act(l, NN_PROBS);
     float *att = nn_act(l, NN_ATT), *xhat2 = nn_act(l, NN_XHAT2), *h1 = nn_act(l, NN_H1);
@@ -60,28 +67,29 @@ int nn_block_backward_fused(struct nn_layer *l, const float *dout, float *din)
     /* MLP: out = x1 + gl W2 + b2 */
     if (nn_bias_bwd_par(dout, g.bf2, m, h) != 0)
         return -1;
-    GEMM(1, 0, F, H, M, 1.0f, gl, F, dout, H, 0.0f, g.W2, H);
+    GEMM(1, 0, F, H, M, 1.0f, gl, F, dout, H, beta, g.W2, H);
     GEMM(0, 1, M, F, H, 1.0f, dout, H, p.W2, H, 0.0f, db, F);
     if (nn_gelu_bias_bwd(h1, db, g.bf1, m, f) != 0)
         return -1;
     nn_layernorm_apply(xhat2, p.g2, p.b2, w->y, m, h);
-    GEMM(1, 0, H, F, M, 1.0f, w->y, H, db, F, 0.0f, g.W1, F);
+    GEMM(1, 0, H, F, M, 1.0f, w->y, H, db, F, beta, g.W1, F);
     GEMM(0, 1, M, H, F, 1.0f, db, F, p.W1, F, 0.0f, d2, H);
     /* d x1 = dout + LN2'(d2); dbo is its column sum, in the same sweep */
     if (nn_layernorm_bwd_residual(d2, xhat2, rstd2, p.g2, dout, d1, g.g2, g.b2, g.bo, m, h) != 0)
         return -1;
     /* attention: x1 = x + att Wo + bo */
-    GEMM(1, 0, H, H, M, 1.0f, att, H, d1, H, 0.0f, g.Wo, H);
+    GEMM(1, 0, H, H, M, 1.0f, att, H, d1, H, beta, g.Wo, H);
     GEMM(0, 1, M, H, H, 1.0f, d1, H, p.Wo, H, 0.0f, d2, H);
     if (nn_attn_bwd_batched(qkv, probs, d2, db, w->scr, B, S, A, h / A) != 0 ||
         nn_bias_bwd_par(db, g.bqkv, m, 3 * h) != 0)
         return -1;
     nn_layernorm_apply(xhat1, p.g1, p.b1, w->y, m, h);
-    GEMM(1, 0, H, 3 * H, M, 1.0f, w->y, H, db, 3 * H, 0.0f, g.Wqkv, 3 * H);
+    GEMM(1, 0, H, 3 * H, M, 1.0f, w->y, H, db, 3 * H, beta, g.Wqkv, 3 * H);
     GEMM(0, 1, M, H, 3 * H, 1.0f, db, 3 * H, p.Wqkv, 3 * H, 0.0f, d2, H);
     /* din = d x1 + LN1'(d2) */
     if (nn_layernorm_bwd_residual(d2, xhat1, rstd1, p.g1, d1, din, g.g1, g.b1, NULL, m, h) != 0)
         return -1;
-    nn_accum_f32(l->grads.data, l->grads.dtype, w->G, l->grads.numel);
+    if (!direct)
+        nn_accum_f32(l->grads.data, l->grads.dtype, G, l->grads.numel);
     return 0;
 }

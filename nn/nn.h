@@ -237,6 +237,10 @@ struct nn_gemm_shape {
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
+/* Bytes the fused block's elementwise sweeps read and write (fp32, fp32
+ * gradients), forward and backward: with the GEMM FLOPs, the block's
+ * roofline (mb-nn). */
+void nn_block_elementwise_bytes(const struct nn_gpt_config *cfg, int B, double *fwd, double *bwd);
 
 /* ===== layers =========================================================== */
 
