@@ -8,7 +8,10 @@
  *          threads each copying a contiguous share
  *   adam   nn_adam_step over N fp32 parameters (fp32 master, m, v, grads)
  * Every case validates each iteration (see check_*), and the ratios are
- * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's. */
+ * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's.
+ * The block's roofline: its GEMM FLOPs at the interleaved sgemm rate plus
+ * its elementwise bytes (nn_block_elementwise_bytes) at a memcpy rate
+ * measured interleaved with the same block iterations. */
 #include "harness/harness.h"
 #include "../nn/nn.h"
 
@@ -78,6 +81,7 @@ struct state {
     long long step;
     struct state *peer;          /* block: an sgemm state, adam: a memcpy state, run
                                     interleaved in prepare so both see the same load */
+    struct state *bw;            /* block: a memcpy state, the roofline's bandwidth */
 };
 
 /* Interleaved peer timings of the current block/adam case (timed
@@ -85,6 +89,9 @@ struct state {
 static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
+/* The block's interleaved memcpy timings and their median (roofline). */
+static double *bw_t, bw_median = NAN;
+static size_t bw_n, bw_n_bytes;
 
 static int validate(struct mb_run *run)
 {
@@ -365,6 +372,18 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         peer_n = 0;
         peer_median = NAN;
     }
+    if (rc == 0 && k == K_BLOCK) {
+        struct state *s = *out;
+        void *bw = NULL;
+        rc = setup_kind(run, K_MEMCPY, &bw);
+        s->bw = bw;
+        if (s->bw)
+            s->bw->fault = 0;
+        free(bw_t);
+        bw_t = calloc((size_t)run->common.iters, sizeof(double));
+        bw_n = 0;
+        bw_median = NAN;
+    }
     return rc;
 }
 
@@ -383,6 +402,15 @@ static void prepare(void *st, long long iter)
         double t1 = mb_now();
         if (iter >= s->run->common.warmup && peer_n < (size_t)s->run->common.iters)
             peer_t[peer_n++] = t1 - t0;
+    }
+    if (s->bw) {
+        double dummy = -1;
+        prepare_one(s->bw, iter);
+        double t0 = mb_now();
+        iterate(s->bw, iter, &dummy);
+        double t1 = mb_now();
+        if (iter >= s->run->common.warmup && bw_n < (size_t)s->run->common.iters)
+            bw_t[bw_n++] = t1 - t0;
     }
     prepare_one(st, iter);
 }
@@ -802,6 +830,22 @@ static int check(void *st, long long iter, char *msg, size_t len)
     return 1;
 }
 
+/* The block's roofline: GEMM FLOPs at the interleaved sgemm rate plus
+ * the fused sweeps' bytes at the interleaved memcpy rate (memcpy moves
+ * 2n bytes: reads n, writes n). */
+static void roofline(double measured)
+{
+    double fwd, bwd;
+    nn_block_elementwise_bytes(&cfg, (int)opt.batch, &fwd, &bwd);
+    double bytes = fwd * (opt.recompute ? 2 : 1) + bwd;
+    double bw = 2.0 * (double)bw_n_bytes / bw_median, t_gemm = peer_median, t_mem = bytes / bw;
+    printf("# roofline block: %.3g GFLOP at sgemm %.2f GFLOP/s (%.4f s) + %.3g GB at memcpy %.2f GB/s "
+           "(%.4f s) = %.4f s, %.2f GFLOP/s; measured %.4f s, %.2f GFLOP/s (measured/roofline %.3f)\n",
+           block_flops / 1e9, block_flops / t_gemm / 1e9, t_gemm, bytes / 1e9, bw / 1e9, t_mem,
+           t_gemm + t_mem, block_flops / (t_gemm + t_mem) / 1e9, measured, block_flops / measured / 1e9,
+           measured / (t_gemm + t_mem));
+}
+
 /* The model of each second case is its peer's rate: the block at the
  * sgemm FLOP rate, Adam at the memcpy byte rate. The ratio is printed. */
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -820,6 +864,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
            k == K_BLOCK ? "block" : "adam", work / me->stats.median / 1e9,
            k == K_BLOCK ? "GFLOP/s" : "GB/s touched", k == K_BLOCK ? "sgemm" : "memcpy",
            work / peer_median / 1e9, peer_n, sep);
+    if (k == K_BLOCK)
+        roofline(me->stats.median);
     return peer_median;
 }
 
@@ -831,6 +877,13 @@ static void teardown(void *st)
         mb_stats_compute(peer_t, peer_n, &ps);
         peer_median = ps.median;
         teardown(s->peer);
+    }
+    if (s->bw) {
+        struct mb_stats ps;
+        mb_stats_compute(bw_t, bw_n, &ps);
+        bw_median = ps.median;
+        bw_n_bytes = s->bw->n;
+        teardown(s->bw);
     }
     for (int i = 0; s->A && i < s->ng; i++) {
         free(s->A[i]); free(s->B[i]); free(s->C[i]);
