@@ -12,6 +12,8 @@ parameters as mb-nn's Adam case (nn_adam_default: lr 1e-3, betas 0.9 and
     python -m reproduce.nn.peer --batch B --seq S --hidden H --heads A --ffn F
         [--threads T] [-n ITERS] [-w WARMUP] [--adam-elems N] -o OUT.json
 
+--batch 0 skips the block (the Adam case alone).
+
 FLOPs are counted as mb-nn counts them (GEMM and attention multiply-adds x 2:
 forward 24 B S H^2 + 4 B S^2 H for F = 4H, backward twice that), so the
 GFLOP/s of the two are rates over the same work. Writes OUT.json; exit 77
@@ -110,9 +112,10 @@ def main(argv=None):
     res = {"torch_version": torch.__version__, "threads": torch.get_num_threads(), "batch": a.batch,
            "seq": a.seq, "hidden": a.hidden, "heads": a.heads, "ffn": a.ffn, "iters": a.iters,
            "warmup": a.warmup, "flops": block_flops(a.batch, a.seq, a.hidden, a.ffn)}
-    bt = time_block(torch, a)
-    res["block_t"], res["block_median"] = bt, statistics.median(bt)
-    res["block_gflops"] = res["flops"] / res["block_median"] / 1e9
+    if a.batch > 0:  # --batch 0: the Adam case alone
+        bt = time_block(torch, a)
+        res["block_t"], res["block_median"] = bt, statistics.median(bt)
+        res["block_gflops"] = res["flops"] / res["block_median"] / 1e9
     if a.adam_elems > 0:
         at = time_adam(torch, a)
         res["adam_elems"], res["adam_t"], res["adam_median"] = a.adam_elems, at, statistics.median(at)
@@ -120,8 +123,9 @@ def main(argv=None):
         res["adam_gbs"] = res["adam_bytes"] / res["adam_median"] / 1e9
     with open(a.out, "w") as f:
         json.dump(res, f, indent=1)
-    print(f"torch {res['torch_version']}, {res['threads']} threads: block {res['block_gflops']:.2f} GFLOP/s"
-          + (f", adam {res['adam_gbs']:.2f} GB/s touched" if "adam_gbs" in res else ""))
+    print(f"torch {res['torch_version']}, {res['threads']} threads:"
+          + (f" block {res['block_gflops']:.2f} GFLOP/s" if "block_gflops" in res else "")
+          + (f" adam {res['adam_gbs']:.2f} GB/s touched" if "adam_gbs" in res else ""))
     return 0
 
 
