@@ -16,6 +16,7 @@ PACKAGES=(
   slurm-wlm munge libpmix-dev
   fio
   python3-h5py python3-matplotlib python3-numpy python3-venv
+  python3-torch
 )
 
 # pkg-config module -> Debian package that provides it.
