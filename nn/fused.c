@@ -14,18 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parallel above this many elements: a parallel region costs a few
- * microseconds of wake-up, and OpenBLAS's pthreads still spin for a while
- * after each GEMM on the same cores (see PAR_ELEMS in ops.c); below
- * 256K elements (1 MiB) the sweep itself takes about that long.
- * NN_PAR_ELEMS overrides it, for measuring the trade-off. */
+/* Parallel above this many elements, as ops.c's PAR_ELEMS: OpenBLAS's
+ * pthreads keep spinning for a while after each GEMM on the same cores,
+ * so a parallel sweep between two GEMMs oversubscribes them (measured
+ * with mb-nn on 2 loaded cores at gpt-bench: block/sgemm 0.99 and 0.82
+ * with the fused sweeps serial, 0.72 and 0.62 parallel above 256K
+ * elements). NN_PAR_ELEMS overrides it, to measure the trade-off on a
+ * quiet machine (reproduce/nn/README.md). */
 static size_t par_elems(void)
 {
     static size_t v;
     if (!v) {
         const char *e = getenv("NN_PAR_ELEMS");
         long long x = e ? atoll(e) : 0;
-        v = x > 0 ? (size_t)x : (size_t)1 << 18;
+        v = x > 0 ? (size_t)x : (size_t)1 << 22;
     }
     return v;
 }

@@ -171,7 +171,7 @@ void nn_layernorm_apply(const float *xhat, const float *g, const float *b, float
 /* out = (res + a) + bias (out may alias a). */
 void nn_residual_bias(const float *a, const float *res, const float *bias, float *out, size_t rows,
                       size_t cols);
-/* Elements above which the fused sweeps go parallel (NN_PAR_ELEMS, default 256K). */
+/* Elements above which the fused sweeps go parallel (NN_PAR_ELEMS, default 4M). */
 size_t nn_fused_par_elems(void);
 /* nn_attn_fwd/bwd with the heads batched: every head's score GEMMs, one
  * parallel softmax (or softmax-backward) sweep over all their rows, every

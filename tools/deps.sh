@@ -5,7 +5,7 @@
 #   tools/deps.sh list      print the Debian package list
 set -u
 
-# Debian packages: build, run, test (Slurm, fio, plotting).
+# Debian packages: build, run, test (Slurm, fio, plotting; PyTorch for reproduce/nn's peer).
 PACKAGES=(
   build-essential pkg-config git
   openmpi-bin libopenmpi-dev libucx-dev ucx-utils
