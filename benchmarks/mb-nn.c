@@ -11,7 +11,7 @@
  * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's.
  * The block's roofline: its GEMM FLOPs at the interleaved sgemm rate plus
  * its elementwise bytes (nn_block_elementwise_bytes) at a memcpy rate
- * measured interleaved with the same block iterations. */
+ * measured in the block case's set-up. */
 #include "harness/harness.h"
 #include "../nn/nn.h"
 
@@ -81,7 +81,6 @@ struct state {
     long long step;
     struct state *peer;          /* block: an sgemm state, adam: a memcpy state, run
                                     interleaved in prepare so both see the same load */
-    struct state *bw;            /* block: a memcpy state, the roofline's bandwidth */
 };
 
 /* Interleaved peer timings of the current block/adam case (timed
@@ -89,9 +88,11 @@ struct state {
 static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
-/* The block's interleaved memcpy timings and their median (roofline). */
-static double *bw_t, bw_median = NAN;
-static size_t bw_n, bw_n_bytes;
+/* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
+static double bw_median = NAN;
+static size_t bw_bytes;
+static void teardown(void *st);
+static void prepare_one(void *st, long long iter);
 
 static int validate(struct mb_run *run)
 {
@@ -356,6 +357,39 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
 
 static int iterate(void *st, long long iter, double *elapsed);
 
+/* The roofline's memory bandwidth: a memcpy of the Adam case's size
+ * (--adam-elems), one warm-up and BW_REPS timed, in the block case's
+ * set-up. Not interleaved with the block's iterations like sgemm: a copy
+ * far beyond the last-level cache before each iteration would evict the
+ * block's weights and activations and slow it down. */
+#define BW_REPS 5
+static int measure_bandwidth(struct mb_run *run)
+{
+    void *p = NULL;
+    if (setup_kind(run, K_MEMCPY, &p) != 0) {
+        if (p)
+            teardown(p);
+        mb_warn("block: out of memory for the roofline's memcpy");
+        return -1;
+    }
+    struct state *m = p;
+    m->fault = 0;
+    double t[BW_REPS], dummy = -1;
+    for (int i = 0; i <= BW_REPS; i++) {
+        prepare_one(m, i);
+        double t0 = mb_now();
+        iterate(m, i, &dummy);
+        if (i > 0)
+            t[i - 1] = mb_now() - t0;
+    }
+    struct mb_stats st;
+    mb_stats_compute(t, BW_REPS, &st);
+    bw_median = st.median;
+    bw_bytes = 2 * m->n; /* read n, write n */
+    teardown(m);
+    return 0;
+}
+
 static int setup(struct mb_run *run, const struct mb_case *c, void **out)
 {
     enum kind k = (enum kind)(intptr_t)c->user;
@@ -372,22 +406,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         peer_n = 0;
         peer_median = NAN;
     }
-    if (rc == 0 && k == K_BLOCK) {
-        struct state *s = *out;
-        void *bw = NULL;
-        rc = setup_kind(run, K_MEMCPY, &bw);
-        s->bw = bw;
-        if (s->bw)
-            s->bw->fault = 0;
-        free(bw_t);
-        bw_t = calloc((size_t)run->common.iters, sizeof(double));
-        bw_n = 0;
-        bw_median = NAN;
-    }
+    if (rc == 0 && k == K_BLOCK)
+        rc = measure_bandwidth(run);
     return rc;
 }
 
-static void prepare_one(void *st, long long iter);
 
 /* Before each block/adam iteration, untimed by the harness: one run of
  * its peer, timed here, so the ratio compares neighbours in time. */
@@ -402,15 +425,6 @@ static void prepare(void *st, long long iter)
         double t1 = mb_now();
         if (iter >= s->run->common.warmup && peer_n < (size_t)s->run->common.iters)
             peer_t[peer_n++] = t1 - t0;
-    }
-    if (s->bw) {
-        double dummy = -1;
-        prepare_one(s->bw, iter);
-        double t0 = mb_now();
-        iterate(s->bw, iter, &dummy);
-        double t1 = mb_now();
-        if (iter >= s->run->common.warmup && bw_n < (size_t)s->run->common.iters)
-            bw_t[bw_n++] = t1 - t0;
     }
     prepare_one(st, iter);
 }
@@ -831,14 +845,13 @@ static int check(void *st, long long iter, char *msg, size_t len)
 }
 
 /* The block's roofline: GEMM FLOPs at the interleaved sgemm rate plus
- * the fused sweeps' bytes at the interleaved memcpy rate (memcpy moves
- * 2n bytes: reads n, writes n). */
+ * the fused sweeps' bytes at the memcpy rate of measure_bandwidth. */
 static void roofline(double measured)
 {
     double fwd, bwd;
     nn_block_elementwise_bytes(&cfg, (int)opt.batch, &fwd, &bwd);
     double bytes = fwd * (opt.recompute ? 2 : 1) + bwd;
-    double bw = 2.0 * (double)bw_n_bytes / bw_median, t_gemm = peer_median, t_mem = bytes / bw;
+    double bw = (double)bw_bytes / bw_median, t_gemm = peer_median, t_mem = bytes / bw;
     printf("# roofline block: %.3g GFLOP at sgemm %.2f GFLOP/s (%.4f s) + %.3g GB at memcpy %.2f GB/s "
            "(%.4f s) = %.4f s, %.2f GFLOP/s; measured %.4f s, %.2f GFLOP/s (measured/roofline %.3f)\n",
            block_flops / 1e9, block_flops / t_gemm / 1e9, t_gemm, bytes / 1e9, bw / 1e9, t_mem,
@@ -878,13 +891,7 @@ static void teardown(void *st)
         peer_median = ps.median;
         teardown(s->peer);
     }
-    if (s->bw) {
-        struct mb_stats ps;
-        mb_stats_compute(bw_t, bw_n, &ps);
-        bw_median = ps.median;
-        bw_n_bytes = s->bw->n;
-        teardown(s->bw);
-    }
+
     for (int i = 0; s->A && i < s->ng; i++) {
         free(s->A[i]); free(s->B[i]); free(s->C[i]);
     }

@@ -67,7 +67,7 @@ def render(d):
         f"torch.set_num_threads for PyTorch {tv or '(not installed: its columns are empty)'}).", "",
         "Rates are GEMM and attention FLOPs (multiply-add = 2; forward 24·B·s·h² + 4·B·s²·h, backward twice "
         "that) over the median time of forward + backward. sgemm, the nn block and the roofline come from one "
-        "mb-nn run, interleaved iteration by iteration; PyTorch runs right after it with the same shape, "
+        "mb-nn run (sgemm and block interleaved iteration by iteration, the roofline's memcpy just before); PyTorch runs right after it with the same shape, "
         "threads and causal mask. ✓/✗: issue 21's target, meant for a quiet machine.", "",
         "**Indicative only** unless the load below is near zero: the machine was shared while measuring.", "",
         "Load (/proc/loadavg) before each step:", "",

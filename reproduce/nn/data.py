@@ -8,7 +8,7 @@ dicts, for plot.py and compare.py:
     DIR/load.txt                                 /proc/loadavg before each step
 
 The side-by-side rates are mb-nn's interleaved ones (each block iteration
-next to one sgemm pass and one memcpy, see docs/mb-nn.md), read from its
+next to one sgemm pass, see docs/mb-nn.md) and its roofline, read from its
 log; the check status of every case from the result file.
 """
 import glob
