@@ -11,8 +11,8 @@
  * (b) the residual added after a GEMM (beta = 0, then x + AB) instead of
  * preloaded into it (beta = 1). A sum of M fp32 terms t carries an error
  * of at most (M - 1) u sum|t| (u = 2^-24, Higham 3.1) in either order, so
- * the two differ by at most 2 (M - 1) u sum|t| <= 2 M u max|t| M; (b) is
- * one rounding of the same sum, u (|x| + |AB|). With M <= 111 rows here,
+ * the two differ by at most 2 (M - 1) u sum|t|; (b) is one rounding of
+ * the same sum, u (|x| + |AB|). With M <= 111 rows in the blocks here,
  * 2 M u is 1.3e-5 of the summed magnitude; those differences then pass
  * through the rest of the backward (a few GEMMs and LN backwards, which
  * are well conditioned at these O(1) inputs), so we allow
