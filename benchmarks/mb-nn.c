@@ -8,7 +8,10 @@
  *          threads each copying a contiguous share
  *   adam   nn_adam_step over N fp32 parameters (fp32 master, m, v, grads)
  * Every case validates each iteration (see check_*), and the ratios are
- * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's. */
+ * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's.
+ * The block's roofline: its GEMM FLOPs at the interleaved sgemm rate plus
+ * its elementwise bytes (nn_block_elementwise_bytes) at a memcpy rate
+ * measured in the block case's set-up. */
 #include "harness/harness.h"
 #include "../nn/nn.h"
 
@@ -85,6 +88,11 @@ struct state {
 static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
+/* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
+static double bw_median = NAN;
+static size_t bw_bytes;
+static void teardown(void *st);
+static void prepare_one(void *st, long long iter);
 
 static int validate(struct mb_run *run)
 {
@@ -349,6 +357,39 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
 
 static int iterate(void *st, long long iter, double *elapsed);
 
+/* The roofline's memory bandwidth: a memcpy of the Adam case's size
+ * (--adam-elems), one warm-up and BW_REPS timed, in the block case's
+ * set-up. Not interleaved with the block's iterations like sgemm: a copy
+ * far beyond the last-level cache before each iteration would evict the
+ * block's weights and activations and slow it down. */
+#define BW_REPS 5
+static int measure_bandwidth(struct mb_run *run)
+{
+    void *p = NULL;
+    if (setup_kind(run, K_MEMCPY, &p) != 0) {
+        if (p)
+            teardown(p);
+        mb_warn("block: out of memory for the roofline's memcpy");
+        return -1;
+    }
+    struct state *m = p;
+    m->fault = 0;
+    double t[BW_REPS], dummy = -1;
+    for (int i = 0; i <= BW_REPS; i++) {
+        prepare_one(m, i);
+        double t0 = mb_now();
+        iterate(m, i, &dummy);
+        if (i > 0)
+            t[i - 1] = mb_now() - t0;
+    }
+    struct mb_stats st;
+    mb_stats_compute(t, BW_REPS, &st);
+    bw_median = st.median;
+    bw_bytes = 2 * m->n; /* read n, write n */
+    teardown(m);
+    return 0;
+}
+
 static int setup(struct mb_run *run, const struct mb_case *c, void **out)
 {
     enum kind k = (enum kind)(intptr_t)c->user;
@@ -365,10 +406,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         peer_n = 0;
         peer_median = NAN;
     }
+    if (rc == 0 && k == K_BLOCK)
+        rc = measure_bandwidth(run);
     return rc;
 }
 
-static void prepare_one(void *st, long long iter);
 
 /* Before each block/adam iteration, untimed by the harness: one run of
  * its peer, timed here, so the ratio compares neighbours in time. */
@@ -802,6 +844,21 @@ static int check(void *st, long long iter, char *msg, size_t len)
     return 1;
 }
 
+/* The block's roofline: GEMM FLOPs at the interleaved sgemm rate plus
+ * the fused sweeps' bytes at the memcpy rate of measure_bandwidth. */
+static void roofline(double measured)
+{
+    double fwd, bwd;
+    nn_block_elementwise_bytes(&cfg, (int)opt.batch, &fwd, &bwd);
+    double bytes = fwd * (opt.recompute ? 2 : 1) + bwd;
+    double bw = (double)bw_bytes / bw_median, t_gemm = peer_median, t_mem = bytes / bw;
+    printf("# roofline block: %.3g GFLOP at sgemm %.2f GFLOP/s (%.4f s) + %.3g GB at memcpy %.2f GB/s "
+           "(%.4f s) = %.4f s, %.2f GFLOP/s; measured %.4f s, %.2f GFLOP/s (measured/roofline %.3f)\n",
+           block_flops / 1e9, block_flops / t_gemm / 1e9, t_gemm, bytes / 1e9, bw / 1e9, t_mem,
+           t_gemm + t_mem, block_flops / (t_gemm + t_mem) / 1e9, measured, block_flops / measured / 1e9,
+           measured / (t_gemm + t_mem));
+}
+
 /* The model of each second case is its peer's rate: the block at the
  * sgemm FLOP rate, Adam at the memcpy byte rate. The ratio is printed. */
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -820,6 +877,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
            k == K_BLOCK ? "block" : "adam", work / me->stats.median / 1e9,
            k == K_BLOCK ? "GFLOP/s" : "GB/s touched", k == K_BLOCK ? "sgemm" : "memcpy",
            work / peer_median / 1e9, peer_n, sep);
+    if (k == K_BLOCK)
+        roofline(me->stats.median);
     return peer_median;
 }
 
@@ -832,6 +891,7 @@ static void teardown(void *st)
         peer_median = ps.median;
         teardown(s->peer);
     }
+
     for (int i = 0; s->A && i < s->ng; i++) {
         free(s->A[i]); free(s->B[i]); free(s->C[i]);
     }

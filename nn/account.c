@@ -98,3 +98,18 @@ int nn_block_gemm_shapes(const struct nn_gpt_config *c, int B, struct nn_gemm_sh
         out[i] = s[i];
     return n < max ? n : max;
 }
+
+void nn_block_elementwise_bytes(const struct nn_gpt_config *c, int B, double *fwd, double *bwd)
+{
+    double M = (double)B * c->seq, H = c->hidden, F = c->ffn;
+    double P = (double)B * c->heads * c->seq * c->seq; /* every head's S x S */
+    /* fp32 elements read + written by block_fused.c's sweeps (the GEMMs'
+     * own traffic is in their rate). Forward: LN1 3MH (x; y, xhat), qkv
+     * bias 6MH, softmax 2P, residual+bias+LN2 5MH (att Wo, x; x1, y,
+     * xhat), bias+GELU 3MF, residual+bias 3MH; rstd 2M. Backward: dout's
+     * bias sum MH, GELU+bias 3MF, LN2 apply 2MH, LN2 backward+residual
+     * 4MH (d2, xhat, dout; d1), softmax backward 3P, qkv bias sum 3MH,
+     * LN1 apply 2MH, LN1 backward+residual 4MH. */
+    *fwd = 4.0 * (17 * M * H + 3 * M * F + 2 * P + 2 * M);
+    *bwd = 4.0 * (16 * M * H + 3 * M * F + 3 * P);
+}

@@ -5,32 +5,15 @@
  *   ln1 g,b [H] | Wqkv [H,3H] bqkv [3H] | Wo [H,H] bo [H] | ln2 g,b [H] |
  *   W1 [H,F] b1 [F] | W2 [F,H] b2 [H]
  * Saved intra activations (layer.c order): xhat1, rstd1, qkv, probs, att,
- * xhat2, rstd2, h1 (pre-GELU), gl (post-GELU); inter: the input x. */
+ * xhat2, rstd2, h1 (pre-GELU), gl (post-GELU); inter: the input x.
+ * This file is the unfused reference path (one op per step, as written
+ * above); block_fused.c is the default, and the tests hold one to the
+ * other. */
 #include "layer_internal.h"
 
 #include <string.h>
 
-enum { XHAT1, RSTD1, QKV, PROBS, ATT, XHAT2, RSTD2, H1, GL };
-
-struct blockp {
-    float *g1, *b1, *Wqkv, *bqkv, *Wo, *bo, *g2, *b2, *W1, *bf1, *W2, *bf2;
-};
-
-static struct blockp split(float *p, size_t H, size_t F)
-{
-    struct blockp b;
-    b.g1 = p; b.b1 = p + H; p += 2 * H;
-    b.Wqkv = p; p += 3 * H * H;
-    b.bqkv = p; p += 3 * H;
-    b.Wo = p; p += H * H;
-    b.bo = p; p += H;
-    b.g2 = p; b.b2 = p + H; p += 2 * H;
-    b.W1 = p; p += H * F;
-    b.bf1 = p; p += F;
-    b.W2 = p; p += F * H;
-    b.bf2 = p;
-    return b;
-}
+enum { XHAT1 = NN_XHAT1, RSTD1, QKV, PROBS, ATT, XHAT2, RSTD2, H1, GL }; /* short names here */
 
 #define LN_EPS 1e-5f
 #define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; } while (0)
@@ -45,12 +28,12 @@ static void ln_apply(const float *xhat, const float *g, const float *b, float *y
             y[r * cols + c] = xhat[r * cols + c] * g[c] + b[c];
 }
 
-int nn_block_forward(struct nn_layer *l, const float *x, float *out)
+static int forward_ref(struct nn_layer *l, const float *x, float *out)
 {
     struct nn_workspace *w = l->ws;
     int M = (int)l->inter.shape[0], H = l->cfg.hidden, F = l->cfg.ffn;
     size_t m = (size_t)M, h = (size_t)H;
-    struct blockp p = split(nn_weights(l), h, (size_t)F);
+    struct nn_blockp p = nn_blockp_split(nn_weights(l), h, (size_t)F);
     nn_store_f32(l->inter.data, l->inter.dtype, x, m * h);
 
     float *xhat1 = nn_act(l, XHAT1), *qkv = nn_act(l, QKV), *probs = nn_act(l, PROBS);
@@ -75,14 +58,14 @@ int nn_block_forward(struct nn_layer *l, const float *x, float *out)
     return 0;
 }
 
-int nn_block_backward(struct nn_layer *l, const float *dout, float *din)
+static int backward_ref(struct nn_layer *l, const float *dout, float *din)
 {
     struct nn_workspace *w = l->ws;
     int M = (int)l->inter.shape[0], H = l->cfg.hidden, F = l->cfg.ffn;
     size_t m = (size_t)M, h = (size_t)H, f = (size_t)F;
-    struct blockp p = split(nn_weights(l), h, f);
+    struct nn_blockp p = nn_blockp_split(nn_weights(l), h, f);
     memset(w->G, 0, l->grads.numel * sizeof(float));
-    struct blockp g = split(w->G, h, f);
+    struct nn_blockp g = nn_blockp_split(w->G, h, f);
     nn_act_load(l);
     float *xhat1 = nn_act(l, XHAT1), *qkv = nn_act(l, QKV), *probs = nn_act(l, PROBS);
     float *att = nn_act(l, ATT), *xhat2 = nn_act(l, XHAT2), *h1 = nn_act(l, H1), *gl = nn_act(l, GL);
@@ -119,4 +102,14 @@ int nn_block_backward(struct nn_layer *l, const float *dout, float *din)
             din[i] = d1[i] + d3[i];
     nn_accum_f32(l->grads.data, l->grads.dtype, w->G, l->grads.numel);
     return 0;
+}
+
+int nn_block_forward(struct nn_layer *l, const float *x, float *out)
+{
+    return l->fused ? nn_block_forward_fused(l, x, out) : forward_ref(l, x, out);
+}
+
+int nn_block_backward(struct nn_layer *l, const float *dout, float *din)
+{
+    return l->fused ? nn_block_backward_fused(l, dout, din) : backward_ref(l, dout, din);
 }

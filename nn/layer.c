@@ -29,7 +29,7 @@ struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *c, int B)
     w->att = fbuf(M * H); w->x1 = fbuf(M * H); w->xhat1 = fbuf(M * H); w->xhat2 = fbuf(M * H);
     w->h1 = fbuf(M * F); w->gl = fbuf(M * F); w->logits = fbuf(M * V);
     w->d1 = fbuf(M * H); w->d2 = fbuf(M * H); w->d3 = fbuf(M * H); w->db = fbuf(M * wide);
-    w->scr = fbuf(S * S); w->out = fbuf(M * H);
+    w->scr = fbuf(w->A * S * S); /* every head's dP: attn_batched.c */ w->out = fbuf(M * H);
     float **all[] = {&w->W, &w->G, &w->y, &w->qkv, &w->probs, &w->att, &w->x1, &w->xhat1,
                      &w->xhat2, &w->h1, &w->gl, &w->logits, &w->d1, &w->d2, &w->d3, &w->db,
                      &w->scr, &w->out};
@@ -114,6 +114,8 @@ struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_
     l->index = index;
     l->prec = prec;
     l->ws = ws;
+    const char *ref = getenv("MB_NN_REFERENCE");
+    l->fused = !(ref && ref[0] == '1');
     size_t M = (size_t)B * (size_t)cfg->seq, H = (size_t)cfg->hidden, F = (size_t)cfg->ffn;
     size_t S = (size_t)cfg->seq, A = (size_t)cfg->heads, V = (size_t)cfg->vocab;
     int rc = alloc1(&l->params, prec.param, a.params, 0) | alloc1(&l->grads, prec.grad, a.params, 0);
@@ -234,6 +236,8 @@ void nn_layer_drop_intra(struct nn_layer *l)
 }
 
 int nn_layer_intra_live(const struct nn_layer *l) { return l->live; }
+
+void nn_layer_set_fused(struct nn_layer *l, int fused) { l->fused = fused != 0; }
 
 void nn_layer_zero_grad(struct nn_layer *l) { memset(l->grads.data, 0, nn_tensor_bytes(&l->grads)); }
 

@@ -26,6 +26,7 @@ struct nn_layer {
     float *wsbuf[NN_MAX_INTRA];        /* fp32 working buffer of each intra tensor */
     int live;
     double count;                      /* head: counted targets of the last forward */
+    int fused;                         /* blocks: fused kernels (1) or the reference ops (0) */
 };
 
 /* fp32 view of intra tensor i (its storage when fp32, else the workspace). */
@@ -37,8 +38,38 @@ void nn_act_load(struct nn_layer *l);
 /* The layer's fp32 weights (storage when fp32, else converted into ws->W). */
 float *nn_weights(struct nn_layer *l);
 
+/* A block's parameters, views into its one contiguous vector:
+ *   ln1 g,b [H] | Wqkv [H,3H] bqkv [3H] | Wo [H,H] bo [H] | ln2 g,b [H] |
+ *   W1 [H,F] b1 [F] | W2 [F,H] b2 [H] */
+struct nn_blockp {
+    float *g1, *b1, *Wqkv, *bqkv, *Wo, *bo, *g2, *b2, *W1, *bf1, *W2, *bf2;
+};
+
+static inline struct nn_blockp nn_blockp_split(float *p, size_t H, size_t F)
+{
+    struct nn_blockp b;
+    b.g1 = p; b.b1 = p + H; p += 2 * H;
+    b.Wqkv = p; p += 3 * H * H;
+    b.bqkv = p; p += 3 * H;
+    b.Wo = p; p += H * H;
+    b.bo = p; p += H;
+    b.g2 = p; b.b2 = p + H; p += 2 * H;
+    b.W1 = p; p += H * F;
+    b.bf1 = p; p += F;
+    b.W2 = p; p += F * H;
+    b.bf2 = p;
+    return b;
+}
+
+/* Saved intra activations of a block, in layer.c's order. */
+enum { NN_XHAT1, NN_RSTD1, NN_QKV, NN_PROBS, NN_ATT, NN_XHAT2, NN_RSTD2, NN_H1, NN_GL };
+#define NN_LN_EPS 1e-5f
+
+/* Dispatch on l->fused (block.c); the two paths. */
 int nn_block_forward(struct nn_layer *l, const float *x, float *out);
 int nn_block_backward(struct nn_layer *l, const float *dout, float *din);
+int nn_block_forward_fused(struct nn_layer *l, const float *x, float *out);
+int nn_block_backward_fused(struct nn_layer *l, const float *dout, float *din);
 int nn_head_forward(struct nn_layer *l, const float *x, const int32_t *targets, double *loss);
 int nn_head_backward(struct nn_layer *l, float *din);
 

@@ -140,6 +140,47 @@ int nn_attn_fwd(enum nn_device dev, const float *qkv, float *probs, float *out, 
 int nn_attn_bwd(enum nn_device dev, const float *qkv, const float *probs, const float *dout,
                 float *dqkv, float *scratch, size_t B, size_t S, size_t A, size_t D);
 
+/* ===== fused block kernels (host, fp32; fused.c, attn_batched.c) ======== */
+/* The decoder block's default path: each kernel does in one OpenMP sweep
+ * what the ops above do in several, and equals them within fp32 rounding
+ * of a reordered sum (tests/unit/test_nn_fused.c). Column sums go by
+ * fixed chunks of rows in order: same bits for any thread count. The
+ * int-returning ones fail (-1) only when their partial sums cannot be
+ * allocated. */
+
+/* sum = (res + a) + bias when res or bias is given (sum may alias a),
+ * then layer norm of it: y, xhat, rstd as nn_layernorm_fwd. */
+void nn_residual_layernorm_fwd(const float *a, const float *res, const float *bias, float *sum,
+                               const float *g, const float *b, float *y, float *xhat, float *rstd,
+                               size_t rows, size_t cols, float eps);
+/* dx = res + LN backward of dy (res may be NULL; dx NULL: gradients only),
+ * dg and db accumulated, dbias += column sums of dx (may be NULL). */
+int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *rstd, const float *g,
+                              const float *res, float *dx, float *dg, float *db, float *dbias,
+                              size_t rows, size_t cols);
+/* h += bias, gl = GELU(h). */
+void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_t cols);
+/* d *= GELU'(h) in place, dbias += its column sums. */
+int nn_gelu_bias_bwd(const float *h, float *d, float *dbias, size_t rows, size_t cols);
+/* dbias += column sums of dy (chunked, parallel). */
+int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols);
+void nn_add_bias_par(float *y, const float *bias, size_t rows, size_t cols);
+/* y = xhat * g + b */
+void nn_layernorm_apply(const float *xhat, const float *g, const float *b, float *y, size_t rows,
+                        size_t cols);
+/* out = (res + a) + bias (out may alias a). */
+void nn_residual_bias(const float *a, const float *res, const float *bias, float *out, size_t rows,
+                      size_t cols);
+/* Elements above which the fused sweeps go parallel (NN_PAR_ELEMS, default 4M). */
+size_t nn_fused_par_elems(void);
+/* nn_attn_fwd/bwd with the heads batched: every head's score GEMMs, one
+ * parallel softmax (or softmax-backward) sweep over all their rows, every
+ * head's value GEMMs. Same results bit for bit. bwd's scratch: A*S*S. */
+int nn_attn_fwd_batched(const float *qkv, float *probs, float *out, size_t B, size_t S, size_t A,
+                        size_t D);
+int nn_attn_bwd_batched(const float *qkv, const float *probs, const float *dout, float *dqkv,
+                        float *scratch, size_t B, size_t S, size_t A, size_t D);
+
 /* ===== GPT model configuration, presets, accounting ===================== */
 
 struct nn_gpt_config {
@@ -196,6 +237,10 @@ struct nn_gemm_shape {
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
+/* Bytes the fused block's elementwise sweeps read and write (fp32, fp32
+ * gradients), forward and backward: with the GEMM FLOPs, the block's
+ * roofline (mb-nn). */
+void nn_block_elementwise_bytes(const struct nn_gpt_config *cfg, int B, double *fwd, double *bwd);
 
 /* ===== layers =========================================================== */
 
@@ -238,6 +283,10 @@ int nn_layer_backward(struct nn_layer *l, const float *dout, float *din);
 void nn_layer_drop_intra(struct nn_layer *l);
 int nn_layer_intra_live(const struct nn_layer *l);
 void nn_layer_zero_grad(struct nn_layer *l);
+/* Blocks run the fused kernels (1, the default) or the unfused reference
+ * ops (0), which the tests compare them against. MB_NN_REFERENCE=1 in the
+ * environment makes 0 the default of new layers. */
+void nn_layer_set_fused(struct nn_layer *l, int fused);
 
 /* ===== whole GPT (layers in order) ====================================== */
 

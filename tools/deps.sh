@@ -5,9 +5,10 @@
 #   tools/deps.sh list      print the Debian package list
 set -u
 
-# Debian packages: build, run, test (Slurm, fio, plotting; sshd, iproute2 and
-# ping for the namespaced hosts of tools/vcluster, whose tests skip without
-# them, so `check` below asks only for what the build needs).
+# Debian packages: build, run, test (Slurm, fio, plotting; PyTorch for
+# reproduce/nn's peer; sshd, iproute2 and ping for the namespaced hosts of
+# tools/vcluster, whose tests skip without them, so `check` below asks only
+# for what the build needs).
 PACKAGES=(
   build-essential pkg-config git
   openmpi-bin libopenmpi-dev libucx-dev ucx-utils
@@ -19,6 +20,7 @@ PACKAGES=(
   fio
   openssh-server openssh-client iproute2 iputils-ping util-linux
   python3-h5py python3-matplotlib python3-numpy python3-venv
+  python3-torch
 )
 
 # pkg-config module -> Debian package that provides it.

@@ -9,6 +9,7 @@ small=(--model gpt-small --batch 1 --adam-elems 256K -n 2 -w 1)
 expect 0 "mb-nn passes" -- "$NN" "${small[@]}" -o "$T/ok.h5" && {
   has "ratio block/sgemm FLOP rate: [0-9.]+" "block ratio printed"
   has "ratio adam/memcpy bytes/s: [0-9.]+" "adam ratio printed"
+  has "roofline block: .*measured/roofline [0-9.]+\)" "roofline line printed"
   [ "$(grep -c ' pass$' "$T/out")" = 4 ] || fail "four cases pass"
 }
 [ -f "$T/ok.h5" ] || fail "result file written"

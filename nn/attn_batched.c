@@ -1,0 +1,100 @@
+/* Causal multi-head attention with the heads batched: all heads' score
+ * GEMMs, then one parallel masked-softmax sweep over every head's rows,
+ * then all heads' value GEMMs (backward likewise per sequence), instead
+ * of a GEMM, a small serial softmax and a GEMM per head. The arithmetic
+ * per row is attn.c's, so the results equal nn_attn_fwd/bwd bit for bit;
+ * what changes is that the elementwise sweeps see B*A*S rows at once and
+ * go parallel. Debian 12's OpenBLAS (0.3.21) has no cblas_sgemm_batch
+ * (it arrived in 0.3.27), so the GEMMs stay one call per head. */
+#include "nn.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; } while (0)
+
+/* Rows of probabilities: row i of each S x S matrix keeps j <= i. */
+static void softmax_causal_rows(float *P, size_t nmat, size_t S, size_t par)
+{
+    size_t rows = nmat * S;
+#pragma omp parallel for schedule(static) if (rows * S >= par)
+    for (size_t r = 0; r < rows; r++) {
+        size_t i = r % S;
+        float *row = P + r * S;
+        float mx = row[0];
+        for (size_t j = 1; j <= i; j++)
+            mx = row[j] > mx ? row[j] : mx;
+        float s = 0;
+        for (size_t j = 0; j <= i; j++) {
+            row[j] = expf(row[j] - mx);
+            s += row[j];
+        }
+        float inv = 1.0f / s;
+        for (size_t j = 0; j <= i; j++)
+            row[j] *= inv;
+        for (size_t j = i + 1; j < S; j++)
+            row[j] = 0;
+    }
+}
+
+int nn_attn_fwd_batched(const float *qkv, float *probs, float *out, size_t B, size_t S, size_t A,
+                        size_t D)
+{
+    size_t H = A * D, ld = 3 * H;
+    int s = (int)S, d = (int)D;
+    float scale = 1.0f / sqrtf((float)D);
+    for (size_t b = 0; b < B; b++)
+        for (size_t a = 0; a < A; a++) {
+            const float *q = qkv + b * S * ld + a * D, *k = q + H;
+            GEMM(0, 1, s, s, d, scale, q, (int)ld, k, (int)ld, 0.0f, probs + (b * A + a) * S * S, s);
+        }
+    softmax_causal_rows(probs, B * A, S, nn_fused_par_elems());
+    for (size_t b = 0; b < B; b++)
+        for (size_t a = 0; a < A; a++) {
+            const float *v = qkv + b * S * ld + 2 * H + a * D;
+            GEMM(0, 0, s, d, s, 1.0f, probs + (b * A + a) * S * S, s, v, (int)ld, 0.0f,
+                 out + b * S * H + a * D, (int)H);
+        }
+    return 0;
+}
+
+int nn_attn_bwd_batched(const float *qkv, const float *probs, const float *dout, float *dqkv,
+                        float *scratch, size_t B, size_t S, size_t A, size_t D)
+{
+    size_t H = A * D, ld = 3 * H;
+    int s = (int)S, d = (int)D, l = (int)ld, h = (int)H;
+    float scale = 1.0f / sqrtf((float)D);
+    for (size_t b = 0; b < B; b++) {
+        const float *Pb = probs + b * A * S * S;
+        for (size_t a = 0; a < A; a++) {
+            const float *v = qkv + b * S * ld + 2 * H + a * D, *dO = dout + b * S * H + a * D;
+            float *dv = dqkv + b * S * ld + 2 * H + a * D;
+            /* dP = dO V^T, dV = P^T dO */
+            GEMM(0, 1, s, s, d, 1.0f, dO, h, v, l, 0.0f, scratch + a * S * S, s);
+            GEMM(1, 0, s, d, s, 1.0f, Pb + a * S * S, s, dO, h, 0.0f, dv, l);
+        }
+        /* dS = P * (dP - rowsum(dP * P)) * scale, every head's rows at once */
+        size_t rows = A * S;
+#pragma omp parallel for schedule(static) if (rows * S >= nn_fused_par_elems())
+        for (size_t r = 0; r < rows; r++) {
+            size_t i = r % S;
+            float *row = scratch + r * S;
+            const float *pr = Pb + r * S;
+            float dot = 0;
+            for (size_t j = 0; j <= i; j++)
+                dot += row[j] * pr[j];
+            for (size_t j = 0; j <= i; j++)
+                row[j] = scale * pr[j] * (row[j] - dot);
+            for (size_t j = i + 1; j < S; j++)
+                row[j] = 0;
+        }
+        for (size_t a = 0; a < A; a++) {
+            const float *q = qkv + b * S * ld + a * D, *k = q + H;
+            float *dq = dqkv + b * S * ld + a * D, *dk = dq + H;
+            /* dQ = dS K, dK = dS^T Q */
+            GEMM(0, 0, s, d, s, 1.0f, scratch + a * S * S, s, k, l, 0.0f, dq, l);
+            GEMM(1, 0, s, d, s, 1.0f, scratch + a * S * S, s, q, l, 0.0f, dk, l);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,281 @@
+/* The decoder block's elementwise work fused into as few sweeps over
+ * memory as the math allows, OpenMP-parallel (the unfused ops in ops.c
+ * stay as the reference the tests compare against):
+ *   residual + bias + layer norm forward in one sweep;
+ *   layer norm backward + residual + the LN and bias gradients in one;
+ *   bias + GELU forward in one, GELU backward + bias gradient in one.
+ * Column sums (bias and LN gain gradients) are reduced per fixed chunk of
+ * rows, and the chunks added in chunk order: the chunking depends only on
+ * the shape, so the bits depend neither on the thread count nor on
+ * timing. */
+#include "nn.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parallel above this many elements, as ops.c's PAR_ELEMS: OpenBLAS's
+ * pthreads keep spinning for a while after each GEMM on the same cores,
+ * so a parallel sweep between two GEMMs oversubscribes them (measured
+ * with mb-nn on 2 loaded cores at gpt-bench: block/sgemm 0.99 and 0.82
+ * with the fused sweeps serial, 0.72 and 0.62 parallel above 256K
+ * elements). NN_PAR_ELEMS overrides it, to measure the trade-off on a
+ * quiet machine (reproduce/nn/README.md). */
+static size_t par_elems(void)
+{
+    static size_t v;
+    if (!v) {
+        const char *e = getenv("NN_PAR_ELEMS");
+        long long x = e ? atoll(e) : 0;
+        v = x > 0 ? (size_t)x : (size_t)1 << 22;
+    }
+    return v;
+}
+
+/* At most this many chunks of at least CHUNK_MIN rows: the partial sums
+ * are nchunk x cols floats per summed quantity. */
+#define CHUNK_MAX 64
+#define CHUNK_MIN 8
+
+struct chunks {
+    size_t n, rows_per;
+};
+
+static struct chunks chunking(size_t rows)
+{
+    struct chunks c;
+    c.n = (rows + CHUNK_MIN - 1) / CHUNK_MIN;
+    if (c.n > CHUNK_MAX)
+        c.n = CHUNK_MAX;
+    if (c.n == 0)
+        c.n = 1;
+    c.rows_per = (rows + c.n - 1) / c.n;
+    return c;
+}
+
+/* out[j] += sum over chunks k (in order) of part[k][j], for nq quantities
+ * laid out as part[k * nq * cols + q * cols + j]. Parallel over columns:
+ * each column's order is fixed. */
+static void add_partials(const float *part, size_t nchunk, size_t nq, size_t cols, float *const out[])
+{
+#pragma omp parallel for schedule(static) if (nchunk * nq * cols >= par_elems())
+    for (size_t j = 0; j < cols; j++)
+        for (size_t q = 0; q < nq; q++) {
+            if (!out[q])
+                continue;
+            float s = 0;
+            for (size_t k = 0; k < nchunk; k++)
+                s += part[k * nq * cols + q * cols + j];
+            out[q][j] += s;
+        }
+}
+
+static float *partials(struct chunks c, size_t nq, size_t cols)
+{
+    return calloc(c.n * nq * cols, sizeof(float));
+}
+
+/* y = LN(a + res + bias): the residual sum is written to sum (may alias
+ * a) when res or bias is given. The additions are in the reference's
+ * order, (res + a) + bias, and the statistics in double as in
+ * nn_layernorm_fwd, so the result equals the unfused sequence bit for
+ * bit when a holds the same values. */
+void nn_residual_layernorm_fwd(const float *a, const float *res, const float *bias, float *sum,
+                               const float *g, const float *b, float *y, float *xhat, float *rstd,
+                               size_t rows, size_t cols, float eps)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        const float *ar = a + r * cols;
+        const float *xr = ar;
+        if (res || bias) {
+            float *sr = sum + r * cols;
+            for (size_t c = 0; c < cols; c++) {
+                float v = res ? res[r * cols + c] + ar[c] : ar[c];
+                sr[c] = bias ? v + bias[c] : v;
+            }
+            xr = sr;
+        }
+        double s = 0, ss = 0;
+        for (size_t c = 0; c < cols; c++)
+            s += xr[c];
+        double mean = s / (double)cols;
+        for (size_t c = 0; c < cols; c++) {
+            double d = xr[c] - mean;
+            ss += d * d;
+        }
+        float rs = (float)(1.0 / sqrt(ss / (double)cols + eps)), mu = (float)mean;
+        rstd[r] = rs;
+        float *xh = xhat + r * cols, *yr = y + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++) {
+            float v = (xr[c] - mu) * rs;
+            xh[c] = v;
+            yr[c] = v * g[c] + b[c];
+        }
+    }
+}
+
+/* dx = res + LN'(dy) (dx may be NULL: only the gradients), dg += sum
+ * dy * xhat, db += sum dy, dbias += sum dx (the bias feeding the LN's
+ * input, reduced in the same sweep; may be NULL). */
+int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *rstd, const float *g,
+                              const float *res, float *dx, float *dg, float *db, float *dbias,
+                              size_t rows, size_t cols)
+{
+    struct chunks ch = chunking(rows);
+    float *part = partials(ch, 3, cols);
+    if (!part)
+        return -1;
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t k = 0; k < ch.n; k++) {
+        float *pg = part + k * 3 * cols, *pb = pg + cols, *pd = pb + cols;
+        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        for (size_t r = lo; r < hi; r++) {
+            const float *dyr = dy + r * cols, *xr = xhat + r * cols;
+            double m1 = 0, m2 = 0;
+            for (size_t c = 0; c < cols; c++) {
+                double t = (double)dyr[c] * g[c];
+                m1 += t;
+                m2 += t * xr[c];
+            }
+#pragma omp simd
+            for (size_t c = 0; c < cols; c++) {
+                pg[c] += dyr[c] * xr[c];
+                pb[c] += dyr[c];
+            }
+            if (!dx)
+                continue;
+            float a = (float)(m1 / (double)cols), bb = (float)(m2 / (double)cols), rs = rstd[r];
+            float *dxr = dx + r * cols;
+            const float *rr = res ? res + r * cols : NULL;
+#pragma omp simd
+            for (size_t c = 0; c < cols; c++) {
+                float v = rs * (dyr[c] * g[c] - a - xr[c] * bb);
+                v = rr ? rr[c] + v : v;
+                dxr[c] = v;
+                pd[c] += v;
+            }
+        }
+    }
+    float *const out[3] = {dg, db, dx ? dbias : NULL};
+    add_partials(part, ch.n, 3, cols, out);
+    free(part);
+    return 0;
+}
+
+#define GELU_K 0.7978845608028654f /* sqrt(2/pi); the same formula as ops.c */
+
+/* h += bias; gl = GELU(h) */
+void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        float *hr = h + r * cols, *gr = gl + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++) {
+            float v = hr[c] + bias[c];
+            hr[c] = v;
+            gr[c] = 0.5f * v * (1.0f + tanhf(GELU_K * (v + 0.044715f * v * v * v)));
+        }
+    }
+}
+
+/* d = d * GELU'(h) in place; dbias += column sums of the result. */
+int nn_gelu_bias_bwd(const float *h, float *d, float *dbias, size_t rows, size_t cols)
+{
+    struct chunks ch = chunking(rows);
+    float *part = partials(ch, 1, cols);
+    if (!part)
+        return -1;
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t k = 0; k < ch.n; k++) {
+        float *pd = part + k * cols;
+        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        for (size_t r = lo; r < hi; r++) {
+            const float *hr = h + r * cols;
+            float *dr = d + r * cols;
+#pragma omp simd
+            for (size_t c = 0; c < cols; c++) {
+                float v = hr[c];
+                float u = GELU_K * (v + 0.044715f * v * v * v);
+                float t = tanhf(u);
+                float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+                float x = dr[c] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+                dr[c] = x;
+                pd[c] += x;
+            }
+        }
+    }
+    float *const out[1] = {dbias};
+    add_partials(part, ch.n, 1, cols, out);
+    free(part);
+    return 0;
+}
+
+/* dbias += column sums of dy, chunked and parallel. */
+int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
+{
+    struct chunks ch = chunking(rows);
+    float *part = partials(ch, 1, cols);
+    if (!part)
+        return -1;
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t k = 0; k < ch.n; k++) {
+        float *pd = part + k * cols;
+        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        for (size_t r = lo; r < hi; r++) {
+            const float *dr = dy + r * cols;
+#pragma omp simd
+            for (size_t c = 0; c < cols; c++)
+                pd[c] += dr[c];
+        }
+    }
+    float *const out[1] = {dbias};
+    add_partials(part, ch.n, 1, cols, out);
+    free(part);
+    return 0;
+}
+
+/* y[r, :] += bias, parallel. */
+void nn_add_bias_par(float *y, const float *bias, size_t rows, size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++)
+            yr[c] += bias[c];
+    }
+}
+
+/* y = xhat * g + b (the LN output again, from the saved xhat), parallel. */
+void nn_layernorm_apply(const float *xhat, const float *g, const float *b, float *y, size_t rows,
+                        size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = xhat + r * cols;
+        float *yr = y + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++)
+            yr[c] = xr[c] * g[c] + b[c];
+    }
+}
+
+/* out = a + res + bias, in the order (res + a) + bias, parallel (out may
+ * alias a). */
+void nn_residual_bias(const float *a, const float *res, const float *bias, float *out, size_t rows,
+                      size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        const float *ar = a + r * cols, *rr = res + r * cols;
+        float *orow = out + r * cols;
+#pragma omp simd
+        for (size_t c = 0; c < cols; c++)
+            orow[c] = (rr[c] + ar[c]) + bias[c];
+    }
+}
+
+size_t nn_fused_par_elems(void) { return par_elems(); }

@@ -1,0 +1,244 @@
+/* nn/'s fused block path against its unfused reference path (block.c,
+ * ops.c, attn.c): each fused kernel alone, then whole blocks forward and
+ * backward (output, input gradient, every parameter gradient), at odd
+ * shapes (s not a multiple of 8, one head, hidden not a multiple of 64),
+ * with the parallel paths forced on (NN_PAR_ELEMS=1); the fused results
+ * are bit-identical across thread counts; a corrupted value is caught.
+ *
+ * Tolerance. The two paths do the same arithmetic per element except
+ * (a) column sums (bias and LN gain gradients) added in a different
+ * order: chunks of rows, then the chunks, instead of row by row, and
+ * (b) the residual added after a GEMM (beta = 0, then x + AB) instead of
+ * preloaded into it (beta = 1). A sum of M fp32 terms t carries an error
+ * of at most (M - 1) u sum|t| (u = 2^-24, Higham 3.1) in either order, so
+ * the two differ by at most 2 (M - 1) u sum|t|; (b) is one rounding of
+ * the same sum, u (|x| + |AB|). With M <= 111 rows in the blocks here,
+ * 2 M u is 1.3e-5 of the summed magnitude; those differences then pass
+ * through the rest of the backward (a few GEMMs and LN backwards, which
+ * are well conditioned at these O(1) inputs), so we allow
+ *     |fused - ref| <= 1e-4 (|ref| + rms(ref))
+ * per element: an order of magnitude above the reordering bound, and
+ * four orders below the O(1) relative error of a wrong formula or a
+ * missing term. A NaN fails (written !(err <= tol)). The forward output,
+ * the softmax and GELU need no reduction and match bit for bit. */
+#include "check.h"
+
+#include "../../nn/nn.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-4
+
+/* Worst |got - ref| / (TOL (|ref| + rms)) over n; > 1 (or NaN) fails. */
+static double worst_ratio(const float *got, const float *ref, size_t n)
+{
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (double)ref[i] * ref[i];
+    double rms = sqrt(ss / (double)(n ? n : 1)) + 1e-30, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - ref[i]), tol = TOL * (fabs(ref[i]) + rms);
+        if (!(e <= tol))
+            return e != e ? NAN : e / tol;
+        worst = e / tol > worst ? e / tol : worst;
+    }
+    return worst;
+}
+
+static int same(const char *what, const float *got, const float *ref, size_t n)
+{
+    double w = worst_ratio(got, ref, n);
+    int ok = w <= 1.0;
+    printf("%-34s n=%-7zu worst err/limit %.3g%s\n", what, n, w, ok ? "" : "  FAIL");
+    return ok;
+}
+
+static float *rnd(size_t n, struct nn_rng *r, double scale)
+{
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(scale * nn_rng_normal(r));
+    return p;
+}
+
+static float *dup(const float *p, size_t n)
+{
+    float *q = malloc((n ? n : 1) * sizeof(float));
+    memcpy(q, p, n * sizeof(float));
+    return q;
+}
+
+/* Each kernel against the ops it replaces, rows x cols. */
+static void kernels(size_t rows, size_t cols, struct nn_rng *r)
+{
+    size_t n = rows * cols;
+    char name[64];
+    float *x = rnd(n, r, 1), *res = rnd(n, r, 1), *bias = rnd(cols, r, 0.5), *g = rnd(cols, r, 1);
+    float *b = rnd(cols, r, 0.5), *dy = rnd(n, r, 1);
+    /* residual + bias + layer norm forward */
+    float *s_ref = malloc(n * 4), *y_ref = malloc(n * 4), *xh_ref = malloc(n * 4), *rs_ref = malloc(rows * 4);
+    float *s_f = dup(x, n), *y_f = malloc(n * 4), *xh_f = malloc(n * 4), *rs_f = malloc(rows * 4);
+    for (size_t i = 0; i < n; i++)
+        s_ref[i] = res[i] + x[i];
+    nn_add_bias(s_ref, bias, rows, cols);
+    nn_layernorm_fwd(s_ref, g, b, y_ref, xh_ref, rs_ref, rows, cols, 1e-5f);
+    nn_residual_layernorm_fwd(s_f, res, bias, s_f, g, b, y_f, xh_f, rs_f, rows, cols, 1e-5f);
+    snprintf(name, sizeof(name), "res+bias+LN fwd %zux%zu", rows, cols);
+    EXPECT(same(name, y_f, y_ref, n) && memcmp(s_f, s_ref, n * 4) == 0 &&
+           memcmp(xh_f, xh_ref, n * 4) == 0 && memcmp(rs_f, rs_ref, rows * 4) == 0);
+    /* layer norm backward + residual + gradients + the input bias's gradient */
+    float *dx_ref = malloc(n * 4), *dg_ref = calloc(cols, 4), *db_ref = calloc(cols, 4), *dbb_ref = calloc(cols, 4);
+    float *dx_f = malloc(n * 4), *dg_f = calloc(cols, 4), *db_f = calloc(cols, 4), *dbb_f = calloc(cols, 4);
+    nn_layernorm_bwd(dy, xh_ref, rs_ref, g, dx_ref, dg_ref, db_ref, rows, cols);
+    for (size_t i = 0; i < n; i++)
+        dx_ref[i] = res[i] + dx_ref[i];
+    nn_bias_bwd(dx_ref, dbb_ref, rows, cols);
+    EXPECT(nn_layernorm_bwd_residual(dy, xh_ref, rs_ref, g, res, dx_f, dg_f, db_f, dbb_f, rows, cols) == 0);
+    snprintf(name, sizeof(name), "LN bwd+res dx %zux%zu", rows, cols);
+    EXPECT(same(name, dx_f, dx_ref, n));
+    EXPECT(same("  dg", dg_f, dg_ref, cols) && same("  db", db_f, db_ref, cols) &&
+           same("  d(input bias)", dbb_f, dbb_ref, cols));
+    /* gradients only (the first block's din = NULL) */
+    memset(dg_f, 0, cols * 4);
+    EXPECT(nn_layernorm_bwd_residual(dy, xh_ref, rs_ref, g, NULL, NULL, dg_f, db_f, NULL, rows, cols) == 0);
+    EXPECT(same("  dg, no dx", dg_f, dg_ref, cols));
+    /* bias + GELU forward, GELU backward + bias gradient */
+    float *h_ref = dup(x, n), *gl_ref = malloc(n * 4), *h_f = dup(x, n), *gl_f = malloc(n * 4);
+    nn_add_bias(h_ref, bias, rows, cols);
+    nn_gelu_fwd(h_ref, gl_ref, n);
+    nn_bias_gelu_fwd(h_f, bias, gl_f, rows, cols);
+    snprintf(name, sizeof(name), "bias+GELU fwd %zux%zu", rows, cols);
+    EXPECT(same(name, gl_f, gl_ref, n) && memcmp(h_f, h_ref, n * 4) == 0);
+    float *d_ref = malloc(n * 4), *d_f = dup(dy, n), *gb_ref = calloc(cols, 4), *gb_f = calloc(cols, 4);
+    nn_gelu_bwd(h_ref, dy, d_ref, n);
+    nn_bias_bwd(d_ref, gb_ref, rows, cols);
+    EXPECT(nn_gelu_bias_bwd(h_ref, d_f, gb_f, rows, cols) == 0);
+    snprintf(name, sizeof(name), "GELU+bias bwd %zux%zu", rows, cols);
+    EXPECT(same(name, d_f, d_ref, n) && same("  dbias", gb_f, gb_ref, cols));
+    float *cb_f = calloc(cols, 4);
+    EXPECT(nn_bias_bwd_par(dy, cb_f, rows, cols) == 0);
+    memset(gb_ref, 0, cols * 4);
+    nn_bias_bwd(dy, gb_ref, rows, cols);
+    EXPECT(same("bias bwd (chunked)", cb_f, gb_ref, cols));
+    /* the check can fail: one corrupted gradient entry, and a NaN */
+    cb_f[cols / 2] += 1.0f + fabsf(cb_f[cols / 2]);
+    EXPECT(!(worst_ratio(cb_f, gb_ref, cols) <= 1.0));
+    cb_f[cols / 2] = NAN;
+    EXPECT(!(worst_ratio(cb_f, gb_ref, cols) <= 1.0));
+    float *all[] = {x, res, bias, g, b, dy, s_ref, y_ref, xh_ref, rs_ref, s_f, y_f, xh_f, rs_f,
+                    dx_ref, dg_ref, db_ref, dbb_ref, dx_f, dg_f, db_f, dbb_f, h_ref, gl_ref, h_f, gl_f,
+                    d_ref, d_f, gb_ref, gb_f, cb_f};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        free(all[i]);
+}
+
+/* Batched attention equals the per-head one bit for bit. */
+static void attention(size_t B, size_t S, size_t A, size_t D, struct nn_rng *r)
+{
+    size_t H = A * D, M = B * S, SS = B * A * S * S;
+    float *qkv = rnd(M * 3 * H, r, 1), *dout = rnd(M * H, r, 1);
+    float *p_ref = malloc(SS * 4), *o_ref = malloc(M * H * 4), *p_f = malloc(SS * 4), *o_f = malloc(M * H * 4);
+    float *dq_ref = malloc(M * 3 * H * 4), *dq_f = malloc(M * 3 * H * 4);
+    float *scr = malloc(A * S * S * 4);
+    EXPECT(nn_attn_fwd(NN_HOST, qkv, p_ref, o_ref, B, S, A, D) == 0);
+    EXPECT(nn_attn_fwd_batched(qkv, p_f, o_f, B, S, A, D) == 0);
+    EXPECT(nn_attn_bwd(NN_HOST, qkv, p_ref, dout, dq_ref, scr, B, S, A, D) == 0);
+    EXPECT(nn_attn_bwd_batched(qkv, p_ref, dout, dq_f, scr, B, S, A, D) == 0);
+    int ok = memcmp(p_f, p_ref, SS * 4) == 0 && memcmp(o_f, o_ref, M * H * 4) == 0 &&
+             memcmp(dq_f, dq_ref, M * 3 * H * 4) == 0;
+    printf("attention batched b%zu s%zu a%zu d%zu: %s\n", B, S, A, D, ok ? "bit-identical" : "DIFFERS  FAIL");
+    EXPECT(ok);
+    free(qkv); free(dout); free(p_ref); free(o_ref); free(p_f); free(o_f); free(dq_ref); free(dq_f); free(scr);
+}
+
+struct pass {
+    float *y, *dx, *g;
+};
+
+/* One forward + backward of block 1 of cfg at batch B; fused or not. */
+static struct pass run_block(const struct nn_gpt_config *cfg, int B, int fused, const float *x,
+                             const float *dout, int with_din)
+{
+    struct nn_precision f32 = {NN_F32, NN_F32, NN_F32};
+    size_t n = (size_t)B * (size_t)cfg->seq * (size_t)cfg->hidden;
+    struct nn_workspace *ws = nn_workspace_new(cfg, B);
+    struct nn_layer *l = nn_layer_new(cfg, B, f32, 1, 11, ws);
+    struct pass p = {malloc(n * 4), with_din ? malloc(n * 4) : NULL, NULL};
+    EXPECT(l != NULL);
+    struct nn_tensor *P = nn_layer_params(l), *G = nn_layer_grads(l);
+    struct nn_rng r;
+    nn_rng_seed(&r, 5);
+    float *pp = P->data; /* away from LN 1/0 and zero biases: every term exercised */
+    for (size_t i = 0; i < P->numel; i++)
+        pp[i] += (float)(0.3 * nn_rng_normal(&r));
+    nn_layer_set_fused(l, fused);
+    nn_layer_zero_grad(l);
+    EXPECT(nn_layer_forward(l, x, p.y) == 0);
+    EXPECT(nn_layer_backward(l, dout, p.dx) == 0);
+    p.g = dup(G->data, G->numel);
+    nn_layer_free(l);
+    nn_workspace_free(ws);
+    return p;
+}
+
+static void pass_free(struct pass *p) { free(p->y); free(p->dx); free(p->g); }
+
+static void block(const char *name, int heads, int hidden, int seq, int ffn, int B, struct nn_rng *r)
+{
+    struct nn_gpt_config cfg = {"", 1, heads, hidden, seq, 11, ffn};
+    snprintf(cfg.name, sizeof(cfg.name), "%s", name);
+    size_t n = (size_t)B * (size_t)seq * (size_t)hidden, H = (size_t)hidden, F = (size_t)ffn;
+    float *x = rnd(n, r, 1), *dout = rnd(n, r, 1);
+    struct pass ref = run_block(&cfg, B, 0, x, dout, 1), f = run_block(&cfg, B, 1, x, dout, 1);
+    char what[96];
+    printf("block %s: b%d s%d h%d a%d ffn %d\n", name, B, seq, hidden, heads, ffn);
+    EXPECT(same("  y", f.y, ref.y, n));
+    EXPECT(same("  dx", f.dx, ref.dx, n));
+    static const char *const names[] = {"ln1.g", "ln1.b", "Wqkv", "bqkv", "Wo", "bo",
+                                        "ln2.g", "ln2.b", "W1",   "b1",   "W2", "b2"};
+    size_t sz[12] = {H, H, 3 * H * H, 3 * H, H * H, H, H, H, H * F, F, F * H, H};
+    for (size_t i = 0, o = 0; i < 12; o += sz[i], i++) {
+        snprintf(what, sizeof(what), "  d%s", names[i]);
+        EXPECT(same(what, f.g + o, ref.g + o, sz[i]));
+    }
+    /* determinism: 1 thread and 3 threads give the same bits (the
+     * column sums go by chunks fixed by the shape) */
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    struct pass one = run_block(&cfg, B, 1, x, dout, 1);
+    omp_set_num_threads(3);
+    struct pass three = run_block(&cfg, B, 1, x, dout, 1);
+    omp_set_num_threads(nt);
+    size_t np = 2 * H + 3 * H * H + 3 * H + H * H + H + 2 * H + H * F + F + F * H + H;
+    int det = memcmp(one.y, three.y, n * 4) == 0 && memcmp(one.dx, three.dx, n * 4) == 0 &&
+              memcmp(one.g, three.g, np * 4) == 0;
+    printf("  1 vs 3 threads: %s\n", det ? "bit-identical" : "DIFFER  FAIL");
+    EXPECT(det);
+    /* the first block's backward without din: the same parameter gradients */
+    struct pass nodin = run_block(&cfg, B, 1, x, dout, 0);
+    EXPECT(memcmp(nodin.g, f.g, np * 4) == 0);
+    pass_free(&ref); pass_free(&f); pass_free(&one); pass_free(&three); pass_free(&nodin);
+    free(x); free(dout);
+}
+
+int main(void)
+{
+    /* every fused sweep takes its parallel path, however small */
+    setenv("NN_PAR_ELEMS", "1", 1);
+    struct nn_rng r;
+    nn_rng_seed(&r, 21);
+    kernels(13, 40, &r);
+    kernels(1, 7, &r);
+    kernels(111, 96, &r); /* more rows than chunks x CHUNK_MIN: uneven last chunk */
+    kernels(600, 33, &r); /* 64 chunks of 10 rows, last one 30 */
+    attention(2, 13, 1, 40, &r);
+    attention(3, 7, 3, 8, &r);
+    block("one-head", 1, 40, 13, 160, 3, &r);
+    block("three-heads", 3, 72, 7, 100, 2, &r);
+    block("s37", 2, 96, 37, 384, 3, &r);
+    return TEST_EXIT();
+}
