@@ -105,12 +105,11 @@ struct coll_state {
 
 static struct mb_coll_ctx *ctx_world;
 
-static int ctx_delete(MPI_Comm comm, int key, void *val, void *extra)
+static void ctx_delete(void *arg)
 {
-    (void)comm, (void)key, (void)val, (void)extra;
-    mb_coll_ctx_free(ctx_world); /* runs at the start of MPI_Finalize */
+    (void)arg;
+    mb_coll_ctx_free(ctx_world); /* the harness's hook before MPI_Finalize */
     ctx_world = NULL;
-    return MPI_SUCCESS;
 }
 
 /* The context of MPI_COMM_WORLD, created on first use (collective). */
@@ -124,9 +123,8 @@ static struct mb_coll_ctx *coll_ctx(void)
         mb_die(1, "collectives: %s", err);
     /* failure: `pool` reports itself unavailable; an explicit --pool-path is checked in validate */
     mb_coll_pool_open(ctx_world, opt.pool_path);
-    int key;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete, &key, NULL);
-    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+    if (mb_finalize_add(ctx_delete, NULL) != 0)
+        mb_die(1, "collectives: no room for the context's clean-up");
     return ctx_world;
 }
 
@@ -596,10 +594,10 @@ static int plan(struct mb_run *run)
         mb_coll_model_shape(coll_ctx(), &shape);
     if (opt.algos & ~1u) {
         measure_memcpy(run);
-        mb_kv_dbl(&run->result.config, "memcpy_GBps", memcpy_gbps);
+        mb_metric_run_dbl(&run->result, "memcpy_GBps", memcpy_gbps);
         const char *pb = mb_coll_pool_backing(coll_ctx());
-        mb_kv_str(&run->result.config, "pool_backing", pb[0] ? pb : "none");
-        mb_kv_int(&run->result.config, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
+        mb_metric_run_str(&run->result, "pool_backing", pb[0] ? pb : "none");
+        mb_metric_run_int(&run->result, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
     }
     int first_op = __builtin_ctz(opt.ops);
     for (int a = 0; a <= algo_auto; a++) { /* the registry, then auto */
@@ -990,7 +988,7 @@ static void model_errors(struct mb_run *run)
             continue;
         double m = mb_median(err, n);
         snprintf(key, sizeof(key), "model_error_median_%s", algo_names[a]);
-        mb_kv_dbl(&r->config, key, m);
+        mb_metric_run_dbl(r, key, m);
         used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", algo_names[a], 100 * m, n);
     }
     free(err);
@@ -1046,20 +1044,20 @@ static void auto_report(struct mb_run *run)
         worst = sd > worst ? sd : worst;
     }
     if (nauto) {
-        mb_kv_str(&r->config, "auto_picks", picks);
-        mb_kv_int(&r->config, "auto_cases", (long long)nauto);
-        mb_kv_int(&r->config, "auto_compared", (long long)compared);
+        mb_metric_run_str(r, "auto_picks", picks);
+        mb_metric_run_int(r, "auto_cases", (long long)nauto);
+        mb_metric_run_int(r, "auto_compared", (long long)compared);
     }
     if (compared) {
         double rate = (double)hits / (double)compared, med = mb_median(slow, compared);
         geo = exp(geo / (double)compared);
-        mb_kv_int(&r->config, "auto_hits", (long long)hits);
-        mb_kv_dbl(&r->config, "auto_hit_rate", rate);
-        mb_kv_dbl(&r->config, "auto_slowdown_median", med);
-        mb_kv_dbl(&r->config, "auto_slowdown_geomean", geo);
-        mb_kv_dbl(&r->config, "auto_slowdown_max", worst);
+        mb_metric_run_int(r, "auto_hits", (long long)hits);
+        mb_metric_run_dbl(r, "auto_hit_rate", rate);
+        mb_metric_run_dbl(r, "auto_slowdown_median", med);
+        mb_metric_run_dbl(r, "auto_slowdown_geomean", geo);
+        mb_metric_run_dbl(r, "auto_slowdown_max", worst);
         /* auto's own run of its pick against the best: the same choice, measured again */
-        mb_kv_dbl(&r->config, "auto_run_slowdown_median", mb_median(own, compared));
+        mb_metric_run_dbl(r, "auto_run_slowdown_median", mb_median(own, compared));
         if (!run->common.quiet)
             printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
                    "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);

@@ -236,16 +236,15 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
 
 static struct mb_case *cases;
 
-/* At the start of MPI_Finalize (MPI still usable): the collectives
- * context goes, the ranks leave the budget's cgroup, its owner removes it. */
-static int at_finalize(MPI_Comm comm, int key, void *val, void *extra)
+/* Before MPI_Finalize (MPI still usable): the collectives context goes,
+ * the ranks leave the budget's cgroup, its owner removes it. */
+static void at_finalize(void *arg)
 {
-    (void)comm, (void)key, (void)val, (void)extra;
+    (void)arg;
     if (coll)
         mb_coll_ctx_free(coll);
     coll = NULL;
     gnn_budget_release(&budget);
-    return MPI_SUCCESS;
 }
 
 static int plan(struct mb_run *run)
@@ -256,12 +255,16 @@ static int plan(struct mb_run *run)
         mb_warn("out of memory for the cases");
         return -1;
     }
-    gnn_cleanup_on_signals(&budget);
+    /* however the run ends: a generate's temporary files, the budget's cgroup */
+    if (mb_cleanup_add(gnn_cleanup_signal_safe, &budget) != 0 || mb_finalize_add(at_finalize, NULL) != 0) {
+        mb_warn("no room for the clean-up hooks");
+        return -1;
+    }
     if (opt.generate) {
         struct mb_case *c = &cases[run->ncases++];
         snprintf(c->name, sizeof(c->name), "generate/rmat%lld-ef%lld-d%lld-f%lld", opt.scale, opt.edge_factor, opt.dim,
                  opt.files);
-        snprintf(c->group, sizeof(c->group), "generate (time = reopening with every checksum; generate_s in /config)");
+        snprintf(c->group, sizeof(c->group), "generate (time = reopening with every checksum; generate_s in /metrics)");
         c->labels[0] = "generate";
         c->labels[1] = c->name + 9;
         c->count = 1ull << opt.scale;
@@ -269,9 +272,6 @@ static int plan(struct mb_run *run)
     }
     omp_set_num_threads((int)opt.train_threads); /* the training step (main thread) */
     openblas_set_num_threads((int)opt.train_threads);
-    int key;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL);
-    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
     /* the host copy rate's 128 MiB of buffers, once, outside the budget:
      * a measurement of the machine, not the run's working set */
     if (gnn_measure_memcpy(&rates, hdr.row_bytes) != 0) {
@@ -316,6 +316,7 @@ static int plan(struct mb_run *run)
 
 struct st {
     struct mb_run *run;
+    const char *case_name;   /* where its measurements go: /metrics/<case>/ */
     const struct gnn_system *sys;
     struct gnn_trainer *tr;
     long long epoch_idx;
@@ -346,7 +347,7 @@ static int setup_generate(struct mb_run *run, void **out)
             mb_warn("--generate: %s", err);
             rc = -1;
         }
-        mb_kv_dbl(&run->result.config, "generate_s", mb_now() - t0);
+        mb_metric_run_dbl(&run->result, "generate_s", mb_now() - t0);
     }
     return rc;
 }
@@ -362,6 +363,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **out)
         return -1;
     }
     s->run = run;
+    s->case_name = c->name;
     s->sys = gnn_system_at((size_t)(intptr_t)c->user);
     char err[512];
     struct gnn_trainer_cfg cfg = tcfg;
@@ -425,16 +427,15 @@ static void epoch_report(struct st *s);
  * number). Returns 1. */
 static int epoch_error(struct st *s, const char *what, long long iter)
 {
-    char step[96], key[200], msg[800];
+    char step[96], msg[800];
     snprintf(step, sizeof(step), what, iter);
     struct gnn_trainer_stats t;
     gnn_trainer_stats(s->tr, &t);
     if (t.error_msg[0])
         mb_warn("%s/%s: %s: %s", s->sys->name, ds_label, step, t.error_msg);
     if (s->run->rank == 0) {
-        snprintf(key, sizeof(key), "%s/error", s->sys->name);
         snprintf(msg, sizeof(msg), "%s: %s", step, t.error_msg[0] ? t.error_msg : "on another rank");
-        mb_kv_str(&s->run->result.config, key, msg);
+        mb_metric_case_str(&s->run->result, s->case_name, "error", msg);
     }
     return 1;
 }
@@ -518,9 +519,9 @@ static void epoch_report(struct st *s)
            1e-6 * (double)t.stage_cpu_ns[2] / nb, 1e3 * t.c_train / nb, 1e3 * t.cpu_s / nb, v[2], v[1],
            pred, bound, lower, rt, steal_text(st, sizeof(st), t.steal));
     fflush(stdout);
-    char key[200];
-    struct mb_kvlist *c = &run->result.config;
-    /* per epoch, in this order: doubles, then the integers and the bound's name where marked */
+    struct mb_result *res = &run->result;
+    size_t e = (size_t)s->epoch_idx;
+    /* per epoch, /metrics/<case>/NAME[epoch]: doubles, integers and the bound's name where marked */
     const struct {
         const char *k;
         double v;
@@ -544,13 +545,12 @@ static void epoch_report(struct st *s)
         {"bound_s", lower, 0}, {"verified_rows", v[2], 0},
     };
     for (size_t i = 0; i < sizeof(ek) / sizeof(ek[0]); i++) {
-        snprintf(key, sizeof(key), "%s/epoch%lld/%s", s->sys->name, s->epoch_idx, ek[i].k);
         if (ek[i].is_int == 2)
-            mb_kv_str(c, key, bound);
+            mb_metric_at_str(res, s->case_name, ek[i].k, e, bound);
         else if (ek[i].is_int)
-            mb_kv_int(c, key, (long long)ek[i].v);
+            mb_metric_at_int(res, s->case_name, ek[i].k, e, (long long)ek[i].v);
         else
-            mb_kv_dbl(c, key, ek[i].v);
+            mb_metric_at_dbl(res, s->case_name, ek[i].k, e, ek[i].v);
     }
 }
 
@@ -574,66 +574,63 @@ static double model(struct mb_run *run, const struct mb_case *c)
         return NAN;
     const struct mb_case_result *me = &run->result.cases[run->result.ncases - 1];
     const struct gnn_system *sys = gnn_system_at((size_t)(intptr_t)c->user);
-    const struct mb_kv *kv = NULL;
-    char key[200];
     if (sys->upper_bound)
         inmem_epoch_s = me->stats.median;
     /* the last epoch's prediction */
-    for (long long e = run->common.warmup + run->common.iters - 1; e >= 0 && !kv; e--) {
-        snprintf(key, sizeof(key), "%s/epoch%lld/model_s", sys->name, e);
-        kv = mb_kv_get(&run->result.config, key);
-    }
-    return kv ? kv->d : NAN;
+    const struct mb_metric *m = mb_metric_find(&run->result, c->name, "model_s");
+    for (size_t e = m ? m->n : 0; e-- > 0;)
+        if (!isnan(m->d[e]))
+            return m->d[e];
+    return NAN;
 }
 
-/* What the system set up and its profile, into /config (rank 0). */
-static void system_report(struct st *s, struct mb_kvlist *c)
+/* What the system set up and its profile, into /metrics/<case>/ (rank 0). */
+static void system_report(struct st *s, struct mb_result *r)
 {
     struct gnn_trainer_stats t;
     gnn_trainer_stats(s->tr, &t);
-    char key[200];
-#define K(k_) (snprintf(key, sizeof(key), "%s/%s", s->sys->name, k_), key)
-    mb_kv_dbl(c, K("presample_s"), t.presample_s);
-    mb_kv_dbl(c, K("cache_build_s"), t.cache_build_s);
-    mb_kv_str(c, K("access"), t.ds ? gnn_access_name(gnn_dataset_feat_access(t.ds)) : "");
-    mb_kv_int(c, K("slots"), t.nslots);
-    mb_kv_int(c, K("sample_instances"), opt.sample_inst);
-    mb_kv_str(c, K("overlap"), t.overlap ? "intra-batch" : "none");
+    const char *cn = s->case_name;
+    mb_metric_case_dbl(r, cn, "presample_s", t.presample_s);
+    mb_metric_case_dbl(r, cn, "cache_build_s", t.cache_build_s);
+    mb_metric_case_str(r, cn, "access", t.ds ? gnn_access_name(gnn_dataset_feat_access(t.ds)) : "");
+    mb_metric_case_int(r, cn, "slots", t.nslots);
+    mb_metric_case_int(r, cn, "sample_instances", opt.sample_inst);
+    mb_metric_case_str(r, cn, "overlap", t.overlap ? "intra-batch" : "none");
     if (t.ds && s->sys->feat == GNN_MMAP) {
-        mb_kv_str(c, K("mmap_advice"), gnn_map_advice_name(t.ds));
-        mb_kv_int(c, K("read_ahead_kb"), gnn_read_ahead_kb(opt.data));
+        mb_metric_case_str(r, cn, "mmap_advice", gnn_map_advice_name(t.ds));
+        mb_metric_case_int(r, cn, "read_ahead_kb", gnn_read_ahead_kb(opt.data));
     }
-    mb_kv_int(c, K("dataset_mem_bytes"), t.ds ? (long long)gnn_dataset_mem_bytes(t.ds) : 0);
+    mb_metric_case_int(r, cn, "dataset_mem_bytes", t.ds ? (long long)gnn_dataset_mem_bytes(t.ds) : 0);
     if (t.ds && gnn_dataset_aio(t.ds)) { /* the engine as it ran, fallbacks included */
         struct mb_aio_info ai;
         mb_aio_info(gnn_dataset_aio(t.ds), &ai);
-        mb_kv_str(c, K("engine"), ai.engine);
-        mb_kv_int(c, K("engine_direct"), ai.direct);
-        mb_kv_str(c, K("engine_fallback"), ai.fallback && ai.fallback[0] ? ai.fallback : "none");
+        mb_metric_case_str(r, cn, "engine", ai.engine);
+        mb_metric_case_int(r, cn, "engine_direct", ai.direct);
+        mb_metric_case_str(r, cn, "engine_fallback", ai.fallback && ai.fallback[0] ? ai.fallback : "none");
     }
     if (t.cache) {
-        mb_kv_str(c, K("placement"), gnn_placement_name(s->sys->placement));
+        mb_metric_case_str(r, cn, "placement", gnn_placement_name(s->sys->placement));
         for (int i = 1; i <= 2; i++) {
             const char *tn = i == 1 ? "dev" : "host";
             char k2[64];
             snprintf(k2, sizeof(k2), "cache_%s_topo_bytes", tn);
-            mb_kv_int(c, K(k2), (long long)t.cinfo.topo_bytes[i]);
+            mb_metric_case_int(r, cn, k2, (long long)t.cinfo.topo_bytes[i]);
             snprintf(k2, sizeof(k2), "cache_%s_feat_bytes", tn);
-            mb_kv_int(c, K(k2), (long long)t.cinfo.feat_bytes[i]);
+            mb_metric_case_int(r, cn, k2, (long long)t.cinfo.feat_bytes[i]);
             snprintf(k2, sizeof(k2), "cache_%s_mem_bytes", tn);
-            mb_kv_int(c, K(k2), (long long)gnn_cache_mem_bytes(t.cache, (enum gnn_tier)i));
+            mb_metric_case_int(r, cn, k2, (long long)gnn_cache_mem_bytes(t.cache, (enum gnn_tier)i));
         }
-        mb_kv_str(c, K("cache_fill"), opt.cache_fill == 0 ? "degree" : "none");
-        mb_kv_int(c, K("cache_fill_limit_bytes"), (long long)t.fill_limit);
-        mb_kv_int(c, K("presample_max_batch_rows"), (long long)t.max_batch_rows);
-        mb_kv_dbl(c, K("cache_pred_hit_feat"), t.cinfo.hit_feat[1] + t.cinfo.hit_feat[2]);
-        mb_kv_dbl(c, K("cache_pred_hit_topo"), t.cinfo.hit_topo[1] + t.cinfo.hit_topo[2]);
-        mb_kv_dbl(c, K("cache_pred_tx_mem"), t.cinfo.tx_mem);
-        mb_kv_dbl(c, K("cache_pred_tx_ssd"), t.cinfo.tx_ssd);
+        mb_metric_case_str(r, cn, "cache_fill", opt.cache_fill == 0 ? "degree" : "none");
+        mb_metric_case_int(r, cn, "cache_fill_limit_bytes", (long long)t.fill_limit);
+        mb_metric_case_int(r, cn, "presample_max_batch_rows", (long long)t.max_batch_rows);
+        mb_metric_case_dbl(r, cn, "cache_pred_hit_feat", t.cinfo.hit_feat[1] + t.cinfo.hit_feat[2]);
+        mb_metric_case_dbl(r, cn, "cache_pred_hit_topo", t.cinfo.hit_topo[1] + t.cinfo.hit_topo[2]);
+        mb_metric_case_dbl(r, cn, "cache_pred_tx_mem", t.cinfo.tx_mem);
+        mb_metric_case_dbl(r, cn, "cache_pred_tx_ssd", t.cinfo.tx_ssd);
     }
     if (budget.on && !s->sys->upper_bound) {
-        mb_kv_int(c, K("budget_peak_bytes"), (long long)mb_budget_peak(&budget.b));
-        mb_kv_int(c, K("budget_limit_hits"), (long long)mb_budget_limit_hits(&budget.b));
+        mb_metric_case_int(r, cn, "budget_peak_bytes", (long long)mb_budget_peak(&budget.b));
+        mb_metric_case_int(r, cn, "budget_limit_hits", (long long)mb_budget_limit_hits(&budget.b));
     }
     const struct gnn_profile *f = &t.prof;
     const struct {
@@ -648,17 +645,16 @@ static void system_report(struct st *s, struct mb_kvlist *c)
               {"io_rate_Bps", f->io_rate}};
     for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++) {
         char k2[64];
-        snprintf(k2, sizeof(k2), "profile/%s", pk[i].k); /* per batch, from the profiling run */
-        mb_kv_dbl(c, K(k2), pk[i].v);
+        snprintf(k2, sizeof(k2), "profile_%s", pk[i].k); /* per batch, from the profiling run */
+        mb_metric_case_dbl(r, cn, k2, pk[i].v);
     }
     if (t.profiled) {
-        mb_kv_str(c, K("profile/t_source"), t.prof_t_source ? t.prof_t_source : "");
-        mb_kv_dbl(c, K("profile/host_steal"), t.prof_steal);
-        mb_kv_int(c, K("profile/io_rate_rows"), (long long)t.prof_pool_rows);
+        mb_metric_case_str(r, cn, "profile_t_source", t.prof_t_source ? t.prof_t_source : "");
+        mb_metric_case_dbl(r, cn, "profile_host_steal", t.prof_steal);
+        mb_metric_case_int(r, cn, "profile_io_rate_rows", (long long)t.prof_pool_rows);
     }
-    mb_kv_dbl(c, K("engine_random_read_Bps"), rates.rand_read_Bps);
-    mb_kv_dbl(c, K("memcpy_Bps"), rates.memcpy_Bps);
-#undef K
+    mb_metric_case_dbl(r, cn, "engine_random_read_Bps", rates.rand_read_Bps);
+    mb_metric_case_dbl(r, cn, "memcpy_Bps", rates.memcpy_Bps);
 }
 
 static void teardown(void *st)
@@ -667,7 +663,7 @@ static void teardown(void *st)
     if (!s)
         return;
     if (!opt.generate && s->tr && s->run->rank == 0)
-        system_report(s, &s->run->result.config);
+        system_report(s, &s->run->result);
     gnn_trainer_destroy(s->tr); /* (the upper bound rejoins the budget) */
     free(s);
 }

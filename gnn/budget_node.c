@@ -4,7 +4,6 @@
  * and rejoins it. */
 #include "gnn.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,45 +89,13 @@ void gnn_budget_release(struct gnn_budget *g)
     g->on = 0;
 }
 
-/* SIGINT, SIGTERM, SIGHUP: the budget's cgroup and a generate's temporary
- * files go, then the signal takes its course (an earlier handler, e.g. the
- * harness's, runs next). */
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
-static struct sigaction prior_action[3];
-static struct gnn_budget *cleanup_budget;
-
-static void on_signal(int sig)
+/* Async-signal-safe: a generate's temporary files go and this rank leaves
+ * the budget's cgroup (its owner removes it); for the program's clean-up
+ * hook, which runs however the run ends (signal, exit, watchdog). */
+void gnn_cleanup_signal_safe(void *budget)
 {
+    struct gnn_budget *g = budget;
     gnn_generate_cleanup();
-    if (cleanup_budget && cleanup_budget->on)
-        mb_budget_release_signal(&cleanup_budget->b);
-    for (int i = 0; i < 3; i++)
-        if (cleanup_signals[i] == sig) {
-            const struct sigaction *o = &prior_action[i];
-            if (o->sa_flags & SA_SIGINFO || (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN)) {
-                if (!(o->sa_flags & SA_SIGINFO))
-                    o->sa_handler(sig);
-                return; /* (a SA_SIGINFO handler cannot be called without its siginfo: ends the run below) */
-            }
-            if (o->sa_handler == SIG_IGN)
-                return;
-        }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-void gnn_cleanup_on_signals(struct gnn_budget *g)
-{
-    static int done;
-    cleanup_budget = g;
-    if (done)
-        return;
-    done = 1;
-    for (int i = 0; i < 3; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(cleanup_signals[i], &sa, &prior_action[i]);
-    }
+    if (g && g->on)
+        mb_budget_release_signal(&g->b);
 }

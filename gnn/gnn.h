@@ -731,10 +731,12 @@ int gnn_budget_leave(struct gnn_budget *g, char *err, size_t len);
 void gnn_budget_enter(struct gnn_budget *g);
 /* Collective over MPI_COMM_WORLD: every rank leaves, the owner removes it. */
 void gnn_budget_release(struct gnn_budget *g);
-/* On SIGINT, SIGTERM and SIGHUP the budget (g may be NULL) and a
- * generate's temporary files go, then the signal takes its course (a
- * handler installed before, e.g. the harness's, runs next). Once. */
-void gnn_cleanup_on_signals(struct gnn_budget *g);
+/* Async-signal-safe and idempotent: a generate's temporary files go and
+ * this rank leaves the budget's cgroup (a struct gnn_budget *, may be
+ * NULL; the owner removes it). The program runs it however the run ends
+ * (the harness's clean-up hook: signals, exit, the watchdog); the library
+ * installs no signal handler itself. */
+void gnn_cleanup_signal_safe(void *budget);
 
 /* Rates of the machine, measured once per run and shared by the trainers
  * (NAN until measured). */

@@ -51,6 +51,13 @@ metric() {
     awk -v i="${4:-0}" '/^ *\(0\): / {sub(/^ *\(0\): */, ""); n = split($0, v, /, /); if (i < n) print v[i + 1]; exit}'
 }
 
+# casename FILE PREFIX: the first case named PREFIX/... that has measurements
+# in a result file (also one that failed before its /summary row)
+casename() { "$BIN/mb-report" --metrics --csv "$1" 2>/dev/null | awk -F, -v p="$2/" 'NR > 1 && index($2, p) == 1 {print $2; exit}'; }
+
+# sysmetric FILE SYSTEM NAME [INDEX]: mb-gnn's measurement NAME of SYSTEM's case
+sysmetric() { metric "$1" "$(casename "$1" "$2")" "$3" "${4:-0}"; }
+
 finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0

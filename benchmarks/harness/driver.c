@@ -234,6 +234,35 @@ static int measure(struct mb_run *run, void *state, struct mb_counters *ctr, dou
     return err;
 }
 
+/* ===== before MPI_Finalize (harness.h) ============================ */
+
+#define MB_FINALIZERS 8
+static struct {
+    void (*fn)(void *);
+    void *arg;
+} finalizers[MB_FINALIZERS];
+static int nfinalizers;
+
+int mb_finalize_add(void (*fn)(void *arg), void *arg)
+{
+    if (nfinalizers >= MB_FINALIZERS)
+        return -1;
+    finalizers[nfinalizers].fn = fn;
+    finalizers[nfinalizers++].arg = arg;
+    return 0;
+}
+
+/* The program's MPI-time clean-up, then the signal-safe hooks, then MPI's end. */
+static void finalize(void)
+{
+    while (nfinalizers > 0) {
+        nfinalizers--;
+        finalizers[nfinalizers].fn(finalizers[nfinalizers].arg);
+    }
+    mb_cleanup_run();
+    MPI_Finalize();
+}
+
 /* The root's "emulation": the program's stand-ins, and the emulated
  * cluster's network when tools/vcluster launched the run. */
 static void record_emulation(struct mb_run *run)
@@ -487,8 +516,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
     if (status != 0) {
         free(out_path);
         mb_result_free(&run.result);
-        mb_cleanup_run();
-        MPI_Finalize();
+        finalize();
         return status < 0 ? 0 : status;
     }
 
@@ -513,8 +541,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
         mb_counters_close(ctr);
         free(out_path);
         mb_result_free(&run.result);
-        mb_cleanup_run();
-        MPI_Finalize();
+        finalize();
         return 1;
     }
     OUT(&run, "# %s: %d ranks, device %s, %zu cases, %lld warm-up + %lld timed iterations, check %s\n",
@@ -559,7 +586,6 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
         mb_warn("FAILED: at least one case gave a wrong result (see above)");
     free(out_path);
     mb_result_free(&run.result);
-    mb_cleanup_run();
-    MPI_Finalize();
+    finalize();
     return err || any_fail ? 1 : 0;
 }

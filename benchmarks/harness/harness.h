@@ -350,6 +350,12 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv);
 int mb_cleanup_add(void (*fn)(void *arg), void *arg);
 /* Runs the hooks now (once; later calls return at once). */
 void mb_cleanup_run(void);
+/* Registers fn(arg) to run on every rank at mb_main's end, whichever path
+ * it takes after the options were read, just before MPI_Finalize, most
+ * recent first and before the clean-up hooks: MPI is still usable (free a
+ * communicator, a barrier before a shared resource goes). Never from a
+ * signal. At most 8; 0, or -1 when full. */
+int mb_finalize_add(void (*fn)(void *arg), void *arg);
 
 /* ===== the --timeout watchdog =========================================== */
 

@@ -148,7 +148,7 @@ static struct {
     size_t planned;
     char tmp[4200];
     char finals[G_FINALS][4200];
-    struct sigaction old_int, old_term, old_cont;
+    struct sigaction old_int, old_term, old_hup, old_cont;
     int handlers, atexit_done;
     char abort_line[1024]; /* mb_output_abort's, for a writer that takes it over */
     int abort_status;
@@ -241,11 +241,14 @@ static atomic_int ncleanups, cleanup_claim;
 
 static void cleanup_at_exit(void) { mb_cleanup_run(); }
 
+static void install_handlers(void);
+
 int mb_cleanup_add(void (*fn)(void *arg), void *arg)
 {
     int n = atomic_load(&ncleanups);
     if (n >= MB_CLEANUPS || (n == 0 && atexit(cleanup_at_exit) != 0))
         return -1;
+    install_handlers();
     cleanups[n].fn = fn;
     cleanups[n].arg = arg;
     atomic_store(&ncleanups, n + 1); /* published after the entry */
@@ -266,7 +269,7 @@ void mb_cleanup_run(void)
  * the exit. */
 static void chain(int sig)
 {
-    const struct sigaction *o = sig == SIGINT ? &g.old_int : &g.old_term;
+    const struct sigaction *o = sig == SIGINT ? &g.old_int : sig == SIGHUP ? &g.old_hup : &g.old_term;
     if (o->sa_flags & SA_SIGINFO) {
         siginfo_t info;
         memset(&info, 0, sizeof info);
@@ -338,6 +341,29 @@ static void on_cont(int sig)
     } else if (s == G_WRITING) {
         atomic_store(&g.cont_pending, 1);
     }
+}
+
+/* SIGINT, SIGTERM and SIGHUP end the run through on_signal (salvage,
+ * clean-up hooks, the program's own earlier handler); once, from the
+ * result file's open or the first clean-up hook, whichever is first. */
+static void install_handlers(void)
+{
+    if (g.handlers)
+        return; /* again would record our own handler as the program's */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGHUP);
+    sigaction(SIGINT, &sa, &g.old_int);
+    sigaction(SIGTERM, &sa, &g.old_term);
+    sigaction(SIGHUP, &sa, &g.old_hup);
+    sa.sa_handler = on_cont;
+    sigaction(SIGCONT, &sa, &g.old_cont);
+    g.handlers = 1;
 }
 
 static void on_exit_salvage(void)
@@ -427,9 +453,10 @@ void mb_output_abort(const char *line, int status)
 static void disarm(void)
 {
     atomic_store(&g.state, G_OFF);
-    if (g.handlers) {
+    if (g.handlers && !atomic_load(&ncleanups)) { /* clean-up hooks keep them */
         sigaction(SIGINT, &g.old_int, NULL);
         sigaction(SIGTERM, &g.old_term, NULL);
+        sigaction(SIGHUP, &g.old_hup, NULL);
         sigaction(SIGCONT, &g.old_cont, NULL);
         g.handlers = 0;
     }
@@ -487,18 +514,7 @@ struct mb_output *mb_output_open(const struct mb_result *r, const char *path, ch
     atomic_store(&g.cont_pending, 0);
     g.linked = -1;
     atomic_store(&g.state, G_IDLE);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT);
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sigaction(SIGINT, &sa, &g.old_int);
-    sigaction(SIGTERM, &sa, &g.old_term);
-    sa.sa_handler = on_cont;
-    sigaction(SIGCONT, &sa, &g.old_cont);
-    g.handlers = 1;
+    install_handlers();
     if (!g.atexit_done)
         g.atexit_done = atexit(on_exit_salvage) == 0;
     return o;

@@ -62,7 +62,7 @@ done
 mkdir -p "$T/pooldir"
 expect 0 "pool in a directory" -- mpi 2 "$BIN/mb-coll" --algo pool --pool-path "$T/pooldir" --coll allreduce,bcast \
   --sizes 13,100003 -n 2 -w 1 -o "$T/pool.h5" && has "algo=pool " "pool runs from --pool-path"
-h5dump -a /config/pool_backing "$T/pool.h5" 2>/dev/null | grep -q "$T/pooldir/movebench-pool-.*(" ||
+runmetric "$T/pool.h5" pool_backing | grep -q "$T/pooldir/movebench-pool-.*(" ||
   fail "the result file records what backs the pool"
 [ -z "$(ls "$T/pooldir")" ] || fail "the pool file is removed at the end"
 # a --pool-path that cannot be created is bad input: one line, exit 2,

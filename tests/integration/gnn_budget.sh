@@ -57,7 +57,7 @@ attr "$T/probe.h5" budget_inmem | grep -q "exempt" || fail "the result records i
 expect 0 "reproduce's small configuration fits" -- "$G" --data "$W" --mem-budget 256M --budget-method cgroup \
   --system hyperion --slots 8 --cache-host $((128 * 1048576 / 5)) --cache-dev 0 --batch 64 --fanout 25,10 --hidden 16 \
   -n 1 -w 0 --epoch-batches 4 --profile-batches 4 --eval-nodes 100 -o "$T/repro.h5"
-[ "$(attr "$T/repro.h5" hyperion/budget_limit_hits)" = 0 ] || fail "reproduce's configuration hit the limit"
+[ "$(sysmetric "$T/repro.h5" hyperion budget_limit_hits)" = 0 ] || fail "reproduce's configuration hit the limit"
 
 own=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
 if [ -n "$own" ]; then

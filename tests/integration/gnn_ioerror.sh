@@ -39,10 +39,10 @@ failed=$(sed -n 's/^mb-gnn: hyperion\/[^:]*: epoch \([0-9]*\).*/\1/p' "$T/out" |
 [ -n "$failed" ] && [ "$failed" -gt "${last:--1}" ] || fail "epoch $failed failed yet was reported (last line: epoch $last)"
 [ -f "$T/tr.h5" ] || fail "the result file is written"
 h5ls "$T/tr.h5/summary" 2>&1 | grep -Eq 'Dataset \{0(\}|/)' || fail "the failed case has no samples"
-[ -z "$(attr "$T/tr.h5" "hyperion/epoch$failed/time_s")" ] || fail "the failed epoch $failed has a time"
-attr "$T/tr.h5" hyperion/error | grep -q "data\.1" || fail "the result file records the error"
+[ -z "$(sysmetric "$T/tr.h5" hyperion time_s "$failed")" ] || fail "the failed epoch $failed has a time"
+sysmetric "$T/tr.h5" hyperion error | grep -q "data\.1" || fail "the result file records the error"
 
 # a fallback is recorded, not silent: O_DIRECT refused (the engine's hook)
 MB_AIO_INJECT=nodirect expect 0 "O_DIRECT refused" -- "$G" --data "$D" "${run[@]}" -n 1 --system hyperion -o "$T/fb.h5" &&
-  { attr "$T/fb.h5" hyperion/engine_fallback | grep -q "O_DIRECT refused" || fail "the result records the fallback"; }
+  { sysmetric "$T/fb.h5" hyperion engine_fallback | grep -q "O_DIRECT refused" || fail "the result records the fallback"; }
 finish

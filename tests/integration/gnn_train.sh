@@ -62,7 +62,7 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
   # bound = max(inmem's median epoch, storage bytes / that rate), in the result file
   has "^# epoch 2 hyperion: .*, bound [0-9.]+ s \(storage at [0-9.]+ MB/s\)," "hyperion's bound names its storage rate"
   has "^# epoch 2 inmem: .*, bound [0-9.]+ s, host steal" "inmem is its own bound (no storage rate)"
-  ea() { attr "$T/all.h5" "$1/epoch2/$2"; }
+  ea() { sysmetric "$T/all.h5" "$1" "$2" 2; }
   awk -v by="$(ea hyperion storage_bytes)" -v r="$(ea hyperion miss_read_Bps)" -v m="$(ea hyperion miss_read_s)" \
     -v b="$(ea hyperion bound_s)" 'BEGIN { exit !(by > 0 && r > 0 && m > 0 && (m - by / r)^2 < 1e-8 * m^2 && b >= m) }' ||
     fail "hyperion's epoch-2 bound (miss_read_s, miss_read_Bps, bound_s) is not its storage bytes at the misses' rate"
@@ -77,7 +77,7 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
 }
 if [ ${#budget[@]} -gt 0 ]; then
   h5dump -a /config/budget_method "$T/all.h5" >"$T/out" 2>&1; has '"cgroup-v[12]"' "result records the budget method"
-  peak=$(attr "$T/all.h5" hyperion/budget_peak_bytes)
+  peak=$(sysmetric "$T/all.h5" hyperion budget_peak_bytes)
   [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $((384 << 20)) ] || fail "budget peak $peak within 384M"
   # slots that cannot fit (16 of at most 8192 rows of 4 KiB) are refused
   # before any work with one clear line, not the cgroup's kill
@@ -92,9 +92,9 @@ h5dump -a /emulation "$T/all.h5" >"$T/out" 2>&1; has "stands for one NVMe SSD" "
 
 # the mmap baselines record the advice they ran with and the read-ahead
 expect 0 "mmap and mmap-random" -- "$G" "${small[@]}" --system mmap,mmap-random -n 1 -o "$T/adv.h5" && {
-  [ "$(attr "$T/adv.h5" mmap/mmap_advice)" = '"normal"' ] || fail "mmap records normal advice"
-  [ "$(attr "$T/adv.h5" mmap-random/mmap_advice)" = '"random"' ] || fail "mmap-random records random advice"
-  [ -n "$(attr "$T/adv.h5" mmap-random/read_ahead_kb)" ] || fail "mmap-random records read_ahead_kb"
+  [ "$(sysmetric "$T/adv.h5" mmap mmap_advice)" = '"normal"' ] || fail "mmap records normal advice"
+  [ "$(sysmetric "$T/adv.h5" mmap-random mmap_advice)" = '"random"' ] || fail "mmap-random records random advice"
+  [ -n "$(sysmetric "$T/adv.h5" mmap-random read_ahead_kb)" ] || fail "mmap-random records read_ahead_kb"
 }
 
 # two ranks, data parallel (gradients allreduced)
