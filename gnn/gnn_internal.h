@@ -4,6 +4,7 @@
 
 #include "gnn.h"
 #include "../common/common.h"
+#include "../offload/aio.h"
 
 #include <stdio.h>
 
@@ -35,7 +36,8 @@ struct gnn_dataset {
     int32_t *labels;
     uint32_t *train, *val;
     struct gnn_vol vol;          /* O_RDONLY fds of the data files */
-    struct mb_aio *aio;
+    struct mb_storage sto;       /* GNN_AIO: the volume in offload's "async" storage mode */
+    struct mb_aio *aio;          /* its engine (sto.eng) when open, else NULL */
     void *map[GNN_MAX_DEV];      /* GNN_MMAP: each data file mapped */
     int map_advice;              /* enum gnn_map_advice in force on map[] */
     uint32_t *neigh_mem;         /* GNN_MEM topology */

@@ -222,15 +222,17 @@ struct gnn_dataset *gnn_open(const char *dir, const struct gnn_open_opts *o, cha
         }
     }
     if (ds->o.feat == GNN_AIO || ds->o.topo == GNN_AIO) {
-        struct mb_aio_opts ao = {.nthreads = ds->o.aio_threads, .stripe = h->stripe,
-                                 .arena = ds->o.aio_arena, .depth = ds->o.aio_depth,
-                                 .buffered = ds->o.buffered};
+        /* the storage registry's async mode: the batched engine, waited for later */
+        struct mb_storage_params sp = {
+            .paths = paths, .nfiles = (int)h->ndev, .stripe = h->stripe, .buffered = ds->o.buffered,
+            .engine = {.nthreads = ds->o.aio_threads, .arena = ds->o.aio_arena, .depth = ds->o.aio_depth},
+        };
         char aerr[512];
-        ds->aio = mb_aio_open(paths, (int)h->ndev, &ao, aerr, sizeof(aerr));
-        if (!ds->aio) {
+        if (mb_storage_open(&ds->sto, mb_storage_find("async"), &sp, aerr, sizeof(aerr)) != 0) {
             snprintf(err, errlen, "%s: %s", dir, aerr);
             goto fail;
         }
+        ds->aio = ds->sto.eng;
     }
     return ds;
 fail_m:
@@ -245,7 +247,8 @@ void gnn_close(struct gnn_dataset *ds)
     if (!ds)
         return;
     if (ds->aio)
-        mb_aio_close(ds->aio);
+        mb_storage_close(&ds->sto);
+    ds->aio = NULL;
     for (int i = 0; i < GNN_MAX_DEV; i++) {
         if (ds->map[i])
             munmap(ds->map[i], ds->h.file_bytes);
@@ -312,7 +315,7 @@ float *gnn_alloc_rows(struct gnn_dataset *ds, size_t rows)
 {
     size_t bytes = rows * ds->h.row_bytes;
     if (ds->aio)
-        return mb_aio_alloc(ds->aio, bytes ? bytes : 4096);
+        return mb_storage_alloc(&ds->sto, bytes ? bytes : 4096);
     void *p = NULL;
     if (posix_memalign(&p, 4096, bytes ? bytes : 4096) != 0)
         return NULL;
@@ -322,7 +325,7 @@ float *gnn_alloc_rows(struct gnn_dataset *ds, size_t rows)
 void gnn_free_rows(struct gnn_dataset *ds, float *p)
 {
     if (ds->aio)
-        mb_aio_free(ds->aio, p);
+        mb_storage_free(&ds->sto, p);
     else
         free(p);
 }

@@ -25,14 +25,14 @@ struct gnn_reader {
     size_t miss_cap;
     /* the neighbour read in flight (gnn_read_neighbours_submit) */
     int n_pending;
-    mb_aio_ticket n_ticket;
+    struct mb_storage_ticket n_ticket;
     size_t n_nmiss;
     const int64_t *n_nodes;
     /* the gather in flight */
     size_t g_n;
     float *g_out;
     int g_pending, g_staged;
-    mb_aio_ticket g_ticket;
+    struct mb_storage_ticket g_ticket;
     size_t g_nmiss;
     char *stage;
     size_t stage_cap;
@@ -225,7 +225,7 @@ int gnn_read_neighbours_submit(struct gnn_reader *r, const int64_t *nodes, size_
         r->st.ssd_tx += ceil_div(ceil_div(e, r->ssds) * r->ssds - s / r->ssds * r->ssds, r->cls);
     }
     if (mode == GNN_AIO) {
-        int e = mb_aio_submit(ds->aio, r->reqs, nmiss, &r->n_ticket);
+        int e = ds->sto.ops->submit(&ds->sto, r->reqs, nmiss, &r->n_ticket);
         if (e) {
             snprintf(r->err, sizeof(r->err), "%.300s: submitting %zu neighbour reads: %s", ds->dir, nmiss,
                      strerror(-e));
@@ -243,7 +243,7 @@ int gnn_read_neighbours_wait(struct gnn_reader *r)
     if (!r->n_pending)
         return 0;
     r->n_pending = 0;
-    if (mb_aio_wait(r->n_ticket) != 0) {
+    if (r->ds->sto.ops->wait(&r->ds->sto, &r->n_ticket) != 0) {
         for (size_t k = 0; k < r->n_nmiss; k++)
             if (r->reqs[k].status) {
                 char f[400];
@@ -351,7 +351,7 @@ int gnn_gather_submit(struct gnn_reader *r, const int64_t *nodes, size_t n, floa
     r->st.ssd_requests += nm;
     r->st.ssd_bytes += nm * rb;
     r->st.ssd_tx += nm * ceil_div(ceil_div(rb, r->ssds) * r->ssds, r->cls);
-    int e = mb_aio_submit(ds->aio, r->greqs, nm, &r->g_ticket);
+    int e = ds->sto.ops->submit(&ds->sto, r->greqs, nm, &r->g_ticket);
     if (e) {
         snprintf(r->err, sizeof(r->err), "%.300s: submitting %zu feature reads: %s", ds->dir, nm, strerror(-e));
         r->g_pending = 0;
@@ -372,7 +372,7 @@ int gnn_gather_wait(struct gnn_reader *r)
     }
     int rc = 0;
     if (r->g_pending == 2) {
-        if (mb_aio_wait(r->g_ticket) != 0) {
+        if (ds->sto.ops->wait(&ds->sto, &r->g_ticket) != 0) {
             for (size_t k = 0; k < r->g_nmiss; k++)
                 if (r->greqs[k].status) {
                     char f[400];
