@@ -483,6 +483,19 @@ static const char *tier_rate(char *buf, size_t len, uint64_t a, uint64_t b, uint
     return buf;
 }
 
+/* A trainer's values into the case's /metrics: element `at` of each series. */
+static void record(struct mb_run *run, const char *case_name, const struct gnn_value *v, size_t n, size_t at)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].type == GNN_VALUE_STR)
+            mb_metric_at_str(&run->result, case_name, v[i].name, at, v[i].s);
+        else if (v[i].type == GNN_VALUE_INT)
+            mb_metric_at_int(&run->result, case_name, v[i].name, at, (long long)v[i].d);
+        else
+            mb_metric_at_dbl(&run->result, case_name, v[i].name, at, v[i].d);
+    }
+}
+
 static void epoch_report(struct st *s)
 {
     struct mb_run *run = s->run;
@@ -519,39 +532,12 @@ static void epoch_report(struct st *s)
            1e-6 * (double)t.stage_cpu_ns[2] / nb, 1e3 * t.c_train / nb, 1e3 * t.cpu_s / nb, v[2], v[1],
            pred, bound, lower, rt, steal_text(st, sizeof(st), t.steal));
     fflush(stdout);
-    struct mb_result *res = &run->result;
-    size_t e = (size_t)s->epoch_idx;
-    /* per epoch, /metrics/<case>/NAME[epoch]: doubles, integers and the bound's name where marked */
-    const struct {
-        const char *k;
-        double v;
-        int is_int;
-    } ek[] = {
-        {"time_s", epoch_s, 0}, {"batches_per_s", nb / epoch_s, 0}, {"loss", t.loss, 0},
-        {"train_acc", t.acc_train, 0}, {"val_acc", t.acc_val, 0},
-        {"feat_hit_dev", r->feat_rows ? (double)r->feat_dev_hits / (double)r->feat_rows : 0, 0},
-        {"feat_hit_host", r->feat_rows ? (double)r->feat_host_hits / (double)r->feat_rows : 0, 0},
-        {"topo_hit_dev", r->topo_lists ? (double)r->topo_dev_hits / (double)r->topo_lists : 0, 0},
-        {"topo_hit_host", r->topo_lists ? (double)r->topo_host_hits / (double)r->topo_lists : 0, 0},
-        {"storage_bytes", v[0], 1}, {"ssd_requests", (double)r->ssd_requests, 1}, {"mem_tx", (double)r->mem_tx, 0},
-        {"ssd_tx", (double)r->ssd_tx, 0}, {"stage_sample_s", t.busy[0], 0}, {"stage_submit_s", t.busy[1], 0},
-        {"stage_complete_s", t.busy[2], 0}, {"stage_train_s", t.t_train, 0}, {"cpu_s", t.cpu_s, 0},
-        {"host_steal", t.steal, 0}, {"miss_read_Bps", rate, 0}, {"miss_read_s", miss_s, 0},
-        {"miss_read_rows", (double)t.miss_read_rows, 1}, {"feat_miss_rows", (double)r->feat_misses, 1},
-        {"train_wait_s", t.wait_s, 0}, {"allreduce_s", t.allreduce_s, 0}, {"model_s", pred, 0},
-        {"model_t_ssd_s", pr.t_ssd * nb, 0}, {"model_t_pcie_s", pr.t_pcie * nb, 0},
-        {"model_t_train_s", pr.t_train * nb, 0}, {"model_t_sample_s", pr.t_sample * nb, 0},
-        {"model_t_cpu_s", pr.t_cpu * nb, 0}, {"model_t_pipe_s", pr.t_pipe * nb, 0}, {"model_bound", 0, 2},
-        {"bound_s", lower, 0}, {"verified_rows", v[2], 0},
-    };
-    for (size_t i = 0; i < sizeof(ek) / sizeof(ek[0]); i++) {
-        if (ek[i].is_int == 2)
-            mb_metric_at_str(res, s->case_name, ek[i].k, e, bound);
-        else if (ek[i].is_int)
-            mb_metric_at_int(res, s->case_name, ek[i].k, e, (long long)ek[i].v);
-        else
-            mb_metric_at_dbl(res, s->case_name, ek[i].k, e, ek[i].v);
-    }
+    struct gnn_epoch_totals tot = {.ssd_bytes = v[0], .verified_rows = v[2], .miss_read_Bps = rate,
+                                   .miss_read_s = miss_s, .model_s = pred, .model_bound = bound, .pred = pr,
+                                   .bound_s = lower};
+    struct gnn_value vals[GNN_MAX_VALUES];
+    size_t n = gnn_trainer_epoch_values(s->tr, &tot, vals, GNN_MAX_VALUES);
+    record(run, s->case_name, vals, n, (size_t)s->epoch_idx);
 }
 
 static int check(void *st, long long iter, char *msg, size_t len)
@@ -584,86 +570,15 @@ static double model(struct mb_run *run, const struct mb_case *c)
     return NAN;
 }
 
-/* What the system set up and its profile, into /metrics/<case>/ (rank 0). */
-static void system_report(struct st *s, struct mb_result *r)
-{
-    struct gnn_trainer_stats t;
-    gnn_trainer_stats(s->tr, &t);
-    const char *cn = s->case_name;
-    mb_metric_case_dbl(r, cn, "presample_s", t.presample_s);
-    mb_metric_case_dbl(r, cn, "cache_build_s", t.cache_build_s);
-    mb_metric_case_str(r, cn, "access", t.ds ? gnn_access_name(gnn_dataset_feat_access(t.ds)) : "");
-    mb_metric_case_int(r, cn, "slots", t.nslots);
-    mb_metric_case_int(r, cn, "sample_instances", opt.sample_inst);
-    mb_metric_case_str(r, cn, "overlap", t.overlap ? "intra-batch" : "none");
-    if (t.ds && s->sys->feat == GNN_MMAP) {
-        mb_metric_case_str(r, cn, "mmap_advice", gnn_map_advice_name(t.ds));
-        mb_metric_case_int(r, cn, "read_ahead_kb", gnn_read_ahead_kb(opt.data));
-    }
-    mb_metric_case_int(r, cn, "dataset_mem_bytes", t.ds ? (long long)gnn_dataset_mem_bytes(t.ds) : 0);
-    if (t.ds && gnn_dataset_aio(t.ds)) { /* the engine as it ran, fallbacks included */
-        struct mb_aio_info ai;
-        mb_aio_info(gnn_dataset_aio(t.ds), &ai);
-        mb_metric_case_str(r, cn, "engine", ai.engine);
-        mb_metric_case_int(r, cn, "engine_direct", ai.direct);
-        mb_metric_case_str(r, cn, "engine_fallback", ai.fallback && ai.fallback[0] ? ai.fallback : "none");
-    }
-    if (t.cache) {
-        mb_metric_case_str(r, cn, "placement", gnn_placement_name(s->sys->placement));
-        for (int i = 1; i <= 2; i++) {
-            const char *tn = i == 1 ? "dev" : "host";
-            char k2[64];
-            snprintf(k2, sizeof(k2), "cache_%s_topo_bytes", tn);
-            mb_metric_case_int(r, cn, k2, (long long)t.cinfo.topo_bytes[i]);
-            snprintf(k2, sizeof(k2), "cache_%s_feat_bytes", tn);
-            mb_metric_case_int(r, cn, k2, (long long)t.cinfo.feat_bytes[i]);
-            snprintf(k2, sizeof(k2), "cache_%s_mem_bytes", tn);
-            mb_metric_case_int(r, cn, k2, (long long)gnn_cache_mem_bytes(t.cache, (enum gnn_tier)i));
-        }
-        mb_metric_case_str(r, cn, "cache_fill", opt.cache_fill == 0 ? "degree" : "none");
-        mb_metric_case_int(r, cn, "cache_fill_limit_bytes", (long long)t.fill_limit);
-        mb_metric_case_int(r, cn, "presample_max_batch_rows", (long long)t.max_batch_rows);
-        mb_metric_case_dbl(r, cn, "cache_pred_hit_feat", t.cinfo.hit_feat[1] + t.cinfo.hit_feat[2]);
-        mb_metric_case_dbl(r, cn, "cache_pred_hit_topo", t.cinfo.hit_topo[1] + t.cinfo.hit_topo[2]);
-        mb_metric_case_dbl(r, cn, "cache_pred_tx_mem", t.cinfo.tx_mem);
-        mb_metric_case_dbl(r, cn, "cache_pred_tx_ssd", t.cinfo.tx_ssd);
-    }
-    if (budget.on && !s->sys->upper_bound) {
-        mb_metric_case_int(r, cn, "budget_peak_bytes", (long long)mb_budget_peak(&budget.b));
-        mb_metric_case_int(r, cn, "budget_limit_hits", (long long)mb_budget_limit_hits(&budget.b));
-    }
-    const struct gnn_profile *f = &t.prof;
-    const struct {
-        const char *k;
-        double v;
-    } pk[] = {{"batches", f->batches}, {"t_sample_s", f->t_sample}, {"t_lookup_s", f->t_lookup},
-              {"t_complete_s", f->t_complete}, {"t_train_s", f->t_train}, {"io_sample_s", f->io_sample},
-              {"io_complete_s", f->io_complete}, {"cpu_sample_s", f->cpu_sample},
-              {"cpu_lookup_s", f->cpu_lookup}, {"cpu_complete_s", f->cpu_complete},
-              {"cpu_train_s", f->cpu_train}, {"cpu_other_s", f->cpu_other}, {"ssd_bytes", f->ssd_bytes},
-              {"ssd_requests", f->ssd_requests}, {"ssd_tx", f->ssd_tx}, {"mem_tx", f->mem_tx},
-              {"io_rate_Bps", f->io_rate}};
-    for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++) {
-        char k2[64];
-        snprintf(k2, sizeof(k2), "profile_%s", pk[i].k); /* per batch, from the profiling run */
-        mb_metric_case_dbl(r, cn, k2, pk[i].v);
-    }
-    if (t.profiled) {
-        mb_metric_case_str(r, cn, "profile_t_source", t.prof_t_source ? t.prof_t_source : "");
-        mb_metric_case_dbl(r, cn, "profile_host_steal", t.prof_steal);
-        mb_metric_case_int(r, cn, "profile_io_rate_rows", (long long)t.prof_pool_rows);
-    }
-    mb_metric_case_dbl(r, cn, "engine_random_read_Bps", rates.rand_read_Bps);
-    mb_metric_case_dbl(r, cn, "memcpy_Bps", rates.memcpy_Bps);
-}
-
 static void teardown(void *st)
 {
     struct st *s = st;
     if (!s)
         return;
-    if (!opt.generate && s->tr && s->run->rank == 0)
-        system_report(s, &s->run->result);
+    if (!opt.generate && s->tr && s->run->rank == 0) { /* what the system set up and its profile */
+        struct gnn_value vals[GNN_MAX_VALUES];
+        record(s->run, s->case_name, vals, gnn_trainer_setup_values(s->tr, vals, GNN_MAX_VALUES), 0);
+    }
     gnn_trainer_destroy(s->tr); /* (the upper bound rejoins the budget) */
     free(s);
 }

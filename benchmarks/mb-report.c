@@ -123,22 +123,6 @@ static const char *kv_text(const struct mb_result *r, const char *key)
     }
 }
 
-/* CSV field, quoted when it holds a separator, quote or newline. */
-static void csv_field(FILE *out, const char *s, int last)
-{
-    if (strpbrk(s, ",\"\n\r")) {
-        fputc('"', out);
-        for (; *s; s++) {
-            if (*s == '"')
-                fputc('"', out);
-            fputc(*s, out);
-        }
-        fputc('"', out);
-    } else {
-        fputs(s, out);
-    }
-    fputc(last ? '\n' : ',', out);
-}
 
 /* ---- printing one file ---------------------------------------------------- */
 
@@ -219,19 +203,19 @@ static void print_csv(const char *path, const struct mb_result *r, const struct 
                                        "t_median", "t_p95", "t_max", "t_mean", "ci_lo",
                                        "ci_hi", "algbw", "busbw",  "model", "check"};
     if (!prev || !same_labels(prev, r)) {
-        csv_field(stdout, "file", 0);
-        csv_field(stdout, "case", 0);
+        mb_csv_field(stdout, "file", 0);
+        mb_csv_field(stdout, "case", 0);
         for (size_t i = 0; i < r->nlabels; i++)
-            csv_field(stdout, r->label_names[i], 0);
+            mb_csv_field(stdout, r->label_names[i], 0);
         for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
-            csv_field(stdout, tail[i], i + 1 == sizeof tail / sizeof tail[0]);
+            mb_csv_field(stdout, tail[i], i + 1 == sizeof tail / sizeof tail[0]);
     }
     for (size_t k = 0; k < r->ncases; k++) {
         const struct mb_case_result *c = &r->cases[k];
-        csv_field(stdout, path, 0);
-        csv_field(stdout, c->name, 0);
+        mb_csv_field(stdout, path, 0);
+        mb_csv_field(stdout, c->name, 0);
         for (size_t i = 0; i < r->nlabels; i++)
-            csv_field(stdout, c->labels[i] ? c->labels[i] : "", 0);
+            mb_csv_field(stdout, c->labels[i] ? c->labels[i] : "", 0);
         const char *v[] = {fmt("%llu", (unsigned long long)c->bytes),
                            fmt("%llu", (unsigned long long)c->count),
                            fmt("%zu", c->iters),
@@ -248,7 +232,7 @@ static void print_csv(const char *path, const struct mb_result *r, const struct 
                            num(c->model_s),
                            mb_check_name(c->check)};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            csv_field(stdout, v[i], i + 1 == sizeof v / sizeof v[0]);
+            mb_csv_field(stdout, v[i], i + 1 == sizeof v / sizeof v[0]);
     }
 }
 
@@ -280,14 +264,14 @@ static void print_metrics(const char *path, const struct mb_result *r, int csv, 
         for (size_t i = 0; i < r->metrics.n; i++) {
             const char *v[] = {path, "", r->metrics.v[i].key, "0", kv_value(&r->metrics.v[i])};
             for (size_t j = 0; j < 5; j++)
-                csv_field(stdout, v[j], j == 4);
+                mb_csv_field(stdout, v[j], j == 4);
         }
         for (size_t k = 0; k < r->nseries; k++) {
             const struct mb_metric *m = &r->series[k];
             for (size_t j = 0; j < m->n; j++) {
                 const char *v[] = {path, m->case_name, m->name, fmt("%zu", j), metric_value(m, j)};
                 for (size_t i = 0; i < 5; i++)
-                    csv_field(stdout, v[i], i == 4);
+                    mb_csv_field(stdout, v[i], i == 4);
             }
         }
         return;
@@ -333,17 +317,17 @@ static void compare(const char *pa, const struct mb_result *a, const char *pb,
         fputs("case,median_a,median_b,ratio\n", stdout);
         for (size_t k = 0; k < a->ncases; k++) {
             const struct mb_case_result *x = &a->cases[k], *y = find_case(b, x->name);
-            csv_field(stdout, x->name, 0);
-            csv_field(stdout, num(x->stats.median), 0);
-            csv_field(stdout, y ? num(y->stats.median) : "", 0);
-            csv_field(stdout, y ? num(ratio(x->stats.median, y->stats.median)) : "", 1);
+            mb_csv_field(stdout, x->name, 0);
+            mb_csv_field(stdout, num(x->stats.median), 0);
+            mb_csv_field(stdout, y ? num(y->stats.median) : "", 0);
+            mb_csv_field(stdout, y ? num(ratio(x->stats.median, y->stats.median)) : "", 1);
         }
         for (size_t k = 0; k < b->ncases; k++)
             if (!find_case(a, b->cases[k].name)) {
-                csv_field(stdout, b->cases[k].name, 0);
-                csv_field(stdout, "", 0);
-                csv_field(stdout, num(b->cases[k].stats.median), 0);
-                csv_field(stdout, "", 1);
+                mb_csv_field(stdout, b->cases[k].name, 0);
+                mb_csv_field(stdout, "", 0);
+                mb_csv_field(stdout, num(b->cases[k].stats.median), 0);
+                mb_csv_field(stdout, "", 1);
             }
         return;
     }

@@ -877,6 +877,38 @@ void gnn_trainer_stats(const struct gnn_trainer *t, struct gnn_trainer_stats *ou
  * bound "n/a" before profiling or for a system without a model. */
 double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, struct gnn_prediction *pr);
 
+/* ----- Reporting: a trainer's measurements under stable names ------------
+ * The library names what a trainer measures, so every program records the
+ * same names; the program decides where they go (mb-gnn: its result
+ * file's /metrics/<case>/). Strings point into the trainer or static
+ * storage: copy them before the trainer goes. */
+enum gnn_value_type { GNN_VALUE_DBL, GNN_VALUE_INT, GNN_VALUE_STR };
+struct gnn_value {
+    const char *name;
+    enum gnn_value_type type;
+    double d;        /* DBL and INT (integers are exact below 2^53) */
+    const char *s;   /* STR */
+};
+#define GNN_MAX_VALUES 64
+/* What the trainer set up (access path, slots, engine, cache and its
+ * predicted hits, budget peak) and its profiling run per batch
+ * (profile_*): at most max values into out; returns how many. */
+size_t gnn_trainer_setup_values(const struct gnn_trainer *t, struct gnn_value *out, size_t max);
+/* What only the program knows about the last epoch: sums over the ranks,
+ * the prediction, and the bound it holds the epoch to. */
+struct gnn_epoch_totals {
+    double ssd_bytes, verified_rows;      /* every rank's */
+    double miss_read_Bps, miss_read_s;    /* the storage rate taken and the reads' time at it */
+    double model_s;                       /* gnn_trainer_predict's */
+    const char *model_bound;
+    struct gnn_prediction pred;
+    double bound_s;
+};
+/* The last epoch's values (time_s, loss, hit rates, stage walls, the model's
+ * terms, ...): at most max into out; returns how many. */
+size_t gnn_trainer_epoch_values(const struct gnn_trainer *t, const struct gnn_epoch_totals *e,
+                                struct gnn_value *out, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
  * the masked upper triangle is computed by the GEMM and then zeroed, so
  * the FLOPs are the full 4*B*S^2*H of the accounting. */
 #include "nn.h"
+#include "row_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -11,20 +12,7 @@ static void softmax_causal(float *P, size_t S)
 {
 #pragma omp parallel for schedule(static) if (S * S >= (1u << 22))
     for (size_t i = 0; i < S; i++) {
-        float *row = P + i * S;
-        float mx = row[0];
-        for (size_t j = 1; j <= i; j++)
-            mx = row[j] > mx ? row[j] : mx;
-        float s = 0;
-        for (size_t j = 0; j <= i; j++) {
-            row[j] = expf(row[j] - mx);
-            s += row[j];
-        }
-        float inv = 1.0f / s;
-        for (size_t j = 0; j <= i; j++)
-            row[j] *= inv;
-        for (size_t j = i + 1; j < S; j++)
-            row[j] = 0;
+        nn_softmax_causal_row(P + i * S, i, S);
     }
 }
 

@@ -7,6 +7,7 @@
  * go parallel. Debian 12's OpenBLAS (0.3.21) has no cblas_sgemm_batch
  * (it arrived in 0.3.27), so the GEMMs stay one call per head. */
 #include "nn.h"
+#include "row_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,21 +20,7 @@ static void softmax_causal_rows(float *P, size_t nmat, size_t S, size_t par)
     size_t rows = nmat * S;
 #pragma omp parallel for schedule(static) if (rows * S >= par)
     for (size_t r = 0; r < rows; r++) {
-        size_t i = r % S;
-        float *row = P + r * S;
-        float mx = row[0];
-        for (size_t j = 1; j <= i; j++)
-            mx = row[j] > mx ? row[j] : mx;
-        float s = 0;
-        for (size_t j = 0; j <= i; j++) {
-            row[j] = expf(row[j] - mx);
-            s += row[j];
-        }
-        float inv = 1.0f / s;
-        for (size_t j = 0; j <= i; j++)
-            row[j] *= inv;
-        for (size_t j = i + 1; j < S; j++)
-            row[j] = 0;
+        nn_softmax_causal_row(P + r * S, r % S, S);
     }
 }
 

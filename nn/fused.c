@@ -9,6 +9,7 @@
  * the shape, so the bits depend neither on the thread count nor on
  * timing. */
 #include "nn.h"
+#include "row_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -96,15 +97,8 @@ void nn_residual_layernorm_fwd(const float *a, const float *res, const float *bi
             }
             xr = sr;
         }
-        double s = 0, ss = 0;
-        for (size_t c = 0; c < cols; c++)
-            s += xr[c];
-        double mean = s / (double)cols;
-        for (size_t c = 0; c < cols; c++) {
-            double d = xr[c] - mean;
-            ss += d * d;
-        }
-        float rs = (float)(1.0 / sqrt(ss / (double)cols + eps)), mu = (float)mean;
+        float mu, rs;
+        nn_row_mean_rstd(xr, cols, eps, &mu, &rs);
         rstd[r] = rs;
         float *xh = xhat + r * cols, *yr = y + r * cols;
 #pragma omp simd

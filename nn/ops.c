@@ -2,6 +2,7 @@
  * fp32, row-major). Row loops are OpenMP-parallel with static schedules,
  * so results do not depend on timing. */
 #include "nn.h"
+#include "row_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,15 +21,8 @@ void nn_layernorm_fwd(const float *x, const float *g, const float *b, float *y, 
 #pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * cols;
-        double s = 0, ss = 0;
-        for (size_t c = 0; c < cols; c++)
-            s += xr[c];
-        double mean = s / (double)cols;
-        for (size_t c = 0; c < cols; c++) {
-            double d = xr[c] - mean;
-            ss += d * d;
-        }
-        float rs = (float)(1.0 / sqrt(ss / (double)cols + eps)), mu = (float)mean;
+        float mu, rs;
+        nn_row_mean_rstd(xr, cols, eps, &mu, &rs);
         if (rstd)
             rstd[r] = rs;
         for (size_t c = 0; c < cols; c++) {

@@ -423,6 +423,9 @@ char *mb_output_commit(const struct mb_result *r, const char *path, char *err, s
  * row, one row per case (case, labels, bytes, count, t_min, t_median,
  * t_p95, t_max, algbw, busbw, model, check). */
 void mb_result_csv(const struct mb_result *r, FILE *out);
+/* One CSV field (RFC 4180: quoted when it holds a comma, quote or line
+ * break, quotes doubled), then ',' or, for the last, a newline. */
+void mb_csv_field(FILE *out, const char *s, int last);
 
 /* Ends the process now with `status` (the --timeout watchdog, from its own
  * thread while the others may be blocked in MPI): one line on stderr,

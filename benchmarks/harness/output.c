@@ -642,8 +642,7 @@ char *mb_output_commit(const struct mb_result *r, const char *path, char *err, s
     return mb_output_close(o, r, err, errlen);
 }
 
-/* A field, quoted when it holds a separator, quote or newline. */
-static void csv_field(FILE *out, const char *s, int last)
+void mb_csv_field(FILE *out, const char *s, int last)
 {
     if (strpbrk(s, ",\"\n\r")) {
         fputc('"', out);
@@ -663,20 +662,20 @@ void mb_result_csv(const struct mb_result *r, FILE *out)
 {
     static const char *const tail[] = {"bytes", "count", "t_min", "t_median", "t_p95",
                                        "t_max", "algbw", "busbw", "model",    "check"};
-    csv_field(out, "case", 0);
+    mb_csv_field(out, "case", 0);
     for (size_t i = 0; i < r->nlabels; i++)
-        csv_field(out, r->label_names[i] ? r->label_names[i] : "", 0);
+        mb_csv_field(out, r->label_names[i] ? r->label_names[i] : "", 0);
     for (size_t i = 0; i < 10; i++)
-        csv_field(out, tail[i], i == 9);
+        mb_csv_field(out, tail[i], i == 9);
     for (size_t k = 0; k < r->ncases; k++) {
         const struct mb_case_result *c = &r->cases[k];
-        csv_field(out, c->name, 0);
+        mb_csv_field(out, c->name, 0);
         for (size_t i = 0; i < r->nlabels; i++)
-            csv_field(out, c->labels[i] ? c->labels[i] : "", 0);
+            mb_csv_field(out, c->labels[i] ? c->labels[i] : "", 0);
         fprintf(out, "%llu,%llu,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,",
                 (unsigned long long)c->bytes, (unsigned long long)c->count, c->stats.min,
                 c->stats.median, c->stats.p95, c->stats.max, c->algbw, c->busbw, c->model_s);
-        csv_field(out, mb_check_name(c->check), 1);
+        mb_csv_field(out, mb_check_name(c->check), 1);
     }
     fflush(out);
 }
