@@ -92,4 +92,14 @@ MB_BIN="$T/nowhere" expect 2 "job script without the program" -- bash job_script
 has "mb-aio not found" "says what is missing"
 MB_BIN="$T/nowhere" expect 2 "mb-ooc's job script without the program" -- bash job_scripts/mb-ooc.sbatch --app gemm
 has "mb-ooc not found" "says what is missing"
+# schema 1 (measurements in /config) is read beside schema 2 (/metrics)
+old=tests/data/schema1-gemm.h5
+expect 0 "mb-report on a schema-1 file" -- "$BIN/mb-report" "$old" && has "^gemm/async " "its gemm/async row"
+expect 0 "mb-report --metrics on a schema-1 file" -- "$BIN/mb-report" --metrics "$old" &&
+  has "schema 1 file keeps them in /config" "says where a schema-1 file keeps its measurements"
+expect 0 "compare.py on a schema-1 file" -- "$py" -m reproduce.cam.compare -o "$T/c1.md" "$old"
+grep -Eq '^\| gemm \|( [0-9.]+ \|){6} 1\.01× \| 0\.99× \|' "$T/c1.md" ||
+  fail "schema 1: overlap_ratio_min/gemm (0.99) is not read from /config"
+grep -Eq '^\| gemm \|( [0-9.]+ \|){6} [0-9.]+× \| [0-9.]+× \|' "$T/compare.md" ||
+  fail "schema 2: the gemm/async case's overlap_ratio_min is not read from /metrics"
 finish
