@@ -56,17 +56,8 @@ int nn_attn_bwd(enum nn_device dev, const float *qkv, const float *probs, const 
                 return -1;
             /* dS = P * (dP - rowsum(dP * P)), times the score scale */
 #pragma omp parallel for schedule(static) if (S * S >= (1u << 22))
-            for (size_t i = 0; i < S; i++) {
-                float *row = dP + i * S;
-                const float *pr = P + i * S;
-                float dot = 0;
-                for (size_t j = 0; j <= i; j++)
-                    dot += row[j] * pr[j];
-                for (size_t j = 0; j <= i; j++)
-                    row[j] = scale * pr[j] * (row[j] - dot);
-                for (size_t j = i + 1; j < S; j++)
-                    row[j] = 0;
-            }
+            for (size_t i = 0; i < S; i++)
+                nn_softmax_causal_bwd_row(dP + i * S, P + i * S, i, S, scale);
             /* dQ = dS K, dK = dS^T Q */
             if (nn_gemm(dev, 0, 0, (int)S, (int)D, (int)S, 1.0f, dP, (int)S, k, (int)ld, 0.0f, dq,
                         (int)ld) != 0 ||

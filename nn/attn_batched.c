@@ -63,18 +63,8 @@ int nn_attn_bwd_batched(const float *qkv, const float *probs, const float *dout,
         /* dS = P * (dP - rowsum(dP * P)) * scale, every head's rows at once */
         size_t rows = A * S;
 #pragma omp parallel for schedule(static) if (rows * S >= nn_fused_par_elems())
-        for (size_t r = 0; r < rows; r++) {
-            size_t i = r % S;
-            float *row = scratch + r * S;
-            const float *pr = Pb + r * S;
-            float dot = 0;
-            for (size_t j = 0; j <= i; j++)
-                dot += row[j] * pr[j];
-            for (size_t j = 0; j <= i; j++)
-                row[j] = scale * pr[j] * (row[j] - dot);
-            for (size_t j = i + 1; j < S; j++)
-                row[j] = 0;
-        }
+        for (size_t r = 0; r < rows; r++)
+            nn_softmax_causal_bwd_row(scratch + r * S, Pb + r * S, r % S, S, scale);
         for (size_t a = 0; a < A; a++) {
             const float *q = qkv + b * S * ld + a * D, *k = q + H;
             float *dq = dqkv + b * S * ld + a * D, *dk = dq + H;

@@ -71,6 +71,13 @@ static void add_partials(const float *part, size_t nchunk, size_t nq, size_t col
         }
 }
 
+/* The first row of chunk k (rows for k = n). */
+static size_t chunk_lo(struct chunks c, size_t k, size_t rows)
+{
+    size_t lo = k * c.rows_per;
+    return lo < rows ? lo : rows;
+}
+
 static float *partials(struct chunks c, size_t nq, size_t cols)
 {
     return calloc(c.n * nq * cols, sizeof(float));
@@ -124,15 +131,9 @@ int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *r
 #pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
     for (size_t k = 0; k < ch.n; k++) {
         float *pg = part + k * 3 * cols, *pb = pg + cols, *pd = pb + cols;
-        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
         for (size_t r = lo; r < hi; r++) {
             const float *dyr = dy + r * cols, *xr = xhat + r * cols;
-            double m1 = 0, m2 = 0;
-            for (size_t c = 0; c < cols; c++) {
-                double t = (double)dyr[c] * g[c];
-                m1 += t;
-                m2 += t * xr[c];
-            }
 #pragma omp simd
             for (size_t c = 0; c < cols; c++) {
                 pg[c] += dyr[c] * xr[c];
@@ -140,7 +141,8 @@ int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *r
             }
             if (!dx)
                 continue;
-            float a = (float)(m1 / (double)cols), bb = (float)(m2 / (double)cols), rs = rstd[r];
+            float a, bb, rs = rstd[r];
+            nn_ln_bwd_row_means(dyr, xr, g, cols, &a, &bb);
             float *dxr = dx + r * cols;
             const float *rr = res ? res + r * cols : NULL;
 #pragma omp simd
@@ -185,7 +187,7 @@ int nn_gelu_bias_bwd(const float *h, float *d, float *dbias, size_t rows, size_t
 #pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
     for (size_t k = 0; k < ch.n; k++) {
         float *pd = part + k * cols;
-        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
         for (size_t r = lo; r < hi; r++) {
             const float *hr = h + r * cols;
             float *dr = d + r * cols;
@@ -217,7 +219,7 @@ int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
 #pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
     for (size_t k = 0; k < ch.n; k++) {
         float *pd = part + k * cols;
-        size_t lo = k * ch.rows_per, hi = lo + ch.rows_per < rows ? lo + ch.rows_per : rows;
+        size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
         for (size_t r = lo; r < hi; r++) {
             const float *dr = dy + r * cols;
 #pragma omp simd

@@ -51,13 +51,8 @@ void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, con
 #pragma omp parallel for schedule(static) if (rows * cols >= PAR_ELEMS)
     for (size_t r = 0; r < rows; r++) {
         const float *dyr = dy + r * cols, *xr = xhat + r * cols;
-        double m1 = 0, m2 = 0;
-        for (size_t c = 0; c < cols; c++) {
-            double t = (double)dyr[c] * g[c];
-            m1 += t;
-            m2 += t * xr[c];
-        }
-        float a = (float)(m1 / (double)cols), bb = (float)(m2 / (double)cols);
+        float a, bb;
+        nn_ln_bwd_row_means(dyr, xr, g, cols, &a, &bb);
         for (size_t c = 0; c < cols; c++)
             dx[r * cols + c] = rstd[r] * (dyr[c] * g[c] - a - xr[c] * bb);
     }

@@ -26,6 +26,35 @@ static inline void nn_softmax_causal_row(float *row, size_t i, size_t S)
         row[j] = 0;
 }
 
+/* The causal softmax's backward for row i, in place: dP becomes
+ * dS = scale * P * (dP - sum_j dP_j P_j) over the first i + 1 entries, 0
+ * beyond. */
+static inline void nn_softmax_causal_bwd_row(float *row, const float *pr, size_t i, size_t S, float scale)
+{
+    float dot = 0;
+    for (size_t j = 0; j <= i; j++)
+        dot += row[j] * pr[j];
+    for (size_t j = 0; j <= i; j++)
+        row[j] = scale * pr[j] * (row[j] - dot);
+    for (size_t j = i + 1; j < S; j++)
+        row[j] = 0;
+}
+
+/* Layer norm backward's two row means, summed in double: *a = mean of
+ * dy*g, *b = mean of dy*g*xhat (dx = rstd * (dy*g - a - xhat*b)). */
+static inline void nn_ln_bwd_row_means(const float *dy, const float *xhat, const float *g, size_t cols, float *a,
+                                       float *b)
+{
+    double m1 = 0, m2 = 0;
+    for (size_t c = 0; c < cols; c++) {
+        double t = (double)dy[c] * g[c];
+        m1 += t;
+        m2 += t * xhat[c];
+    }
+    *a = (float)(m1 / (double)cols);
+    *b = (float)(m2 / (double)cols);
+}
+
 /* Layer norm's statistics of one row, summed in double: its mean and
  * 1 / sqrt(variance + eps). */
 static inline void nn_row_mean_rstd(const float *x, size_t cols, float eps, float *mu, float *rs)
