@@ -607,16 +607,21 @@ struct gnn_profile {
  *            U_other = X * (the other stations' CPU per batch) is the cores
  *            the other threads keep busy at throughput X, and the power the
  *            chance they hold every core at once (each core busy with them
- *            independently); X is a fixed point. (1 core: processor
- *            sharing's 1 / (1 - U_other).) The
+ *            independently); X is the fixed point t = max(T_pipe(t),
+ *            T_cpu), found by bisection on [T_cpu, T_pipe(T_cpu)] (at
+ *            t >= T_cpu the stretch is finite, so no cap). (1 core:
+ *            processor sharing's 1 / (1 - U_other).) The
  *            sampler holds its thread while its reads wait at the storage
  *            station: its demand is its stretched CPU + its own I/O wait +
  *            per hop the mean residual of the feature reads the engine is
  *            busy with, X s_c * s_c / 2 (s_c = io_complete's occupancy share,
  *            io_complete * min(io, T_ssd) / io).
  *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
- * slots <= 1 (nopipe, stages serialised): T_batch = t_sample + t_lookup +
- * t_complete + t_train, the profile's own stage sum.
+ * slots <= 1 (nopipe, stages serialised): the same stations with one batch
+ * in flight (MVA, n = 1), from the model's terms, not the stage walls:
+ * T_batch = max(cpu_sample + io_sample + cpu_lookup + max(io, T_ssd)
+ * + cpu_complete + cpu_train, T_cpu), io = io_sample + io_complete (no
+ * core-sharing stretch: one stage runs at a time).
  * out->t_sample and out->t_train are those stations' stretched demands;
  * out->bound the largest of the max() terms, or the busiest station.
  * Q = p->n_ssd; throughput Bs / T_batch, cost and TPC as gnn_tpc_predict. */

@@ -2,7 +2,7 @@
  * throwaway copy of the model (the measured model is untouched):
  * - serial phase: profile_batches batches with one batch in flight, so
  *   each stage is timed alone. Stage walls are means over the batches
- *   without stalls (robust_mean_col); I/O waits are walls less CPU.
+ *   (mean_col); I/O waits are walls less CPU.
  * - pipelined phase (pipelined systems): as many other batches through the
  *   pipeline itself, for the CPU each stage spends per batch while they
  *   share the cores and caches.
@@ -18,23 +18,16 @@
 
 #define PROFILE_EPOCH 0x70726f66ull /* sampling epoch of the profiling run ("prof") */
 
-/* Mean of column c of n rows of 4 without stalls: values above 4x the
- * median are left out (a batch another process held up on this shared
- * machine; skewed but real costs, e.g. a hub's long list, stay in). */
-static double robust_mean_col(const double *rec, long n, int c)
+/* Mean of column c of n rows of 4. MVA's demands are mean service times,
+ * so every batch counts: a batch another process held up on this shared
+ * machine is part of what the epochs see too (the host steal over the
+ * profile is recorded beside it). */
+static double mean_col(const double *rec, long n, int c)
 {
-    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
-    if (!v)
-        return NAN; /* (the profiling run fails on it) */
+    double sum = 0;
     for (long i = 0; i < n; i++)
-        v[i] = rec[4 * i + c];
-    double med = mb_median(v, (size_t)(n > 0 ? n : 0)), sum = 0;
-    long k = 0;
-    for (long i = 0; i < n; i++)
-        if (v[i] <= 4 * med)
-            sum += v[i], k++;
-    free(v);
-    return k ? sum / (double)k : med;
+        sum += rec[4 * i + c];
+    return n > 0 ? sum / (double)n : NAN;
 }
 
 /* The profile's CPU per batch from the last pass of n batches that took
@@ -58,14 +51,14 @@ static int serial_walls(struct gnn_trainer *t, struct mb_pipe *serial, long nb, 
         gnn_pass_error(t, "profiling run: out of memory for the per-batch stage times");
         rc = -1;
     }
-    t->st.prof_t_source = "means over the batches without stalls (robust_mean_col)";
+    t->st.prof_t_source = "means over the profiled batches (mean_col)";
     if (t->nrec == nb) {
-        f->t_sample = robust_mean_col(t->rec, nb, 0);
-        f->t_lookup = robust_mean_col(t->rec, nb, 1);
-        f->t_complete = robust_mean_col(t->rec, nb, 2);
-        f->t_train = robust_mean_col(t->rec, nb, 3);
+        f->t_sample = mean_col(t->rec, nb, 0);
+        f->t_lookup = mean_col(t->rec, nb, 1);
+        f->t_complete = mean_col(t->rec, nb, 2);
+        f->t_train = mean_col(t->rec, nb, 3);
         if (rc == 0 && (isnan(f->t_sample) || isnan(f->t_lookup) || isnan(f->t_complete) || isnan(f->t_train))) {
-            gnn_pass_error(t, "profiling run: out of memory for the stage-time means");
+            gnn_pass_error(t, "profiling run: no stage times");
             rc = -1;
         }
     } else { /* (a batch without seeds) */

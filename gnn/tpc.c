@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,50 +72,87 @@ double gnn_mva_period(const double *d, int k, double z, int n)
     return x > 0 ? 1 / x : 0;
 }
 
+/* The pipelined model's stations at cycle time t (throughput 1/t), into
+ * d[5] (sampler, storage occupancy, lookup, completion, training); returns
+ * the closed loop's period over them (MVA, `slots` customers, delay lat). */
+struct pipe_terms {
+    double cpu[4], tot, C, io_s, occ, occ_c, lat;
+    int hops, slots;
+};
+
+static double pipe_period(const struct pipe_terms *m, double t, double d[5])
+{
+    double x = t > 0 ? 1 / t : 0;
+    for (int k = 0; k < 4; k++) {
+        /* core sharing: the chance the other threads hold every core, each
+         * core busy with them independently with probability U_other / C.
+         * At t >= T_cpu, U_other / C = (tot - cpu_k) / tot * T_cpu / t < 1
+         * for cpu_k > 0, so the stretch is finite without a cap */
+        double busy = pow(fmin(1, x * (m->tot - m->cpu[k]) / m->C), m->C);
+        d[k == 0 ? 0 : k + 1] = m->cpu[k] > 0 ? m->cpu[k] / (1 - busy) : 0;
+    }
+    d[1] = m->occ;
+    /* the sampler holds its thread through its own reads, and per hop waits
+     * for the feature read the engine is serving: a deterministic service
+     * s_c found busy with probability X s_c has mean residual s_c / 2 */
+    d[0] += m->io_s + m->hops * fmin(1, x * m->occ_c) * m->occ_c / 2;
+    return gnn_mva_period(d, 5, m->lat, m->slots);
+}
+
 void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
                               int slots, struct gnn_prediction *o)
 {
-    double cls = p->cls ? p->cls : 64, C = cores > 0 ? cores : 1;
+    double cls = p->cls ? p->cls : 64;
     memset(o, 0, sizeof(*o));
     o->q = p->n_ssd > 0 ? p->n_ssd : 1;
     o->t_ssd = f->ssd_bytes > 0 ? (f->io_rate > 0 ? f->ssd_bytes / f->io_rate : 1e300) : 0;
     o->t_pcie = p->pcie_bw > 0 ? (f->ssd_tx + f->mem_tx) / (p->pcie_bw / cls) : 0;
-    double cpu[4] = {f->cpu_sample, f->cpu_lookup, f->cpu_complete, f->cpu_train};
-    double tot = cpu[0] + cpu[1] + cpu[2] + cpu[3] + f->cpu_other;
-    o->t_cpu = tot / C;
+    struct pipe_terms m = {.cpu = {f->cpu_sample, f->cpu_lookup, f->cpu_complete, f->cpu_train},
+                           .C = cores > 0 ? cores : 1, .hops = f->hops > 0 ? f->hops : 1,
+                           .slots = slots > 1 ? slots : 1};
+    m.tot = m.cpu[0] + m.cpu[1] + m.cpu[2] + m.cpu[3] + f->cpu_other;
+    o->t_cpu = m.tot / m.C;
+    /* the engine's time on the batch: what the sampler and the completion
+     * waited for. Of it, bytes / rate holds the device; the rest is
+     * latency, which other batches' reads overlap */
+    m.io_s = fmax(0, f->io_sample);
+    double io_c = fmax(0, f->io_complete), io = m.io_s + io_c;
+    m.occ = fmin(io, o->t_ssd);
+    m.lat = io - m.occ;
+    m.occ_c = io > 0 ? io_c * m.occ / io : 0;
+    double d[5];
     if (slots <= 1) {
-        o->t_batch = o->t_pipe = f->t_sample + f->t_lookup + f->t_complete + f->t_train;
-        o->t_sample = f->t_sample;
-        o->t_train = f->t_train;
+        /* nopipe: one batch in flight, the stations in sequence (MVA with
+         * one customer) over the model's own terms: each stage's CPU
+         * alone (no other stage runs at once, so no stretch) and its
+         * storage time at the measured rate, never the serial phase's walls */
+        for (int k = 0; k < 4; k++)
+            d[k == 0 ? 0 : k + 1] = m.cpu[k];
+        double t_io = fmin(io, o->t_ssd) + m.lat; /* = io: its own waits, no other batch's reads */
+        d[1] = fmax(t_io, o->t_ssd);
+        o->t_pipe = gnn_mva_period(d, 5, 0, 1);
+        o->t_batch = fmax(o->t_pipe, o->t_cpu);
+        o->t_sample = d[0];
+        o->t_train = d[4];
         o->bound = GNN_BOUND_SERIAL;
     } else {
-        /* the engine's time on the batch: what the sampler and the completion
-         * waited for. Of it, bytes / rate holds the device; the rest is
-         * latency, which other batches' reads overlap */
-        double io_s = fmax(0, f->io_sample), io_c = fmax(0, f->io_complete);
-        double io = io_s + io_c, occ = fmin(io, o->t_ssd), lat = io - occ;
-        double occ_c = io > 0 ? io_c * occ / io : 0;
-        double d[5], t = 0;
-        for (int it = 0; it < 200; it++) {
-            double x = t > 0 ? 1 / t : 0;
-            for (int k = 0; k < 4; k++) {
-                /* the chance the other threads hold every core, each core
-                 * busy with them independently with probability U_other / C */
-                double busy = fmin(0.95, pow(fmin(1, x * (tot - cpu[k]) / C), C));
-                double c = cpu[k] / (1 - busy);
-                d[k == 0 ? 0 : k + 1] = c;
+        /* the fixed point t = max(T_pipe(t), T_cpu): T_pipe falls as t
+         * rises (less sharing), so g(t) - t is decreasing with one root in
+         * [T_cpu, g(T_cpu)]: bisection (no damping constant) */
+        double lo = o->t_cpu, t = lo;
+        double g = fmax(pipe_period(&m, lo, d), o->t_cpu);
+        if (g > lo) {
+            double hi = g;
+            for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
+                double mid = 0.5 * (lo + hi);
+                if (fmax(pipe_period(&m, mid, d), o->t_cpu) > mid)
+                    lo = mid;
+                else
+                    hi = mid;
             }
-            d[1] = occ;
-            /* the sampler's reads queue behind the feature reads in service */
-            d[0] += io_s + (f->hops > 0 ? f->hops : 1) * fmin(1, x * occ_c) * occ_c / 2;
-            double tn = fmax(gnn_mva_period(d, 5, lat, slots), o->t_cpu);
-            if (fabs(tn - t) <= 1e-9 * tn) {
-                t = tn;
-                break;
-            }
-            t = it ? 0.5 * (t + tn) : tn;
+            t = hi;
         }
-        o->t_pipe = t;
+        o->t_pipe = fmax(pipe_period(&m, t, d), o->t_cpu);
         o->t_sample = d[0];
         o->t_train = d[4];
         /* the busiest station names the pipeline's bottleneck */
@@ -124,7 +162,7 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
         for (int k = 1; k < 5; k++)
             if (d[k] > d[kb])
                 kb = k;
-        o->t_batch = t;
+        o->t_batch = o->t_pipe;
         o->bound = st[kb];
         if (o->t_ssd > o->t_batch)
             o->t_batch = o->t_ssd, o->bound = GNN_BOUND_SSD;
@@ -166,18 +204,54 @@ static char *trim(char *s)
     return s;
 }
 
+/* Every key a profile must give (none has a default: a profile says where
+ * each figure comes from), and whether it must be a positive integer. */
+static const struct {
+    const char *key;
+    int integer, positive; /* (a cluster of in-memory machines has no SSDs: n_ssd = 0) */
+} profile_keys[] = {{"ssd_bw", 0, 1},  {"pcie_bw", 0, 1}, {"cls", 1, 1},   {"ssds", 1, 1},
+                    {"max_ssd", 1, 0}, {"n_ssd", 1, 0},   {"n_gpu", 1, 0}, {"n_mac", 1, 1},
+                    {"c_mac", 0, 0},   {"c_gpu", 0, 0},   {"c_ssd", 0, 0}, {"c_ele", 0, 0}};
+#define NPROFILE_KEYS (sizeof(profile_keys) / sizeof(profile_keys[0]))
+
+static void profile_set(struct gnn_hw_profile *p, size_t k, double d)
+{
+    switch (k) {
+    case 0: p->ssd_bw = d; break;
+    case 1: p->pcie_bw = d; break;
+    case 2: p->cls = (unsigned)d; break;
+    case 3: p->ssds = (unsigned)d; break;
+    case 4: p->max_ssd = (int)d; break;
+    case 5: p->n_ssd = (int)d; break;
+    case 6: p->n_gpu = (int)d; break;
+    case 7: p->n_mac = (int)d; break;
+    case 8: p->c_mac = d; break;
+    case 9: p->c_gpu = d; break;
+    case 10: p->c_ssd = d; break;
+    default: p->c_ele = d; break;
+    }
+}
+
+static int profile_fail(FILE *f, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int profile_fail(FILE *f, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    if (f)
+        fclose(f);
+    return -1;
+}
+
 int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (!f)
+        return profile_fail(NULL, err, errlen, "%s: %s", path, strerror(errno));
     memset(p, 0, sizeof(*p));
-    p->cls = 64;
-    p->ssds = 512;
-    p->n_gpu = 1;
-    p->n_mac = 1;
+    int seen[NPROFILE_KEYS] = {0};
     char line[512];
     int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -189,48 +263,38 @@ int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size
         if (!*s)
             continue;
         char *eq = strchr(s, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected key = value", path, lineno);
-            fclose(f);
-            return -1;
-        }
+        if (!eq)
+            return profile_fail(f, err, errlen, "%s:%d: expected key = value", path, lineno);
         *eq = 0;
         char *key = trim(s), *val = trim(eq + 1);
         if (!strcmp(key, "name")) {
             snprintf(p->name, sizeof(p->name), "%s", val);
             continue;
         }
+        size_t k = 0;
+        while (k < NPROFILE_KEYS && strcmp(key, profile_keys[k].key))
+            k++;
+        if (k == NPROFILE_KEYS)
+            return profile_fail(f, err, errlen, "%s:%d: unknown key %s", path, lineno, key);
+        if (seen[k])
+            return profile_fail(f, err, errlen, "%s:%d: %s given twice", path, lineno, key);
         char *end;
         errno = 0;
         double d = strtod(val, &end);
-        if (end == val || *trim(end) || errno) {
-            snprintf(err, errlen, "%s:%d: %s: not a number: %s", path, lineno, key, val);
-            fclose(f);
-            return -1;
-        }
-        if (!strcmp(key, "ssd_bw")) p->ssd_bw = d;
-        else if (!strcmp(key, "pcie_bw")) p->pcie_bw = d;
-        else if (!strcmp(key, "cls")) p->cls = (unsigned)d;
-        else if (!strcmp(key, "ssds")) p->ssds = (unsigned)d;
-        else if (!strcmp(key, "max_ssd")) p->max_ssd = (int)d;
-        else if (!strcmp(key, "n_ssd")) p->n_ssd = (int)d;
-        else if (!strcmp(key, "n_gpu")) p->n_gpu = (int)d;
-        else if (!strcmp(key, "n_mac")) p->n_mac = (int)d;
-        else if (!strcmp(key, "c_mac")) p->c_mac = d;
-        else if (!strcmp(key, "c_gpu")) p->c_gpu = d;
-        else if (!strcmp(key, "c_ssd")) p->c_ssd = d;
-        else if (!strcmp(key, "c_ele")) p->c_ele = d;
-        else {
-            snprintf(err, errlen, "%s:%d: unknown key %s", path, lineno, key);
-            fclose(f);
-            return -1;
-        }
+        if (end == val || *trim(end) || errno || !isfinite(d))
+            return profile_fail(f, err, errlen, "%s:%d: %s: not a number: %s", path, lineno, key, val);
+        /* (written so that NaN fails; prices and counts may be 0, rates not) */
+        int positive = profile_keys[k].positive, integer = profile_keys[k].integer;
+        if (!(d >= 0) || (positive && !(d > 0)) || (integer && (d != floor(d) || d > 1 << 30)))
+            return profile_fail(f, err, errlen, "%s:%d: %s: must be a%s %s: %s", path, lineno, key,
+                                positive ? " positive" : "", integer ? "integer" : "number", val);
+        profile_set(p, k, d);
+        seen[k] = 1;
     }
     fclose(f);
-    if (p->ssd_bw <= 0 || p->pcie_bw <= 0 || p->cls == 0 || p->ssds == 0) {
-        snprintf(err, errlen, "%s: ssd_bw, pcie_bw, cls and ssds must be positive", path);
-        return -1;
-    }
+    for (size_t k = 0; k < NPROFILE_KEYS; k++)
+        if (!seen[k])
+            return profile_fail(NULL, err, errlen, "%s: missing key %s", path, profile_keys[k].key);
     if (!p->name[0])
         snprintf(p->name, sizeof(p->name), "%s", path);
     return 0;

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +116,31 @@ static void test_pipeline(void)
     EXPECT_NEAR(r.t_cpu, 1.5e-3, 1e-15);
     EXPECT_NEAR(r.cost, 1200, 1e-9);
     EXPECT_NEAR(r.throughput, 64 / 3.5e-3, 1e-6);
+    /* nopipe comes from the model's terms, not the stage walls: a lookup
+     * wall of 5 ms (the thread preempted) changes nothing; a device slower
+     * than the waits (T_ssd = 1 ms > io 0.5 ms) sets the storage station:
+     * 0 + 1 + 1 + 0 + 2 = 4 ms; CPU over the cores never below T_cpu:
+     * 20 ms of engine CPU on 2 cores -> (3 + 20) / 2 = 11.5 ms */
+    f.t_lookup = 5e-3;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 3.5e-3, 1e-12);
+    f.t_lookup = 1e-3;
+    f.io_rate = 1e8;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 4e-3, 1e-12);
+    f.io_rate = 1e9;
+    f.cpu_other = 20e-3;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 11.5e-3, 1e-12);
+    f.cpu_other = 0;
+    /* the sampler's reads join the storage station, its CPU stays its own:
+     * 0.3 ms CPU + 0.2 ms of waits -> io = 0.7 ms: 0.3 + 1 + 0.7 + 2 = 4 ms */
+    f.cpu_sample = 0.3e-3;
+    f.io_sample = 0.2e-3;
+    gnn_tpc_predict_pipeline(&p, &f, 1000, 1, &r);
+    EXPECT_NEAR(r.t_batch, 4e-3, 1e-12);
+    EXPECT_NEAR(r.t_sample, 0.3e-3, 1e-15);
+    f.cpu_sample = f.io_sample = 0;
     /* two slots, cores to spare (no stretch). The 0.5 ms storage wait is
      * 0.1 ms of device occupancy (T_ssd), which queues, and 0.4 ms of
      * latency, a delay; MVA over demands 0.1 (storage), 1, 2 ms and the
@@ -149,7 +175,12 @@ static void test_pipeline(void)
     /* one core: processor sharing, 1/(1 - X*(others' CPU)) */
     gnn_tpc_predict_pipeline(&p, &f, 1, 2, &r);
     EXPECT(r.t_batch >= 3e-3 - 1e-12); /* at least all the CPU on one core */
-    EXPECT_NEAR(r.t_train, 2e-3 / (1 - fmin(0.95, 1e-3 / r.t_pipe)), 1e-7);
+    EXPECT_NEAR(r.t_train, 2e-3 / (1 - 1e-3 / r.t_pipe), 1e-7);
+    /* the fixed point: t = MVA over the stretched demands at 1/t */
+    {
+        double x = 1 / r.t_pipe, dd[5] = {x * 1e-4 * 1e-4 / 2, 1e-4, 1e-3 / (1 - x * 2e-3), 0, 2e-3 / (1 - x * 1e-3)};
+        EXPECT_NEAR(r.t_pipe, gnn_mva_period(dd, 5, 0.4e-3, 2), 1e-9);
+    }
     /* storage-bound: T_ssd = 10 ms beats the pipeline */
     f.io_rate = 1e7;
     gnn_tpc_predict_pipeline(&p, &f, 2, 2, &r);
@@ -167,18 +198,50 @@ static void test_parse_errors(void)
     char path[] = "/tmp/mb-gnn-prof.XXXXXX";
     int fd = mkstemp(path);
     EXPECT(fd >= 0);
-    const char *bad[] = {"ssd_bw = 1e9\npcie_bw = fast\n", "ssd_bw = 1e9\nwarp = 3\n", "ssd_bw 1e9\n",
-                         "pcie_bw = 1e9\n"};
-    const char *want[] = {":2: pcie_bw: not a number", ":2: unknown key warp", ":1: expected key = value",
-                          "must be positive"};
-    for (int i = 0; i < 4; i++) {
+    /* a whole profile, then each fault on it */
+    const char *good = "ssd_bw = 1e9\npcie_bw = 2e9\ncls = 64\nssds = 512\nmax_ssd = 4\nn_ssd = 2\nn_gpu = 1\n"
+                       "n_mac = 1\nc_mac = 1000\nc_gpu = 0\nc_ssd = 100\nc_ele = 50\n";
+    /* each fault: a line of the whole profile dropped (-1: none) and one appended (line 12 or 13) */
+    const struct {
+        int drop;
+        const char *line, *want;
+    } bad[] = {{1, "pcie_bw = fast\n", ":12: pcie_bw: not a number"},
+               {-1, "warp = 3\n", ":13: unknown key warp"},
+               {-1, "ssd_bw 1e9\n", ":13: expected key = value"},
+               {1, "", ": missing key pcie_bw"},
+               {11, "", ": missing key c_ele"},
+               {2, "cls = 64.5\n", ":12: cls: must be a positive integer"},
+               {10, "c_ssd = -1\n", ":12: c_ssd: must be a number"},
+               {0, "ssd_bw = 0\n", ":12: ssd_bw: must be a positive number"},
+               {0, "ssd_bw = nan\n", ":12: ssd_bw: not a number"},
+               {-1, "n_ssd = 2\n", ":13: n_ssd given twice"}};
+    {
         FILE *f = fopen(path, "w");
-        fputs(bad[i], f);
+        fputs(good, f);
+        fclose(f);
+        struct gnn_hw_profile p;
+        char err[512] = "";
+        EXPECT(gnn_profile_load(path, &p, err, sizeof(err)) == 0);
+        EXPECT(p.n_ssd == 2 && p.c_gpu == 0 && p.ssd_bw == 1e9 && !strcmp(p.name, path));
+        EXPECT_NEAR(gnn_tco(&p, 2), 1250, 1e-9);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        const char *l = good;
+        for (int n = 0; *l; n++) {
+            const char *e = strchr(l, '\n') + 1;
+            if (n != bad[i].drop)
+                fwrite(l, 1, (size_t)(e - l), f);
+            l = e;
+        }
+        fputs(bad[i].line, f);
         fclose(f);
         struct gnn_hw_profile p;
         char err[512] = "";
         EXPECT(gnn_profile_load(path, &p, err, sizeof(err)) == -1);
-        EXPECT(strstr(err, want[i]) != NULL && strstr(err, path) != NULL);
+        EXPECT(strstr(err, bad[i].want) != NULL && strstr(err, path) != NULL && !strchr(err, '\n'));
+        if (!strstr(err, bad[i].want))
+            fprintf(stderr, "case %zu: %s\n", i, err);
     }
     struct gnn_hw_profile p;
     char err[512];
