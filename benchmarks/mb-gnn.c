@@ -41,7 +41,7 @@ static struct {
     double lr;
     size_t mem_budget, cache_dev, cache_host, stripe;
     int budget_how, cache_fill, overlap;
-    char *profile, *allreduce;
+    char *profile, *allreduce, *model_set;
     long long profile_batches;
 } opt;
 
@@ -99,6 +99,9 @@ static struct mb_opt gnn_opts[] = {
      "held-out (validation) nodes scored after every epoch", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "TPC model hardware profile file (default: this machine, calibrated in the run)", "FILE"},
+    {"model-set", 0, MB_OPT_STR, &opt.model_set, "unlabelled", NULL, 0, 0,
+     "this configuration's place in a model study (docs/models.md), recorded as model_point_set: calibration, "
+     "heldout or unlabelled", "SET"},
     {"allreduce", 0, MB_OPT_STR, &opt.allreduce, "mpi", NULL, 0, 0, "collectives algorithm for the gradients", "ALGO"},
     {"profile-batches", 0, MB_OPT_INT, &opt.profile_batches, "120", NULL, 1, 1 << 20,
      "batches per phase of the TPC model's profiling run (serial, then through the pipeline; untimed, before the first epoch; at most a whole pass over the training nodes; Hyperion profiles ~10)",
@@ -150,6 +153,8 @@ static int validate(struct mb_run *run)
     const struct mb_coll_algo *algo = mb_coll_find(opt.allreduce);
     if (!algo)
         BAD("--allreduce: unknown algorithm '%s'", opt.allreduce);
+    if (strcmp(opt.model_set, "calibration") && strcmp(opt.model_set, "heldout") && strcmp(opt.model_set, "unlabelled"))
+        BAD("--model-set: '%s' is not one of calibration, heldout, unlabelled", opt.model_set);
     if (opt.profile) {
         struct gnn_hw_profile p;
         if (gnn_profile_load(opt.profile, &p, err, sizeof(err)) != 0)
@@ -224,11 +229,16 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
                           "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
                           "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
                           "circulating through sampler, storage, lookup, completion and training, CPU demands "
-                          "stretched by core sharing; inputs per batch from a serial profiling run of "
-                          "--profile-batches batches before the first epoch (profile/ keys); nopipe: the profiled "
-                          "stages added up");
-    mb_kv_str(c, "bound", "max(inmem epoch time, storage bytes read / the engine's rate on the epoch's own misses, "
-                          "read again after it (mmap: its random-read rate measured at setup))");
+                          "stretched by core sharing (fixed point by bisection); inputs per batch from a profiling "
+                          "run of --profile-batches batches before the first epoch (profile/ keys); nopipe: the same "
+                          "stations with one batch in flight (docs/models.md, gnn/README.md)");
+    mb_kv_str(c, "model_profile", opt.profile ? opt.profile : "this-machine (calibrated by this run's profiling run)");
+    mb_kv_str(c, "model_point_set", opt.model_set);
+    mb_kv_str(c, "floor_estimate",
+              "an estimate, not a bound (systems can run below it): max(inmem epoch time, every rank's storage bytes "
+              "/ the ranks' summed rate on the epoch's own misses, read again at once after it (mmap: the random-read "
+              "rate measured at setup)); it leaves out the pipeline's deeper queue, blocks the host caches between "
+              "the epoch and the re-read, and overlap across ranks (docs/models.md)");
     (void)run;
 }
 
@@ -509,10 +519,12 @@ static void epoch_report(struct st *s)
     struct gnn_prediction pr;
     double pred = gnn_trainer_predict(s->tr, &bound, &pr);
     double rate = t.miss_rate > 0 ? t.miss_rate : rates.rand_read_Bps;
-    double miss_s = rate > 0 ? (double)r->ssd_bytes / rate : NAN;
-    /* the upper bound is its own bound; the others are bound by it
-     * (measured first) and by their storage reads at the engine's rate on
-     * the epoch's own misses (mmap: the random-read rate measured at setup) */
+    /* every rank's bytes (v[0]) over the ranks' summed rate (they re-read
+     * at once): docs/models.md's one definition of the floor estimate */
+    double miss_s = rate > 0 ? v[0] / rate : NAN;
+    /* the upper bound is its own floor; the others' is it (measured first)
+     * or their storage reads at the engine's rate on the epoch's own misses
+     * (mmap: the random-read rate measured at setup), whichever is longer */
     double lower = s->sys->upper_bound ? epoch_s : isnan(inmem_epoch_s) ? miss_s : fmax(inmem_epoch_s, miss_s);
     if (run->rank != 0)
         return;
@@ -523,7 +535,7 @@ static void epoch_report(struct st *s)
     printf("# epoch %lld %s: %.3f s, %.2f batches/s, loss %.4f, train acc %.4f, val acc %.4f, feat hit dev/host %s, "
            "topo hit dev/host %s, read %.1f MB, stages/batch ms: sample %.2f submit %.2f complete %.2f train %.2f, "
            "cpu/batch ms: sample %.2f submit %.2f complete %.2f train %.2f all %.2f, "
-           "verified %.0f rows (%.0f bad), model %.3f s (%s), bound %.3f s%s, host steal %s\n",
+           "verified %.0f rows (%.0f bad), model %.3f s (%s), floor estimate %.3f s%s, host steal %s\n",
            s->epoch_idx, s->sys->name, epoch_s, nb / epoch_s, t.loss, t.acc_train, t.acc_val,
            tier_rate(ft, sizeof(ft), r->feat_dev_hits, r->feat_host_hits, r->feat_rows),
            tier_rate(tt, sizeof(tt), r->topo_dev_hits, r->topo_host_hits, r->topo_lists), v[0] / 1e6,
@@ -534,7 +546,7 @@ static void epoch_report(struct st *s)
     fflush(stdout);
     struct gnn_epoch_totals tot = {.ssd_bytes = v[0], .verified_rows = v[2], .miss_read_Bps = rate,
                                    .miss_read_s = miss_s, .model_s = pred, .model_bound = bound, .pred = pr,
-                                   .bound_s = lower};
+                                   .floor_estimate_s = lower};
     struct gnn_value vals[GNN_MAX_VALUES];
     size_t n = gnn_trainer_epoch_values(s->tr, &tot, vals, GNN_MAX_VALUES);
     record(run, s->case_name, vals, n, (size_t)s->epoch_idx);

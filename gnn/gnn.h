@@ -907,7 +907,7 @@ struct gnn_epoch_totals {
     double model_s;                       /* gnn_trainer_predict's */
     const char *model_bound;
     struct gnn_prediction pred;
-    double bound_s;
+    double floor_estimate_s;              /* docs/models.md: an estimate, systems can run below it */
 };
 /* The last epoch's values (time_s, loss, hit rates, stage walls, the model's
  * terms, ...): at most max into out; returns how many. */

@@ -141,7 +141,7 @@ size_t gnn_trainer_epoch_values(const struct gnn_trainer *t, const struct gnn_ep
     dbl(&o, "model_t_cpu_s", p->t_cpu * nb);
     dbl(&o, "model_t_pipe_s", p->t_pipe * nb);
     str(&o, "model_bound", e->model_bound);
-    dbl(&o, "bound_s", e->bound_s);
+    dbl(&o, "floor_estimate_s", e->floor_estimate_s);
     dbl(&o, "verified_rows", e->verified_rows);
     return o.n;
 }

@@ -286,8 +286,10 @@ int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size
         /* (written so that NaN fails; prices and counts may be 0, rates not) */
         int positive = profile_keys[k].positive, integer = profile_keys[k].integer;
         if (!(d >= 0) || (positive && !(d > 0)) || (integer && (d != floor(d) || d > 1 << 30)))
-            return profile_fail(f, err, errlen, "%s:%d: %s: must be a%s %s: %s", path, lineno, key,
-                                positive ? " positive" : "", integer ? "integer" : "number", val);
+            return profile_fail(f, err, errlen, "%s:%d: %s: must be %s: %s", path, lineno, key,
+                                positive ? (integer ? "a positive integer" : "a positive number")
+                                         : (integer ? "an integer >= 0" : "a number >= 0"),
+                                val);
         profile_set(p, k, d);
         seen[k] = 1;
     }

@@ -4,6 +4,7 @@
 # file (printed once at 2 ranks, not per rank), before any work: no
 # result file, no data file written, nothing printed beyond that line.
 . "$(dirname "$0")/../lib.sh"
+profiles=$(cd "$(dirname "$0")/../../profiles" && pwd)
 cd "$T"
 mkdir -p aio gnn empty
 
@@ -89,5 +90,11 @@ gnn_run=(--data "$T/g14" --system hyperion --batch 1024 --cache-host 8M -n 1 -w 
 bad 1 mb-gnn ".*--slots 16.*--mem-budget" "${gnn_run[@]}" --mem-budget 96M --slots 16
 # a budget below what the run holds before its first batch
 bad 1 mb-gnn ".*--mem-budget" "${gnn_run[@]}" --mem-budget 48M --slots 16
+# a TPC profile with a key missing or malformed (docs/models.md): refused, one line naming file and key
+grep -v '^c_ele' "$profiles/hyperion-machine-a.txt" >"$T/no-c_ele.txt"
+bad 1 mb-gnn "--profile: $T/no-c_ele.txt: missing key c_ele" "${gnn_run[@]}" --profile "$T/no-c_ele.txt"
+sed 's/^n_ssd = 12/n_ssd = 1.5/' "$profiles/hyperion-machine-a.txt" >"$T/frac.txt"
+bad 1 mb-gnn "--profile: $T/frac.txt:[0-9]*: n_ssd: must be an integer >= 0: 1.5" "${gnn_run[@]}" --profile "$T/frac.txt"
+bad 1 mb-gnn "--model-set: 'train' is not one of" "${gnn_run[@]}" --model-set train
 
 finish

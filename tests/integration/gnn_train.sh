@@ -58,14 +58,14 @@ expect 0 "every system trains and verifies" -- "$G" "${small[@]}" "${budget[@]}"
     *host\ steal\ [0-9]*.[0-9]%) [ "$ticks" -ge 19 ] || fail "epoch of $ticks ticks gave a host steal" ;;
     *) fail "the epoch's host steal" ;;
   esac
-  # the bound's storage side: the epoch's misses read again right after it;
-  # bound = max(inmem's median epoch, storage bytes / that rate), in the result file
-  has "^# epoch 2 hyperion: .*, bound [0-9.]+ s \(storage at [0-9.]+ MB/s\)," "hyperion's bound names its storage rate"
-  has "^# epoch 2 inmem: .*, bound [0-9.]+ s, host steal" "inmem is its own bound (no storage rate)"
+  # the floor estimate's storage side: the epoch's misses read again right after it;
+  # floor = max(inmem's median epoch, every rank's storage bytes / that rate), in the result file
+  has "^# epoch 2 hyperion: .*, floor estimate [0-9.]+ s \(storage at [0-9.]+ MB/s\)," "hyperion's floor names its storage rate"
+  has "^# epoch 2 inmem: .*, floor estimate [0-9.]+ s, host steal" "inmem is its own floor (no storage rate)"
   ea() { sysmetric "$T/all.h5" "$1" "$2" 2; }
   awk -v by="$(ea hyperion storage_bytes)" -v r="$(ea hyperion miss_read_Bps)" -v m="$(ea hyperion miss_read_s)" \
-    -v b="$(ea hyperion bound_s)" 'BEGIN { exit !(by > 0 && r > 0 && m > 0 && (m - by / r)^2 < 1e-8 * m^2 && b >= m) }' ||
-    fail "hyperion's epoch-2 bound (miss_read_s, miss_read_Bps, bound_s) is not its storage bytes at the misses' rate"
+    -v b="$(ea hyperion floor_estimate_s)" 'BEGIN { exit !(by > 0 && r > 0 && m > 0 && (m - by / r)^2 < 1e-8 * m^2 && b >= m) }' ||
+    fail "hyperion's epoch-2 floor (miss_read_s, miss_read_Bps, floor_estimate_s) is not its storage bytes at the misses' rate"
   # (the rate was taken on exactly the epoch's feature misses, found again)
   [ "$(ea hyperion miss_read_rows)" = "$(ea hyperion feat_miss_rows)" ] && [ "$(ea hyperion miss_read_rows)" -gt 0 ] ||
     fail "hyperion read $(ea hyperion miss_read_rows) rows again for its bound, not its $(ea hyperion feat_miss_rows) misses"
