@@ -587,14 +587,20 @@ struct gnn_profile {
     double io_rate;           /* bytes/s storage delivers for requests of this size
                                  at the pipeline's queue depth, reading rows the profile
                                  read from storage (measured; all devices) */
+    double cpu_share;         /* the share of a core a thread of ours gets (serial phase:
+                                 training's CPU / its wall; 1 on an idle machine, less
+                                 where other processes share the cores). 0 = not
+                                 measured, taken as 1 */
 };
 /* The pipelined model (our extension of Eq. 3 for CPU stand-ins; Hyperion's
  * max() is its limit for many slots and no shared cores):
  *   T_ssd  = ssd_bytes / io_rate                  (Hyperion: N_ssd / (Th_ssd Q) + alpha,
  *                                                  Th_ssd Q measured at this request size/depth)
  *   T_pcie = (ssd_tx + mem_tx) / (pcie_bw / cls)
- *   T_cpu  = (every CPU term) / cores              (the stages share `cores` cores where
+ *   T_cpu  = (every CPU term) / (cores * a)        (the stages share `cores` cores where
  *                                                  Hyperion partitions the GPU's SMs)
+ *   a      = cpu_share: every CPU demand below is cpu_k / a, the part of a
+ *            core other processes leave a thread (measured in the profile)
  *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
  *            through five single-server stations, solved by exact mean-value
  *            analysis (MVA): sampler, storage, lookup CPU, completion CPU,

@@ -159,6 +159,10 @@ int gnn_profile_run(struct gnn_trainer *t)
     profile_cpu(t, cpu, n);
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
+    /* the share of a core one thread gets here: training is CPU only, and
+     * in the serial phase no other stage of ours runs beside it, so its
+     * CPU over its wall is what other processes leave us */
+    f->cpu_share = f->t_train > 0 && f->cpu_train > 0 ? fmin(1, f->cpu_train / f->t_train) : 1;
     rc = gnn_agree_error(t, rc) ? -1 : 0; /* (every rank takes the same path from here) */
     if (rc == 0 && t->st.nslots > 1) {
         rc = pipelined_phase(t, nb, &rs_pipe);

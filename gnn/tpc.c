@@ -107,10 +107,12 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
     o->q = p->n_ssd > 0 ? p->n_ssd : 1;
     o->t_ssd = f->ssd_bytes > 0 ? (f->io_rate > 0 ? f->ssd_bytes / f->io_rate : 1e300) : 0;
     o->t_pcie = p->pcie_bw > 0 ? (f->ssd_tx + f->mem_tx) / (p->pcie_bw / cls) : 0;
-    struct pipe_terms m = {.cpu = {f->cpu_sample, f->cpu_lookup, f->cpu_complete, f->cpu_train},
+    /* CPU demands in wall seconds: a thread gets share a of a core */
+    double a = f->cpu_share > 0 && f->cpu_share <= 1 ? f->cpu_share : 1;
+    struct pipe_terms m = {.cpu = {f->cpu_sample / a, f->cpu_lookup / a, f->cpu_complete / a, f->cpu_train / a},
                            .C = cores > 0 ? cores : 1, .hops = f->hops > 0 ? f->hops : 1,
                            .slots = slots > 1 ? slots : 1};
-    m.tot = m.cpu[0] + m.cpu[1] + m.cpu[2] + m.cpu[3] + f->cpu_other;
+    m.tot = m.cpu[0] + m.cpu[1] + m.cpu[2] + m.cpu[3] + f->cpu_other / a;
     o->t_cpu = m.tot / m.C;
     /* the engine's time on the batch: what the sampler and the completion
      * waited for. Of it, bytes / rate holds the device; the rest is

@@ -141,6 +141,15 @@ static void test_pipeline(void)
     EXPECT_NEAR(r.t_batch, 4e-3, 1e-12);
     EXPECT_NEAR(r.t_sample, 0.3e-3, 1e-15);
     f.cpu_sample = f.io_sample = 0;
+    /* a thread gets half a core (other processes): every CPU demand
+     * doubles, the storage waits do not: 2 + 0.5 + 4 = 6.5 ms; T_cpu =
+     * (3 ms / 0.5) / 2 cores = 3 ms */
+    f.cpu_share = 0.5;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 6.5e-3, 1e-12);
+    EXPECT_NEAR(r.t_cpu, 3e-3, 1e-12);
+    EXPECT_NEAR(r.t_train, 4e-3, 1e-15);
+    f.cpu_share = 0;
     /* two slots, cores to spare (no stretch). The 0.5 ms storage wait is
      * 0.1 ms of device occupancy (T_ssd), which queues, and 0.4 ms of
      * latency, a delay; MVA over demands 0.1 (storage), 1, 2 ms and the
