@@ -127,7 +127,7 @@ def main():
         print("compare: no rows", file=sys.stderr)
         return 1
     with open(a.csv, "w", newline="") as f:
-        w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
+        w = csv.DictWriter(f, FIELDS, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
     write_md(rows, a.out, a.note)
