@@ -133,6 +133,8 @@ def main():
     write_md(rows, a.out, a.note)
     plot(rows, a.plot)
     print(a.out)
+    print(f"{a.plot}.png")
+    print(f"{a.plot}.pdf")
     return 0
 
 
