@@ -167,7 +167,7 @@ def main():
     L.append(f"| pipeline ≥ 1.3× faster than nopipe | {fmt(v)} | {'met' if v >= 1.3 else 'missed'} |")
     sweep = sorted(sweep_rows(rows), key=lambda r: (r["ndev"], r["cache"], r["system"]))
     for sysname in ("hyperion", "nopipe"):
-        what = "TPC model" if sysname == "hyperion" else "nopipe's serial model"
+        what = "TPC model" if sysname == "hyperion" else "nopipe's model"
         for how, err in (("wall times", model_error),
                          ("steal-free", lambda r: steal_free_error(runs[r["run"]], r))):
             errs = [abs(err(r)) for r in sweep if r["system"] == sysname]
@@ -176,11 +176,11 @@ def main():
             errs = [e for e in errs if e == e]
             if not errs:
                 # e.g. epochs too short for /proc/stat's ticks to resolve steal
-                L.append(f"| {what} error < 15% across the sweep (0 points), {how} | – | – |")
+                L.append(f"| {what} in-sample error < 15% across the sweep (0 points), {how} | – | – |")
                 continue
             worst = max(errs)
             mean = sum(errs) / len(errs)
-            L.append(f"| {what} error < 15% across the sweep ({len(errs)} points), {how} | mean {100 * mean:.0f}%, "
+            L.append(f"| {what} in-sample error < 15% across the sweep ({len(errs)} points), {how} | mean {100 * mean:.0f}%, "
                      f"worst {100 * worst:.0f}% | {'met' if worst < 0.15 else 'missed'} |")
     L.append("")
     L.append("## TPC model sweep (Fig. 12/13/14)\n")

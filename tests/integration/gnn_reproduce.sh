@@ -38,12 +38,12 @@ expect 0 "run.sh --scale tiny" -- env BUILD="${BUILD:-build}" reproduce/hyperion
   grep -q '| Pipeline vs Hyperion-NoPipe (SAGE), up to | 1.74× |' "$md" || fail "compare.md lacks the pipeline claim"
   grep -q '^| hyperion | main | [0-9.]* |' "$md" || fail "compare.md lacks our hyperion row"
   grep -q '^| mmap | main | [0-9.]* |' "$md" || fail "compare.md lacks our mmap row"
-  grep -q 'TPC model error < 15%' "$md" || fail "compare.md lacks the TPC model target"
+  grep -q 'TPC model in-sample error < 15%' "$md" || fail "compare.md lacks the TPC model target"
   # each sweep point's host steal (profile / epochs) and its steal-free
   # error; tiny epochs are too short to resolve steal (–)
   grep -Eq '^\| 2 \| .* \| hyperion \| .* \| (–|[0-9.]+%) / (–|[0-9.]+%) \| (–|[+-][0-9]+%) \|$' "$md" ||
     fail "compare.md lacks a sweep point's host steal and steal-free error"
-  grep -Eq '^\| TPC model error < 15% .*, steal-free \| (mean [0-9]+%|– \| –)' "$md" || fail "compare.md lacks the steal-free verdict"
+  grep -Eq '^\| TPC model in-sample error < 15% .*, steal-free \| (mean [0-9]+%|– \| –)' "$md" || fail "compare.md lacks the steal-free verdict"
   [ "$(ls "$T/rep/results"/*/mb-gnn.h5 | wc -l)" = 3 ] || fail "three training runs (systems + 2 sweep points)"
   sysfile=$(for f in "$T/rep/results"/*/mb-gnn.h5; do h5dump -d /summary "$f" 2>/dev/null | grep -q '"inmem' && echo "$f"; done | head -n1)
   [ -n "$sysfile" ] && { ours "$md" main "$sysfile" >"$T/ours" || { fail "compare.md lacks our own values"; cat "$T/ours" >&2; }; } ||
@@ -61,7 +61,7 @@ expect 0 "compare.py on the reference" -- "$py" -m reproduce.hyperion.compare -o
   # the reference's epochs are long enough to resolve steal: numbers throughout
   [ "$(grep -Ec '^\| [0-9] \| .* \| [0-9.]+% / [0-9.]+% \| [+-][0-9]+% \|$' "$T/ref.md")" = 24 ] ||
     fail "reference compare.md lacks a sweep point's host steal or steal-free error"
-  grep -Eq '^\| TPC model error < 15% across the sweep \(12 points\), steal-free \| mean [0-9]+%' "$T/ref.md" ||
+  grep -Eq '^\| TPC model in-sample error < 15% across the sweep \(12 points\), steal-free \| mean [0-9]+%' "$T/ref.md" ||
     fail "reference compare.md lacks the steal-free verdict"
 }
 expect 0 "plot.py on the reference" -- "$py" -m reproduce.hyperion.plot -o "$T/ref" "$ref"/*.h5
