@@ -76,10 +76,13 @@ double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, stru
         f.io_rate = p.ssd_bw * (double)(h->ndev ? h->ndev : 1);
     } else { /* this machine, its rates measured in the run */
         snprintf(p.name, sizeof(p.name), "this-machine");
-        p.cls = 64;
-        p.ssds = 512;
-        p.ssd_bw = f.io_rate / (h->ndev ? h->ndev : 1);
-        p.pcie_bw = isfinite(t->cfg.rates->memcpy_Bps) ? t->cfg.rates->memcpy_Bps : 0;
+        p.cls = 64;   /* the readers count transactions in 64 B units (struct gnn_read_stats) */
+        p.ssds = 512; /* O_DIRECT's granularity: the readers' SSD unit */
+        p.ssd_bw = f.io_rate / (h->ndev ? h->ndev : 1); /* measured, per data file */
+        p.pcie_bw = isfinite(t->cfg.rates->memcpy_Bps) ? t->cfg.rates->memcpy_Bps : 0; /* measured host copy */
+        /* the rest only prices the machine (TCO, TPC), never the time:
+         * machine A's chassis price (profiles/hyperion-machine-a.txt) and a
+         * unit SSD price, so TPC ranks Q here without a vendor quote */
         p.max_ssd = 64;
         p.n_gpu = 1;
         p.n_mac = 1;
