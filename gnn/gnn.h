@@ -625,9 +625,10 @@ struct gnn_profile {
  *   T_batch = max(T_pipe, T_ssd, T_pcie, T_cpu)
  * slots <= 1 (nopipe, stages serialised): the same stations with one batch
  * in flight (MVA, n = 1), from the model's terms, not the stage walls:
- * T_batch = max(cpu_sample + io_sample + cpu_lookup + max(io, T_ssd)
- * + cpu_complete + cpu_train, T_cpu), io = io_sample + io_complete (no
- * core-sharing stretch: one stage runs at a time).
+ * T_batch = max((cpu_sample + cpu_lookup + cpu_complete + cpu_train) / a
+ * + max(io, T_ssd), T_cpu), io = io_sample + io_complete, the batch's
+ * storage waits in one station (no core-sharing stretch: one stage runs
+ * at a time).
  * out->t_sample and out->t_train are those stations' stretched demands;
  * out->bound the largest of the max() terms, or the busiest station.
  * Q = p->n_ssd; throughput Bs / T_batch, cost and TPC as gnn_tpc_predict. */
