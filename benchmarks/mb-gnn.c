@@ -419,12 +419,12 @@ static void profile_report(struct st *s)
     printf("# profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
            "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
            "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s (%zu of the profile's row reads); "
-           "cpu share %.2f, host steal %s\n",
+           "cpu share %.2f, synchronised allreduce %.3f ms, host steal %s\n",
            s->sys->name, t.prof_batches, t.prof_phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample,
            1e3 * f->t_lookup, 1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
            t.prof_phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
            1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6,
-           t.prof_pool_rows, f->cpu_share, steal_text(st, sizeof(st), t.prof_steal));
+           t.prof_pool_rows, f->cpu_share, 1e3 * f->allreduce_s, steal_text(st, sizeof(st), t.prof_steal));
     fflush(stdout);
 }
 

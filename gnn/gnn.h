@@ -588,9 +588,13 @@ struct gnn_profile {
                                  at the pipeline's queue depth, reading rows the profile
                                  read from storage (measured; all devices) */
     double cpu_share;         /* the share of a core a thread of ours gets (serial phase:
-                                 training's CPU / its wall; 1 on an idle machine, less
-                                 where other processes share the cores). 0 = not
-                                 measured, taken as 1 */
+                                 training's CPU / its wall, both less the allreduce's;
+                                 1 on an idle machine, less where other processes
+                                 share the cores). 0 = not measured, taken as 1 */
+    double allreduce_s;       /* the gradient allreduce when every rank arrives at once:
+                                 the median of a few after a barrier (0 with one rank).
+                                 cpu_train leaves the allreduce out (its polling while
+                                 another rank catches up is not this rank's demand) */
 };
 /* The pipelined model (our extension of Eq. 3 for CPU stand-ins; Hyperion's
  * max() is its limit for many slots and no shared cores):
@@ -600,7 +604,9 @@ struct gnn_profile {
  *   T_cpu  = (every CPU term) / (cores * a)        (the stages share `cores` cores where
  *                                                  Hyperion partitions the GPU's SMs)
  *   a      = cpu_share: every CPU demand below is cpu_k / a, the part of a
- *            core other processes leave a thread (measured in the profile)
+ *            core other processes leave a thread (measured in the profile);
+ *            the training station adds allreduce_s (the gradient allreduce
+ *            with every rank arriving at once, measured; not stretched)
  *   T_pipe = the period of the pipeline's closed loop: `slots` batches circulate
  *            through five single-server stations, solved by exact mean-value
  *            analysis (MVA): sampler, storage, lookup CPU, completion CPU,
@@ -626,7 +632,7 @@ struct gnn_profile {
  * slots <= 1 (nopipe, stages serialised): the same stations with one batch
  * in flight (MVA, n = 1), from the model's terms, not the stage walls:
  * T_batch = max((cpu_sample + cpu_lookup + cpu_complete + cpu_train) / a
- * + max(io, T_ssd), T_cpu), io = io_sample + io_complete, the batch's
+ * + allreduce_s + max(io, T_ssd), T_cpu), io = io_sample + io_complete, the batch's
  * storage waits in one station (no core-sharing stretch: one stage runs
  * at a time).
  * out->t_sample and out->t_train are those stations' stretched demands;
@@ -675,6 +681,8 @@ struct gnn_model {
     float *flat;                  /* packed gradients of every layer */
     size_t nparams;
     double allreduce_s;           /* time in the allreduce (accumulated) */
+    double allreduce_cpu_s;       /* the calling thread's CPU in it (accumulated): it polls
+                                     while other ranks catch up */
 };
 
 /* Weights from seed (equal on every rank for the same seed). coll/algo

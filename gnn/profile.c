@@ -32,14 +32,43 @@ static double mean_col(const double *rec, long n, int c)
 
 /* The profile's CPU per batch from the last pass of n batches that took
  * `cpu` process CPU seconds: stage threads, training, the rest. */
-static void profile_cpu(struct gnn_trainer *t, double cpu, double n)
+static void profile_cpu(struct gnn_trainer *t, double cpu, double n, double ar_cpu)
 {
     struct gnn_profile *f = &t->st.prof;
     f->cpu_sample = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[0]) / n;
     f->cpu_lookup = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[1]) / n;
     f->cpu_complete = 1e-9 * (double)atomic_load(&t->stage_cpu_ns[2]) / n;
-    f->cpu_train = t->st.c_train / n;
-    f->cpu_other = fmax(0, cpu / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
+    /* (the allreduce's polling is left out of training's and of the rest's CPU) */
+    f->cpu_train = fmax(0, t->st.c_train - ar_cpu) / n;
+    f->cpu_other = fmax(0, (cpu - ar_cpu) / n - f->cpu_sample - f->cpu_lookup - f->cpu_complete - f->cpu_train);
+}
+
+/* The gradient allreduce when every rank arrives at once: the median of
+ * 9 after a barrier each (an odd count: the median is one of them), on the
+ * throwaway model's packed gradients, into *out (0 with one rank).
+ * Collective. 0, or -1 when the allreduce failed. */
+static int allreduce_synced(struct gnn_trainer *t, double *out)
+{
+    struct gnn_model *m = &t->model;
+    *out = 0;
+    if (!m->coll || !m->algo || m->nranks <= 1)
+        return 0;
+    double v[9];
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < 9; i++) {
+        MPI_Barrier(t->cfg.comm);
+        struct mb_coll_args a = {MB_COLL_ALLREDUCE, NULL, m->flat, m->nparams, MB_COLL_FLOAT, MB_COLL_SUM, 0};
+        double t0 = mb_now();
+        if (rc == MPI_SUCCESS)
+            rc = m->algo->run(m->coll, &a);
+        v[i] = mb_now() - t0;
+    }
+    if (rc != MPI_SUCCESS) {
+        gnn_pass_error(t, "profiling run: the synchronised gradient allreduce failed");
+        return -1;
+    }
+    *out = mb_median(v, 9);
+    return 0;
 }
 
 /* The serial phase's stage walls into t->st.prof. 0, or -1 (out of memory). */
@@ -94,12 +123,12 @@ static int pipelined_phase(struct gnn_trainer *t, long nb, struct gnn_read_stats
         rc = gnn_run_pass(t, 2 * t->st.nslots < t->st.nbatches ? 2 * t->st.nslots : t->st.nbatches, 0);
     gnn_collect_stats(t, rs_pipe, 1); /* (the warm-up's traffic is left out) */
     gnn_use_epoch(t, PROFILE_EPOCH + 3);
-    double c0 = mb_cpu_s(0);
+    double c0 = mb_cpu_s(0), ar0 = t->model.allreduce_cpu_s;
     if (rc == 0)
         rc = gnn_run_pass(t, nb, 0);
     double cpu = mb_cpu_s(0) - c0;
     gnn_collect_stats(t, rs_pipe, 1);
-    profile_cpu(t, cpu, (double)nb);
+    profile_cpu(t, cpu, (double)nb, t->model.allreduce_cpu_s - ar0);
     return rc;
 }
 
@@ -140,10 +169,11 @@ int gnn_profile_run(struct gnn_trainer *t)
     t->rec = malloc((size_t)nb * 4 * sizeof(double));
     t->nrec = 0;
     t->rec_cap = t->rec ? nb : 0;
-    double c0 = mb_cpu_s(0);
+    double c0 = mb_cpu_s(0), ar_w0 = t->model.allreduce_s, ar_c0 = t->model.allreduce_cpu_s;
     if (rc == 0)
         rc = gnn_run_pass(t, nb, 0);
     double cpu = mb_cpu_s(0) - c0;
+    double ar_wall = t->model.allreduce_s - ar_w0, ar_cpu = t->model.allreduce_cpu_s - ar_c0;
     gnn_collect_stats(t, &rs, 1);
     struct gnn_profile *f = &t->st.prof;
     memset(f, 0, sizeof(*f));
@@ -156,13 +186,15 @@ int gnn_profile_run(struct gnn_trainer *t)
     t->rec = NULL;
     t->pipe = keep_pipe;
     mb_pipe_free(serial);
-    profile_cpu(t, cpu, n);
+    profile_cpu(t, cpu, n, ar_cpu);
     f->io_sample = fmax(0, f->t_sample - f->cpu_sample);
     f->io_complete = fmax(0, f->t_complete - f->cpu_complete);
     /* the share of a core one thread gets here: training is CPU only, and
      * in the serial phase no other stage of ours runs beside it, so its
-     * CPU over its wall is what other processes leave us */
-    f->cpu_share = f->t_train > 0 && f->cpu_train > 0 ? fmin(1, f->cpu_train / f->t_train) : 1;
+     * CPU over its wall (both less the allreduce's, which waits for the
+     * other ranks) is what other processes leave us */
+    double compute_wall = f->t_train - ar_wall / n;
+    f->cpu_share = compute_wall > 0 && f->cpu_train > 0 ? fmin(1, f->cpu_train / compute_wall) : 1;
     rc = gnn_agree_error(t, rc) ? -1 : 0; /* (every rank takes the same path from here) */
     if (rc == 0 && t->st.nslots > 1) {
         rc = pipelined_phase(t, nb, &rs_pipe);
@@ -172,6 +204,9 @@ int gnn_profile_run(struct gnn_trainer *t)
     f->ssd_requests = (double)(rs.ssd_requests + rs_pipe.ssd_requests) / (phases * n);
     f->ssd_tx = (double)(rs.ssd_tx + rs_pipe.ssd_tx) / (phases * n);
     f->mem_tx = (double)(rs.mem_tx + rs_pipe.mem_tx) / (phases * n);
+    if (rc == 0) /* (every rank agreed on rc: all of them call it) */
+        rc = allreduce_synced(t, &f->allreduce_s);
+    rc = gnn_agree_error(t, rc) ? -1 : 0;
     gnn_model_free(&t->model);
     t->model = keep_model;
     if (rc == 0 && f->ssd_requests > 0) { /* the depth the pipeline keeps: up to two batches' reads */

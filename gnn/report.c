@@ -89,6 +89,7 @@ size_t gnn_trainer_setup_values(const struct gnn_trainer *t, struct gnn_value *o
     dbl(&o, "profile_mem_tx", f->mem_tx);
     dbl(&o, "profile_io_rate_Bps", f->io_rate);
     dbl(&o, "profile_cpu_share", f->cpu_share);
+    dbl(&o, "profile_allreduce_s", f->allreduce_s);
     if (st.profiled) {
         str(&o, "profile_t_source", st.prof_t_source);
         dbl(&o, "profile_host_steal", st.prof_steal);

@@ -76,7 +76,7 @@ double gnn_mva_period(const double *d, int k, double z, int n)
  * d[5] (sampler, storage occupancy, lookup, completion, training); returns
  * the closed loop's period over them (MVA, `slots` customers, delay lat). */
 struct pipe_terms {
-    double cpu[4], tot, C, io_s, occ, occ_c, lat;
+    double cpu[4], tot, C, io_s, occ, occ_c, lat, allreduce;
     int hops, slots;
 };
 
@@ -92,6 +92,7 @@ static double pipe_period(const struct pipe_terms *m, double t, double d[5])
         d[k == 0 ? 0 : k + 1] = m->cpu[k] > 0 ? m->cpu[k] / (1 - busy) : 0;
     }
     d[1] = m->occ;
+    d[4] += m->allreduce; /* the training thread waits in it: no CPU demand of ours to stretch */
     /* the sampler holds its thread through its own reads, and per hop waits
      * for the feature read the engine is serving: a deterministic service
      * s_c found busy with probability X s_c has mean residual s_c / 2 */
@@ -111,7 +112,7 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
     double a = f->cpu_share > 0 && f->cpu_share <= 1 ? f->cpu_share : 1;
     struct pipe_terms m = {.cpu = {f->cpu_sample / a, f->cpu_lookup / a, f->cpu_complete / a, f->cpu_train / a},
                            .C = cores > 0 ? cores : 1, .hops = f->hops > 0 ? f->hops : 1,
-                           .slots = slots > 1 ? slots : 1};
+                           .slots = slots > 1 ? slots : 1, .allreduce = fmax(0, f->allreduce_s)};
     m.tot = m.cpu[0] + m.cpu[1] + m.cpu[2] + m.cpu[3] + f->cpu_other / a;
     o->t_cpu = m.tot / m.C;
     /* the engine's time on the batch: what the sampler and the completion
@@ -130,6 +131,7 @@ void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_p
          * storage time at the measured rate, never the serial phase's walls */
         for (int k = 0; k < 4; k++)
             d[k == 0 ? 0 : k + 1] = m.cpu[k];
+        d[4] += m.allreduce;
         double t_io = fmin(io, o->t_ssd) + m.lat; /* = io: its own waits, no other batch's reads */
         d[1] = fmax(t_io, o->t_ssd);
         o->t_pipe = gnn_mva_period(d, 5, 0, 1);

@@ -157,10 +157,11 @@ int gnn_model_step(struct gnn_model *m, const struct nn_sage_block *blocks, cons
             memcpy(m->flat + off, m->layer[l].grads.data, m->layer[l].grads.numel * sizeof(float));
             off += m->layer[l].grads.numel;
         }
-        double t0 = mb_now();
+        double t0 = mb_now(), c0 = mb_cpu_s(1);
         struct mb_coll_args a = {MB_COLL_ALLREDUCE, NULL, m->flat, m->nparams, MB_COLL_FLOAT, MB_COLL_SUM, 0};
         int rc = m->algo->run(m->coll, &a);
         m->allreduce_s += mb_now() - t0;
+        m->allreduce_cpu_s += mb_cpu_s(1) - c0;
         if (rc != MPI_SUCCESS) {
             snprintf(err, errlen, "gradient allreduce (%s) failed: %d", m->algo->name, rc);
             return -1;

@@ -150,6 +150,22 @@ static void test_pipeline(void)
     EXPECT_NEAR(r.t_cpu, 3e-3, 1e-12);
     EXPECT_NEAR(r.t_train, 4e-3, 1e-15);
     f.cpu_share = 0;
+    /* a synchronised allreduce of 0.7 ms joins the training station, in
+     * wall time, and no CPU term: 3.5 + 0.7 = 4.2 ms; T_cpu unchanged */
+    f.allreduce_s = 0.7e-3;
+    gnn_tpc_predict_pipeline(&p, &f, 2, 1, &r);
+    EXPECT_NEAR(r.t_batch, 4.2e-3, 1e-12);
+    EXPECT_NEAR(r.t_train, 2.7e-3, 1e-15);
+    EXPECT_NEAR(r.t_cpu, 1.5e-3, 1e-15);
+    /* pipelined, cores to spare: the MVA over the same stations with
+     * training at 2 + 0.7 ms (the fixed point's sampler term at its X) */
+    gnn_tpc_predict_pipeline(&p, &f, 1000000, 2, &r);
+    {
+        double x = 1 / r.t_pipe, dd[5] = {x * 1e-4 * 1e-4 / 2, 1e-4, 1e-3, 0, 2.7e-3};
+        EXPECT_NEAR(r.t_pipe, gnn_mva_period(dd, 5, 0.4e-3, 2), 1e-9);
+        EXPECT_NEAR(r.t_train, 2.7e-3, 1e-15);
+    }
+    f.allreduce_s = 0;
     /* two slots, cores to spare (no stretch). The 0.5 ms storage wait is
      * 0.1 ms of device occupancy (T_ssd), which queues, and 0.4 ms of
      * latency, a delay; MVA over demands 0.1 (storage), 1, 2 ms and the
