@@ -342,21 +342,29 @@ static herr_t metrics_case(hid_t g, const char *name, const mb_h5_link_info *inf
     return rc;
 }
 
+/* An optional top-level group: its attributes into kv (when not NULL),
+ * then fn over its links. */
+static int walk_group(struct h5 *c, hid_t f, const char *name, struct mb_kvlist *kv, mb_h5_link_fn fn,
+                      struct mb_result *r)
+{
+    htri_t ex = H5Lexists(f, name, H5P_DEFAULT);
+    if (ex <= 0)
+        return ex < 0 ? mb_h5_fail(c, "look for %s", name) : 0;
+    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "open group %s", name);
+    struct case_iter it = {c, r, 0};
+    int rc = kv ? get_kvlist(c, g, name, kv, NULL) : 0;
+    if (rc == 0)
+        rc = iterate_links(c, g, name, fn, &it, &it.failed);
+    H5Gclose(g);
+    return rc;
+}
+
 /* Schema 2's /metrics; a schema-1 file has none (its measurements are in /config). */
 static int get_metrics(struct h5 *c, hid_t f, struct mb_result *r)
 {
-    htri_t ex = H5Lexists(f, "/metrics", H5P_DEFAULT);
-    if (ex <= 0)
-        return ex < 0 ? mb_h5_fail(c, "look for /metrics") : 0;
-    hid_t g = H5Gopen2(f, "/metrics", H5P_DEFAULT);
-    if (g < 0)
-        return mb_h5_fail(c, "open group /metrics");
-    struct case_iter it = {c, r, 0};
-    int rc = get_kvlist(c, g, "/metrics", &r->metrics, NULL);
-    if (rc == 0)
-        rc = iterate_links(c, g, "/metrics", metrics_case, &it, &it.failed);
-    H5Gclose(g);
-    return rc;
+    return walk_group(c, f, "/metrics", &r->metrics, metrics_case, r);
 }
 
 /* A 1-D dataset of n numbers (mtype) of group g into buf; -1 when its size is not n. */
@@ -440,16 +448,7 @@ static herr_t trace_rank(hid_t g, const char *name, const mb_h5_link_info *info,
 /* /trace when spans were recorded. */
 static int get_trace(struct h5 *c, hid_t f, struct mb_result *r)
 {
-    htri_t ex = H5Lexists(f, "/trace", H5P_DEFAULT);
-    if (ex <= 0)
-        return ex < 0 ? mb_h5_fail(c, "look for /trace") : 0;
-    hid_t g = H5Gopen2(f, "/trace", H5P_DEFAULT);
-    if (g < 0)
-        return mb_h5_fail(c, "open group /trace");
-    struct case_iter it = {c, r, 0};
-    int rc = iterate_links(c, g, "/trace", trace_rank, &it, &it.failed);
-    H5Gclose(g);
-    return rc;
+    return walk_group(c, f, "/trace", NULL, trace_rank, r);
 }
 
 static int get_topology(struct h5 *c, hid_t f, char **xml)
