@@ -273,6 +273,10 @@ struct mb_link_opts {
     double gbps[2];     /* per direction, 1e9 bytes/s; <= 0: as fast as memcpy */
     size_t chunk;       /* bytes copied per pacing step; 0 = 256 KiB */
     int cpu[2];         /* hwloc PU (logical index) to pin each copy thread to; -1: not pinned */
+    /* Optional: called by the copy thread after each copy, with its
+     * direction, bytes and mb_now() times (a program's trace spans). */
+    void (*on_copy)(void *ctx, int dir, size_t bytes, double start, double end);
+    void *ctx;
 };
 struct mb_link_stats {
     uint64_t bytes, copies;

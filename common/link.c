@@ -32,6 +32,8 @@ struct mb_link {
     pthread_cond_t work, finished;
     int stop;
     size_t chunk;
+    void (*on_copy)(void *ctx, int dir, size_t bytes, double start, double end);
+    void *ctx;
     struct link_dir d[2];
 };
 
@@ -60,7 +62,9 @@ static void *link_main(void *arg)
             paced += mb_now() - t;
             off += n;
         }
-        double busy = mb_now() - t0;
+        double t1 = mb_now(), busy = t1 - t0;
+        if (l->on_copy)
+            l->on_copy(l->ctx, d->dir, j->bytes, t0, t1);
 
         pthread_mutex_lock(&l->mu);
         d->head = j->next;
@@ -86,6 +90,8 @@ struct mb_link *mb_link_new(const struct mb_link_opts *o, char *err, size_t errl
         return NULL;
     }
     l->chunk = o->chunk ? o->chunk : 256u << 10;
+    l->on_copy = o->on_copy;
+    l->ctx = o->ctx;
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->work, NULL);
     pthread_cond_init(&l->finished, NULL);

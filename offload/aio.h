@@ -497,6 +497,12 @@ struct mb_ostore_opts {
     const struct mb_ostore_blob *blobs;
     int nblobs;
     uint64_t seed;              /* fault positions */
+    /* Optional: called after each transfer ("read", "write": the extent's
+     * name, from submission to completion) and each update ("update": the
+     * tensor's name), with mb_now() times, from the thread that waited or
+     * updated (a program's trace spans). */
+    void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
+    void *span_ctx;
 };
 
 struct mb_ostore_stats {

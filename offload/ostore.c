@@ -384,6 +384,8 @@ int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen)
         rc = check_blocks(io, err, errlen);
     }
     pthread_mutex_unlock(&s->mu);
+    if (s->o.on_span)
+        s->o.on_span(s->o.span_ctx, d ? "write" : "read", e->name, io->t0, t1);
     if (!rc && !d && io->len > io->main)
         memcpy(io->buf + io->main, io->tail, io->len - io->main);
     free(io->tail);

@@ -59,8 +59,11 @@ static int update(struct mb_ostore *s, struct ostore_set *b, int i, const void *
     double t0 = mb_now();
     snprintf(err, errlen, "ostore: the update of %s failed", s->o.tensors[i].name);
     int rc = s->o.update(s->o.ctx, i, &st, grad, err, errlen);
+    double t1 = mb_now();
+    if (s->o.on_span)
+        s->o.on_span(s->o.span_ctx, "update", s->o.tensors[i].name, t0, t1);
     pthread_mutex_lock(&s->mu);
-    s->st.update_s += mb_now() - t0;
+    s->st.update_s += t1 - t0;
     s->st.steps++;
     pthread_mutex_unlock(&s->mu);
     if (rc != 0)

@@ -192,6 +192,9 @@ int mb_trace_enabled(void);
 int mb_trace_lane(const char *name);
 /* Now on the trace's clock (0 while tracing is off). */
 double mb_trace_now(void);
+/* An mb_now() time on the trace's clock (libraries report mb_now() times:
+ * mb_link's on_copy, mb_ostore's on_span). */
+double mb_trace_clock(double t_now);
 /* Records [begin, now) as `name` on lane (nothing while off). */
 void mb_trace_end(int lane, const char *name, double begin);
 /* Records [start, end) (trace clock) as `name` on lane. */

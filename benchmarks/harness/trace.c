@@ -62,6 +62,8 @@ int mb_trace_lane(const char *name)
 
 double mb_trace_now(void) { return atomic_load(&on) ? mb_now() - epoch : 0; }
 
+double mb_trace_clock(double t_now) { return atomic_load(&on) ? t_now - epoch : 0; }
+
 void mb_trace_span(int lane, const char *name, double start, double end)
 {
     if (!atomic_load(&on))

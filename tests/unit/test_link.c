@@ -10,6 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static uint64_t seen_bytes[2], seen_copies[2];
+static int bad_times;
+
+static void on_copy(void *ctx, int dir, size_t bytes, double start, double end)
+{
+    (void)ctx;
+    seen_bytes[dir] += bytes; /* each direction's own thread: no sharing */
+    seen_copies[dir]++;
+    bad_times += !(end >= start);
+}
+
 int main(void)
 {
     /* the bucket: 1000 bytes/s, 100 deep; an idle bucket passes 100 at once */
@@ -33,7 +44,7 @@ int main(void)
     EXPECT(isfinite(c) && c >= 0);
 
     /* unthrottled host-to-device, paced device-to-host at 0.2 GB/s */
-    struct mb_link_opts o = {.gbps = {0, 0.2}, .chunk = 64 << 10, .cpu = {0, npu > 1 ? 1 : 0}};
+    struct mb_link_opts o = {.gbps = {0, 0.2}, .chunk = 64 << 10, .cpu = {0, npu > 1 ? 1 : 0}, .on_copy = on_copy};
     struct mb_link *l = mb_link_new(&o, err, sizeof(err));
     EXPECT(l != NULL);
     if (!l)
@@ -68,7 +79,9 @@ int main(void)
     EXPECT(d2h.busy_s >= floor_s * 0.999);
     EXPECT(d2h.paced_s > 0 && d2h.paced_s <= d2h.busy_s);
     EXPECT(isfinite(d2h.cpu_s) && d2h.cpu_s >= 0);
-    mb_link_free(l);
+    mb_link_free(l); /* joins the copy threads: their callbacks are visible */
+    EXPECT(seen_bytes[0] == (uint64_t)N * BYTES && seen_bytes[1] == (uint64_t)N * BYTES);
+    EXPECT(seen_copies[0] == N && seen_copies[1] == N && bad_times == 0);
     free(host);
     free(dev);
     free(back);

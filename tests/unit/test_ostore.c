@@ -48,6 +48,18 @@ static int update(void *ctx, int i, const struct mb_ostore_state *st, const void
     return 0;
 }
 
+static int spans_read, spans_write, spans_update, spans_bad;
+
+static void on_span(void *ctx, const char *what, const char *name, double start, double end)
+{
+    (void)ctx;
+    __atomic_add_fetch(strcmp(what, "read") == 0 ? &spans_read : strcmp(what, "write") == 0 ? &spans_write
+                                                                : &spans_update,
+                       1, __ATOMIC_RELAXED);
+    if (!(end >= start) || name[0] != 'L' || (strcmp(what, "update") != 0 && !strchr(name, '.')))
+        __atomic_add_fetch(&spans_bad, 1, __ATOMIC_RELAXED);
+}
+
 static float *grads[ITERS][NT];
 static float *ref[NT][3];
 static uint16_t *ref16[NT];
@@ -69,7 +81,7 @@ static struct mb_ostore *open_store(const char *dir, enum mb_ostore_order order,
 {
     struct mb_ostore_opts o = {.dir = dir, .nfiles = 2, .stripe = 64 << 10, .block = 4096, .order = order,
                                .update = update, .tensors = tensors, .ntensors = NT, .blobs = blobs, .nblobs = 1,
-                               .seed = seed};
+                               .seed = seed, .on_span = on_span};
     return mb_ostore_open(&o, err, len);
 }
 
@@ -110,7 +122,7 @@ static void check_orders(const char *dir)
 {
     char err[600];
     for (int order = MB_OSTORE_SERIAL; order <= MB_OSTORE_OPTIMIZED; order++) {
-        calls = 0;
+        calls = spans_read = spans_write = spans_update = spans_bad = 0;
         struct mb_ostore *s = open_store(dir, (enum mb_ostore_order)order, 1, err, sizeof(err));
         EXPECT(s != NULL);
         if (!s) {
@@ -147,6 +159,9 @@ static void check_orders(const char *dir)
         EXPECT(st.read_bytes == nsum * 12 * ITERS + nsum * 14);
         EXPECT(st.writes == (uint64_t)NT * 4 * (1 + ITERS) && st.reads == (uint64_t)NT * (3 * ITERS + 4));
         EXPECT(st.read_busy_s > 0 && st.write_busy_s > 0 && st.update_s > 0);
+        /* a span per transfer and per update, named after the extent or tensor */
+        EXPECT((uint64_t)spans_read == st.reads && (uint64_t)spans_write == st.writes);
+        EXPECT(spans_update == ITERS * NT && spans_bad == 0);
         mb_ostore_close(s);
         EXPECT(count_files(dir) == 0);
     }

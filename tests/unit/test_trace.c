@@ -43,6 +43,9 @@ int main(int argc, char **argv)
     int lane1 = mb_trace_lane("link h2d");
     worker_lane = mb_trace_lane("ssd");
     EXPECT(lane0 == 0 && lane1 == 1 && worker_lane == 2);
+    /* a library's mb_now() time on the trace's clock */
+    double a = mb_trace_now(), b = mb_trace_clock(mb_now()), c = mb_trace_now();
+    EXPECT(a >= 0 && a <= b && b <= c);
     /* explicit times: what the JSON test checks (rank r: r ms later) */
     mb_trace_span(lane0, "forward L0", 0.001 + rank * 1e-3, 0.003 + rank * 1e-3);
     mb_trace_span(lane1, "h2d \"P16\" L0", 0.0015, 0.0025);
