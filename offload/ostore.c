@@ -275,13 +275,15 @@ int ostore_submit(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len
         io->req[io->nreq++] =
             (struct mb_aio_req){.offset = e->off + off + io->main, .len = s->block, .buf = io->tail, .op = op};
     }
-    pthread_mutex_lock(&s->mu);
-    if (op == MB_AIO_WRITE) /* the CRCs of what goes out; valid once the write completes */
+    /* the CRCs of what goes out, valid once the write completes (outside the
+     * lock: an extent is not read and written at once) */
+    if (op == MB_AIO_WRITE)
         for (uint64_t b = off / s->block, k = 0; k < (len + s->block - 1) / s->block; k++, b++) {
             const char *src = k * s->block < io->main ? (char *)buf + k * s->block : io->tail;
-            e->crc[b] = mb_crc32c(0, src, s->block);
             e->written[b] = 0;
+            e->crc[b] = mb_crc32c(0, src, s->block);
         }
+    pthread_mutex_lock(&s->mu);
     if (s->o.file_gbps > 0)
         for (int r = 0; r < io->nreq; r++) {
             double t = reserve(s, io->req[r].offset, io->req[r].len);
@@ -380,10 +382,10 @@ int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen)
             e->fault_corrupt = 0;
             corrupt_on_storage(s, e);
         }
-    } else {
-        rc = check_blocks(io, err, errlen);
     }
     pthread_mutex_unlock(&s->mu);
+    if (!failed && !d) /* outside the lock: the blocks are this read's */
+        rc = check_blocks(io, err, errlen);
     if (s->o.on_span)
         s->o.on_span(s->o.span_ctx, d ? "write" : "read", e->name, io->t0, t1);
     if (!rc && !d && io->len > io->main)
