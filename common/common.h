@@ -229,6 +229,10 @@ struct mb_rate {
 void mb_rate_init(struct mb_rate *r, double bytes_per_s, double burst_bytes);
 /* Reserves n bytes; returns when they have passed (now when unlimited). */
 double mb_rate_reserve(struct mb_rate *r, double n);
+/* Reserves n more bytes right behind the previous reservation (the rest of
+ * one transfer), whatever the time now: a pacer that woke late catches up
+ * instead of losing the time (a loaded machine's wake-ups are late). */
+double mb_rate_reserve_more(struct mb_rate *r, double n);
 /* Waits (clock_nanosleep) until mb_now() >= t: the bucket's pacing. */
 void mb_rate_pace(double t);
 

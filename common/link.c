@@ -55,7 +55,9 @@ static void *link_main(void *arg)
         double t0 = mb_now(), paced = 0;
         for (size_t off = 0; off < j->bytes;) {
             size_t n = j->bytes - off < l->chunk ? j->bytes - off : l->chunk;
-            double until = mb_rate_reserve(&d->rate, (double)n);
+            /* the first chunk starts the transfer on the bucket; the rest follow
+             * it back to back, so a late wake-up is caught up, not lost */
+            double until = off ? mb_rate_reserve_more(&d->rate, (double)n) : mb_rate_reserve(&d->rate, (double)n);
             memcpy((char *)j->dst + off, (const char *)j->src + off, n);
             double t = mb_now();
             mb_rate_pace(until);

@@ -26,6 +26,14 @@ double mb_rate_reserve(struct mb_rate *r, double n)
     return r->t_free;
 }
 
+double mb_rate_reserve_more(struct mb_rate *r, double n)
+{
+    if (!(r->rate > 0))
+        return mb_now();
+    r->t_free += n / r->rate;
+    return r->t_free;
+}
+
 void mb_rate_pace(double t)
 {
     for (;;) {

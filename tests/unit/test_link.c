@@ -31,6 +31,9 @@ int main(void)
     EXPECT(t1 <= mb_now() + 1e-9 && t1 >= now - 1e-9);
     double t2 = mb_rate_reserve(&r, 500);
     EXPECT_NEAR(t2 - t1, 0.5, 1e-9);
+    /* the rest of a transfer follows the previous reservation, not the clock */
+    double t3 = mb_rate_reserve_more(&r, 200);
+    EXPECT_NEAR(t3 - t2, 0.2, 1e-9);
     struct mb_rate unlimited;
     mb_rate_init(&unlimited, 0, 0);
     EXPECT(mb_rate_reserve(&unlimited, 1e12) <= mb_now());
