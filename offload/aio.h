@@ -548,6 +548,10 @@ void mb_ostore_emulation(const struct mb_ostore *s, char *buf, size_t len);
 const struct mb_aio *mb_ostore_engine(const struct mb_ostore *s);
 /* Drains, closes the engine and removes the files. */
 void mb_ostore_close(struct mb_ostore *s);
+/* Removes the files now (unlinkat only: async-signal-safe, so a program
+ * registers it as a clean-up hook for a run ended by a signal); a second
+ * call, or the close after it, removes nothing more. */
+void mb_ostore_unlink(struct mb_ostore *s);
 
 #ifdef __cplusplus
 }

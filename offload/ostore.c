@@ -422,6 +422,16 @@ void mb_ostore_emulation(const struct mb_ostore *s, char *buf, size_t len)
 
 const struct mb_aio *mb_ostore_engine(const struct mb_ostore *s) { return s->eng; }
 
+void mb_ostore_unlink(struct mb_ostore *s)
+{
+    if (s->unlinked)
+        return;
+    s->unlinked = 1;
+    for (int f = 0; f < MB_STORAGE_MAX_FILES; f++)
+        if (s->file_name[f] && s->dirfd >= 0)
+            unlinkat(s->dirfd, s->file_name[f], 0);
+}
+
 void mb_ostore_close(struct mb_ostore *s)
 {
     if (!s)
@@ -432,8 +442,9 @@ void mb_ostore_close(struct mb_ostore *s)
     for (int f = 0; f < MB_STORAGE_MAX_FILES; f++) {
         if (s->fd[f] >= 0)
             close(s->fd[f]);
-        if (s->file_name[f] && s->dirfd >= 0)
-            unlinkat(s->dirfd, s->file_name[f], 0);
+    }
+    mb_ostore_unlink(s);
+    for (int f = 0; f < MB_STORAGE_MAX_FILES; f++) {
         free(s->file_name[f]);
         free(s->path[f]);
     }

@@ -7,6 +7,7 @@
 #include "aio.h"
 
 #include <pthread.h>
+#include <signal.h>
 
 struct ostore_extent {
     char name[96];
@@ -36,6 +37,7 @@ struct mb_ostore {
     int fd[MB_STORAGE_MAX_FILES];  /* buffered descriptors (faults) */
     char *path[MB_STORAGE_MAX_FILES];
     char *file_name[MB_STORAGE_MAX_FILES];
+    volatile sig_atomic_t unlinked; /* mb_ostore_unlink ran (maybe from a signal handler) */
     size_t stripe, block;
     int next;                   /* extents */
     struct ostore_extent *ext;

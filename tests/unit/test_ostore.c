@@ -197,6 +197,10 @@ static void check_blob_and_ranges(const char *dir)
     char emu[200];
     mb_ostore_emulation(s, emu, sizeof(emu));
     EXPECT(emu[0] == 0); /* no cap, no emulation */
+    EXPECT(count_files(dir) == 2);
+    mb_ostore_unlink(s); /* the clean-up hook's path: gone at once, close still fine */
+    EXPECT(count_files(dir) == 0);
+    mb_ostore_unlink(s);
     mb_ostore_close(s);
     free(w);
     free(r);
