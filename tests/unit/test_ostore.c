@@ -11,6 +11,7 @@
 #include "check.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,9 +51,31 @@ static int update(void *ctx, int i, const struct mb_ostore_state *st, const void
 
 static int spans_read, spans_write, spans_update, spans_bad;
 
+/* the first read submission, update end and P32 write end of each tensor:
+ * the orders' overlap, seen as order (never as durations) */
+static pthread_mutex_t first_mu = PTHREAD_MUTEX_INITIALIZER;
+static double first_read[NT], first_update[NT], first_write[NT];
+
+static void note_first(double *slot, double t)
+{
+    pthread_mutex_lock(&first_mu);
+    if (*slot == 0)
+        *slot = t;
+    pthread_mutex_unlock(&first_mu);
+}
+
 static void on_span(void *ctx, const char *what, const char *name, double start, double end)
 {
     (void)ctx;
+    int i = name[0] == 'L' ? name[1] - '0' : -1;
+    if (i >= 0 && i < NT) {
+        if (strcmp(what, "read") == 0 && strcmp(name + 2, ".P32") == 0)
+            note_first(&first_read[i], start);
+        else if (strcmp(what, "write") == 0 && strcmp(name + 2, ".P32") == 0)
+            note_first(&first_write[i], end);
+        else if (strcmp(what, "update") == 0)
+            note_first(&first_update[i], end);
+    }
     __atomic_add_fetch(strcmp(what, "read") == 0 ? &spans_read : strcmp(what, "write") == 0 ? &spans_write
                                                                 : &spans_update,
                        1, __ATOMIC_RELAXED);
@@ -123,6 +146,9 @@ static void check_orders(const char *dir)
     char err[600];
     for (int order = MB_OSTORE_SERIAL; order <= MB_OSTORE_OPTIMIZED; order++) {
         calls = spans_read = spans_write = spans_update = spans_bad = 0;
+        memset(first_read, 0, sizeof first_read);
+        memset(first_update, 0, sizeof first_update);
+        memset(first_write, 0, sizeof first_write);
         struct mb_ostore *s = open_store(dir, (enum mb_ostore_order)order, 1, err, sizeof(err));
         EXPECT(s != NULL);
         if (!s) {
@@ -131,6 +157,7 @@ static void check_orders(const char *dir)
         }
         EXPECT(count_files(dir) == 2);
         EXPECT(put_initial(s, err, sizeof(err)) == 0);
+        memset(first_write, 0, sizeof first_write); /* the initial puts are not steps */
         int rc = train(s, err, sizeof(err));
         EXPECT(rc == 0);
         if (rc)
@@ -162,6 +189,15 @@ static void check_orders(const char *dir)
         /* a span per transfer and per update, named after the extent or tensor */
         EXPECT((uint64_t)spans_read == st.reads && (uint64_t)spans_write == st.writes);
         EXPECT(spans_update == ITERS * NT && spans_bad == 0);
+        /* steps go NT-1 .. 0: optimized submits R(i-1) before i's update ends;
+         * serial and naive read i-1 only once i's write is done */
+        for (int i = 1; i < NT; i++) {
+            if (order == MB_OSTORE_OPTIMIZED)
+                EXPECT(first_read[i - 1] < first_update[i]);
+            else
+                EXPECT(first_read[i - 1] >= first_write[i]);
+            EXPECT(first_read[i] > 0 && first_update[i] > 0 && first_write[i] > 0);
+        }
         mb_ostore_close(s);
         EXPECT(count_files(dir) == 0);
     }
