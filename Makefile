@@ -26,7 +26,7 @@ NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc &
 CUDA ?= $(if $(NVCC),1,0)
 
 # Packages found through pkg-config; tools/deps.sh maps them to Debian names.
-PKGS := ompi-c hdf5-openmpi papi hwloc ucx liburing openblas
+PKGS := ompi-c hdf5-openmpi papi hwloc ucx liburing openblas jansson
 
 CC := mpicc
 

@@ -4,8 +4,13 @@
  * mpirun. Exit 0, or 2 on bad input (one line on stderr). */
 #include "harness/harness.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: " PROG " [--csv] [--metrics] FILE...\n"
             "       " PROG " [--csv] --compare A B\n"
+            "       " PROG " --chrome-trace OUT.json FILE\n"
             "Print the provenance and summary table of movebench result files (HDF5),\n"
             "or compare two files case by case.\n"
             "  -c, --compare  per-case ratio of medians, ratio = median_B / median_A\n"
@@ -25,8 +31,13 @@ static void usage(FILE *out)
             "  -m, --metrics  the measurements (/metrics) instead of the summary: the run's\n"
             "                 own, then each case's (a series: one value per epoch);\n"
             "                 CSV: file,case,name,index,value (case empty for the run's)\n"
+            "      --chrome-trace OUT.json\n"
+            "                 write FILE's trace spans (/trace) as Chrome trace-event\n"
+            "                 JSON (chrome://tracing, Perfetto): a process per rank, a\n"
+            "                 thread per lane, times in microseconds; OUT is created,\n"
+            "                 never overwritten\n"
             "  -h, --help     this help\n"
-            "Exit status: 0, or 2 on bad input.\n");
+            "Exit status: 0, 1 when OUT.json could not be written, or 2 on bad input.\n");
 }
 
 /* ---- aligned text tables ------------------------------------------------ */
@@ -353,16 +364,113 @@ static void compare(const char *pa, const struct mb_result *a, const char *pb,
             printf("only in B: %s\n", b->cases[k].name);
 }
 
+/* ---- Chrome trace-event JSON (jansson) ----------------------------------- */
+
+/* json_object_set_new's result for a fresh value; NULL values (a string
+ * that is not UTF-8) make it fail too. */
+static int put(json_t *o, const char *key, json_t *v) { return json_object_set_new(o, key, v); }
+
+static json_t *meta_event(const char *what, int pid, long long tid, const char *name)
+{
+    json_t *e = json_object(), *args = json_object();
+    if (!e || !args || put(args, "name", json_string(name)) || put(e, "name", json_string(what)) ||
+        put(e, "ph", json_string("M")) || put(e, "pid", json_integer(pid)) ||
+        (tid >= 0 && put(e, "tid", json_integer(tid))) || put(e, "args", args)) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+static json_t *span_event(const struct mb_span *sp, int pid)
+{
+    json_t *e = json_object();
+    if (!e || put(e, "name", json_string(sp->name)) || put(e, "cat", json_string("movebench")) ||
+        put(e, "ph", json_string("X")) || put(e, "pid", json_integer(pid)) ||
+        put(e, "tid", json_integer(sp->lane)) || put(e, "ts", json_real(sp->start * 1e6)) ||
+        put(e, "dur", json_real((sp->end - sp->start) * 1e6))) {
+        json_decref(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* The document: {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}. */
+static json_t *chrome_trace(const char *path, const struct mb_result *r)
+{
+    json_t *doc = json_object(), *ev = json_array(), *other = json_object();
+    const struct mb_kv *bench = mb_kv_get(&r->root, "benchmark");
+    if (!doc || !ev || !other || put(doc, "traceEvents", ev) || put(doc, "displayTimeUnit", json_string("ms")) ||
+        put(other, "source", json_string(path)) ||
+        put(other, "benchmark", json_string(bench && bench->type == MB_KV_STR ? bench->s : "")) ||
+        put(doc, "otherData", other)) {
+        json_decref(doc);
+        return NULL;
+    }
+    for (size_t t = 0; t < r->ntrace; t++) {
+        const struct mb_trace_rank *tr = &r->trace[t];
+        char pname[32];
+        snprintf(pname, sizeof pname, "rank %d", tr->rank);
+        if (json_array_append_new(ev, meta_event("process_name", tr->rank, -1, pname))) {
+            json_decref(doc);
+            return NULL;
+        }
+        for (size_t k = 0; k < tr->nlanes; k++)
+            if (json_array_append_new(ev, meta_event("thread_name", tr->rank, (long long)k, tr->lanes[k]))) {
+                json_decref(doc);
+                return NULL;
+            }
+        for (size_t k = 0; k < tr->nspans; k++)
+            if (json_array_append_new(ev, span_event(&tr->spans[k], tr->rank))) {
+                json_decref(doc);
+                return NULL;
+            }
+    }
+    return doc;
+}
+
+/* Writes OUT (created, never through a link nor over a file): 0, or 1 with a line. */
+static int write_chrome_trace(const char *out, const char *path, const struct mb_result *r)
+{
+    json_t *doc = chrome_trace(path, r);
+    if (!doc) {
+        fprintf(stderr, PROG ": %s: a span or lane name is not UTF-8 text (or out of memory)\n", path);
+        return 1;
+    }
+    int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *fp = fd < 0 ? NULL : fdopen(fd, "w");
+    int rc = 0;
+    if (!fp) {
+        fprintf(stderr, PROG ": --chrome-trace %s: %s\n", out, strerror(errno));
+        rc = errno == EEXIST ? MB_EXIT_USAGE : 1;
+        if (fd >= 0)
+            close(fd);
+    } else {
+        int bad = json_dumpf(doc, fp, JSON_COMPACT) != 0;
+        bad |= fputc('\n', fp) == EOF;
+        bad |= fclose(fp) != 0;
+        if (bad) {
+            fprintf(stderr, PROG ": --chrome-trace %s: write failed: %s\n", out, strerror(errno));
+            unlink(out);
+            rc = 1;
+        }
+    }
+    json_decref(doc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"compare", no_argument, NULL, 'c'},
         {"csv", no_argument, NULL, 'C'},
         {"metrics", no_argument, NULL, 'm'},
+        {"chrome-trace", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int cmp = 0, csv = 0, metrics = 0, ch;
+    const char *trace_out = NULL;
     mb_set_progname(PROG);
     opterr = 0; /* our own one-line message */
     while ((ch = getopt_long(argc, argv, "chm", longopts, NULL)) != -1) {
@@ -370,6 +478,7 @@ int main(int argc, char **argv)
         case 'c': cmp = 1; break;
         case 'C': csv = 1; break;
         case 'm': metrics = 1; break;
+        case 'T': trace_out = optarg; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", argv[optind - 1]);
@@ -379,6 +488,16 @@ int main(int argc, char **argv)
     int nfiles = argc - optind;
     if (nfiles == 0) {
         fprintf(stderr, PROG ": no input files (see --help)\n");
+        return MB_EXIT_USAGE;
+    }
+    if (trace_out && (cmp || metrics || csv || nfiles != 1)) {
+        fprintf(stderr, PROG ": --chrome-trace takes exactly one FILE and no other option\n");
+        return MB_EXIT_USAGE;
+    }
+    struct stat st;
+    if (trace_out && (!trace_out[0] || lstat(trace_out, &st) == 0)) {
+        fprintf(stderr, PROG ": --chrome-trace %s: %s\n", trace_out,
+                trace_out[0] ? "exists (never overwritten)" : "empty name");
         return MB_EXIT_USAGE;
     }
     if (cmp && metrics) {
@@ -401,7 +520,14 @@ int main(int argc, char **argv)
             rc = MB_EXIT_USAGE;
         }
     }
-    if (rc == 0 && cmp) {
+    if (rc == 0 && trace_out) {
+        if (r[0].ntrace == 0) {
+            fprintf(stderr, PROG ": %s: no trace spans (/trace) in the file\n", argv[optind]);
+            rc = MB_EXIT_USAGE;
+        } else {
+            rc = write_chrome_trace(trace_out, argv[optind], &r[0]);
+        }
+    } else if (rc == 0 && cmp) {
         compare(argv[optind], &r[0], argv[optind + 1], &r[1], csv);
     } else if (rc == 0) {
         for (int i = 0; i < nfiles; i++) {

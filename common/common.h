@@ -1,9 +1,10 @@
 /* movebench common library: errors and logging, clocks and CPU time,
  * sorting and medians of samples, growing arrays, hashing (splitmix64),
  * memory (host, node-shared, pinned, device), the memory budget (cgroup or
- * mlock) and the stage-pipeline runtime. Shared by every library and
- * program; depends only on MPI, pthreads and libc (and on the CUDA runtime
- * in the CUDA build, behind MB_HAVE_CUDA). */
+ * mlock), the stage-pipeline runtime, CRC32C, a token bucket, a capped
+ * arena, an emulated device-host link and thread pinning. Shared by every
+ * library and program; depends only on MPI, pthreads, hwloc and libc (and
+ * on the CUDA runtime in the CUDA build, behind MB_HAVE_CUDA). */
 #ifndef MB_COMMON_H
 #define MB_COMMON_H
 
@@ -206,6 +207,110 @@ void mb_budget_release_signal(struct mb_budget *b);
 /* Writes back and evicts a file's pages from the page cache, so its pages
  * are charged to whoever reads them next. 0 or -1. */
 int mb_drop_file_cache(const char *path);
+
+/* ---- checksums --------------------------------------------------------- */
+
+/* CRC32C (Castagnoli, iSCSI/ext4's polynomial) of buf, continuing from crc
+ * (start with 0): SSE4.2's crc32 instruction where the CPU has it, else a
+ * table. mb_crc32c(0, "123456789", 9) == 0xE3069283. */
+uint32_t mb_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* ---- rate limiting (a token bucket) -------------------------------------
+ * Models a link or device slower than the machine's, and only where a
+ * reproduction says so (DESIGN.md: declared as emulation). Virtual time:
+ * the bucket refills at `rate` bytes/s up to `burst` bytes; reserving n
+ * bytes returns the time (mb_now) at which they have passed, which the
+ * caller waits for with mb_rate_pace. Not thread-safe: one owner. */
+struct mb_rate {
+    double rate;      /* bytes per second; <= 0: unlimited */
+    double burst;     /* bucket depth in bytes */
+    double t_free;    /* when the bytes reserved so far have passed */
+};
+void mb_rate_init(struct mb_rate *r, double bytes_per_s, double burst_bytes);
+/* Reserves n bytes; returns when they have passed (now when unlimited). */
+double mb_rate_reserve(struct mb_rate *r, double n);
+/* Reserves n more bytes right behind the previous reservation (the rest of
+ * one transfer), whatever the time now: a pacer that woke late catches up
+ * instead of losing the time (a loaded machine's wake-ups are late). */
+double mb_rate_reserve_more(struct mb_rate *r, double n);
+/* Waits (clock_nanosleep) until mb_now() >= t: the bucket's pacing. */
+void mb_rate_pace(double t);
+
+/* ---- capped arena ------------------------------------------------------
+ * A capped allocator over one region (a tier's memory: the emulated GPU's,
+ * say): bump allocation with any power-of-two alignment, marks to release
+ * back to, reset. Asking more than is free is an error that names the
+ * tier, the bytes asked and the bytes free (mb_arena_error), never a
+ * fallback to malloc. Thread-safe. */
+struct mb_arena;
+/* An arena of `bytes` over memory it allocates (page-aligned), or over the
+ * caller's region when mem is not NULL (not freed by mb_arena_free). name:
+ * the tier in messages ("dev-mem"). NULL with the reason in err. */
+struct mb_arena *mb_arena_new(const char *name, size_t bytes, void *mem, char *err, size_t errlen);
+/* bytes from the arena aligned to align (0: 64; a power of two), or NULL:
+ * the message ("dev-mem: arena overrun: asked N bytes, M free of C") in
+ * mb_arena_error and, when err is not NULL, in err. */
+void *mb_arena_alloc(struct mb_arena *a, size_t bytes, size_t align, char *err, size_t errlen);
+/* The position to come back to, and coming back (frees what came after). */
+size_t mb_arena_mark(struct mb_arena *a);
+void mb_arena_release(struct mb_arena *a, size_t mark);
+void mb_arena_reset(struct mb_arena *a);
+size_t mb_arena_used(struct mb_arena *a);
+size_t mb_arena_free_bytes(struct mb_arena *a);
+size_t mb_arena_peak(struct mb_arena *a);
+size_t mb_arena_capacity(const struct mb_arena *a);
+const char *mb_arena_name(const struct mb_arena *a);
+/* The last overrun's message, "" when none. */
+const char *mb_arena_error(struct mb_arena *a);
+void mb_arena_free(struct mb_arena *a);
+
+/* ---- emulated device-host link -----------------------------------------
+ * Emulation of a PCIe link between the host and a device that is not here
+ * (its memory is an mb_arena in host memory): one copy thread per
+ * direction does a real memcpy, chunk by chunk, each chunk paced by a token
+ * bucket at the direction's rate (mb_rate): no sleep stands for the copy
+ * itself. Copies in one direction complete in order; a ticket is waited
+ * for. Counters per direction: bytes, copies, busy time (the copy thread
+ * working or pacing), pacing time and the thread's CPU time. */
+enum { MB_LINK_H2D = 0, MB_LINK_D2H = 1 };
+struct mb_link_opts {
+    double gbps[2];     /* per direction, 1e9 bytes/s; <= 0: as fast as memcpy */
+    size_t chunk;       /* bytes copied per pacing step; 0 = 256 KiB */
+    int cpu[2];         /* hwloc PU (logical index) to pin each copy thread to; -1: not pinned */
+    /* Optional: called by the copy thread after each copy, with its
+     * direction, bytes and mb_now() times (a program's trace spans). */
+    void (*on_copy)(void *ctx, int dir, size_t bytes, double start, double end);
+    void *ctx;
+};
+struct mb_link_stats {
+    uint64_t bytes, copies;
+    double busy_s, paced_s, cpu_s;
+};
+struct mb_link;
+/* The emulation statement a result file's `emulation` attribute records. */
+#define MB_LINK_EMULATION "device-host link: memcpy by one copy thread per direction, paced by a token bucket (mb_link)"
+struct mb_link *mb_link_new(const struct mb_link_opts *o, char *err, size_t errlen);
+typedef uint64_t mb_link_ticket;
+/* Queues a copy of bytes from src to dst in direction dir; the memory
+ * lives until the ticket is waited for. Returns its ticket. */
+mb_link_ticket mb_link_copy(struct mb_link *l, int dir, void *dst, const void *src, size_t bytes);
+/* 1 when the copy (and every earlier one in its direction) is done. */
+int mb_link_test(struct mb_link *l, mb_link_ticket t);
+void mb_link_wait(struct mb_link *l, mb_link_ticket t);
+void mb_link_stats(struct mb_link *l, int dir, struct mb_link_stats *s);
+/* Waits for what is queued, stops the threads. */
+void mb_link_free(struct mb_link *l);
+
+/* ---- threads: pinning and CPU time -------------------------------------- */
+
+/* Processing units (hwloc PUs) this process may run on; 0 when unknown. */
+int mb_pu_count(void);
+/* Binds the calling thread to PU `pu` (hwloc logical index among the
+ * allowed PUs). 0, or -1 with the reason in err. */
+int mb_pin_thread(int pu, char *err, size_t errlen);
+/* CPU seconds used so far by thread tid (a pthread_t of this process);
+ * NAN when the kernel does not say. */
+double mb_thread_cpu_s(unsigned long tid);
 
 /* ---- pipeline runtime ---------------------------------------------------
  * Stages run in order on every batch; each stage is a team of threads

@@ -431,6 +431,128 @@ void mb_ooc_zipf_free(struct mb_ooc_zipf *z);
  * out of memory (keys untouched). */
 int mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
 
+/* ===== Offloaded model states (mb_ostore, Ratel's optimizer store) =======
+ * Named extents on a striped volume of files the store creates in a
+ * folder (O_EXCL | O_NOFOLLOW; removed at close): per tensor its fp32
+ * master weights, Adam moments and fp16 working copy ("<name>.P32", ".m",
+ * ".v", ".P16"), plus named blobs (activations). Every extent starts on a
+ * block; each block carries a CRC32C kept in memory, computed on every
+ * write and checked on every read (a mismatch is an error naming the
+ * extent and the offset). I/O runs on the mb_aio engine. A per-file rate
+ * cap (a token bucket per file, reserved at submission and waited for at
+ * completion) lets N files on one disk stand for N slower SSDs: an
+ * emulation, which mb_ostore_emulation states. mb_ostore_step(i, grad)
+ * reads tensor i's P32, m and v, calls the update (nn's Adam plugs in) and
+ * writes P32, m, v and P16 back, in one of three orders:
+ *   serial     in the caller, each transfer waited for (ZeRO-Infinity's
+ *              optimizer after backward);
+ *   naive      on the store's thread, read, update, write per tensor, each
+ *              transfer waited for, so the caller's backward runs meanwhile;
+ *   optimized  on the store's thread: R(i), R(i-1), W(i): tensor i-1 (the
+ *              next in backward order) is read ahead while i is updated and
+ *              i's write is waited for only when its buffers are needed.
+ * Faults (tests): MB_FAULT_INJECT=corrupt-state flips a bit of a seeded
+ * random block of a seeded tensor's state after its first write (the next
+ * read reports it); write-error fails the first write of a seeded tensor's
+ * state with EIO (reported with the errno text). */
+enum mb_ostore_field { MB_OSTORE_P32, MB_OSTORE_M, MB_OSTORE_V, MB_OSTORE_P16, MB_OSTORE_NFIELDS };
+enum mb_ostore_order { MB_OSTORE_SERIAL, MB_OSTORE_NAIVE, MB_OSTORE_OPTIMIZED };
+extern const char *const mb_ostore_order_names[]; /* "serial", "naive", "optimized" */
+extern const char *const mb_ostore_field_names[]; /* "P32", "m", "v", "P16" */
+/* Parses an order's name: 0 and *out, or -1. */
+int mb_ostore_parse_order(const char *s, enum mb_ostore_order *out);
+
+struct mb_ostore_tensor {
+    const char *name;
+    uint64_t n;                 /* elements: P32, m, v are fp32, P16 two bytes each */
+};
+struct mb_ostore_blob {
+    const char *name;
+    uint64_t bytes;
+};
+/* Tensor i's state in the store's buffers during an update. */
+struct mb_ostore_state {
+    float *p32, *m, *v;
+    uint16_t *p16;
+    uint64_t n;
+};
+/* The update: reads grad and st's P32, m, v; writes P32, m, v and P16.
+ * 0, or non-zero with the reason in err (the step fails with it). */
+typedef int (*mb_ostore_update_fn)(void *ctx, int i, const struct mb_ostore_state *st, const void *grad,
+                                   char *err, size_t errlen);
+
+struct mb_ostore_opts {
+    const char *dir;            /* folder for the files (must exist) */
+    int nfiles;                 /* 1..MB_STORAGE_MAX_FILES; 0 = 1 */
+    size_t stripe;              /* multiple of 4096; 0 = 1 MiB */
+    size_t block;               /* CRC block, multiple of 4096; 0 = 64 KiB */
+    double file_gbps;           /* per-file cap in 1e9 bytes/s; <= 0: none */
+    int io_threads;             /* engine threads; 0 = CAM's rule */
+    int buffered;               /* never O_DIRECT */
+    enum mb_ostore_order order;
+    mb_ostore_update_fn update;
+    void *ctx;
+    const struct mb_ostore_tensor *tensors;
+    int ntensors;
+    const struct mb_ostore_blob *blobs;
+    int nblobs;
+    uint64_t seed;              /* fault positions */
+    /* Optional: called after each transfer ("read", "write": the extent's
+     * name, from submission to completion) and each update ("update": the
+     * tensor's name), with mb_now() times, from the thread that waited or
+     * updated (a program's trace spans). */
+    void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
+    void *span_ctx;
+};
+
+struct mb_ostore_stats {
+    uint64_t read_bytes, write_bytes, reads, writes, steps;
+    double read_busy_s, write_busy_s; /* time with a read (write) in flight */
+    double update_s;            /* in the update callback */
+    double stall_s;             /* steps waiting for their reads */
+};
+
+struct mb_ostore;
+struct mb_ostore_io;
+
+/* Creates the files and opens the engine. NULL with the reason in err
+ * (a file that exists, a bad folder, a bad option). */
+struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size_t errlen);
+/* Extent id of "<tensor>.<field>" or of a blob name; -1 when unknown. */
+int mb_ostore_extent(const struct mb_ostore *s, const char *name);
+/* Extent id of tensor i's field. */
+int mb_ostore_tensor_extent(const struct mb_ostore *s, int i, enum mb_ostore_field f);
+uint64_t mb_ostore_extent_bytes(const struct mb_ostore *s, int ext);
+const char *mb_ostore_extent_name(const struct mb_ostore *s, int ext);
+/* Asynchronous read (op MB_AIO_READ) or write of [off, off + len) of an
+ * extent: off a multiple of the block, len a multiple of it or reaching the
+ * extent's end; buf lives until the wait. 0 and *io, or -1 with err. */
+int mb_ostore_submit(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len, void *buf,
+                     struct mb_ostore_io **io, char *err, size_t errlen);
+/* Waits (the rate cap included), checks every block read against its
+ * CRC32C; frees io. 0, or -1 with err naming the extent and offset. */
+int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen);
+/* Synchronous submit + wait. */
+int mb_ostore_rw(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len, void *buf, char *err,
+                 size_t errlen);
+/* Updates tensor i with grad (which lives until mb_ostore_drain) in the
+ * store's order; naive and optimized return once the step is queued.
+ * 0, or -1 with the first failure of any step so far. */
+int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen);
+/* Waits until every queued step is done; 0, or -1 with the first failure. */
+int mb_ostore_drain(struct mb_ostore *s, char *err, size_t errlen);
+void mb_ostore_stats(struct mb_ostore *s, struct mb_ostore_stats *out);
+/* The emulation statement for the result file ("" without a rate cap). */
+void mb_ostore_emulation(const struct mb_ostore *s, char *buf, size_t len);
+/* The engine's report (fallbacks). */
+const struct mb_aio *mb_ostore_engine(const struct mb_ostore *s);
+/* Drains, closes the engine and removes the files. */
+void mb_ostore_close(struct mb_ostore *s);
+/* Removes the files now (unlinkat only: async-signal-safe, so a program
+ * registers it as a clean-up hook for a run ended by a signal); a second
+ * call, or the close after it, removes nothing more. */
+void mb_ostore_unlink(struct mb_ostore *s);
+
 #ifdef __cplusplus
 }
 #endif

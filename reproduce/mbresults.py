@@ -150,6 +150,28 @@ def case_metric(run, case, name, legacy=None, default=None, index=0):
     return v[index] if -len(v) <= index < len(v) else default
 
 
+def trace(path):
+    """The trace spans of a result file (/trace, see docs/result-format.md)
+    as dicts rank, lane (index), lane_name, name, start, end (seconds since
+    the earliest rank began tracing), in each rank's recording order; []
+    when the run recorded none."""
+    out = []
+    with h5py.File(path, "r") as f:
+        if "trace" not in f:
+            return out
+        for key in f["trace"]:
+            g = f["trace"][key]
+            lanes = _py(g.attrs.get("lanes", []))
+            lanes = [lanes] if isinstance(lanes, str) else lanes
+            rank = int(_py(g.attrs["rank"]))
+            names, start, end, lane = (g[k][:] for k in ("name", "start", "end", "lane"))
+            for n, s0, s1, ln in zip(names, start, end, lane):
+                ln = int(ln)
+                out.append({"rank": rank, "lane": ln, "lane_name": lanes[ln] if 0 <= ln < len(lanes) else "",
+                            "name": _py(n), "start": float(s0), "end": float(s1)})
+    return out
+
+
 def hardware(run):
     """One line naming the machine a run used."""
     mpi = str(run.get("mpi_library_version", "")).splitlines()[0] if run.get("mpi_library_version") else "?"

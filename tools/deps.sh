@@ -16,6 +16,7 @@ PACKAGES=(
   libpapi-dev papi-tools
   liburing-dev libopenblas-dev
   libhwloc-dev hwloc
+  libjansson-dev
   slurm-wlm munge libpmix-dev
   fio
   openssh-server openssh-client iproute2 iputils-ping util-linux
@@ -27,6 +28,7 @@ PACKAGES=(
 declare -A PC_PKG=(
   [ompi-c]=libopenmpi-dev [hdf5-openmpi]=libhdf5-openmpi-dev [papi]=libpapi-dev
   [hwloc]=libhwloc-dev [ucx]=libucx-dev [liburing]=liburing-dev [openblas]=libopenblas-dev
+  [jansson]=libjansson-dev
 )
 # command -> Debian package.
 declare -A CMD_PKG=(

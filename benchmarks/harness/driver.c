@@ -559,6 +559,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
     mb_counters_close(ctr);
     if (bench->finish)
         bench->finish(&run);
+    mb_trace_gather(run.comm, &run.result); /* spans of every rank, for /trace */
 
     if (run.rank == 0) {
         record_emulation(&run);

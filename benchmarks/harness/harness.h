@@ -89,6 +89,24 @@ struct mb_metric {
     unsigned long version; /* bumped on every change (the writer rewrites changed ones) */
 };
 
+/* One traced span of work: [start, end) in seconds on the trace's clock
+ * (see mb_trace_*), on lane `lane` (an index into its rank's lanes: a
+ * thread, a queue or a device direction). */
+struct mb_span {
+    char *name;
+    double start, end;
+    long long lane;
+};
+
+/* One rank's spans, /trace/rank<R>. */
+struct mb_trace_rank {
+    int rank;
+    size_t nspans;
+    struct mb_span *spans;
+    size_t nlanes;
+    char **lanes;                 /* lane names, by lane index */
+};
+
 /* Everything one file holds. Rank 0 fills it; mb_result_write stores it. */
 struct mb_result {
     struct mb_kvlist root;        /* "/" attributes: provenance (schema_version added by writer) */
@@ -104,6 +122,8 @@ struct mb_result {
     char **event_names;
     size_t ncases, cap;
     struct mb_case_result *cases;
+    size_t ntrace;                /* "/trace/rank<R>": ranks that recorded spans */
+    struct mb_trace_rank *trace;
 };
 
 void mb_result_init(struct mb_result *r);
@@ -157,6 +177,33 @@ int mb_result_writer_fd(const struct mb_result_writer *w);
 /* Reads a file written by mb_result_write back into r (for mb-report and
  * the round-trip test). 0 or -1 with a message in err. */
 int mb_result_read(const char *path, struct mb_result *r, char *err, size_t errlen);
+
+/* ===== trace spans ======================================================
+ * Off until mb_trace_enable(1); then every thread may record spans (a
+ * mutex-protected list per process). Times are seconds since the process
+ * enabled tracing (mb_now); mb_trace_gather aligns the ranks by the wall
+ * clock read at that moment (0 is the earliest rank's), so spans of ranks
+ * on different hosts are as aligned as their clocks (NTP). The driver gathers after the last case
+ * and the result file keeps them in /trace; mb-report --chrome-trace
+ * turns them into Chrome's trace-event JSON (chrome://tracing, Perfetto). */
+void mb_trace_enable(int on);
+int mb_trace_enabled(void);
+/* The lane called name (made on first use): an index for mb_trace_end. */
+int mb_trace_lane(const char *name);
+/* Now on the trace's clock (0 while tracing is off). */
+double mb_trace_now(void);
+/* An mb_now() time on the trace's clock (libraries report mb_now() times:
+ * mb_link's on_copy, mb_ostore's on_span). */
+double mb_trace_clock(double t_now);
+/* Records [begin, now) as `name` on lane (nothing while off). */
+void mb_trace_end(int lane, const char *name, double begin);
+/* Records [start, end) (trace clock) as `name` on lane. */
+void mb_trace_span(int lane, const char *name, double start, double end);
+/* Collective over comm: rank 0 appends every rank's spans (ranks without
+ * any are left out) to r->trace; each rank's own list is emptied. */
+void mb_trace_gather(MPI_Comm comm, struct mb_result *r);
+/* Frees r->trace (part of mb_result_free). */
+void mb_trace_free(struct mb_result *r);
 
 /* ===== counters (PAPI) ================================================== */
 

@@ -8,6 +8,12 @@
  *   /metrics/<key>/<name>  1-D dataset [n] (float64, int64 or string):
  *                   one value per case, or a series (one per epoch)
  *   /environment    attrs: r->environment
+ *   /trace          only when spans were recorded (mb_trace_*), written at
+ *                   the end of the run
+ *   /trace/rank<R>  attrs: rank (int64), lanes (string [nlanes]);
+ *                   datasets name (string [n]), start, end (float64 [n], s
+ *                   since the earliest rank began tracing), lane (int64 [n],
+ *                   index into lanes)
  *   /topology       scalar string dataset: r->topology_xml ("" when NULL)
  *   /samples/<key>  float64 [iters x nranks], seconds;
  *                   attrs: case (string), bytes, count (uint64), units "s"
@@ -78,6 +84,7 @@ void mb_result_free(struct mb_result *r)
     mb_kv_free(&r->config);
     mb_kv_free(&r->environment);
     mb_metric_free_all(r);
+    mb_trace_free(r);
     free(r->topology_xml);
     for (size_t i = 0; i < MB_MAX_LABELS; i++)
         free(r->label_names[i]);
@@ -609,6 +616,57 @@ static int put_metrics(struct h5 *c, hid_t f, const struct mb_result *r, unsigne
     return rc;
 }
 
+/* /trace: each rank's spans as four 1-D datasets (see the layout above). */
+static int put_trace(struct h5 *c, hid_t f, const struct mb_result *r)
+{
+    if (!r->ntrace)
+        return 0;
+    htri_t ex = H5Lexists(f, "/trace", H5P_DEFAULT);
+    if (ex < 0 || (ex > 0 && H5Ldelete(f, "/trace", H5P_DEFAULT) < 0))
+        return mb_h5_fail(c, "replace /trace");
+    hid_t g = H5Gcreate2(f, "/trace", H5P_DEFAULT, c->gcpl, H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "create group /trace");
+    int rc = 0;
+    for (size_t t = 0; t < r->ntrace && rc == 0; t++) {
+        const struct mb_trace_rank *tr = &r->trace[t];
+        char key[32], where[64];
+        snprintf(key, sizeof key, "rank%d", tr->rank);
+        snprintf(where, sizeof where, "/trace/%s", key);
+        hid_t rg = H5Gcreate2(g, key, H5P_DEFAULT, c->gcpl, H5P_DEFAULT);
+        if (rg < 0) {
+            rc = mb_h5_fail(c, "create group %s", where);
+            break;
+        }
+        size_t n = tr->nspans;
+        char **names = mb_h5_xmalloc(n * sizeof *names);
+        double *start = mb_h5_xmalloc(n * sizeof *start), *end = mb_h5_xmalloc(n * sizeof *end);
+        long long *lane = mb_h5_xmalloc(n * sizeof *lane), rank = tr->rank;
+        for (size_t k = 0; k < n; k++) {
+            names[k] = tr->spans[k].name;
+            start[k] = tr->spans[k].start;
+            end[k] = tr->spans[k].end;
+            lane[k] = tr->spans[k].lane;
+        }
+        struct mb_metric cols[4] = {{.name = "name", .type = MB_KV_STR, .n = n, .s = names},
+                                    {.name = "start", .type = MB_KV_DBL, .n = n, .d = start},
+                                    {.name = "end", .type = MB_KV_DBL, .n = n, .d = end},
+                                    {.name = "lane", .type = MB_KV_INT, .n = n, .i = lane}};
+        rc = put_attr(c, rg, where, "rank", H5T_STD_I64LE, H5T_NATIVE_LLONG, &rank);
+        if (rc == 0)
+            rc = put_strs(c, rg, where, "lanes", tr->lanes, tr->nlanes);
+        for (int k = 0; k < 4 && rc == 0; k++)
+            rc = put_series(c, rg, where, &cols[k]);
+        free(names);
+        free(start);
+        free(end);
+        free(lane);
+        H5Gclose(rg);
+    }
+    H5Gclose(g);
+    return rc;
+}
+
 /* A result file being written case by case (see harness.h). */
 struct mb_result_writer {
     struct h5 c;
@@ -813,6 +871,8 @@ int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *e
         }
         if (rc == 0)
             rc = put_metrics(c, w->f, r, &w->written, &w->nwritten);
+        if (rc == 0)
+            rc = put_trace(c, w->f, r);
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         if (wr_close_ids(w) < 0 && rc == 0)
             rc = mb_h5_fail(c, "close (flush)");

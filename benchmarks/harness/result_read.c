@@ -342,21 +342,113 @@ static herr_t metrics_case(hid_t g, const char *name, const mb_h5_link_info *inf
     return rc;
 }
 
+/* An optional top-level group: its attributes into kv (when not NULL),
+ * then fn over its links. */
+static int walk_group(struct h5 *c, hid_t f, const char *name, struct mb_kvlist *kv, mb_h5_link_fn fn,
+                      struct mb_result *r)
+{
+    htri_t ex = H5Lexists(f, name, H5P_DEFAULT);
+    if (ex <= 0)
+        return ex < 0 ? mb_h5_fail(c, "look for %s", name) : 0;
+    hid_t g = H5Gopen2(f, name, H5P_DEFAULT);
+    if (g < 0)
+        return mb_h5_fail(c, "open group %s", name);
+    struct case_iter it = {c, r, 0};
+    int rc = kv ? get_kvlist(c, g, name, kv, NULL) : 0;
+    if (rc == 0)
+        rc = iterate_links(c, g, name, fn, &it, &it.failed);
+    H5Gclose(g);
+    return rc;
+}
+
 /* Schema 2's /metrics; a schema-1 file has none (its measurements are in /config). */
 static int get_metrics(struct h5 *c, hid_t f, struct mb_result *r)
 {
-    htri_t ex = H5Lexists(f, "/metrics", H5P_DEFAULT);
-    if (ex <= 0)
-        return ex < 0 ? mb_h5_fail(c, "look for /metrics") : 0;
-    hid_t g = H5Gopen2(f, "/metrics", H5P_DEFAULT);
-    if (g < 0)
-        return mb_h5_fail(c, "open group /metrics");
-    struct case_iter it = {c, r, 0};
-    int rc = get_kvlist(c, g, "/metrics", &r->metrics, NULL);
-    if (rc == 0)
-        rc = iterate_links(c, g, "/metrics", metrics_case, &it, &it.failed);
-    H5Gclose(g);
+    return walk_group(c, f, "/metrics", &r->metrics, metrics_case, r);
+}
+
+/* A 1-D dataset of n numbers (mtype) of group g into buf; -1 when its size is not n. */
+static int get_column(struct h5 *c, hid_t g, const char *where, const char *name, hid_t mtype, void *buf,
+                      size_t n)
+{
+    char what[128];
+    snprintf(what, sizeof what, "%s/%s", where, name);
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    if (d < 0)
+        return mb_h5_fail(c, "open %s", what);
+    long long np = npoints(c, d, 0, what);
+    int rc = np < 0 ? -1 : (size_t)np != n ? mb_h5_fail(c, "%s: %lld values, expected %zu", what, np, n) : 0;
+    if (rc == 0 && n > 0 && (mtype == c->str ? get_strs(c, d, 0, what, buf, n)
+                                             : H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) < 0)
+        rc = mtype == c->str ? -1 : mb_h5_fail(c, "read %s", what);
+    H5Dclose(d);
     return rc;
+}
+
+static herr_t trace_rank(hid_t g, const char *name, const mb_h5_link_info *info, void *data)
+{
+    (void)info;
+    struct case_iter *it = data;
+    struct h5 *c = it->c;
+    char where[128];
+    snprintf(where, sizeof where, "/trace/%s", name);
+    if (object_type(g, name) != H5I_GROUP || strncmp(name, "rank", 4) != 0)
+        return 0; /* not this schema's */
+    hid_t rg = H5Gopen2(g, name, H5P_DEFAULT);
+    if (rg < 0) {
+        it->failed = 1;
+        return mb_h5_fail(c, "open %s", where);
+    }
+    struct mb_trace_rank tr = {0};
+    long long rank = -1, np = -1;
+    hid_t a = H5Aopen(rg, "rank", H5P_DEFAULT), d = H5Dopen2(rg, "start", H5P_DEFAULT);
+    int rc = a < 0 || H5Aread(a, H5T_NATIVE_LLONG, &rank) < 0 ? mb_h5_fail(c, "read attribute 'rank' of %s", where)
+                                                               : 0;
+    if (rc == 0)
+        rc = d < 0 ? mb_h5_fail(c, "open %s/start", where) : (np = npoints(c, d, 0, where)) < 0 ? -1 : 0;
+    if (a >= 0)
+        H5Aclose(a);
+    if (d >= 0)
+        H5Dclose(d);
+    if (rc == 0)
+        rc = get_attr_strs(c, rg, where, "lanes", &tr.lanes, &tr.nlanes);
+    size_t n = np > 0 ? (size_t)np : 0;
+    char **names = mb_h5_xmalloc(n * sizeof *names);
+    double *start = mb_h5_xmalloc(n * sizeof *start), *end = mb_h5_xmalloc(n * sizeof *end);
+    long long *lane = mb_h5_xmalloc(n * sizeof *lane);
+    memset(names, 0, n * sizeof *names);
+    if (rc == 0)
+        rc = get_column(c, rg, where, "start", H5T_NATIVE_DOUBLE, start, n);
+    if (rc == 0)
+        rc = get_column(c, rg, where, "end", H5T_NATIVE_DOUBLE, end, n);
+    if (rc == 0)
+        rc = get_column(c, rg, where, "lane", H5T_NATIVE_LLONG, lane, n);
+    if (rc == 0)
+        rc = get_column(c, rg, where, "name", c->str, names, n);
+    H5Gclose(rg);
+    tr.rank = (int)rank;
+    tr.nspans = n;
+    tr.spans = mb_h5_xmalloc(n * sizeof *tr.spans);
+    for (size_t k = 0; k < n; k++)
+        tr.spans[k] = (struct mb_span){names[k] ? names[k] : mb_h5_xstrdup(""), start[k], end[k], lane[k]};
+    free(names);
+    free(start);
+    free(end);
+    free(lane);
+    struct mb_trace_rank *grown = realloc(it->r->trace, (it->r->ntrace + 1) * sizeof *grown);
+    if (!grown)
+        mb_die(1, "out of memory");
+    it->r->trace = grown;
+    it->r->trace[it->r->ntrace++] = tr; /* kept even when failed: mb_result_free frees it */
+    if (rc < 0)
+        it->failed = 1;
+    return rc;
+}
+
+/* /trace when spans were recorded. */
+static int get_trace(struct h5 *c, hid_t f, struct mb_result *r)
+{
+    return walk_group(c, f, "/trace", NULL, trace_rank, r);
 }
 
 static int get_topology(struct h5 *c, hid_t f, char **xml)
@@ -656,7 +748,7 @@ int mb_result_read(const char *path, struct mb_result *r, char *err, size_t errl
         get_group_kv(&c, f, "/config", &r->config) < 0 || get_metrics(&c, f, r) < 0 ||
         get_group_kv(&c, f, "/environment", &r->environment) < 0 ||
         get_topology(&c, f, &r->topology_xml) < 0 || get_summary(&c, f, r) < 0 ||
-        get_case_data(&c, f, r) < 0)
+        get_case_data(&c, f, r) < 0 || get_trace(&c, f, r) < 0)
         goto out;
     rc = 0;
 out:

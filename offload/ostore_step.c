@@ -1,0 +1,312 @@
+/* mb_ostore_step's three orders (see aio.h) and the store's thread that
+ * runs naive and optimized steps while the caller computes. */
+#include "ostore_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t round_block(const struct mb_ostore *s, uint64_t bytes)
+{
+    return (bytes + s->block - 1) / s->block * s->block;
+}
+
+static void *field_buf(struct ostore_set *b, int f)
+{
+    return f == MB_OSTORE_P32 ? (void *)b->p32 : f == MB_OSTORE_M ? (void *)b->m : f == MB_OSTORE_V ? (void *)b->v : (void *)b->p16;
+}
+
+/* Submits tensor i's reads (P32, m, v) into set b. */
+static int submit_reads(struct mb_ostore *s, struct ostore_set *b, int i, char *err, size_t errlen)
+{
+    b->tensor = i;
+    for (int f = 0; f < 3; f++) {
+        int e = mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f);
+        if (ostore_submit(s, MB_AIO_READ, e, 0, mb_ostore_extent_bytes(s, e), field_buf(b, f), 1, &b->rd[f], err,
+                             errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Waits for every transfer of set b in list (3 reads or 4 writes); the first error wins. */
+static int wait_all(struct mb_ostore_io **list, int n, char *err, size_t errlen)
+{
+    int rc = 0;
+    char e2[512];
+    for (int k = 0; k < n; k++)
+        if (list[k]) {
+            if (mb_ostore_wait(list[k], rc ? e2 : err, rc ? sizeof(e2) : errlen) != 0)
+                rc = -1;
+            list[k] = NULL;
+        }
+    return rc;
+}
+
+static int wait_reads(struct mb_ostore *s, struct ostore_set *b, char *err, size_t errlen)
+{
+    double t0 = mb_now();
+    int rc = wait_all(b->rd, 3, err, errlen);
+    pthread_mutex_lock(&s->mu);
+    s->st.stall_s += mb_now() - t0;
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static int update(struct mb_ostore *s, struct ostore_set *b, int i, const void *grad, char *err, size_t errlen)
+{
+    struct mb_ostore_state st = {b->p32, b->m, b->v, b->p16, s->o.tensors[i].n};
+    double t0 = mb_now();
+    snprintf(err, errlen, "ostore: the update of %s failed", s->o.tensors[i].name);
+    int rc = s->o.update(s->o.ctx, i, &st, grad, err, errlen);
+    double t1 = mb_now();
+    if (s->o.on_span)
+        s->o.on_span(s->o.span_ctx, "update", s->o.tensors[i].name, t0, t1);
+    pthread_mutex_lock(&s->mu);
+    s->st.update_s += t1 - t0;
+    s->st.steps++;
+    pthread_mutex_unlock(&s->mu);
+    if (rc != 0)
+        return -1;
+    return 0;
+}
+
+static int submit_writes(struct mb_ostore *s, struct ostore_set *b, int i, char *err, size_t errlen)
+{
+    b->tensor = -1;
+    for (int f = 0; f < MB_OSTORE_NFIELDS; f++) {
+        int e = mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f);
+        if (ostore_submit(s, MB_AIO_WRITE, e, 0, mb_ostore_extent_bytes(s, e), field_buf(b, f), 1, &b->wr[f], err,
+                             errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* serial and naive: R(i), wait, update, W(i), wait */
+static int step_simple(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
+{
+    struct ostore_set *b = &s->set[0];
+    int rc = submit_reads(s, b, i, err, errlen);
+    rc = wait_reads(s, b, rc ? NULL : err, rc ? 0 : errlen) || rc;
+    b->tensor = -1;
+    if (rc || update(s, b, i, grad, err, errlen) != 0)
+        return -1;
+    rc = submit_writes(s, b, i, err, errlen);
+    return wait_all(b->wr, 4, rc ? NULL : err, rc ? 0 : errlen) || rc ? -1 : 0;
+}
+
+static int has_writes(const struct ostore_set *b)
+{
+    for (int f = 0; f < 4; f++)
+        if (b->wr[f])
+            return 1;
+    return 0;
+}
+
+/* A set to read into, other than `not`: one idle, else the one whose
+ * writes went out first (waited for). */
+static struct ostore_set *free_set(struct mb_ostore *s, struct ostore_set *not, uint64_t *wseq, char *err,
+                                   size_t errlen, int *rc)
+{
+    struct ostore_set *pick = NULL;
+    for (int k = 0; k < OSTORE_SETS; k++) {
+        struct ostore_set *b = &s->set[k];
+        if (b == not || b->tensor >= 0)
+            continue;
+        if (!has_writes(b))
+            return b;
+        if (!pick || wseq[k] < wseq[pick - s->set])
+            pick = b;
+    }
+    if (pick && wait_all(pick->wr, 4, err, errlen) != 0)
+        *rc = -1;
+    return pick;
+}
+
+/* optimized: R(i) (read ahead by the previous step), R(i-1) submitted, then
+ * wait R(i), update, W(i) submitted and left in flight. */
+static int step_optimized(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
+{
+    struct ostore_set *cur = NULL;
+    int rc = 0;
+    for (int k = 0; k < OSTORE_SETS; k++) {
+        struct ostore_set *b = &s->set[k];
+        if (b->tensor == i)
+            cur = b;
+        else if (b->tensor >= 0) { /* read ahead for a step that did not come: dropped */
+            char drop[512];
+            wait_all(b->rd, 3, drop, sizeof(drop));
+            b->tensor = -1;
+        }
+    }
+    if (!cur) {
+        cur = free_set(s, NULL, s->write_seq, err, errlen, &rc);
+        if (rc || submit_reads(s, cur, i, err, errlen) != 0)
+            return -1;
+    }
+    if (i > 0) {
+        struct ostore_set *nxt = free_set(s, cur, s->write_seq, err, errlen, &rc);
+        if (rc || submit_reads(s, nxt, i - 1, err, errlen) != 0)
+            return -1;
+    }
+    if (wait_reads(s, cur, err, errlen) != 0 || update(s, cur, i, grad, err, errlen) != 0) {
+        cur->tensor = -1;
+        return -1;
+    }
+    s->write_seq[cur - s->set] = ++s->wcount;
+    return submit_writes(s, cur, i, err, errlen);
+}
+
+/* Waits for what is in flight in every set (the end of a pass). */
+static int flush_sets(struct mb_ostore *s, char *err, size_t errlen)
+{
+    int rc = 0;
+    char drop[512];
+    for (int k = 0; k < OSTORE_SETS; k++) {
+        wait_all(s->set[k].rd, 3, drop, sizeof(drop));
+        s->set[k].tensor = -1;
+        if (wait_all(s->set[k].wr, 4, rc ? drop : err, rc ? sizeof(drop) : errlen) != 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+static void *store_main(void *arg)
+{
+    struct mb_ostore *s = arg;
+    char err[512];
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->qhead == s->qtail && !s->stop)
+            pthread_cond_wait(&s->more, &s->mu);
+        if (s->qhead == s->qtail)
+            break;
+        struct ostore_job j = s->q[s->qhead++];
+        s->busy = 1;
+        int skip = s->failed;
+        pthread_mutex_unlock(&s->mu);
+
+        int rc = 0;
+        err[0] = 0;
+        if (j.i < 0)
+            rc = flush_sets(s, err, sizeof(err));
+        else if (!skip)
+            rc = s->o.order == MB_OSTORE_OPTIMIZED ? step_optimized(s, j.i, j.grad, err, sizeof(err))
+                                                   : step_simple(s, j.i, j.grad, err, sizeof(err));
+        if (rc)
+            ostore_fail(s, err);
+
+        pthread_mutex_lock(&s->mu);
+        s->busy = 0;
+        if (s->qhead == s->qtail)
+            s->qhead = s->qtail = 0;
+        pthread_cond_broadcast(&s->idle);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static int first_failure(struct mb_ostore *s, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    int f = s->failed;
+    if (f)
+        snprintf(err, errlen, "%s", s->failure);
+    pthread_mutex_unlock(&s->mu);
+    return f ? -1 : 0;
+}
+
+static int enqueue(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = mb_grow((void **)&s->q, &s->qcap, s->qtail + 1, sizeof(*s->q));
+    if (rc == 0) {
+        s->q[s->qtail++] = (struct ostore_job){i, grad};
+        pthread_cond_broadcast(&s->more);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc)
+        snprintf(err, errlen, "ostore: out of memory queueing a step");
+    return rc;
+}
+
+int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
+{
+    if (i < 0 || i >= s->o.ntensors)
+        return snprintf(err, errlen, "ostore: no tensor %d (of %d)", i, s->o.ntensors), -1;
+    if (first_failure(s, err, errlen))
+        return -1;
+    if (s->o.order == MB_OSTORE_SERIAL) {
+        if (step_simple(s, i, grad, err, errlen) != 0) {
+            ostore_fail(s, err);
+            return -1;
+        }
+        return 0;
+    }
+    return enqueue(s, i, grad, err, errlen);
+}
+
+int mb_ostore_drain(struct mb_ostore *s, char *err, size_t errlen)
+{
+    if (s->thread_started) {
+        if (enqueue(s, -1, NULL, err, errlen) != 0)
+            return -1;
+        pthread_mutex_lock(&s->mu);
+        while (s->qhead != s->qtail || s->busy)
+            pthread_cond_wait(&s->idle, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return first_failure(s, err, errlen);
+}
+
+int ostore_steps_init(struct mb_ostore *s, char *err, size_t errlen)
+{
+    if (!s->o.ntensors)
+        return 0;
+    uint64_t n = s->max_n;
+    for (int k = 0; k < OSTORE_SETS; k++) {
+        struct ostore_set *b = &s->set[k];
+        b->tensor = -1;
+        b->p32 = mb_aio_alloc(s->eng, round_block(s, 4 * n));
+        b->m = mb_aio_alloc(s->eng, round_block(s, 4 * n));
+        b->v = mb_aio_alloc(s->eng, round_block(s, 4 * n));
+        b->p16 = mb_aio_alloc(s->eng, round_block(s, 2 * n));
+        if (!b->p32 || !b->m || !b->v || !b->p16)
+            return snprintf(err, errlen, "ostore: out of memory for the step buffers (%llu elements)",
+                            (unsigned long long)n),
+                   -1;
+    }
+    if (s->o.order != MB_OSTORE_SERIAL) {
+        if (pthread_create(&s->tid, NULL, store_main, s) != 0)
+            return snprintf(err, errlen, "ostore: cannot start the store's thread"), -1;
+        s->thread_started = 1;
+    }
+    return 0;
+}
+
+void ostore_steps_fini(struct mb_ostore *s)
+{
+    char err[512];
+    if (s->thread_started) {
+        mb_ostore_drain(s, err, sizeof(err));
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->more);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->tid, NULL);
+        s->thread_started = 0;
+    } else if (s->eng) {
+        flush_sets(s, err, sizeof(err));
+    }
+    for (int k = 0; k < OSTORE_SETS; k++) {
+        struct ostore_set *b = &s->set[k];
+        if (!s->eng)
+            break;
+        mb_aio_free(s->eng, b->p32);
+        mb_aio_free(s->eng, b->m);
+        mb_aio_free(s->eng, b->v);
+        mb_aio_free(s->eng, b->p16);
+    }
+    free(s->q);
+}
