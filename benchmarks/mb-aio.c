@@ -11,16 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* --mode's words: the registry's storage paths in its order (not the RAM
  * image: no device), then fio, an outside program (built in main()). */
@@ -70,7 +66,7 @@ struct st {
     const struct mb_storage_ops *ops;   /* NULL: fio */
     struct mb_storage sto;              /* the volume in this case's mode */
     struct mb_aio *eng;                 /* sto.eng: the engine modes */
-    struct mb_aio_req **reaped;         /* any-order modes: completions, qd at a time */
+    struct mb_storage_driver *drv;      /* drives the requests through the mode */
     size_t nslot, ios;
     char *slots;          /* nslot * bs */
     uint64_t *off;        /* per request offset of this iteration */
@@ -82,9 +78,6 @@ struct st {
     int inject;                /* MB_FAULT_INJECT=corrupt */
     size_t inj_req, inj_byte;  /* this iteration's fault: request and byte (inj_req == ios: none) */
     int rfd[64];               /* buffered descriptors reading writes back */
-    double *t0;                /* per request (inline) or ticket (engine) post times */
-    struct mb_storage_ticket *tickets;
-    size_t *slot_user;         /* inline: the request holding each slot, SIZE_MAX when free */
     int nomem;                 /* the latency log could not grow */
 };
 
@@ -319,12 +312,9 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         s->nslot = want;
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
-    s->t0 = calloc(s->ios, sizeof(double));
-    s->tickets = calloc(s->ios, sizeof(*s->tickets));
-    s->slot_user = calloc(s->nslot, sizeof(size_t));
     s->caplat = s->ios * (size_t)(run->common.warmup + run->common.iters);
     s->lat = malloc(s->caplat * sizeof(double));
-    if (!s->off || !s->reqs || !s->t0 || !s->tickets || !s->slot_user || !s->lat) {
+    if (!s->off || !s->reqs || !s->lat) {
         mb_warn("out of memory: request tables of %zu requests", s->ios);
         return -1;
     }
@@ -338,8 +328,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_warn("out of memory: %zu bytes of %sbuffers", s->nslot * bs, s->eng ? "engine " : "");
             return -1;
         }
-        if ((s->ops->flags & MB_STORAGE_ANY_ORDER) && !(s->reaped = calloc((size_t)opt.qd, sizeof(*s->reaped)))) {
-            mb_warn("out of memory: the completions' table");
+        if (!(s->drv = mb_storage_driver_new(&s->sto, s->ios, (size_t)opt.qd, (size_t)opt.batch, s->nslot))) {
+            mb_warn("out of memory: the driver's tables of %zu requests", s->ios);
             return -1;
         }
     }
@@ -369,8 +359,9 @@ static void write_data(struct st *s, size_t i)
 
 /* Before posting request i: a write whose slot served an earlier request
  * gets its own data (the first nslot were filled in prepare, untimed). */
-static void before_post(struct st *s, size_t i)
+static void before_post(void *state, size_t i)
 {
+    struct st *s = state;
     if (opt.rw && i >= s->nslot)
         write_data(s, i);
 }
@@ -415,8 +406,11 @@ static void prepare(void *state, long long iter)
             memset(slot(s, i), 0xa5, 64); /* poison: a read that lands nothing is caught */
 }
 
-static void lat_add(struct st *s, double t)
+/* Request i took t seconds (the driver's done hook). */
+static void lat_add(void *state, size_t i, double t)
 {
+    struct st *s = state;
+    (void)i;
     if (mb_grow((void **)&s->lat, &s->caplat, s->nlat + 1, sizeof(double)) != 0) {
         s->nomem = 1;
         return;
@@ -424,185 +418,20 @@ static void lat_add(struct st *s, double t)
     s->lat[s->nlat++] = t;
 }
 
-/* Request i in a blocking mode that takes one request at a time (posix,
- * bounce, mmap). */
-static int blocking(struct st *s, size_t i)
-{
-    struct mb_storage_ticket t;
-    before_post(s, i);
-    s->ops->submit(&s->sto, &s->reqs[i], 1, &t);
-    if (s->ops->wait(&s->sto, &t) == 0)
-        return 0;
-    int e = s->reqs[i].status;
-    mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
-            e == -ENODATA ? "short" : strerror(-e));
-    return -1;
-}
-
-/* Any-order modes (inline, BaM-like): the compute thread posts requests
- * itself and reaps its own completions, qd in flight. */
-static int run_inline(struct st *s)
-{
-    size_t next = 0, done = 0, inflight = 0;
-    double *t0 = s->t0;
-    int err = 0;
-    for (size_t k = 0; k < s->nslot; k++)
-        s->slot_user[k] = SIZE_MAX;
-    while (done < s->ios && !err) {
-        /* completions come in any order: a slot is posted again only once
-         * the request holding it has completed */
-        size_t first = next;
-        while (inflight < (size_t)opt.qd && next < s->ios && s->slot_user[next % s->nslot] == SIZE_MAX) {
-            before_post(s, next);
-            s->slot_user[next % s->nslot] = next;
-            t0[next] = mb_now();
-            next++; inflight++;
-        }
-        int rc = s->ops->submit(&s->sto, &s->reqs[first], next - first, NULL);
-        if (rc == -EXDEV) {
-            mb_warn("%s: block crosses a stripe (use --stripe >= size)", s->ops->name);
-            return -1;
-        }
-        if (rc < 0) {
-            mb_warn("%s: submitting: %s", s->ops->name, strerror(-rc));
-            return -1;
-        }
-        size_t n = s->ops->reap(&s->sto, s->reaped, (size_t)opt.qd);
-        for (size_t k = 0; k < n; k++) {
-            size_t i = (size_t)(s->reaped[k] - s->reqs);
-            if (s->reaped[k]->status) {
-                mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
-                        s->reaped[k]->status == -ENODATA ? "short" : strerror(-s->reaped[k]->status));
-                err = -1;
-            }
-            lat_add(s, mb_now() - t0[i]);
-            s->slot_user[i % s->nslot] = SIZE_MAX;
-            done++; inflight--;
-        }
-    }
-    return err;
-}
-
-static int run_engine(struct st *s, int async)
-{
-    /* async keeps 2 x qd requests posted, so that the engine always has the
-     * next requests at hand when one completes; the engine caps what is in
-     * flight at qd */
-    size_t posted = 2 * (size_t)opt.qd < s->nslot ? 2 * (size_t)opt.qd : s->nslot;
-    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? posted / b : 1;
-    if (depth < 1) depth = 1;
-    /* a request's slot was last used nslot requests earlier, in a ticket
-     * already waited for: posted <= nslot requests are ever in flight */
-    struct mb_storage_ticket *tk = s->tickets;
-    double *t0 = s->t0;
-    size_t waited = 0;
-    int failed = 0;
-    for (size_t k = 0; k < nb; k++) {
-        size_t n = s->ios - k * b < b ? s->ios - k * b : b;
-        for (size_t j = 0; j < n; j++)
-            before_post(s, k * b + j);
-        t0[k] = mb_now();
-        if (s->ops->submit(&s->sto, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
-        while (k + 1 - waited >= depth) { /* keep `depth` tickets in flight; wait for the oldest */
-            failed += s->ops->wait(&s->sto, &tk[waited]);
-            double t = mb_now() - t0[waited];
-            size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
-            for (size_t j = 0; j < m; j++) lat_add(s, t);
-            waited++;
-        }
-    }
-    while (waited < nb) {
-        failed += s->ops->wait(&s->sto, &tk[waited]);
-        double t = mb_now() - t0[waited];
-        size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
-        for (size_t j = 0; j < m; j++) lat_add(s, t);
-        waited++;
-    }
-    if (failed)
-        for (size_t i = 0; i < s->ios; i++)
-            if (s->reqs[i].status) {
-                mb_warn("engine: request at %llu: %s", (unsigned long long)s->reqs[i].offset, strerror(-s->reqs[i].status));
-                break;
-            }
-    return failed ? -1 : 0;
-}
-
 /* fio's io_uring engine on the same files, block size, queue depth and
- * O_DIRECT. Started from an argument vector (no shell: --dir may hold any
- * character); its terse output is read from a pipe. fio's data is its own:
- * the case's check is n/a. */
+ * O_DIRECT; its data is its own: the case's check is n/a. */
 static int run_fio(struct st *s, double *elapsed)
 {
-    static char filename[64 * (sizeof(fpath[0]) + 8) + 16];
-    char a[8][64];
-    size_t l = (size_t)snprintf(filename, sizeof(filename), "--filename=");
-    for (long long f = 0; f < opt.files; f++)
-        l += (size_t)snprintf(filename + l, sizeof(filename) - l, "%s%.1023s%s", f ? ":" : "", fpath[f],
-                              opt.rw ? ".fio" : "");
-    const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
-    snprintf(a[0], sizeof(a[0]), "--direct=%d", opt.buffered ? 0 : 1);
-    snprintf(a[1], sizeof(a[1]), "--rw=%s", rw);
-    snprintf(a[2], sizeof(a[2]), "--bs=%zu", s->ac->bs);
-    snprintf(a[3], sizeof(a[3]), "--iodepth=%lld", opt.qd);
-    snprintf(a[4], sizeof(a[4]), "--iodepth_batch_submit=%lld", opt.batch);
-    /* fio splits --size over the files */
-    snprintf(a[5], sizeof(a[5]), "--size=%llu", (unsigned long long)opt.files * opt.file_size);
-    snprintf(a[6], sizeof(a[6]), "--io_size=%llu", (unsigned long long)(s->ios * s->ac->bs));
-    char *argv[] = {"fio", "--name=mb", filename, "--ioengine=io_uring", a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                    "--fixedbufs", "--registerfiles", "--thread", "--randrepeat=0", "--norandommap",
-                    "--output-format=terse", "--terse-version=3", NULL};
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        mb_warn("fio: pipe: %s", strerror(errno));
+    struct mb_aio_fio_job j = {fpaths, (int)opt.files, opt.rw ? ".fio" : "", opt.rw, opt.pattern, !opt.buffered,
+                               s->ac->bs, opt.qd, opt.batch, (uint64_t)opt.files * opt.file_size,
+                               (uint64_t)(s->ios * s->ac->bs)};
+    char err[1200];
+    if (mb_aio_fio_run(&j, &s->fio_iops, err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-    pid_t pid;
-    int e = posix_spawnp(&pid, "fio", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pfd[1]);
-    if (e != 0) {
-        close(pfd[0]);
-        mb_warn("fio: cannot start it: %s", strerror(e));
-        return -1;
-    }
-    FILE *p = fdopen(pfd[0], "r");
-    char line[16384], last[512] = "";
-    int got = 0, fio_err = 0;
-    while (p && fgets(line, sizeof(line), p)) {
-        if (strncmp(line, "3;", 2) != 0) {
-            snprintf(last, sizeof(last), "%.500s", line);
-            continue;
-        }
-        char *f[200], *rest = line, *tok;
-        int nf = 0;
-        while (nf < 200 && (tok = strsep(&rest, ";")) != NULL)
-            f[nf++] = tok;
-        if (nf < 50)
-            continue;
-        fio_err = atoi(f[4]);
-        double iops = atof(f[opt.rw ? 48 : 7]);
-        s->fio_iops = iops;
-        if (iops > 0)
-            *elapsed = (double)s->ios / iops;
-        got = 1;
-    }
-    if (p)
-        fclose(p);
-    else
-        close(pfd[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (!got || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || fio_err) {
-        last[strcspn(last, "\n")] = 0;
-        mb_warn("fio failed (%s %d, fio error %d): %s", WIFEXITED(st) ? "exit" : "signal",
-                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), fio_err, got ? "" : last);
-        return -1;
-    }
+    if (s->fio_iops > 0)
+        *elapsed = (double)s->ios / s->fio_iops;
     return 0;
 }
 
@@ -628,21 +457,13 @@ static int iterate(void *state, long long iter, double *elapsed)
     double t0 = mb_now();
     double c0 = mb_cpu_s(0);
     int err = 0;
-    unsigned fl = s->ops ? s->ops->flags : 0;
+    char ferr[1200];
+    struct mb_storage_hooks h = {s, before_post, lat_add};
     if (!s->ops)
         err = run_fio(s, elapsed);
-    else if (fl & MB_STORAGE_ENGINE)
-        err = run_engine(s, !(fl & MB_STORAGE_BLOCKING));
-    else if (fl & MB_STORAGE_ANY_ORDER)
-        err = run_inline(s);
-    else
-        for (size_t i = 0; i < s->ios && !err; i++) {
-            double t = mb_now();
-            err = blocking(s, i);
-            lat_add(s, mb_now() - t);
-        }
+    else if ((err = mb_storage_driver_run(s->drv, s->reqs, &h, ferr, sizeof(ferr))) != 0)
+        mb_warn("%s", ferr);
     /* mmap writes reach the files, not only the page cache, inside the time */
-    char ferr[1200];
     if (!err && opt.rw && s->ops && s->ops->flush && s->ops->flush(&s->sto, ferr, sizeof(ferr)) != 0) {
         mb_warn("%s: %s", s->ops->name, ferr);
         err = -1;
@@ -786,12 +607,9 @@ static void teardown(void *state)
     if (s->slots)
         mb_storage_free(&s->sto, s->slots);
     mb_storage_close(&s->sto);
-    free(s->reaped);
+    mb_storage_driver_free(s->drv);
     free(s->off);
     free(s->reqs);
-    free(s->t0);
-    free(s->tickets);
-    free(s->slot_user);
     free(s->lat);
     free(s);
 }
@@ -815,18 +633,11 @@ static const struct mb_bench bench = {
 int main(int argc, char **argv)
 {
     /* --mode's choices: the registry's storage paths in its order, then fio */
-    size_t len = 0;
-    for (size_t i = 0; mb_storage_modes[i] && m_fio < MAX_MODES - 1; i++) {
-        if (mb_storage_modes[i]->flags & MB_STORAGE_IMAGE)
-            continue;
-        if (strcmp(mb_storage_modes[i]->name, "async") == 0)
-            m_async = m_fio;
-        modes[m_fio] = mb_storage_modes[i];
-        mode_names[m_fio++] = mb_storage_modes[i]->name;
-        len += (size_t)snprintf(mode_choices + len, sizeof(mode_choices) - len, "%s|", mb_storage_modes[i]->name);
-    }
+    m_fio = (int)mb_storage_paths(modes, MAX_MODES - 1, mode_choices, sizeof(mode_choices), "fio");
+    for (int m = 0; m < m_fio; m++)
+        if (strcmp((mode_names[m] = modes[m]->name), "async") == 0)
+            m_async = m;
     mode_names[m_fio] = "fio";
-    snprintf(mode_choices + len, sizeof(mode_choices) - len, "fio");
     for (struct mb_opt *o = aio_opts; o->name; o++)
         if (strcmp(o->name, "mode") == 0)
             o->choices = mode_choices;
