@@ -3,17 +3,16 @@
  * engine (and by the same mapping for the baselines); every 512-byte block
  * carries a pattern derived from (seed, logical offset), so every read is
  * checked and every write read back. The I/O paths are offload/'s storage
- * registry (mb_storage_modes); how a case drives one follows its flags.
+ * registry (mb_storage_modes), driven as its flags say by the registry's
+ * driver (mb_storage_driver_run); fio runs through mb_aio_fio_run.
  * The out-of-core applications are mb-ooc. */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,19 +230,10 @@ static int open_storage(struct st *s, size_t arena)
 {
     const struct mb_storage_ops *ops = s->ops;
     struct mb_run *run = s->run;
-    /* the device queue depth is the engine's in-flight cap (split over the
-     * I/O threads), refilled on every completion as fio does */
-    long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
     struct mb_storage_params p = {
         .paths = fpaths, .nfiles = (int)opt.files, .stripe = opt.stripe, .file_size = opt.file_size,
         .writable = opt.rw, .buffered = opt.buffered, .qd = (unsigned)opt.qd,
-        .engine = {.nthreads = (int)opt.threads, .arena = arena, .depth = (unsigned)opt.qd,
-                   .inflight = (unsigned)((opt.qd + nth - 1) / nth),
-                   /* at most 4 SQEs per io_uring_enter: about what fio
-                    * does whatever its iodepth_batch_submit (its report:
-                    * 1-4 per submit); bigger chunks reach the virtio disk
-                    * together and come back together, idling it */
-                   .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)}};
+        .engine = mb_aio_opts_for_qd((int)opt.threads, (int)opt.files, (unsigned)opt.qd, (unsigned)opt.batch, arena)};
     char err[1200];
     if (mb_storage_open(&s->sto, ops, &p, err, sizeof(err)) != 0) {
         mb_warn("--dir: %s", err);
@@ -301,15 +291,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     size_t bs = s->ac->bs;
     s->ios = (size_t)opt.ios;
     s->vol = (uint64_t)opt.files * opt.file_size;
-    size_t cap = (64u << 20) / bs;
-    s->nslot = s->ios < cap ? s->ios : cap;
-    /* every request posted at once needs its own slot: async posts up to
-     * 2 x qd (fewer where that would take more than 256 MiB) */
-    size_t want = 2 * (size_t)opt.qd;
-    if (want * bs > (256u << 20))
-        want = (256u << 20) / bs > (size_t)opt.qd ? (256u << 20) / bs : (size_t)opt.qd;
-    if (s->nslot < want)
-        s->nslot = want;
+    s->nslot = mb_aio_slots(s->ios, bs, (size_t)opt.qd);
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
     s->caplat = s->ios * (size_t)(run->common.warmup + run->common.iters);
@@ -333,12 +315,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             return -1;
         }
     }
-    if (opt.rw && s->ops) /* writes are read back through the page cache */
-        for (long long f = 0; f < opt.files; f++)
-            if ((s->rfd[f] = open(fpath[f], O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-                mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
-                return -1;
-            }
+    int direct = 0, bad; /* writes are read back through the page cache */
+    if (opt.rw && s->ops && mb_aio_open_volume(fpaths, (int)opt.files, O_RDONLY, &direct, s->rfd, &bad) != 0) {
+        mb_warn("--dir: %s: %s", fpath[bad], strerror(errno));
+        return -1;
+    }
     if (s->slots)
         memset(s->slots, 0, s->nslot * bs);
     return 0;
@@ -370,16 +351,8 @@ static void prepare(void *state, long long iter)
 {
     struct st *s = state;
     size_t bs = s->ac->bs;
-    uint64_t nblk = s->vol / bs;
-    uint64_t x = s->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)iter * 0xbf58476d1ce4e5b9ULL + bs;
+    mb_aio_offsets(s->off, s->ios, bs, s->vol, opt.pattern, s->seed, iter, &s->seqpos);
     for (size_t i = 0; i < s->ios; i++) {
-        if (opt.pattern == 0) {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            s->off[i] = (x % nblk) * bs;
-        } else {
-            s->off[i] = s->seqpos;
-            s->seqpos = (s->seqpos + bs) % (nblk * bs);
-        }
         int op = opt.rw ? MB_AIO_WRITE : MB_AIO_READ;
         s->reqs[i] = (struct mb_aio_req){s->off[i], bs, s->slots ? slot(s, i) : NULL, op, 0};
     }
@@ -454,20 +427,14 @@ static void vs_add(size_t bs, int fio, double t)
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct st *s = state;
-    double t0 = mb_now();
-    double c0 = mb_cpu_s(0);
+    double t0 = mb_now(), c0 = mb_cpu_s(0);
     int err = 0;
     char ferr[1200];
     struct mb_storage_hooks h = {s, before_post, lat_add};
     if (!s->ops)
         err = run_fio(s, elapsed);
     else if ((err = mb_storage_driver_run(s->drv, s->reqs, &h, ferr, sizeof(ferr))) != 0)
-        mb_warn("%s", ferr);
-    /* mmap writes reach the files, not only the page cache, inside the time */
-    if (!err && opt.rw && s->ops && s->ops->flush && s->ops->flush(&s->sto, ferr, sizeof(ferr)) != 0) {
-        mb_warn("%s: %s", s->ops->name, ferr);
-        err = -1;
-    }
+        mb_warn("%s", ferr); /* mmap's writes reached the files (flush) inside the time */
     if (s->nomem) {
         mb_warn("out of memory: the latency log of %zu entries", s->caplat);
         err = -1;
@@ -479,13 +446,6 @@ static int iterate(void *state, long long iter, double *elapsed)
     if (!opt.rw && s->inj_req < s->ios) /* a corrupted block must be detected */
         slot(s, s->inj_req)[s->inj_byte] ^= 0x40;
     return err;
-}
-
-/* Reads request i's block back from the files (writes), through the
- * page cache, into rb. */
-static int read_back(struct st *s, size_t i, char *rb)
-{
-    return mb_aio_volume_rw(s->rfd, (int)opt.files, opt.stripe, MB_AIO_READ, s->off[i], s->ac->bs, rb);
 }
 
 static int check(void *state, long long iter, char *msg, size_t len)
@@ -504,7 +464,7 @@ static int check(void *state, long long iter, char *msg, size_t len)
     for (size_t i = first; i < s->ios; i++) {
         const char *b = slot(s, i);
         if (opt.rw) {
-            int rc = read_back(s, i, rb);
+            int rc = mb_aio_volume_rw(s->rfd, (int)opt.files, opt.stripe, MB_AIO_READ, s->off[i], bs, rb);
             if (rc != 0) {
                 snprintf(msg, len, "reading back request %zu at %llu: %s", i, (unsigned long long)s->off[i],
                          rc == -ENODATA ? "short file" : strerror(-rc));
@@ -568,21 +528,10 @@ static void teardown(void *state)
             mb_aio_info(s->eng, &inf);
             mb_metric_case_int(&run->result, cn, "bounce_bytes", (long long)inf.bounce_bytes);
             mb_metric_case_dbl(&run->result, cn, "inflight_mean", inf.inflight_mean);
-            if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
-                size_t n = mb_aio_thread_history(s->eng, NULL, 0);
-                int *h = calloc(n + 1, sizeof(int));
-                n = h ? mb_aio_thread_history(s->eng, h, n) : 0;
-                char hist[4096] = "";
-                for (size_t i = 0, j; i < n; i = j) {
-                    for (j = i; j < n && h[j] == h[i]; j++)
-                        ;
-                    size_t l = strlen(hist);
-                    snprintf(hist + l, sizeof(hist) - l, "%s%dx%zu", l ? " " : "", h[i], j - i);
-                }
-                free(h);
+            char hist[4096];
+            if (inf.adaptive) /* the thread counts chosen, run-length coded: "4x12 3x2" */
                 mb_metric_case_str(&run->result, cn, "io_threads_chosen",
-                                   n ? hist : h ? "none (fewer waits than one window)" : "out of memory");
-            }
+                                   mb_aio_thread_history_text(s->eng, hist, sizeof(hist)));
         }
         if (!run->common.quiet)
             printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,

@@ -119,6 +119,28 @@ int mb_aio_parse_threads(const char *s, int *out);
 /* io_frac from measured times: wait / (wait + compute); 1 when both are 0. */
 double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns);
 
+/* ---- How a measured run lays out its requests (aio_plan.c) ---- */
+/* The engine's options for a device queue depth qd: the in-flight cap qd
+ * split over the I/O threads (nthreads, or CAM's rule for nfiles when 0 or
+ * adaptive), depth qd per device, at most min(batch, 4) SQEs per
+ * io_uring_enter, an arena of `arena` bytes. */
+struct mb_aio_opts mb_aio_opts_for_qd(int nthreads, int nfiles, unsigned qd, unsigned batch, size_t arena);
+/* Buffers (slots) for n requests of bs bytes, qd in flight, request i in
+ * slot i % slots: one per request up to 64 MiB of them, and never fewer
+ * than mb_storage_driver_run posts at once (2 x qd; fewer where that would
+ * take more than 256 MiB, but at least qd). */
+size_t mb_aio_slots(size_t n, size_t bs, size_t qd);
+/* Offsets of n requests of bs bytes in a volume of vol bytes, bs-aligned:
+ * random (the same for seed, iter and bs), or sequential from *seqpos,
+ * wrapping at the end (*seqpos advanced). */
+void mb_aio_offsets(uint64_t *off, size_t n, size_t bs, uint64_t vol, int sequential, uint64_t seed,
+                    long long iter, uint64_t *seqpos);
+/* h[0..n) run-length coded into buf: "4x12 3x2" (empty for n = 0). */
+void mb_aio_runs_text(const int *h, size_t n, char *buf, size_t len);
+/* The adaptive thread counts chosen so far, run-length coded in buf; or a
+ * fixed text saying there were none, or out of memory. */
+const char *mb_aio_thread_history_text(struct mb_aio *a, char *buf, size_t len);
+
 /* Verification pattern: every 512-byte block of the volume carries 64-bit
  * words derived from (seed, logical offset). */
 void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed);
@@ -357,7 +379,8 @@ struct mb_storage_driver *mb_storage_driver_new(struct mb_storage *s, size_t n, 
                                                 size_t nslot);
 /* Runs reqs[0..n) through the mode. 0, or -1 with the first failure in err
  * ("MODE: request at OFFSET: reason"); every request posted is completed
- * before it returns. */
+ * before it returns, and writes have reached the files (the mode's flush,
+ * mmap's msync, ran). */
 int mb_storage_driver_run(struct mb_storage_driver *d, struct mb_aio_req *reqs, const struct mb_storage_hooks *h,
                           char *err, size_t errlen);
 void mb_storage_driver_free(struct mb_storage_driver *d);

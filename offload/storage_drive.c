@@ -185,10 +185,19 @@ static int drive_engine(struct mb_storage_driver *d, struct mb_aio_req *reqs, co
 int mb_storage_driver_run(struct mb_storage_driver *d, struct mb_aio_req *reqs, const struct mb_storage_hooks *h,
                           char *err, size_t errlen)
 {
-    unsigned fl = d->s->ops->flags;
-    if (fl & MB_STORAGE_ENGINE)
-        return drive_engine(d, reqs, h, err, errlen);
-    if (fl & MB_STORAGE_ANY_ORDER)
-        return drive_any_order(d, reqs, h, err, errlen);
-    return drive_blocking(d, reqs, h, err, errlen);
+    struct mb_storage *s = d->s;
+    unsigned fl = s->ops->flags;
+    int rc = fl & MB_STORAGE_ENGINE      ? drive_engine(d, reqs, h, err, errlen)
+             : fl & MB_STORAGE_ANY_ORDER ? drive_any_order(d, reqs, h, err, errlen)
+                                         : drive_blocking(d, reqs, h, err, errlen);
+    int wrote = 0;
+    for (size_t i = 0; i < d->n && !wrote; i++)
+        wrote = reqs[i].op == MB_AIO_WRITE;
+    /* mmap's writes reach the files, not only the page cache, inside the run */
+    char ferr[512];
+    if (rc == 0 && wrote && s->ops->flush && s->ops->flush(s, ferr, sizeof(ferr)) != 0) {
+        snprintf(err, errlen, "%s: %s", s->ops->name, ferr);
+        rc = -1;
+    }
+    return rc;
 }
