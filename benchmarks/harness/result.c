@@ -260,31 +260,27 @@ static int put_strs(struct h5 *c, hid_t loc, const char *where, const char *name
     return rc;
 }
 
+/* One entry as a new attribute of loc. */
+static int put_kv(struct h5 *c, hid_t loc, const char *where, const struct mb_kv *e)
+{
+    switch (e->type) {
+    case MB_KV_STR:
+        return put_str(c, loc, where, e->key, e->s);
+    case MB_KV_INT:
+        return put_attr(c, loc, where, e->key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &e->i);
+    case MB_KV_DBL:
+        return put_attr(c, loc, where, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->d);
+    default:
+        return mb_h5_fail(c, "%s: attribute '%s' has an unknown type %d", where, e->key, (int)e->type);
+    }
+}
+
 static int put_kvlist(struct h5 *c, hid_t loc, const char *where, const struct mb_kvlist *l,
                       const char *skip)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        const struct mb_kv *e = &l->v[i];
-        int rc;
-        if (skip && strcmp(e->key, skip) == 0)
-            continue;
-        switch (e->type) {
-        case MB_KV_STR:
-            rc = put_str(c, loc, where, e->key, e->s);
-            break;
-        case MB_KV_INT:
-            rc = put_attr(c, loc, where, e->key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &e->i);
-            break;
-        case MB_KV_DBL:
-            rc = put_attr(c, loc, where, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->d);
-            break;
-        default:
-            rc = mb_h5_fail(c, "%s: attribute '%s' has an unknown type %d", where, e->key,
-                            (int)e->type);
-        }
-        if (rc < 0)
+    for (size_t i = 0; i < l->n; i++)
+        if (!(skip && strcmp(l->v[i].key, skip) == 0) && put_kv(c, loc, where, &l->v[i]) < 0)
             return -1;
-    }
     return 0;
 }
 
@@ -509,8 +505,7 @@ static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct 
         if (ex < 0)
             return mb_h5_fail(c, "look for attribute '%s' of %s", e->key, where);
         if (ex == 0) {
-            struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
-            if (put_kvlist(c, loc, where, &one, NULL) < 0)
+            if (put_kv(c, loc, where, e) < 0)
                 return -1;
             continue;
         }
@@ -534,8 +529,7 @@ static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct 
         if (w >= 0)
             continue;
         /* another type than before: replace it */
-        struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
-        if (H5Adelete(loc, e->key) < 0 || put_kvlist(c, loc, where, &one, NULL) < 0)
+        if (H5Adelete(loc, e->key) < 0 || put_kv(c, loc, where, e) < 0)
             return mb_h5_fail(c, "rewrite attribute '%s' of %s", e->key, where);
     }
     return 0;
