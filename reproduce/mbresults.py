@@ -12,8 +12,10 @@ Schema 1 files (before /metrics) kept measurements in /config under names
 such as "lat_p50_us/<case>"; metric(), case_metric() and series() read both
 schemas, given the schema-1 name.
 """
+import argparse
 import glob
 import os
+import sys
 import xml.etree.ElementTree as ET
 
 import h5py
@@ -183,3 +185,37 @@ def save_figure(fig, out, dpi=120):
     for ext in ("png", "pdf"):
         fig.savefig(f"{out}.{ext}", dpi=dpi)
         print(f"{out}.{ext}")
+
+
+def parse_args(doc, default_out, out_help=None):
+    """A reproduce script's command line: -o/--out (default DEFAULT_OUT) and
+    the result files or collections; the first line of DOC describes it."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("-o", "--out", default=default_out, help=out_help)
+    ap.add_argument("inputs", nargs="+")
+    return ap.parse_args()
+
+
+def load_cases(paths, benchmarks, prog, what):
+    """(runs, rows) of PATHS, the rows kept to runs of BENCHMARKS; exits with
+    "PROG: no WHAT in PATHS" when none is left."""
+    runs, rows = load(paths)
+    rows = [r for r in rows if runs[r["run"]].get("benchmark") in benchmarks]
+    if not rows:
+        sys.exit(f"{prog}: no {what} in " + " ".join(paths))
+    return runs, rows
+
+
+def run_lines(runs, hw=hardware):
+    """One Markdown list line per run: hardware (HW(run)), commit, start, command."""
+    return [f"- run {i}: {hw(r)}; git {str(r.get('git_commit', '?'))[:12]}"
+            f"{' (dirty)' if r.get('git_dirty') else ''}; started {r.get('start_time_utc', '?')}; "
+            f"`{r.get('command_line', '')}`" for i, r in enumerate(runs)]
+
+
+def write_lines(path, lines):
+    """Writes LINES joined by newlines to PATH (making its folder) and prints PATH."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    print(path)

@@ -10,10 +10,8 @@ the same run (CAM's engine against POSIX, async against sync, async against
 max(compute, io)). The paper's baselines that mb-aio does not run (SPDK,
 BaM on a GPU, GIDS, GDS) are named as such, with the nearest path we have.
 """
-import argparse
 import datetime
 import os
-import sys
 
 from reproduce import mbresults  # noqa: E402
 
@@ -110,14 +108,8 @@ def ours_claims(io, apps):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", default="build/reproduce/cam/compare.md")
-    ap.add_argument("inputs", nargs="+")
-    a = ap.parse_args()
-    runs, rows = mbresults.load(a.inputs)
-    rows = [r for r in rows if runs[r["run"]].get("benchmark") in BENCHMARKS]
-    if not rows:
-        sys.exit("compare.py: no mb-aio or mb-ooc cases in " + " ".join(a.inputs))
+    a = mbresults.parse_args(__doc__, "build/reproduce/cam/compare.md")
+    runs, rows = mbresults.load_cases(a.inputs, BENCHMARKS, "compare.py", "mb-aio or mb-ooc cases")
     io = io_rows(runs, rows)
     apps = app_table(rows)
     o = ours_claims(io, apps)
@@ -187,16 +179,8 @@ def main():
     for r in sorted(io, key=lambda r: (r["files"], r["block"], r["mode"])):
         out.append(f"| {r['files']} | {mbresults.fmt_bytes(r['block'])} | {r['mode']} | {r['algbw']:.3f} | "
                    f"{r['iops'] / 1e3:.1f} | {r['t_median']:.5f} | {r['check']} |")
-    out += ["", "Runs:", ""]
-    for i, r in enumerate(runs):
-        out.append(f"- run {i}: {mbresults.hardware(r).split(';')[0]}; git {str(r.get('git_commit', '?'))[:12]}"
-                   f"{' (dirty)' if r.get('git_dirty') else ''}; started {r.get('start_time_utc', '?')}; "
-                   f"`{r.get('command_line', '')}`")
-    out.append("")
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("\n".join(out))
-    print(a.out)
+    out += ["", "Runs:", ""] + mbresults.run_lines(runs, lambda r: mbresults.hardware(r).split(";")[0]) + [""]
+    mbresults.write_lines(a.out, out)
 
 
 if __name__ == "__main__":

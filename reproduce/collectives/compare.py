@@ -12,7 +12,6 @@ claim, the maximum over a size range for an "up to" claim. Claims whose
 collective mb-coll does not run, or whose algorithm is not in the results,
 say so instead of a number.
 """
-import argparse
 import datetime
 import math
 import os
@@ -96,10 +95,7 @@ def baseline_table(rows, runs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", default="build/reproduce/collectives/compare.md")
-    ap.add_argument("inputs", nargs="+")
-    a = ap.parse_args()
+    a = mbresults.parse_args(__doc__, "build/reproduce/collectives/compare.md")
     runs, rows = mbresults.load(a.inputs)
     for r in rows:
         r["run_key"] = (r["nranks"], r["nnodes"])
@@ -121,16 +117,9 @@ def main():
     ]
     for c in CLAIMS:
         out.append(f"| {c[0]} | {c[1]} | {c[5]} | {c[6]} | {ours(rows, colls_run, c)} | {our_hw} |")
-    out += ["", "## Our measurements", "", "Runs:", ""]
-    for i, r in enumerate(runs):
-        out.append(f"- run {i}: {mbresults.hardware(r)}; git {str(r.get('git_commit', '?'))[:12]}"
-                   f"{' (dirty)' if r.get('git_dirty') else ''}; started {r.get('start_time_utc', '?')}; "
-                   f"`{r.get('command_line', '')}`")
+    out += ["", "## Our measurements", "", "Runs:", ""] + mbresults.run_lines(runs)
     out += [""] + baseline_table(rows, runs) + [""]
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("\n".join(out))
-    print(a.out)
+    mbresults.write_lines(a.out, out)
 
 
 if __name__ == "__main__":
