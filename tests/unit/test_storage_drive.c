@@ -2,12 +2,15 @@
  * striped files: 40 reads of 4 KiB through 8 shared buffers, qd 4, tickets
  * of 3: every request is posted once and completed once, never while the
  * request before it in its buffer is in flight, and lands the pattern;
- * writes posted the same way reach the files; a request past the end fails
+ * writes posted the same way reach the files (read back through pread);
+ * a request past the end fails
  * the run with its offset named. Also the registry's path list and --mode
- * string, and fio's argument vector and terse-line parser (fio itself is
- * not run). */
+ * string, fio's argument vector and terse-line parser (fio itself is not
+ * run), and aio_plan.c's layout: engine options for a queue depth, slots,
+ * offsets, run-length text. */
 #include "../../offload/aio.h"
 #include "check.h"
+#include "storage_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +29,7 @@
 #define QD 4
 #define BATCH 3
 
-static char path[NFILES][600];
+static char path[NFILES][FIXTURE_PATH];
 static const char *paths[NFILES];
 
 struct trace {
@@ -86,8 +89,6 @@ static void drive(const struct mb_storage_ops *o, int write, uint64_t seed)
         if (rc != 0)
             fprintf(stderr, "%s: %s\n", o->name, err);
         EXPECT(rc == 0);
-        if (write && o->flush)
-            EXPECT(o->flush(&s, err, sizeof(err)) == 0);
         for (size_t i = 0; i < N; i++)
             EXPECT(t.posted[i] == 1 && t.completed[i] == 1 && reqs[i].status == 0);
         EXPECT(t.bad_order == 0 && t.bad_data == 0 && t.bad_time == 0);
@@ -168,44 +169,54 @@ static void test_fio(void)
     EXPECT(mb_aio_fio_terse(copy, 0, &iops, &fe) == 0);
 }
 
+static void test_plan(void)
+{
+    struct mb_aio_opts o = mb_aio_opts_for_qd(3, 8, 64, 16, 1u << 20);
+    EXPECT(o.nthreads == 3 && o.depth == 64 && o.inflight == 22 && o.submit_batch == 4 && o.arena == 1u << 20);
+    o = mb_aio_opts_for_qd(MB_AIO_ADAPTIVE, 8, 8, 2, 0); /* CAM's rule for 8 files: 4 threads at most */
+    EXPECT(o.nthreads == MB_AIO_ADAPTIVE && o.inflight == 2 && o.submit_batch == 2);
+    EXPECT(mb_aio_slots(10, 4096, 4) == 10);                   /* one per request */
+    EXPECT(mb_aio_slots(1000000, 4096, 4) == (64u << 20) / 4096); /* 64 MiB of them */
+    EXPECT(mb_aio_slots(2, 4096, 64) == 128);                  /* what the driver posts: 2 x qd */
+    EXPECT(mb_aio_slots(2, 4u << 20, 100) == 100);             /* 256 MiB cap, but qd at least */
+    uint64_t a[64], b[64], pos = 0;
+    mb_aio_offsets(a, 64, 4096, 1u << 20, 0, 7, 3, &pos);
+    mb_aio_offsets(b, 64, 4096, 1u << 20, 0, 7, 3, &pos);
+    int distinct = 0;
+    for (int i = 0; i < 64; i++) {
+        EXPECT(a[i] == b[i] && a[i] % 4096 == 0 && a[i] < (1u << 20));
+        distinct += i && a[i] != a[i - 1];
+    }
+    EXPECT(distinct > 50 && pos == 0);
+    mb_aio_offsets(b, 64, 4096, 1u << 20, 0, 7, 4, &pos);
+    EXPECT(memcmp(a, b, sizeof(a)) != 0); /* another iteration, other offsets */
+    pos = (1u << 20) - 8192;
+    mb_aio_offsets(a, 4, 4096, 1u << 20, 1, 7, 0, &pos);
+    EXPECT(a[0] == (1u << 20) - 8192 && a[1] == (1u << 20) - 4096 && a[2] == 0 && a[3] == 4096 && pos == 8192);
+    int h[] = {4, 4, 4, 3, 3, 4};
+    char t[64];
+    mb_aio_runs_text(h, 6, t, sizeof(t));
+    EXPECT(strcmp(t, "4x3 3x2 4x1") == 0);
+    mb_aio_runs_text(h, 0, t, sizeof(t));
+    EXPECT(t[0] == 0);
+    mb_aio_runs_text(h, 6, t, 5);
+    EXPECT(strlen(t) == 4);
+}
+
 int main(void)
 {
+    test_plan();
     test_paths();
     test_fio();
-    const char *base = getenv("TMPDIR");
-    char dir[512];
-    snprintf(dir, sizeof(dir), "%.400s/drive.XXXXXX", base ? base : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char dir[512]; /* the pattern of seed 11 over the whole volume */
+    if (fixture_volume(dir, sizeof(dir), path, paths, NFILES, FILE_BYTES, STRIPE, 11) != 0)
         return 1;
-    }
-    for (int f = 0; f < NFILES; f++) {
-        snprintf(path[f], sizeof(path[f]), "%s/vol.%d", dir, f);
-        paths[f] = path[f];
-        int fd = open(path[f], O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-        EXPECT(fd >= 0 && ftruncate(fd, FILE_BYTES) == 0);
-        close(fd);
-    }
-    /* the pattern of seed 11 over the whole volume, written in the caller */
-    struct mb_storage s;
-    char err[512];
-    struct mb_storage_params p = {.paths = paths, .nfiles = NFILES, .stripe = STRIPE, .writable = 1};
-    EXPECT(mb_storage_open(&s, mb_storage_find("posix"), &p, err, sizeof(err)) == 0);
-    char *blk = mb_storage_alloc(&s, STRIPE);
-    for (uint64_t off = 0; s.ops && blk && off < VOL; off += STRIPE) {
-        mb_aio_pattern_fill(blk, off, STRIPE, 11);
-        EXPECT(mb_storage_rw_now(&s, MB_AIO_WRITE, off, STRIPE, blk) == 0);
-    }
-    mb_storage_free(&s, blk);
-    mb_storage_close(&s);
     const struct mb_storage_ops *m[32];
     size_t n = mb_storage_paths(m, 32, NULL, 0, NULL);
     for (size_t i = 0; i < n; i++)
         drive(m[i], 0, 3);
     for (size_t i = 0; i < n; i++)
         drive(m[i], 1, 100 + i);
-    for (int f = 0; f < NFILES; f++)
-        unlink(path[f]);
-    rmdir(dir);
+    fixture_remove(dir, path, NFILES);
     return TEST_EXIT();
 }
