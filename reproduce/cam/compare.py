@@ -135,11 +135,7 @@ def main():
                    for x in APPS)),
     ]
     short_hw = " / ".join(hw)
-    out = [
-        "# CAM: published numbers and ours",
-        "",
-        mbresults.generated_line("reproduce/cam/compare.py", runs),
-        "",
+    out = mbresults.report_head("CAM: published numbers and ours", "reproduce/cam/compare.py", runs) + [
         "Our ratios are medians of whole runs in the same mb-aio invocation. CAM's baselines SPDK, BaM (GPU",
         "threads), GIDS and GDS are not run here: `posix` (the compute thread preads, O_DIRECT) stands for the",
         "POSIX baseline, `sync` for CAM-Sync, `async` for CAM(-Async). Files striped on one disk stand in for",
@@ -147,9 +143,7 @@ def main():
         "",
         f"Our machine: {our_hw}.",
         "",
-        "| source | claim | paper | paper's hardware | ours | our hardware |",
-        "|---|---|---|---|---|---|",
-    ]
+    ] + mbresults.CLAIMS_HEAD
     for src, claim, paper, ours in claims:
         out.append(f"| {src} | {claim} | {paper} | {CAM_HW} | {ours} | {short_hw} |")
     out += ["", "## Out-of-core applications", "",

@@ -100,17 +100,12 @@ def main():
     colls_run = {r["coll"] for r in rows}
     hw = sorted({mbresults.hardware(r) for r in runs})
     our_hw = "<br>".join(hw)
-    out = [
-        "# Collectives: published numbers and ours",
-        "",
-        mbresults.generated_line("reproduce/collectives/compare.py", runs),
-        "",
+    out = mbresults.report_head("Collectives: published numbers and ours", "reproduce/collectives/compare.py",
+                                runs) + [
         "Speedups are relative to the MPI library's own collective (`--algo mpi`), as the papers' are to",
         "their baselines; medians of the slowest rank's time per iteration, at equal size, ranks, dtype and op.",
         "",
-        "| source | claim | paper | paper's hardware | ours | our hardware |",
-        "|---|---|---|---|---|---|",
-    ]
+    ] + mbresults.CLAIMS_HEAD
     for c in CLAIMS:
         out.append(f"| {c[0]} | {c[1]} | {c[5]} | {c[6]} | {ours(rows, colls_run, c)} | {our_hw} |")
     out += ["", "## Our measurements", "", "Runs:", ""] + mbresults.run_lines(runs)
