@@ -3,24 +3,19 @@
  * engine (and by the same mapping for the baselines); every 512-byte block
  * carries a pattern derived from (seed, logical offset), so every read is
  * checked and every write read back. The I/O paths are offload/'s storage
- * registry (mb_storage_modes); how a case drives one follows its flags.
+ * registry (mb_storage_modes), driven as its flags say by the registry's
+ * driver (mb_storage_driver_run); fio runs through mb_aio_fio_run.
  * The out-of-core applications are mb-ooc. */
 #include "harness/harness.h"
 #include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 /* --mode's words: the registry's storage paths in its order (not the RAM
  * image: no device), then fio, an outside program (built in main()). */
@@ -70,7 +65,7 @@ struct st {
     const struct mb_storage_ops *ops;   /* NULL: fio */
     struct mb_storage sto;              /* the volume in this case's mode */
     struct mb_aio *eng;                 /* sto.eng: the engine modes */
-    struct mb_aio_req **reaped;         /* any-order modes: completions, qd at a time */
+    struct mb_storage_driver *drv;      /* drives the requests through the mode */
     size_t nslot, ios;
     char *slots;          /* nslot * bs */
     uint64_t *off;        /* per request offset of this iteration */
@@ -82,9 +77,6 @@ struct st {
     int inject;                /* MB_FAULT_INJECT=corrupt */
     size_t inj_req, inj_byte;  /* this iteration's fault: request and byte (inj_req == ios: none) */
     int rfd[64];               /* buffered descriptors reading writes back */
-    double *t0;                /* per request (inline) or ticket (engine) post times */
-    struct mb_storage_ticket *tickets;
-    size_t *slot_user;         /* inline: the request holding each slot, SIZE_MAX when free */
     int nomem;                 /* the latency log could not grow */
 };
 
@@ -238,19 +230,10 @@ static int open_storage(struct st *s, size_t arena)
 {
     const struct mb_storage_ops *ops = s->ops;
     struct mb_run *run = s->run;
-    /* the device queue depth is the engine's in-flight cap (split over the
-     * I/O threads), refilled on every completion as fio does */
-    long long nth = opt.threads > 0 ? opt.threads : mb_aio_adaptive_threads((int)opt.files, 1.0);
     struct mb_storage_params p = {
         .paths = fpaths, .nfiles = (int)opt.files, .stripe = opt.stripe, .file_size = opt.file_size,
         .writable = opt.rw, .buffered = opt.buffered, .qd = (unsigned)opt.qd,
-        .engine = {.nthreads = (int)opt.threads, .arena = arena, .depth = (unsigned)opt.qd,
-                   .inflight = (unsigned)((opt.qd + nth - 1) / nth),
-                   /* at most 4 SQEs per io_uring_enter: about what fio
-                    * does whatever its iodepth_batch_submit (its report:
-                    * 1-4 per submit); bigger chunks reach the virtio disk
-                    * together and come back together, idling it */
-                   .submit_batch = (unsigned)(opt.batch < 4 ? opt.batch : 4)}};
+        .engine = mb_aio_opts_for_qd((int)opt.threads, (int)opt.files, (unsigned)opt.qd, (unsigned)opt.batch, arena)};
     char err[1200];
     if (mb_storage_open(&s->sto, ops, &p, err, sizeof(err)) != 0) {
         mb_warn("--dir: %s", err);
@@ -308,23 +291,12 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     size_t bs = s->ac->bs;
     s->ios = (size_t)opt.ios;
     s->vol = (uint64_t)opt.files * opt.file_size;
-    size_t cap = (64u << 20) / bs;
-    s->nslot = s->ios < cap ? s->ios : cap;
-    /* every request posted at once needs its own slot: async posts up to
-     * 2 x qd (fewer where that would take more than 256 MiB) */
-    size_t want = 2 * (size_t)opt.qd;
-    if (want * bs > (256u << 20))
-        want = (256u << 20) / bs > (size_t)opt.qd ? (256u << 20) / bs : (size_t)opt.qd;
-    if (s->nslot < want)
-        s->nslot = want;
+    s->nslot = mb_aio_slots(s->ios, bs, (size_t)opt.qd);
     s->off = calloc(s->ios, sizeof(uint64_t));
     s->reqs = calloc(s->ios, sizeof(*s->reqs));
-    s->t0 = calloc(s->ios, sizeof(double));
-    s->tickets = calloc(s->ios, sizeof(*s->tickets));
-    s->slot_user = calloc(s->nslot, sizeof(size_t));
     s->caplat = s->ios * (size_t)(run->common.warmup + run->common.iters);
     s->lat = malloc(s->caplat * sizeof(double));
-    if (!s->off || !s->reqs || !s->t0 || !s->tickets || !s->slot_user || !s->lat) {
+    if (!s->off || !s->reqs || !s->lat) {
         mb_warn("out of memory: request tables of %zu requests", s->ios);
         return -1;
     }
@@ -338,17 +310,16 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
             mb_warn("out of memory: %zu bytes of %sbuffers", s->nslot * bs, s->eng ? "engine " : "");
             return -1;
         }
-        if ((s->ops->flags & MB_STORAGE_ANY_ORDER) && !(s->reaped = calloc((size_t)opt.qd, sizeof(*s->reaped)))) {
-            mb_warn("out of memory: the completions' table");
+        if (!(s->drv = mb_storage_driver_new(&s->sto, s->ios, (size_t)opt.qd, (size_t)opt.batch, s->nslot))) {
+            mb_warn("out of memory: the driver's tables of %zu requests", s->ios);
             return -1;
         }
     }
-    if (opt.rw && s->ops) /* writes are read back through the page cache */
-        for (long long f = 0; f < opt.files; f++)
-            if ((s->rfd[f] = open(fpath[f], O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-                mb_warn("--dir: %s: %s", fpath[f], strerror(errno));
-                return -1;
-            }
+    int direct = 0, bad; /* writes are read back through the page cache */
+    if (opt.rw && s->ops && mb_aio_open_volume(fpaths, (int)opt.files, O_RDONLY, &direct, s->rfd, &bad) != 0) {
+        mb_warn("--dir: %s: %s", fpath[bad], strerror(errno));
+        return -1;
+    }
     if (s->slots)
         memset(s->slots, 0, s->nslot * bs);
     return 0;
@@ -369,8 +340,9 @@ static void write_data(struct st *s, size_t i)
 
 /* Before posting request i: a write whose slot served an earlier request
  * gets its own data (the first nslot were filled in prepare, untimed). */
-static void before_post(struct st *s, size_t i)
+static void before_post(void *state, size_t i)
 {
+    struct st *s = state;
     if (opt.rw && i >= s->nslot)
         write_data(s, i);
 }
@@ -379,16 +351,8 @@ static void prepare(void *state, long long iter)
 {
     struct st *s = state;
     size_t bs = s->ac->bs;
-    uint64_t nblk = s->vol / bs;
-    uint64_t x = s->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)iter * 0xbf58476d1ce4e5b9ULL + bs;
+    mb_aio_offsets(s->off, s->ios, bs, s->vol, opt.pattern, s->seed, iter, &s->seqpos);
     for (size_t i = 0; i < s->ios; i++) {
-        if (opt.pattern == 0) {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            s->off[i] = (x % nblk) * bs;
-        } else {
-            s->off[i] = s->seqpos;
-            s->seqpos = (s->seqpos + bs) % (nblk * bs);
-        }
         int op = opt.rw ? MB_AIO_WRITE : MB_AIO_READ;
         s->reqs[i] = (struct mb_aio_req){s->off[i], bs, s->slots ? slot(s, i) : NULL, op, 0};
     }
@@ -415,8 +379,11 @@ static void prepare(void *state, long long iter)
             memset(slot(s, i), 0xa5, 64); /* poison: a read that lands nothing is caught */
 }
 
-static void lat_add(struct st *s, double t)
+/* Request i took t seconds (the driver's done hook). */
+static void lat_add(void *state, size_t i, double t)
 {
+    struct st *s = state;
+    (void)i;
     if (mb_grow((void **)&s->lat, &s->caplat, s->nlat + 1, sizeof(double)) != 0) {
         s->nomem = 1;
         return;
@@ -424,185 +391,20 @@ static void lat_add(struct st *s, double t)
     s->lat[s->nlat++] = t;
 }
 
-/* Request i in a blocking mode that takes one request at a time (posix,
- * bounce, mmap). */
-static int blocking(struct st *s, size_t i)
-{
-    struct mb_storage_ticket t;
-    before_post(s, i);
-    s->ops->submit(&s->sto, &s->reqs[i], 1, &t);
-    if (s->ops->wait(&s->sto, &t) == 0)
-        return 0;
-    int e = s->reqs[i].status;
-    mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
-            e == -ENODATA ? "short" : strerror(-e));
-    return -1;
-}
-
-/* Any-order modes (inline, BaM-like): the compute thread posts requests
- * itself and reaps its own completions, qd in flight. */
-static int run_inline(struct st *s)
-{
-    size_t next = 0, done = 0, inflight = 0;
-    double *t0 = s->t0;
-    int err = 0;
-    for (size_t k = 0; k < s->nslot; k++)
-        s->slot_user[k] = SIZE_MAX;
-    while (done < s->ios && !err) {
-        /* completions come in any order: a slot is posted again only once
-         * the request holding it has completed */
-        size_t first = next;
-        while (inflight < (size_t)opt.qd && next < s->ios && s->slot_user[next % s->nslot] == SIZE_MAX) {
-            before_post(s, next);
-            s->slot_user[next % s->nslot] = next;
-            t0[next] = mb_now();
-            next++; inflight++;
-        }
-        int rc = s->ops->submit(&s->sto, &s->reqs[first], next - first, NULL);
-        if (rc == -EXDEV) {
-            mb_warn("%s: block crosses a stripe (use --stripe >= size)", s->ops->name);
-            return -1;
-        }
-        if (rc < 0) {
-            mb_warn("%s: submitting: %s", s->ops->name, strerror(-rc));
-            return -1;
-        }
-        size_t n = s->ops->reap(&s->sto, s->reaped, (size_t)opt.qd);
-        for (size_t k = 0; k < n; k++) {
-            size_t i = (size_t)(s->reaped[k] - s->reqs);
-            if (s->reaped[k]->status) {
-                mb_warn("%s: request at %llu: %s", s->ops->name, (unsigned long long)s->off[i],
-                        s->reaped[k]->status == -ENODATA ? "short" : strerror(-s->reaped[k]->status));
-                err = -1;
-            }
-            lat_add(s, mb_now() - t0[i]);
-            s->slot_user[i % s->nslot] = SIZE_MAX;
-            done++; inflight--;
-        }
-    }
-    return err;
-}
-
-static int run_engine(struct st *s, int async)
-{
-    /* async keeps 2 x qd requests posted, so that the engine always has the
-     * next requests at hand when one completes; the engine caps what is in
-     * flight at qd */
-    size_t posted = 2 * (size_t)opt.qd < s->nslot ? 2 * (size_t)opt.qd : s->nslot;
-    size_t b = (size_t)opt.batch, nb = (s->ios + b - 1) / b, depth = async ? posted / b : 1;
-    if (depth < 1) depth = 1;
-    /* a request's slot was last used nslot requests earlier, in a ticket
-     * already waited for: posted <= nslot requests are ever in flight */
-    struct mb_storage_ticket *tk = s->tickets;
-    double *t0 = s->t0;
-    size_t waited = 0;
-    int failed = 0;
-    for (size_t k = 0; k < nb; k++) {
-        size_t n = s->ios - k * b < b ? s->ios - k * b : b;
-        for (size_t j = 0; j < n; j++)
-            before_post(s, k * b + j);
-        t0[k] = mb_now();
-        if (s->ops->submit(&s->sto, &s->reqs[k * b], n, &tk[k]) != 0) { failed++; break; }
-        while (k + 1 - waited >= depth) { /* keep `depth` tickets in flight; wait for the oldest */
-            failed += s->ops->wait(&s->sto, &tk[waited]);
-            double t = mb_now() - t0[waited];
-            size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
-            for (size_t j = 0; j < m; j++) lat_add(s, t);
-            waited++;
-        }
-    }
-    while (waited < nb) {
-        failed += s->ops->wait(&s->sto, &tk[waited]);
-        double t = mb_now() - t0[waited];
-        size_t m = s->ios - waited * b < b ? s->ios - waited * b : b;
-        for (size_t j = 0; j < m; j++) lat_add(s, t);
-        waited++;
-    }
-    if (failed)
-        for (size_t i = 0; i < s->ios; i++)
-            if (s->reqs[i].status) {
-                mb_warn("engine: request at %llu: %s", (unsigned long long)s->reqs[i].offset, strerror(-s->reqs[i].status));
-                break;
-            }
-    return failed ? -1 : 0;
-}
-
 /* fio's io_uring engine on the same files, block size, queue depth and
- * O_DIRECT. Started from an argument vector (no shell: --dir may hold any
- * character); its terse output is read from a pipe. fio's data is its own:
- * the case's check is n/a. */
+ * O_DIRECT; its data is its own: the case's check is n/a. */
 static int run_fio(struct st *s, double *elapsed)
 {
-    static char filename[64 * (sizeof(fpath[0]) + 8) + 16];
-    char a[8][64];
-    size_t l = (size_t)snprintf(filename, sizeof(filename), "--filename=");
-    for (long long f = 0; f < opt.files; f++)
-        l += (size_t)snprintf(filename + l, sizeof(filename) - l, "%s%.1023s%s", f ? ":" : "", fpath[f],
-                              opt.rw ? ".fio" : "");
-    const char *rw = opt.rw ? (opt.pattern ? "write" : "randwrite") : (opt.pattern ? "read" : "randread");
-    snprintf(a[0], sizeof(a[0]), "--direct=%d", opt.buffered ? 0 : 1);
-    snprintf(a[1], sizeof(a[1]), "--rw=%s", rw);
-    snprintf(a[2], sizeof(a[2]), "--bs=%zu", s->ac->bs);
-    snprintf(a[3], sizeof(a[3]), "--iodepth=%lld", opt.qd);
-    snprintf(a[4], sizeof(a[4]), "--iodepth_batch_submit=%lld", opt.batch);
-    /* fio splits --size over the files */
-    snprintf(a[5], sizeof(a[5]), "--size=%llu", (unsigned long long)opt.files * opt.file_size);
-    snprintf(a[6], sizeof(a[6]), "--io_size=%llu", (unsigned long long)(s->ios * s->ac->bs));
-    char *argv[] = {"fio", "--name=mb", filename, "--ioengine=io_uring", a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                    "--fixedbufs", "--registerfiles", "--thread", "--randrepeat=0", "--norandommap",
-                    "--output-format=terse", "--terse-version=3", NULL};
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        mb_warn("fio: pipe: %s", strerror(errno));
+    struct mb_aio_fio_job j = {fpaths, (int)opt.files, opt.rw ? ".fio" : "", opt.rw, opt.pattern, !opt.buffered,
+                               s->ac->bs, opt.qd, opt.batch, (uint64_t)opt.files * opt.file_size,
+                               (uint64_t)(s->ios * s->ac->bs)};
+    char err[1200];
+    if (mb_aio_fio_run(&j, &s->fio_iops, err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-    pid_t pid;
-    int e = posix_spawnp(&pid, "fio", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pfd[1]);
-    if (e != 0) {
-        close(pfd[0]);
-        mb_warn("fio: cannot start it: %s", strerror(e));
-        return -1;
-    }
-    FILE *p = fdopen(pfd[0], "r");
-    char line[16384], last[512] = "";
-    int got = 0, fio_err = 0;
-    while (p && fgets(line, sizeof(line), p)) {
-        if (strncmp(line, "3;", 2) != 0) {
-            snprintf(last, sizeof(last), "%.500s", line);
-            continue;
-        }
-        char *f[200], *rest = line, *tok;
-        int nf = 0;
-        while (nf < 200 && (tok = strsep(&rest, ";")) != NULL)
-            f[nf++] = tok;
-        if (nf < 50)
-            continue;
-        fio_err = atoi(f[4]);
-        double iops = atof(f[opt.rw ? 48 : 7]);
-        s->fio_iops = iops;
-        if (iops > 0)
-            *elapsed = (double)s->ios / iops;
-        got = 1;
-    }
-    if (p)
-        fclose(p);
-    else
-        close(pfd[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (!got || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || fio_err) {
-        last[strcspn(last, "\n")] = 0;
-        mb_warn("fio failed (%s %d, fio error %d): %s", WIFEXITED(st) ? "exit" : "signal",
-                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), fio_err, got ? "" : last);
-        return -1;
-    }
+    if (s->fio_iops > 0)
+        *elapsed = (double)s->ios / s->fio_iops;
     return 0;
 }
 
@@ -625,28 +427,14 @@ static void vs_add(size_t bs, int fio, double t)
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct st *s = state;
-    double t0 = mb_now();
-    double c0 = mb_cpu_s(0);
+    double t0 = mb_now(), c0 = mb_cpu_s(0);
     int err = 0;
-    unsigned fl = s->ops ? s->ops->flags : 0;
+    char ferr[1200];
+    struct mb_storage_hooks h = {s, before_post, lat_add};
     if (!s->ops)
         err = run_fio(s, elapsed);
-    else if (fl & MB_STORAGE_ENGINE)
-        err = run_engine(s, !(fl & MB_STORAGE_BLOCKING));
-    else if (fl & MB_STORAGE_ANY_ORDER)
-        err = run_inline(s);
-    else
-        for (size_t i = 0; i < s->ios && !err; i++) {
-            double t = mb_now();
-            err = blocking(s, i);
-            lat_add(s, mb_now() - t);
-        }
-    /* mmap writes reach the files, not only the page cache, inside the time */
-    char ferr[1200];
-    if (!err && opt.rw && s->ops && s->ops->flush && s->ops->flush(&s->sto, ferr, sizeof(ferr)) != 0) {
-        mb_warn("%s: %s", s->ops->name, ferr);
-        err = -1;
-    }
+    else if ((err = mb_storage_driver_run(s->drv, s->reqs, &h, ferr, sizeof(ferr))) != 0)
+        mb_warn("%s", ferr); /* mmap's writes reached the files (flush) inside the time */
     if (s->nomem) {
         mb_warn("out of memory: the latency log of %zu entries", s->caplat);
         err = -1;
@@ -658,13 +446,6 @@ static int iterate(void *state, long long iter, double *elapsed)
     if (!opt.rw && s->inj_req < s->ios) /* a corrupted block must be detected */
         slot(s, s->inj_req)[s->inj_byte] ^= 0x40;
     return err;
-}
-
-/* Reads request i's block back from the files (writes), through the
- * page cache, into rb. */
-static int read_back(struct st *s, size_t i, char *rb)
-{
-    return mb_aio_volume_rw(s->rfd, (int)opt.files, opt.stripe, MB_AIO_READ, s->off[i], s->ac->bs, rb);
 }
 
 static int check(void *state, long long iter, char *msg, size_t len)
@@ -683,7 +464,7 @@ static int check(void *state, long long iter, char *msg, size_t len)
     for (size_t i = first; i < s->ios; i++) {
         const char *b = slot(s, i);
         if (opt.rw) {
-            int rc = read_back(s, i, rb);
+            int rc = mb_aio_volume_rw(s->rfd, (int)opt.files, opt.stripe, MB_AIO_READ, s->off[i], bs, rb);
             if (rc != 0) {
                 snprintf(msg, len, "reading back request %zu at %llu: %s", i, (unsigned long long)s->off[i],
                          rc == -ENODATA ? "short file" : strerror(-rc));
@@ -747,21 +528,10 @@ static void teardown(void *state)
             mb_aio_info(s->eng, &inf);
             mb_metric_case_int(&run->result, cn, "bounce_bytes", (long long)inf.bounce_bytes);
             mb_metric_case_dbl(&run->result, cn, "inflight_mean", inf.inflight_mean);
-            if (inf.adaptive) { /* the thread counts chosen, run-length coded: "4x12 3x2" */
-                size_t n = mb_aio_thread_history(s->eng, NULL, 0);
-                int *h = calloc(n + 1, sizeof(int));
-                n = h ? mb_aio_thread_history(s->eng, h, n) : 0;
-                char hist[4096] = "";
-                for (size_t i = 0, j; i < n; i = j) {
-                    for (j = i; j < n && h[j] == h[i]; j++)
-                        ;
-                    size_t l = strlen(hist);
-                    snprintf(hist + l, sizeof(hist) - l, "%s%dx%zu", l ? " " : "", h[i], j - i);
-                }
-                free(h);
+            char hist[4096];
+            if (inf.adaptive) /* the thread counts chosen, run-length coded: "4x12 3x2" */
                 mb_metric_case_str(&run->result, cn, "io_threads_chosen",
-                                   n ? hist : h ? "none (fewer waits than one window)" : "out of memory");
-            }
+                                   mb_aio_thread_history_text(s->eng, hist, sizeof(hist)));
         }
         if (!run->common.quiet)
             printf("#   %s: latency p50 %.1f us, p99 %.1f us; CPU %.2f us per I/O\n", cn,
@@ -786,12 +556,9 @@ static void teardown(void *state)
     if (s->slots)
         mb_storage_free(&s->sto, s->slots);
     mb_storage_close(&s->sto);
-    free(s->reaped);
+    mb_storage_driver_free(s->drv);
     free(s->off);
     free(s->reqs);
-    free(s->t0);
-    free(s->tickets);
-    free(s->slot_user);
     free(s->lat);
     free(s);
 }
@@ -815,18 +582,11 @@ static const struct mb_bench bench = {
 int main(int argc, char **argv)
 {
     /* --mode's choices: the registry's storage paths in its order, then fio */
-    size_t len = 0;
-    for (size_t i = 0; mb_storage_modes[i] && m_fio < MAX_MODES - 1; i++) {
-        if (mb_storage_modes[i]->flags & MB_STORAGE_IMAGE)
-            continue;
-        if (strcmp(mb_storage_modes[i]->name, "async") == 0)
-            m_async = m_fio;
-        modes[m_fio] = mb_storage_modes[i];
-        mode_names[m_fio++] = mb_storage_modes[i]->name;
-        len += (size_t)snprintf(mode_choices + len, sizeof(mode_choices) - len, "%s|", mb_storage_modes[i]->name);
-    }
+    m_fio = (int)mb_storage_paths(modes, MAX_MODES - 1, mode_choices, sizeof(mode_choices), "fio");
+    for (int m = 0; m < m_fio; m++)
+        if (strcmp((mode_names[m] = modes[m]->name), "async") == 0)
+            m_async = m;
     mode_names[m_fio] = "fio";
-    snprintf(mode_choices + len, sizeof(mode_choices) - len, "fio");
     for (struct mb_opt *o = aio_opts; o->name; o++)
         if (strcmp(o->name, "mode") == 0)
             o->choices = mode_choices;

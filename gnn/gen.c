@@ -154,23 +154,11 @@ int gnn_generate(const char *dir, const struct gnn_gen_params *pin, char *err, s
     const uint64_t n = 1ULL << p.scale, T = (uint64_t)p.edge_factor * n;
     const uint64_t seed = p.seed;
     const int scale = p.scale;
-    struct gnn_header h;
-    memset(&h, 0, sizeof(h));
-    h.magic = GNN_MAGIC;
-    h.version = GNN_FORMAT_VERSION;
-    h.header_bytes = GNN_HEADER_BYTES;
-    h.seed = seed;
-    h.scale = scale;
-    h.edge_factor = p.edge_factor;
-    h.dim = p.dim;
-    h.classes = p.classes;
-    h.n = n;
-    h.tuples = T;
-    h.train_frac = p.train_frac;
-    h.val_frac = p.val_frac;
-    h.signal = p.signal;
-    h.ndev = (uint32_t)p.ndev;
-    h.stripe = p.stripe;
+    struct gnn_header h = {.magic = GNN_MAGIC, .version = GNN_FORMAT_VERSION, .header_bytes = GNN_HEADER_BYTES,
+                           .seed = seed, .scale = scale, .edge_factor = p.edge_factor, .dim = p.dim,
+                           .classes = p.classes, .n = n, .tuples = T, .train_frac = p.train_frac,
+                           .val_frac = p.val_frac, .signal = p.signal, .ndev = (uint32_t)p.ndev,
+                           .stripe = p.stripe};
 
     int rc = -1;
     uint64_t *offs = NULL;

@@ -11,13 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-static inline void tuple(const struct gnn_scrambler *sc, uint64_t seed, int scale, uint64_t e, uint32_t *a,
-                         uint32_t *b)
+/* Tuple e's two ends; 0 for a self-loop (which the range passes drop). */
+static inline int tuple(const struct gnn_scrambler *sc, uint64_t seed, int scale, uint64_t e, uint32_t *a,
+                        uint32_t *b)
 {
     uint64_t u, v;
     gnn_rmat_edge(seed, scale, e, &u, &v);
     *a = (uint32_t)gnn_scramble_fast(sc, u);
     *b = (uint32_t)gnn_scramble_fast(sc, v);
+    return *a != *b;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -26,7 +28,7 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void sort_u32(uint32_t *l, uint64_t d)
+void gnn_sort_u32(uint32_t *l, uint64_t d)
 {
     if (d > 48) {
         qsort(l, d, 4, cmp_u32);
@@ -145,8 +147,7 @@ static int build_passes(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t 
 #pragma omp parallel for schedule(static)
     for (uint64_t e = 0; e < T; e++) {
         uint32_t a, b;
-        tuple(&scr, seed, scale, e, &a, &b);
-        if (a == b)
+        if (!tuple(&scr, seed, scale, e, &a, &b))
             continue;
 #pragma omp atomic
         raw[a]++;
@@ -185,8 +186,7 @@ static int build_passes(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t 
 #pragma omp parallel for schedule(static)
         for (uint64_t e = 0; e < T; e++) {
             uint32_t a, b;
-            tuple(&scr, seed, scale, e, &a, &b);
-            if (a == b)
+            if (!tuple(&scr, seed, scale, e, &a, &b))
                 continue;
             if (a >= lo && a < hi) {
                 uint64_t s;
@@ -205,7 +205,7 @@ static int build_passes(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t 
         for (uint64_t v = lo; v < hi; v++) {
             uint32_t *l = nb + (raw[v] - base);
             uint64_t d = raw[v + 1] - raw[v], k = 0;
-            sort_u32(l, d);
+            gnn_sort_u32(l, d);
             for (uint64_t i = 0; i < d; i++)
                 if (k == 0 || l[i] != l[k - 1])
                     l[k++] = l[i];

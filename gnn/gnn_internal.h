@@ -52,6 +52,9 @@ void gnn_map_copy(const struct gnn_dataset *ds, uint64_t off, void *dst, size_t 
  * range passes. 0, or -errno. */
 int gnn_gen_topology(const struct gnn_vol *vol, uint64_t off_neigh, uint64_t seed, int scale, uint64_t T,
                      uint64_t topo_mem, uint64_t *offs, uint64_t *m, uint64_t *sum, int *passes);
+/* Sorts l[0..n) ascending (insertion sort for short lists, else qsort):
+ * neighbour lists and sampled neighbours. */
+void gnn_sort_u32(uint32_t *l, uint64_t n);
 
 /* The reader's error message (gnn_reader_error), set by the sampler. */
 void gnn_reader_set_error(struct gnn_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

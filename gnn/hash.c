@@ -109,6 +109,18 @@ static inline float feature_elem(uint64_t ck, uint64_t nk, float signal, uint32_
     return elem_of(sign_word(ck, j), noise_word(nk, j), signal, j);
 }
 
+/* Element j of a row read from j = 0 on: the words are drawn again only
+ * where j enters a new one (64 signs, 2 noise values a word). */
+static inline float next_elem(uint64_t ck, uint64_t nk, float signal, uint32_t j, uint64_t *signs,
+                              uint64_t *noise)
+{
+    if ((j & 63) == 0)
+        *signs = sign_word(ck, j);
+    if ((j & 1) == 0)
+        *noise = noise_word(nk, j);
+    return elem_of(*signs, *noise, signal, j);
+}
+
 float gnn_feature_value(uint64_t seed, int classes, float signal, uint64_t v, uint32_t j)
 {
     return feature_elem(class_key(seed, gnn_node_class(seed, classes, v)), node_key(seed, v), signal, j);
@@ -118,13 +130,8 @@ void gnn_feature_row(const struct gnn_header *h, uint64_t v, float *row)
 {
     uint64_t ck = class_key(h->seed, gnn_node_class(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     uint64_t signs = 0, noise = 0;
-    for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
-        if ((j & 63) == 0)
-            signs = sign_word(ck, j);
-        if ((j & 1) == 0)
-            noise = noise_word(nk, j);
-        row[j] = elem_of(signs, noise, h->signal, j);
-    }
+    for (uint32_t j = 0; j < (uint32_t)h->dim; j++)
+        row[j] = next_elem(ck, nk, h->signal, j, &signs, &noise);
 }
 
 size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, int full)
@@ -132,14 +139,9 @@ size_t gnn_verify_row(const struct gnn_header *h, uint64_t v, const float *row, 
     uint64_t ck = class_key(h->seed, gnn_node_class(h->seed, h->classes, v)), nk = node_key(h->seed, v);
     if (full) {
         uint64_t signs = 0, noise = 0;
-        for (uint32_t j = 0; j < (uint32_t)h->dim; j++) {
-            if ((j & 63) == 0)
-                signs = sign_word(ck, j);
-            if ((j & 1) == 0)
-                noise = noise_word(nk, j);
-            if (row[j] != elem_of(signs, noise, h->signal, j))
+        for (uint32_t j = 0; j < (uint32_t)h->dim; j++)
+            if (row[j] != next_elem(ck, nk, h->signal, j, &signs, &noise))
                 return (size_t)j + 1;
-        }
         return 0;
     }
     /* first and last element plus two node-dependent positions */

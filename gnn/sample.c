@@ -57,16 +57,7 @@ size_t gnn_sample_pick(uint64_t seed, uint64_t epoch, uint64_t batch, int hop, u
             }
         out[c++] = seen ? j : t;
     }
-    /* ascending (insertion sort: k is small) */
-    for (size_t i = 1; i < c; i++) {
-        uint32_t x = out[i];
-        size_t j = i;
-        while (j > 0 && out[j - 1] > x) {
-            out[j] = out[j - 1];
-            j--;
-        }
-        out[j] = x;
-    }
+    gnn_sort_u32(out, c); /* ascending */
     return c;
 }
 

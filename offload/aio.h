@@ -119,6 +119,28 @@ int mb_aio_parse_threads(const char *s, int *out);
 /* io_frac from measured times: wait / (wait + compute); 1 when both are 0. */
 double mb_aio_io_fraction(uint64_t wait_ns, uint64_t compute_ns);
 
+/* ---- How a measured run lays out its requests (aio_plan.c) ---- */
+/* The engine's options for a device queue depth qd: the in-flight cap qd
+ * split over the I/O threads (nthreads, or CAM's rule for nfiles when 0 or
+ * adaptive), depth qd per device, at most min(batch, 4) SQEs per
+ * io_uring_enter, an arena of `arena` bytes. */
+struct mb_aio_opts mb_aio_opts_for_qd(int nthreads, int nfiles, unsigned qd, unsigned batch, size_t arena);
+/* Buffers (slots) for n requests of bs bytes, qd in flight, request i in
+ * slot i % slots: one per request up to 64 MiB of them, and never fewer
+ * than mb_storage_driver_run posts at once (2 x qd; fewer where that would
+ * take more than 256 MiB, but at least qd). */
+size_t mb_aio_slots(size_t n, size_t bs, size_t qd);
+/* Offsets of n requests of bs bytes in a volume of vol bytes, bs-aligned:
+ * random (the same for seed, iter and bs), or sequential from *seqpos,
+ * wrapping at the end (*seqpos advanced). */
+void mb_aio_offsets(uint64_t *off, size_t n, size_t bs, uint64_t vol, int sequential, uint64_t seed,
+                    long long iter, uint64_t *seqpos);
+/* h[0..n) run-length coded into buf: "4x12 3x2" (empty for n = 0). */
+void mb_aio_runs_text(const int *h, size_t n, char *buf, size_t len);
+/* The adaptive thread counts chosen so far, run-length coded in buf; or a
+ * fixed text saying there were none, or out of memory. */
+const char *mb_aio_thread_history_text(struct mb_aio *a, char *buf, size_t len);
+
 /* Verification pattern: every 512-byte block of the volume carries 64-bit
  * words derived from (seed, logical offset). */
 void mb_aio_pattern_fill(void *buf, uint64_t off, size_t len, uint64_t seed);
@@ -330,6 +352,65 @@ void mb_storage_free(struct mb_storage *s, void *p);
 /* A synchronous read or write bypassing the mode (checks, set-up): the RAM
  * image in image modes, else pread/pwrite through the stripe map. */
 int mb_storage_rw_now(struct mb_storage *s, int op, uint64_t off, size_t len, void *buf);
+/* The modes that are storage paths (not IMAGE), in the registry's order:
+ * up to max into out; returns how many. With choices: their names joined
+ * by '|', then "|extra" when extra is not NULL (a program's --mode list). */
+size_t mb_storage_paths(const struct mb_storage_ops **out, size_t max, char *choices, size_t len,
+                        const char *extra);
+
+/* ---- Driving a mode: n requests kept qd in flight, as its flags say ----
+ * (storage_drive.c; what mb-aio times). BLOCKING modes take one request at
+ * a time; ENGINE modes take tickets of `batch` requests, waited for at once
+ * (sync) or keeping min(2 x qd, nslot) requests posted (async); ANY_ORDER
+ * modes are refilled as completions come. Requests i and i + nslot share a
+ * buffer: i + nslot is posted only once i has completed. */
+struct mb_storage_hooks {
+    void *ctx;
+    /* Optional: just before request i is posted (its write data), inside
+     * the time. */
+    void (*before_post)(void *ctx, size_t i);
+    /* Request i completed after `seconds` (engine modes: its ticket's). */
+    void (*done)(void *ctx, size_t i, double seconds);
+};
+struct mb_storage_driver;
+/* The scratch for driving n requests of s (n, qd, batch, nslot >= 1);
+ * NULL when out of memory or given a zero. */
+struct mb_storage_driver *mb_storage_driver_new(struct mb_storage *s, size_t n, size_t qd, size_t batch,
+                                                size_t nslot);
+/* Runs reqs[0..n) through the mode. 0, or -1 with the first failure in err
+ * ("MODE: request at OFFSET: reason"); every request posted is completed
+ * before it returns, and writes have reached the files (the mode's flush,
+ * mmap's msync, ran). */
+int mb_storage_driver_run(struct mb_storage_driver *d, struct mb_aio_req *reqs, const struct mb_storage_hooks *h,
+                          char *err, size_t errlen);
+void mb_storage_driver_free(struct mb_storage_driver *d);
+
+/* ---- fio's io_uring engine on the same volume (aio_fio.c) ----------------
+ * The outside reference: fio started from an argument vector (no shell),
+ * its terse output read from a pipe. fio's data is its own: nothing is
+ * checked. */
+struct mb_aio_fio_job {
+    const char *const *paths;  /* the volume's files, striped by fio's own rule */
+    int nfiles;                /* 1..MB_STORAGE_MAX_FILES */
+    const char *suffix;        /* appended to every path (NULL: none) */
+    int write, sequential, direct;
+    size_t bs;
+    long long qd, batch;       /* --iodepth, --iodepth_batch_submit */
+    uint64_t size, io_size;    /* bytes over all the files; bytes moved */
+};
+struct mb_aio_fio_argv {
+    char filename[MB_STORAGE_MAX_FILES * 1040 + 16];
+    char a[8][64];
+    char *argv[20];
+};
+/* fio's argument vector for j in v (argv points into v). 0, or -1 when the
+ * files do not fit. */
+int mb_aio_fio_argv(const struct mb_aio_fio_job *j, struct mb_aio_fio_argv *v);
+/* One line of fio's terse v3 output: 1 with the read (write) IOPS and fio's
+ * error code when it is a result line, else 0. Splits line in place. */
+int mb_aio_fio_terse(char *line, int write, double *iops, int *fio_err);
+/* Runs fio once: 0 with its IOPS, or -1 with "fio ..." in err. */
+int mb_aio_fio_run(const struct mb_aio_fio_job *j, double *iops, char *err, size_t errlen);
 
 /* ===== Out-of-core applications (CAM's evaluation) ======================
  * Tiled GEMM, external merge sort and random row gather over the striped

@@ -15,22 +15,25 @@ static int fail(cudaError_t e, const char *what, char *err, size_t errlen)
     return -1;
 }
 
-extern "C" int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *err,
-                                      size_t errlen)
+/* A copy on the runtime's per-thread stream, waited for. */
+static int stage_copy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, char *err, size_t errlen)
 {
-    cudaError_t e = cudaMemcpyAsync(dev, staging, bytes, cudaMemcpyHostToDevice, cudaStreamPerThread);
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, cudaStreamPerThread);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(cudaStreamPerThread);
     return e == cudaSuccess ? 0 : fail(e, "cudaMemcpyAsync", err, errlen);
 }
 
+extern "C" int mb_aio_stage_to_device(void *dev, const void *staging, size_t bytes, char *err,
+                                      size_t errlen)
+{
+    return stage_copy(dev, staging, bytes, cudaMemcpyHostToDevice, err, errlen);
+}
+
 extern "C" int mb_aio_stage_from_device(void *staging, const void *dev, size_t bytes, char *err,
                                         size_t errlen)
 {
-    cudaError_t e = cudaMemcpyAsync(staging, dev, bytes, cudaMemcpyDeviceToHost, cudaStreamPerThread);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(cudaStreamPerThread);
-    return e == cudaSuccess ? 0 : fail(e, "cudaMemcpyAsync", err, errlen);
+    return stage_copy(staging, dev, bytes, cudaMemcpyDeviceToHost, err, errlen);
 }
 
 extern "C" int mb_aio_pin(void *p, size_t bytes, char *err, size_t errlen)

@@ -806,21 +806,15 @@ size_t mb_aio_thread_history(struct mb_aio *a, int *counts, size_t max)
 
 void mb_aio_info(const struct mb_aio *a, struct mb_aio_info *o)
 {
-    o->engine = a->use_uring ? "io_uring" : "posix";
-    o->fallback = a->fallback;
-    o->direct = a->direct;
-    o->nthreads = a->nthreads;
-    o->ndev = a->ndev;
-    o->stripe = a->stripe;
-    o->bounce_bytes = a->bounce_bytes;
-    o->direct_bytes = a->direct_bytes;
-    o->buffered_bytes = a->buffered_bytes;
-    o->requests = a->requests;
-    o->batches = a->batches;
-    o->completed = a->completed;
-    o->adaptive = a->adaptive;
-    o->active_threads = atomic_load(&a->active);
-    o->decisions = atomic_load(&a->nhistory);
+    /* one snapshot of the counters; inflight_mean below */
+    *o = (struct mb_aio_info){
+        .engine = a->use_uring ? "io_uring" : "posix", .fallback = a->fallback, .direct = a->direct,
+        .nthreads = a->nthreads, .ndev = a->ndev, .stripe = a->stripe,
+        .bounce_bytes = atomic_load(&a->bounce_bytes), .direct_bytes = atomic_load(&a->direct_bytes),
+        .buffered_bytes = atomic_load(&a->buffered_bytes), .requests = atomic_load(&a->requests),
+        .batches = atomic_load(&a->batches), .completed = atomic_load(&a->completed),
+        .adaptive = a->adaptive, .active_threads = atomic_load(&a->active),
+        .decisions = atomic_load(&a->nhistory)};
     uint64_t subs = 0, sum = 0;
     for (int i = 0; i < a->nthreads; i++) {
         subs += atomic_load(&a->th[i].submits);

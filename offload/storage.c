@@ -129,3 +129,22 @@ int storage_blocking_wait(struct mb_storage *s, struct mb_storage_ticket *t)
     (void)s;
     return t->failed;
 }
+
+size_t mb_storage_paths(const struct mb_storage_ops **out, size_t max, char *choices, size_t len,
+                        const char *extra)
+{
+    size_t n = 0, used = 0;
+    if (choices && len)
+        choices[0] = 0;
+    for (size_t i = 0; mb_storage_modes[i] && n < max; i++) {
+        if (mb_storage_modes[i]->flags & MB_STORAGE_IMAGE)
+            continue;
+        out[n] = mb_storage_modes[i];
+        if (choices && used < len)
+            used += (size_t)snprintf(choices + used, len - used, "%s%s", n ? "|" : "", out[n]->name);
+        n++;
+    }
+    if (choices && extra && used < len)
+        snprintf(choices + used, len - used, "%s%s", n ? "|" : "", extra);
+    return n;
+}

@@ -496,13 +496,7 @@ int mb_main(const struct mb_bench *bench, int argc, char **argv)
 {
     mb_set_progname(bench->name);
     MPI_Init(&argc, &argv);
-    struct mb_run run;
-    memset(&run, 0, sizeof(run));
-    run.bench = bench;
-    run.comm = MPI_COMM_WORLD;
-    run.argc = argc;
-    run.argv = argv;
-    run.emulation = "none";
+    struct mb_run run = {.bench = bench, .comm = MPI_COMM_WORLD, .argc = argc, .argv = argv, .emulation = "none"};
     MPI_Comm_rank(run.comm, &run.rank);
     MPI_Comm_size(run.comm, &run.nranks);
     mb_result_init(&run.result);

@@ -219,22 +219,34 @@ char *mb_h5_key(const char *name)
 
 /* ===== writing ========================================================== */
 
-/* A scalar attribute (dim NULL) or a 1-D one of *dim elements. */
-static int put_attr_dims(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
-                         hid_t mtype, const hsize_t *dim, const void *buf)
+/* A new attribute (attr) or dataset name of loc (which is `where`):
+ * scalar (dim NULL) or 1-D of *dim elements. */
+static int put_obj(struct h5 *c, hid_t loc, const char *where, const char *name, int attr, hid_t ftype,
+                   hid_t mtype, const hsize_t *dim, const void *buf)
 {
     int rc = -1;
     hid_t sp = dim ? H5Screate_simple(1, dim, NULL) : H5Screate(H5S_SCALAR);
-    hid_t a = sp < 0 ? -1 : H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
-    if (a >= 0 && ((dim && *dim == 0) || H5Awrite(a, mtype, buf) >= 0))
+    hid_t o = sp < 0   ? -1
+              : attr ? H5Acreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT)
+                     : H5Dcreate2(loc, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (o >= 0 && ((dim && *dim == 0) || (attr ? H5Awrite(o, mtype, buf)
+                                               : H5Dwrite(o, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf)) >= 0))
         rc = 0;
-    else
+    else if (attr) /* before the closes below: it reads HDF5's error stack */
         mb_h5_fail(c, "write attribute '%s' of %s", name, where);
-    if (a >= 0)
-        H5Aclose(a);
+    else
+        mb_h5_fail(c, "write %s/%s", where, name);
+    if (o >= 0)
+        attr ? H5Aclose(o) : H5Dclose(o);
     if (sp >= 0)
         H5Sclose(sp);
     return rc;
+}
+
+static int put_attr_dims(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
+                         hid_t mtype, const hsize_t *dim, const void *buf)
+{
+    return put_obj(c, loc, where, name, 1, ftype, mtype, dim, buf);
 }
 
 static int put_attr(struct h5 *c, hid_t loc, const char *where, const char *name, hid_t ftype,
@@ -267,31 +279,27 @@ static int put_strs(struct h5 *c, hid_t loc, const char *where, const char *name
     return rc;
 }
 
+/* One entry as a new attribute of loc. */
+static int put_kv(struct h5 *c, hid_t loc, const char *where, const struct mb_kv *e)
+{
+    switch (e->type) {
+    case MB_KV_STR:
+        return put_str(c, loc, where, e->key, e->s);
+    case MB_KV_INT:
+        return put_attr(c, loc, where, e->key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &e->i);
+    case MB_KV_DBL:
+        return put_attr(c, loc, where, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->d);
+    default:
+        return mb_h5_fail(c, "%s: attribute '%s' has an unknown type %d", where, e->key, (int)e->type);
+    }
+}
+
 static int put_kvlist(struct h5 *c, hid_t loc, const char *where, const struct mb_kvlist *l,
                       const char *skip)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        const struct mb_kv *e = &l->v[i];
-        int rc;
-        if (skip && strcmp(e->key, skip) == 0)
-            continue;
-        switch (e->type) {
-        case MB_KV_STR:
-            rc = put_str(c, loc, where, e->key, e->s);
-            break;
-        case MB_KV_INT:
-            rc = put_attr(c, loc, where, e->key, H5T_STD_I64LE, H5T_NATIVE_LLONG, &e->i);
-            break;
-        case MB_KV_DBL:
-            rc = put_attr(c, loc, where, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->d);
-            break;
-        default:
-            rc = mb_h5_fail(c, "%s: attribute '%s' has an unknown type %d", where, e->key,
-                            (int)e->type);
-        }
-        if (rc < 0)
+    for (size_t i = 0; i < l->n; i++)
+        if (!(skip && strcmp(l->v[i].key, skip) == 0) && put_kv(c, loc, where, &l->v[i]) < 0)
             return -1;
-    }
     return 0;
 }
 
@@ -308,19 +316,7 @@ static int put_group_kv(struct h5 *c, hid_t f, const char *name, const struct mb
 static int put_topology(struct h5 *c, hid_t f, const char *xml)
 {
     const char *v = xml ? xml : "";
-    int rc = -1;
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t d = sp < 0 ? -1 : H5Dcreate2(f, "/topology", c->str, sp, H5P_DEFAULT, H5P_DEFAULT,
-                                       H5P_DEFAULT);
-    if (d >= 0 && H5Dwrite(d, c->str, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) >= 0)
-        rc = 0;
-    else
-        mb_h5_fail(c, "write /topology");
-    if (d >= 0)
-        H5Dclose(d);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
+    return put_obj(c, f, "", "topology", 0, c->str, c->str, NULL, &v);
 }
 
 /* Creates and fills a 2-D dataset grp/key; returns it open (for attributes). */
@@ -516,8 +512,7 @@ static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct 
         if (ex < 0)
             return mb_h5_fail(c, "look for attribute '%s' of %s", e->key, where);
         if (ex == 0) {
-            struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
-            if (put_kvlist(c, loc, where, &one, NULL) < 0)
+            if (put_kv(c, loc, where, e) < 0)
                 return -1;
             continue;
         }
@@ -541,8 +536,7 @@ static int sync_kvlist(struct h5 *c, hid_t loc, const char *where, const struct 
         if (w >= 0)
             continue;
         /* another type than before: replace it */
-        struct mb_kvlist one = {(struct mb_kv *)e, 1, 1};
-        if (H5Adelete(loc, e->key) < 0 || put_kvlist(c, loc, where, &one, NULL) < 0)
+        if (H5Adelete(loc, e->key) < 0 || put_kv(c, loc, where, e) < 0)
             return mb_h5_fail(c, "rewrite attribute '%s' of %s", e->key, where);
     }
     return 0;
@@ -559,18 +553,7 @@ static int put_series(struct h5 *c, hid_t grp, const char *where, const struct m
     const void *buf = m->type == MB_KV_STR ? (const void *)m->s : m->type == MB_KV_INT ? (const void *)m->i
                                                                                        : (const void *)m->d;
     hsize_t dim = m->n;
-    int rc = -1;
-    hid_t sp = H5Screate_simple(1, &dim, NULL);
-    hid_t d = sp < 0 ? -1 : H5Dcreate2(grp, m->name, ft, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d >= 0 && (m->n == 0 || H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0))
-        rc = 0;
-    else
-        mb_h5_fail(c, "write %s/%s", where, m->name);
-    if (d >= 0)
-        H5Dclose(d);
-    if (sp >= 0)
-        H5Sclose(sp);
-    return rc;
+    return put_obj(c, grp, where, m->name, 0, ft, mt, &dim, buf);
 }
 
 /* /metrics as r holds it: its attributes, and every series changed since

@@ -11,8 +11,6 @@ Writes PREFIX.png and PREFIX.pdf (default build/reproduce/cam/cam). Medians
 with their 95% confidence interval; a case whose check failed is marked with
 a red x. Needs no display (Agg backend).
 """
-import argparse
-import sys
 
 import matplotlib
 
@@ -115,14 +113,8 @@ def app_panel(ax, rows, runs, app):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", default="build/reproduce/cam/cam", help="output prefix; PREFIX.png and PREFIX.pdf")
-    ap.add_argument("inputs", nargs="+")
-    a = ap.parse_args()
-    runs, rows = mbresults.load(a.inputs)
-    rows = [r for r in rows if runs[r["run"]].get("benchmark") in BENCHMARKS]
-    if not rows:
-        sys.exit("plot.py: no mb-aio or mb-ooc cases in " + " ".join(a.inputs))
+    a = mbresults.parse_args(__doc__, "build/reproduce/cam/cam", "output prefix; PREFIX.png and PREFIX.pdf")
+    runs, rows = mbresults.load_cases(a.inputs, BENCHMARKS, "plot.py", "mb-aio or mb-ooc cases")
     sweep, single, apps = split(runs, rows)
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     if sweep:

@@ -11,7 +11,6 @@ Writes PREFIX.png and PREFIX.pdf (default build/reproduce/collectives/collective
 Medians with their 95% confidence interval as a band; a case whose check
 failed is marked with a red x. Needs no display (Agg backend).
 """
-import argparse
 import textwrap
 import sys
 
@@ -38,11 +37,8 @@ def series_key(row, varying):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", default="build/reproduce/collectives/collectives",
-                    help="output prefix; PREFIX.png and PREFIX.pdf are written")
-    ap.add_argument("inputs", nargs="+")
-    a = ap.parse_args()
+    a = mbresults.parse_args(__doc__, "build/reproduce/collectives/collectives",
+                             "output prefix; PREFIX.png and PREFIX.pdf are written")
     runs, rows = mbresults.load(a.inputs)
     rows = [r for r in rows if r.get("coll") in ORDER and r["bytes"] > 0]
     if not rows:

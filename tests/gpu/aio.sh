@@ -8,14 +8,9 @@
 # wrong seed); then mb-aio's host runs of that build.
 set -u
 cd "$(dirname "$0")/../.."
-pass=0 fail=0
-t() { # name, command...
-  local name=$1; shift
-  if "$@" >"/tmp/gpu-aio-$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name"
-  else fail=$((fail + 1)); echo "FAIL $name"; tail -n 20 "/tmp/gpu-aio-$name.log"; fi
-}
-nvidia-smi -L || { echo "no GPU here"; echo "0 passed, 1 failed"; exit 1; }
-t build make -j"$(nproc)" CUDA=1 BUILD=build-gpu
+. tests/gpu/lib.sh
+gpu_log gpu-aio
+gpu_build
 export TESTS_TMP=${TMPDIR:-/tmp}
 t gpu-posted env AIO_REQUIRE_CUDA=1 build-gpu/tests/test_aio_post
 grep -h "GPU-posted" /tmp/gpu-aio-gpu-posted.log
@@ -23,5 +18,4 @@ t engine build-gpu/tests/test_aio
 d=$(mktemp -d)
 t mb-aio build-gpu/bin/mb-aio --dir "$d" --file-size 64M --sizes 4K,1M --mode sync,async -n 2 -w 1 -o "$d/r.h5"
 rm -rf "$d"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+gpu_done

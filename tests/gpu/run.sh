@@ -9,14 +9,9 @@ set -u
 cd "$(dirname "$0")/../.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any OMPI_MCA_rmaps_base_oversubscribe=1
-pass=0 fail=0
-t() { # name, command...
-  local name=$1; shift
-  if "$@" >"/tmp/gpu-$name.log" 2>&1; then pass=$((pass + 1)); echo "PASS $name"
-  else fail=$((fail + 1)); echo "FAIL $name"; tail -n 20 "/tmp/gpu-$name.log"; fi
-}
-nvidia-smi -L || { echo "no GPU here"; echo "0 passed, 1 failed"; exit 1; }
-t build make -j"$(nproc)" CUDA=1 BUILD=build-gpu
+. tests/gpu/lib.sh
+gpu_log gpu
+gpu_build
 out=$(mktemp -d)
 for np in 1 2; do
   t "coll-cuda-np$np" mpirun -np $np build-gpu/bin/mb-coll -d cuda --coll all --dtype all --op all \
@@ -42,5 +37,4 @@ t fault-cuda bash -c "! MB_FAULT_INJECT=corrupt mpirun -np 2 build-gpu/bin/mb-co
 # host runs of the CUDA build still work on a GPU machine
 t host-run mpirun -np 2 build-gpu/bin/mb-coll --sizes 4K -n 2 -o "$out/host.h5"
 t report build-gpu/bin/mb-report "$out/np2.h5"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+gpu_done

@@ -3,15 +3,12 @@
 # ours; a case whose check failed is shown as such; run.sh rejects a bad
 # scale; the job script refuses without the program.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/cam/reference/results
 [ -d "$ref" ] && ls "$ref"/*.h5 >/dev/null 2>&1 || { fail "no committed reference in $ref"; finish; }
 
-expect 0 "plot.py on the reference" -- "$py" -m reproduce.cam.plot -o "$T/fig" "$ref"
-for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
-file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
-head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
-expect 0 "compare.py on the reference" -- "$py" -m reproduce.cam.compare -o "$T/compare.md" "$ref"
+figure_and_compare cam "$ref"
 grep -q '| CAM (abstract, Fig. 10b) | GEMM: 1.84×' "$T/compare.md" || fail "compare.md lacks CAM's GEMM number"
 grep -q '≈ 20 GB/s' "$T/compare.md" || fail "compare.md lacks CAM's raw throughput"
 grep -Eq '^\| gemm \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+× ' "$T/compare.md" ||

@@ -4,15 +4,12 @@
 # gets one line per algorithm and compare.md a measured speedup; the
 # collector merges two files and refuses to overwrite.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/collectives/reference/mb-coll-small-2ranks.h5
 [ -f "$ref" ] || { fail "no committed reference $ref"; finish; }
 
-expect 0 "plot.py on the reference" -- "$py" -m reproduce.collectives.plot -o "$T/fig" "$ref"
-for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
-file "$T/fig.png" | grep -q 'PNG image' || fail "fig.png is not a PNG"
-head -c 5 "$T/fig.pdf" | grep -q '%PDF' || fail "fig.pdf is not a PDF"
-expect 0 "compare.py on the reference" -- "$py" -m reproduce.collectives.compare -o "$T/compare.md" "$ref"
+figure_and_compare collectives "$ref"
 grep -q '| CCCL | Broadcast, average speedup over RDMA | 1.84× |' "$T/compare.md" || fail "compare.md lacks CCCL's broadcast number"
 grep -q 'not measured: only mpi' "$T/compare.md" || fail "compare.md does not say only mpi was measured"
 grep -q '^| allreduce | mpi | 2 | 1 |' "$T/compare.md" || fail "compare.md lacks our allreduce row"

@@ -7,6 +7,7 @@
  * refuses a request across a stripe unit. */
 #include "../../offload/aio.h"
 #include "check.h"
+#include "storage_fixture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@
 #define VOL ((uint64_t)NFILES * FILE_BYTES)
 #define NREQ 24
 
-static char path[NFILES][600];
+static char path[NFILES][FIXTURE_PATH];
 static const char *paths[NFILES];
 
 static void test_registry(void)
@@ -149,40 +150,15 @@ static void test_write(const struct mb_storage_ops *o, uint64_t seed)
 int main(void)
 {
     test_registry();
-    const char *base = getenv("TMPDIR");
-    char dir[512];
-    snprintf(dir, sizeof(dir), "%.400s/storage.XXXXXX", base ? base : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char dir[512]; /* the pattern of seed 11 over the whole volume */
+    if (fixture_volume(dir, sizeof(dir), path, paths, NFILES, FILE_BYTES, STRIPE, 11) != 0)
         return 1;
-    }
-    for (int f = 0; f < NFILES; f++) {
-        snprintf(path[f], sizeof(path[f]), "%s/vol.%d", dir, f);
-        paths[f] = path[f];
-        int fd = open(path[f], O_RDWR | O_CREAT | O_EXCL, 0600);
-        EXPECT(fd >= 0 && ftruncate(fd, FILE_BYTES) == 0);
-        close(fd);
-    }
-    /* the pattern of seed 11 over the whole volume, written in the caller */
-    struct mb_storage s;
-    char err[512];
-    struct mb_storage_params p = params(1);
-    EXPECT(mb_storage_open(&s, mb_storage_find("posix"), &p, err, sizeof(err)) == 0);
-    char *blk = mb_storage_alloc(&s, STRIPE);
-    for (uint64_t off = 0; s.ops && blk && off < VOL; off += STRIPE) {
-        mb_aio_pattern_fill(blk, off, STRIPE, 11);
-        EXPECT(mb_storage_rw_now(&s, MB_AIO_WRITE, off, STRIPE, blk) == 0);
-    }
-    mb_storage_free(&s, blk);
-    mb_storage_close(&s);
     for (const struct mb_storage_ops *const *m = mb_storage_modes; *m; m++)
         test_read(*m, 11);
     uint64_t seed = 100;
     for (const struct mb_storage_ops *const *m = mb_storage_modes; *m; m++)
         if (!((*m)->flags & MB_STORAGE_IMAGE)) /* the image's writes stay in memory */
             test_write(*m, seed++);
-    for (int f = 0; f < NFILES; f++)
-        unlink(path[f]);
-    rmdir(dir);
+    fixture_remove(dir, path, NFILES);
     return TEST_EXIT();
 }
