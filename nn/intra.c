@@ -14,31 +14,65 @@ static const char *const head_names[] = {"xhat", "rstd", "probs"};
 /* block_fused.c's step that writes each block tensor */
 static const int block_step[] = {0, 0, 1, 2, 2, 3, 3, 4, 4};
 
-/* Forward FLOPs of tensor i's own share of its step (GEMMs only). */
+/* Forward FLOPs of tensor i's own share of its step (GEMMs only) and its
+ * bytes, for layer `layer` of cfg: layer.c allocates these shapes. */
+static int intra_closed_form(const struct nn_gpt_config *c, int B, struct nn_precision prec,
+                             int layer, int i, uint64_t *bytes, double *flops)
+{
+    uint64_t M = (uint64_t)B * (uint64_t)c->seq, H = (uint64_t)c->hidden, F = (uint64_t)c->ffn;
+    uint64_t S = (uint64_t)c->seq, A = (uint64_t)c->heads, ea = nn_dtype_size(prec.act);
+    double m = (double)M, h = (double)H, f = (double)F, s = (double)S;
+    uint64_t b = 0;
+    double fl = 0;
+    if (layer == c->layers + 1) {
+        const uint64_t hb[3] = {ea * M * H, 4 * M, ea * M * (uint64_t)c->vocab};
+        if (i < 0 || i >= 3)
+            return -1;
+        b = hb[i];
+        fl = i == 2 ? 2 * m * h * c->vocab : 0;
+    } else if (layer >= 1 && layer <= c->layers) {
+        const uint64_t bb[9] = {ea * M * H, 4 * M, ea * M * 3 * H, ea * (uint64_t)B * A * S * S,
+                                ea * M * H, ea * M * H, 4 * M, ea * M * F, ea * M * F};
+        const double bf[9] = {0, 0, 2 * m * h * 3 * h, /* scores = Q K^T */ 2 * m * s * h,
+                              /* P V */ 2 * m * s * h, /* x1 = x + att Wo */ 2 * m * h * h, 0,
+                              2 * m * h * f, 0};
+        if (i < 0 || i >= 9)
+            return -1;
+        b = bb[i];
+        fl = bf[i];
+    } else {
+        return -1; /* the embedding keeps no intra tensors */
+    }
+    if (bytes)
+        *bytes = b;
+    if (flops)
+        *flops = fl;
+    return 0;
+}
+
 static double tensor_flops(const struct nn_layer *l, int i)
 {
-    double m = (double)l->B * l->cfg.seq, h = l->cfg.hidden, f = l->cfg.ffn, s = l->cfg.seq;
-    if (l->kind == NN_LAYER_HEAD)
-        return i == 2 ? 2 * m * h * l->cfg.vocab : 0;
-    switch (i) {
-    case NN_QKV: return 2 * m * h * 3 * h;
-    case NN_PROBS: return 2 * m * s * h; /* scores = Q K^T, every head */
-    case NN_ATT: return 2 * m * s * h;   /* P V */
-    case NN_XHAT2: return 2 * m * h * h; /* x1 = x + att Wo + bo */
-    case NN_H1: return 2 * m * h * f;
-    default: return 0;                   /* layer norms, GELU */
-    }
+    double fl = 0;
+    intra_closed_form(&l->cfg, l->B, l->prec, l->index, i, NULL, &fl);
+    return fl;
+}
+
+int nn_gpt_intra_count(const struct nn_gpt_config *cfg, int layer)
+{
+    return layer == cfg->layers + 1 ? 3 : layer >= 1 && layer <= cfg->layers ? 9 : 0;
+}
+
+int nn_gpt_intra_account(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         int layer, int i, uint64_t *bytes, double *flops)
+{
+    return intra_closed_form(cfg, B, prec, layer, i, bytes, flops);
 }
 
 int nn_layer_intra_account(const struct nn_layer *l, int i, uint64_t *bytes, double *flops)
 {
     if (i < 0 || i >= l->nintra)
         return -1;
-    if (bytes)
-        *bytes = nn_tensor_bytes(&l->intra[i]);
-    if (flops)
-        *flops = tensor_flops(l, i);
-    return 0;
+    return intra_closed_form(&l->cfg, l->B, l->prec, l->index, i, bytes, flops);
 }
 
 const char *nn_layer_intra_name(const struct nn_layer *l, int i)

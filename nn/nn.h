@@ -333,6 +333,12 @@ int nn_layer_intra_live(const struct nn_layer *l);
  * in nn_gpt_layer_account). name: "xhat1", "qkv", "probs", ... 0 / -1. */
 int nn_layer_intra_account(const struct nn_layer *l, int i, uint64_t *bytes, double *flops);
 const char *nn_layer_intra_name(const struct nn_layer *l, int i);
+/* The same without allocating, for any shape: the number of intra tensors
+ * of layer `layer` (9 per block, 3 for the head, 0 for the embedding) and
+ * tensor i's bytes and FLOPs. 0 / -1. */
+int nn_gpt_intra_count(const struct nn_gpt_config *cfg, int layer);
+int nn_gpt_intra_account(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         int layer, int i, uint64_t *bytes, double *flops);
 /* release: the layer stops using tensor i's contents and hands back the
  * memory they are in (to copy out and then reuse); NULL when i is out of
  * range or already released. attach: tensor i gets memory again, mem

@@ -132,11 +132,16 @@ static void test_partial_recompute(int fused)
         double fl;
         EXPECT(nn_layer_intra_account(l, i, &b, &fl) == 0);
         EXPECT(b == nn_tensor_bytes(t[i]));
+        uint64_t b2;
+        double fl2;
+        EXPECT(nn_gpt_intra_account(&cfg, B, F32, 1, i, &b2, &fl2) == 0 && b2 == b && fl2 == fl);
         EXPECT(nn_layer_intra_name(l, i) != NULL);
         bytes += b;
         sum += fl;
     }
     EXPECT(nn_layer_intra_account(l, k, NULL, NULL) == -1);
+    EXPECT(nn_gpt_intra_count(&cfg, 1) == k && nn_gpt_intra_count(&cfg, 0) == 0 &&
+           nn_gpt_intra_count(&cfg, cfg.layers + 1) == 3);
     EXPECT(bytes == a.act_intra_bytes);
     EXPECT(sum == a.flops_fwd - 2 * m * f * h);
     nn_layer_forward(l, x, y);
