@@ -35,18 +35,12 @@ struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *c, int B)
     return nn_workspace_new_alloc(c, B, NULL);
 }
 
-struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *c, int B,
-                                            const struct nn_alloc *a)
+#define NN_WS_BUFS 18
+/* Elements of each workspace buffer, in the order of ws_bufs(). */
+static void ws_elems(const struct nn_gpt_config *c, int B, size_t n[NN_WS_BUFS])
 {
-    struct nn_workspace *w = calloc(1, sizeof(*w));
-    if (!w)
-        return NULL;
-    w->alloc = a ? *a : nn_alloc_default();
-#define fbuf(n) zalloc(&w->alloc, (n) * sizeof(float))
-    w->H = (size_t)c->hidden; w->F = (size_t)c->ffn; w->S = (size_t)c->seq;
-    w->A = (size_t)c->heads; w->V = (size_t)c->vocab; w->M = (size_t)B * w->S;
-    size_t M = w->M, H = w->H, F = w->F, S = w->S, V = w->V;
-    size_t pmax = 0;
+    size_t H = (size_t)c->hidden, F = (size_t)c->ffn, S = (size_t)c->seq, A = (size_t)c->heads;
+    size_t V = (size_t)c->vocab, M = (size_t)B * S, pmax = 0;
     for (int i = 0; i < 3; i++) {
         struct nn_layer_account a;
         struct nn_precision p = {NN_F32, NN_F32, NN_F32};
@@ -54,33 +48,60 @@ struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *c, int B
         pmax = a.params > pmax ? a.params : pmax;
     }
     size_t wide = F > 3 * H ? F : 3 * H;
-    w->W = fbuf(pmax); w->G = fbuf(pmax);
-    w->y = fbuf(M * H); w->qkv = fbuf(M * 3 * H); w->probs = fbuf((size_t)B * w->A * S * S);
-    w->att = fbuf(M * H); w->x1 = fbuf(M * H); w->xhat1 = fbuf(M * H); w->xhat2 = fbuf(M * H);
-    w->h1 = fbuf(M * F); w->gl = fbuf(M * F); w->logits = fbuf(M * V);
-    w->d1 = fbuf(M * H); w->d2 = fbuf(M * H); w->d3 = fbuf(M * H); w->db = fbuf(M * wide);
-    w->scr = fbuf(w->A * S * S); /* every head's dP: attn_batched.c */ w->out = fbuf(M * H);
-    float **all[] = {&w->W, &w->G, &w->y, &w->qkv, &w->probs, &w->att, &w->x1, &w->xhat1,
-                     &w->xhat2, &w->h1, &w->gl, &w->logits, &w->d1, &w->d2, &w->d3, &w->db,
-                     &w->scr, &w->out};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        if (!*all[i]) {
+    const size_t e[NN_WS_BUFS] = {pmax, pmax, M * H, M * 3 * H, (size_t)B * A * S * S, M * H,
+                                  M * H, M * H, M * H, M * F, M * F, M * V, M * H, M * H, M * H,
+                                  M * wide, A * S * S /* every head's dP: attn_batched.c */,
+                                  M * H};
+    memcpy(n, e, sizeof(e));
+}
+
+static void ws_bufs(struct nn_workspace *w, float **all[NN_WS_BUFS])
+{
+    float **b[NN_WS_BUFS] = {&w->W, &w->G, &w->y, &w->qkv, &w->probs, &w->att, &w->x1, &w->xhat1,
+                             &w->xhat2, &w->h1, &w->gl, &w->logits, &w->d1, &w->d2, &w->d3,
+                             &w->db, &w->scr, &w->out};
+    memcpy(all, b, sizeof(b));
+}
+
+size_t nn_workspace_bytes(const struct nn_gpt_config *c, int B)
+{
+    size_t n[NN_WS_BUFS], total = 0;
+    ws_elems(c, B, n);
+    for (int i = 0; i < NN_WS_BUFS; i++)
+        total += (n[i] * sizeof(float) + 63) / 64 * 64;
+    return total;
+}
+
+struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *c, int B,
+                                            const struct nn_alloc *a)
+{
+    struct nn_workspace *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->alloc = a ? *a : nn_alloc_default();
+    w->H = (size_t)c->hidden; w->F = (size_t)c->ffn; w->S = (size_t)c->seq;
+    w->A = (size_t)c->heads; w->V = (size_t)c->vocab; w->M = (size_t)B * w->S;
+    size_t n[NN_WS_BUFS];
+    float **all[NN_WS_BUFS];
+    ws_elems(c, B, n);
+    ws_bufs(w, all);
+    for (int i = 0; i < NN_WS_BUFS; i++)
+        if (!(*all[i] = zalloc(&w->alloc, n[i] * sizeof(float)))) {
             nn_workspace_free(w);
             return NULL;
         }
     return w;
-#undef fbuf
 }
 
 void nn_workspace_free(struct nn_workspace *w)
 {
     if (!w)
         return;
-    float *all[] = {w->W, w->G, w->y, w->qkv, w->probs, w->att, w->x1, w->xhat1, w->xhat2,
-                    w->h1, w->gl, w->logits, w->d1, w->d2, w->d3, w->db, w->scr, w->out};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        if (all[i])
-            w->alloc.free(w->alloc.ctx, all[i]);
+    float **all[NN_WS_BUFS];
+    ws_bufs(w, all);
+    for (int i = 0; i < NN_WS_BUFS; i++)
+        if (*all[i])
+            w->alloc.free(w->alloc.ctx, *all[i]);
     free(w);
 }
 

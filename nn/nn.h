@@ -269,6 +269,8 @@ struct nn_alloc nn_alloc_default(void);
  * weights, activations and gradients); one per model, sized for it. */
 struct nn_workspace;
 struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *cfg, int B);
+/* Bytes it takes (what a capped arena must hold for it). */
+size_t nn_workspace_bytes(const struct nn_gpt_config *cfg, int B);
 /* The same from allocator a (NULL: the default); NULL when it refuses. */
 struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *cfg, int B,
                                             const struct nn_alloc *a);

@@ -284,6 +284,7 @@ static void test_bind_and_alloc(void)
     struct nn_workspace *ws = nn_workspace_new_alloc(&cfg, B, &a);
     EXPECT(ws != NULL && arena.live > 0);
     size_t ws_bytes = arena.used;
+    EXPECT(ws_bytes == nn_workspace_bytes(&cfg, B) + 64 * 18); /* + the test's headers */
     struct nn_layer *ref = nn_layer_new(&cfg, B, F32, 1, 21, ws_ref);
     struct nn_layer *l = nn_layer_new_alloc(&cfg, B, F32, 1, 21, ws, &a,
                                             NN_LAYER_BIND_PARAMS | NN_LAYER_BIND_GRADS);
