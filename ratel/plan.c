@@ -1,0 +1,98 @@
+/* --plan: where every byte of a Ratel run lives, from nn_gpt_account and
+ * nn_workspace_bytes without allocating, and whether it fits the device,
+ * host and storage budgets. Placement as in the paper: P32, Adam m, v and
+ * P16 on storage (14P); the device holds one layer at a time
+ * (double-buffered P16 in, G16 out); swapped activations go to the host
+ * up to what its fixed buffers leave, the rest to storage. */
+#include "ratel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static double gb(uint64_t b) { return (double)b / 1e9; }
+
+void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                const struct ratel_budget *bud, uint64_t act_swap, struct ratel_plan *o)
+{
+    memset(o, 0, sizeof(*o));
+    struct nn_layer_account t;
+    nn_gpt_account(cfg, B, prec, &t);
+    o->params = t.params;
+    o->stor_states = t.opt_bytes + t.param_bytes;
+    uint64_t maxp = 0, maxpb = 0, maxgb = 0, maxact = 0, inter = 0, all = 0;
+    for (int l = 0; l <= cfg->layers + 1; l++) {
+        struct nn_layer_account a;
+        nn_gpt_layer_account(cfg, B, prec, l, &a);
+        maxp = a.params > maxp ? a.params : maxp;
+        maxpb = a.param_bytes > maxpb ? a.param_bytes : maxpb;
+        maxgb = a.grad_bytes > maxgb ? a.grad_bytes : maxgb;
+        uint64_t act = a.act_inter_bytes + a.act_intra_bytes;
+        maxact = act > maxact ? act : maxact;
+        if (l >= 1) {
+            inter += a.act_inter_bytes;
+            all += act;
+        }
+    }
+    o->act_swap = act_swap < inter ? inter : act_swap > all ? all : act_swap;
+    o->dev_need = (uint64_t)nn_workspace_bytes(cfg, B) + 2 * maxpb + 2 * maxgb + maxact;
+    /* P16 staging and G16 landing, double-buffered; the optimizer's three
+     * tensors in flight (P32, m, v in; P16 out): 14 bytes per parameter */
+    o->host_fixed = 2 * maxpb + 2 * maxgb + 3 * 14 * maxp;
+    uint64_t avail = bud->host_mem > o->host_fixed ? bud->host_mem - o->host_fixed : 0;
+    o->host_act = o->act_swap < avail ? o->act_swap : avail;
+    o->stor_act = o->act_swap - o->host_act;
+    o->fits_dev = o->dev_need <= bud->dev_mem;
+    o->fits_host = o->host_fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
+    o->fits_storage = !bud->storage || o->stor_states + o->stor_act <= bud->storage;
+    o->fits = o->fits_dev && o->fits_host && o->fits_storage;
+    if (!o->fits_dev)
+        snprintf(o->why, sizeof(o->why), "device: needs %.3f GB (one layer + workspace), budget %.3f GB",
+                 gb(o->dev_need), gb(bud->dev_mem));
+    else if (!o->fits_host)
+        snprintf(o->why, sizeof(o->why), "host: needs %.3f GB%s, budget %.3f GB",
+                 gb(o->host_fixed + (bud->host_only_act ? o->act_swap : 0)),
+                 bud->host_only_act ? " (buffers + activations)" : " (buffers)", gb(bud->host_mem));
+    else if (!o->fits_storage)
+        snprintf(o->why, sizeof(o->why), "storage: needs %.3f GB, capacity %.3f GB",
+                 gb(o->stor_states + o->stor_act), gb(bud->storage));
+}
+
+const char *ratel_largest_preset(int B, struct nn_precision prec, const struct ratel_budget *b,
+                                 struct ratel_plan *out)
+{
+    static const char *const table4[] = {"gpt-6b", "gpt-13b", "gpt-30b", "gpt-70b",
+                                         "gpt-135b", "gpt-175b", "gpt-276b", "gpt-412b"};
+    const char *best = NULL;
+    for (size_t i = 0; i < sizeof(table4) / sizeof(table4[0]); i++) {
+        struct nn_gpt_config c;
+        struct ratel_plan p;
+        if (nn_gpt_preset(table4[i], &c) != 0)
+            continue;
+        ratel_plan(&c, B, prec, b, 0, &p);
+        if (p.fits) {
+            best = table4[i];
+            if (out)
+                *out = p;
+        }
+    }
+    return best;
+}
+
+int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         const struct ratel_budget *b, int max_layers)
+{
+    /* every need grows with the layer count: bisect */
+    int lo = 0, hi = max_layers;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        struct nn_gpt_config c = *cfg;
+        struct ratel_plan p;
+        c.layers = mid;
+        ratel_plan(&c, B, prec, b, 0, &p);
+        if (p.fits)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
