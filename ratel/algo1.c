@@ -5,6 +5,7 @@
  * A_interBlock bytes are swapped. */
 #include "ratel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,13 @@ int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out)
 {
+    return ratel_algorithm1_capped(m, hw, u, n, c1, INFINITY, swap, out);
+}
+
+int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *hw,
+                            const struct ratel_unit *u, int n, enum ratel_case1 c1, double cap,
+                            unsigned char *swap, struct ratel_choice *out)
+{
     if (n < 0)
         return -1;
     for (int i = 0; i < n; i++)
@@ -80,6 +88,10 @@ int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
     out->steps = 1;
     for (int j = 0; j < nk; j++) {
         const struct ratel_unit *x = &u[k[j].idx];
+        if (a + x->bytes > cap) { /* the next unit would not fit */
+            fell_all = 0;
+            break;
+        }
         ratel_iter_time(m, hw, a + x->bytes, fr - x->flops > 0 ? fr - x->flops : 0, &t);
         out->steps++;
         int better = t.t_iter < best.t_iter;
@@ -116,5 +128,5 @@ int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
     else
         out->which_case = 3;
     free(k);
-    return 0;
+    return a >= m->act_inter && a <= cap ? 0 : -1;
 }

@@ -99,10 +99,44 @@ struct ratel_choice {
 int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out);
+/* The same walk never swapping more than cap bytes (Ratel+CpuAct: cap =
+ * MEM_avail, no activations on storage); -1 also when A_interBlock does
+ * not fit under cap. */
+int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *hw,
+                            const struct ratel_unit *u, int n, enum ratel_case1 c1, double cap,
+                            unsigned char *swap, struct ratel_choice *out);
 /* Iteration time of an arbitrary swap set under the same model (FLOP_r =
  * flops_rc_all - the swapped units' FLOPs): the brute-force reference. */
 double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
                       const struct ratel_unit *u, int n, const unsigned char *swap);
+
+/* ===== activation policies (mb-ratel --act) =============================== */
+
+/* ratel: Algorithm 1; swap-all (G10-like); inter-block (ZeRO-Infinity:
+ * block inputs out, the rest recomputed); recompute-all (nothing out:
+ * block inputs stay on the device); host-only (Algorithm 1 capped at
+ * MEM_avail, Ratel+CpuAct). */
+enum ratel_act {
+    RATEL_ACT_RATEL = 0,
+    RATEL_ACT_SWAP_ALL,
+    RATEL_ACT_INTER_BLOCK,
+    RATEL_ACT_RECOMPUTE_ALL,
+    RATEL_ACT_HOST_ONLY,
+    RATEL_ACT_COUNT
+};
+const char *ratel_act_name(enum ratel_act a);
+/* A name above: 0 and *out, or -1. */
+int ratel_act_parse(const char *s, enum ratel_act *out);
+/* swap[] and the choice (priced by the model) under policy act. -1: a
+ * bad table, or host-only when A_interBlock does not fit in MEM_avail. */
+int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
+                     const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                     unsigned char *swap, struct ratel_choice *out);
+/* Of the units of nn layer `layer`: the intra tensors to swap (bit i =
+ * intra tensor i, the argument of nn_layer_intra_release) and whether its
+ * input is swapped (*inter, may be NULL). */
+unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char *swap, int layer,
+                          int *inter);
 
 /* ===== a GPT's units and totals ========================================== */
 

@@ -74,19 +74,28 @@ static int feasible(const struct ratel_unit *u, const struct ratel_model *m, uns
 }
 
 /* The minimum over every feasible subset. */
-static double brute_subsets(const struct ratel_model *m, const struct ratel_hw *hw,
-                            const struct ratel_unit *u, enum ratel_case1 c1)
+static double brute_subsets_cap(const struct ratel_model *m, const struct ratel_hw *hw,
+                                const struct ratel_unit *u, enum ratel_case1 c1, double cap)
 {
     double best = INFINITY;
     unsigned char s[NU];
     for (unsigned mask = 0; mask < 1u << NU; mask++) {
-        if (!feasible(u, m, mask, c1))
+        double a = 0;
+        for (int i = 0; i < NU; i++)
+            a += (mask >> i & 1) ? u[i].bytes : 0;
+        if (!feasible(u, m, mask, c1) || a > cap)
             continue;
         for (int i = 0; i < NU; i++)
             s[i] = mask >> i & 1;
         best = fmin(best, ratel_eval_set(m, hw, u, NU, s));
     }
     return best;
+}
+
+static double brute_subsets(const struct ratel_model *m, const struct ratel_hw *hw,
+                            const struct ratel_unit *u, enum ratel_case1 c1)
+{
+    return brute_subsets_cap(m, hw, u, c1, INFINITY);
 }
 
 /* The minimum over feasible prefixes of the OB order (sorted here by a
@@ -180,7 +189,7 @@ static void test_random(void)
 {
     struct nn_rng r;
     nn_rng_seed(&r, 2025);
-    int cases[4] = {0}, bad = 0;
+    int cases[4] = {0}, bad = 0, host_refused = 0;
     for (int trial = 0; trial < 300; trial++) {
         struct ratel_unit u[NU];
         struct ratel_model m;
@@ -202,8 +211,31 @@ static void test_random(void)
                         c1, ch.t.t_iter, ref);
             }
             cases[ch.which_case]++;
+            if (vary)
+                continue;
+            /* the policies: Algorithm 1 is never worse than a fixed rule
+             * that is feasible; host-only is the capped brute force */
+            unsigned char s2[NU];
+            struct ratel_choice c2;
+            EXPECT(ratel_act_choose(RATEL_ACT_SWAP_ALL, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(ch.t.t_iter <= c2.t.t_iter * (1 + 1e-12) && c2.nswap == NU);
+            EXPECT(ratel_act_choose(RATEL_ACT_INTER_BLOCK, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(ch.t.t_iter <= c2.t.t_iter * (1 + 1e-12) && near(c2.a_g2m, m.act_inter));
+            EXPECT(ratel_act_choose(RATEL_ACT_RECOMPUTE_ALL, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(c2.a_g2m == 0 && c2.nswap == 0 && c2.flops_r == m.flops_rc_all);
+            int rc = ratel_act_choose(RATEL_ACT_HOST_ONLY, &m, &hw, u, NU, c1, s2, &c2);
+            double capped = brute_subsets_cap(&m, &hw, u, (enum ratel_case1)c1, hw.mem_avail);
+            if (m.act_inter > hw.mem_avail) {
+                EXPECT(rc == -1 && isinf(capped));
+                host_refused++;
+            } else if (!(rc == 0 && c2.a_g2m <= hw.mem_avail && near(c2.t.t_iter, capped))) {
+                bad++;
+                fprintf(stderr, "trial %d case1=%d: host-only %.17g (rc %d), brute force %.17g\n",
+                        trial, c1, c2.t.t_iter, rc, capped);
+            }
         }
     }
+    EXPECT(host_refused > 0);
     fprintf(stderr, "random tables: cases 1/2/3 = %d/%d/%d\n", cases[1], cases[2], cases[3]);
     EXPECT(bad == 0);
     EXPECT(cases[1] > 0 && cases[2] > 0 && cases[3] > 0);
@@ -235,6 +267,33 @@ static void test_gpt_units(void)
     /* per block the partial recompute never reruns the W2 GEMM */
     double Mt = (double)B * c.seq;
     EXPECT(near(m.flops_rc_all, t.flops_fwd - c.layers * 2 * Mt * c.ffn * c.hidden));
+    /* the choice as per-layer release masks: their bytes add up */
+    {
+        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
+        unsigned char *s = malloc((size_t)n);
+        struct ratel_choice ch;
+        EXPECT(ratel_algorithm1(&m, &hw0, u, n, RATEL_CASE1_INTER, s, &ch) == 0);
+        double sum = 0;
+        for (int l = 1; l <= c.layers + 1; l++) {
+            int in;
+            unsigned mask = ratel_layer_mask(u, n, s, l, &in);
+            struct nn_layer_account a;
+            nn_gpt_layer_account(&c, B, mixed, l, &a);
+            sum += in ? (double)a.act_inter_bytes : 0;
+            EXPECT(in); /* the inter reading swaps every block input */
+            for (int i = 0; i < nn_gpt_intra_count(&c, l); i++) {
+                uint64_t b;
+                nn_gpt_intra_account(&c, B, mixed, l, i, &b, NULL);
+                sum += (mask >> i & 1) ? (double)b : 0;
+            }
+        }
+        EXPECT(sum == ch.a_g2m);
+        free(s);
+    }
+    enum ratel_act act;
+    for (int i = 0; i < RATEL_ACT_COUNT; i++)
+        EXPECT(ratel_act_parse(ratel_act_name((enum ratel_act)i), &act) == 0 && (int)act == i);
+    EXPECT(ratel_act_parse("swap-some", &act) == -1);
     /* the paper's 13B setting (RTX 4090 ~155 TFLOPS measured, 21 GB/s per
      * direction, 12 SSDs ~32 GB/s, 768 GB host): informational */
     struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
