@@ -474,8 +474,9 @@ static int iterate(void *st, long long iter, double *elapsed)
         for (int i = 0; i < s->ng; i++) {
             const struct nn_gemm_shape *g = &s->g[i];
             int lda = g->ta ? g->M : g->K, ldb = g->tb ? g->K : g->N;
-            /* with --recompute the block runs its forward twice: so does the peer */
-            int reps = g->count * (opt.recompute && !g->backward ? 2 : 1);
+            /* with --recompute the block reruns its forward GEMMs but W2's:
+             * so does the peer */
+            int reps = g->count * (opt.recompute && g->recomputed ? 2 : 1);
             for (int r = 0; r < reps; r++)
                 cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
                             g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, 1.0f, s->A[i], lda,

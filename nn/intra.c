@@ -159,10 +159,10 @@ double nn_layer_recompute_flops(const struct nn_layer *l)
 {
     if (l->live || l->kind == NN_LAYER_EMBED)
         return 0;
-    if (!partial_path(l)) {
+    if (!partial_path(l)) { /* the whole forward again */
         struct nn_layer_account a;
         nn_layer_account(l, &a);
-        return a.flops_recompute;
+        return a.flops_fwd;
     }
     unsigned steps = block_steps_needed(l);
     double f = 0;

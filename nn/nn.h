@@ -236,12 +236,14 @@ void nn_gpt_account(const struct nn_gpt_config *cfg, int B, struct nn_precision 
                     struct nn_layer_account *total);
 
 /* The GEMMs one block runs, forward then backward (the attention ones
- * batched: count = B*A). FLOPs of a block = sum 2*M*N*K*count. mb-nn runs
+ * batched: count = B*A). FLOPs of a block = sum 2*M*N*K*count; its
+ * recompute FLOPs the same over the `recomputed` ones. mb-nn runs
  * exactly these through plain cblas_sgemm as its peer. Returns the number
  * written (at most max). */
 struct nn_gemm_shape {
     int ta, tb, M, N, K, count;
     int backward;
+    int recomputed; /* a forward GEMM that a dropped block's backward reruns */
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
