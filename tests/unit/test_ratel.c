@@ -267,6 +267,7 @@ static void test_gpt_units(void)
     /* per block the partial recompute never reruns the W2 GEMM */
     double Mt = (double)B * c.seq;
     EXPECT(near(m.flops_rc_all, t.flops_fwd - c.layers * 2 * Mt * c.ffn * c.hidden));
+    EXPECT(fabs(m.flops_rc_all - t.flops_recompute) <= 1e-12 * t.flops_recompute);
     /* the choice as per-layer release masks: their bytes add up */
     {
         struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
