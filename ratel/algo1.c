@@ -88,14 +88,14 @@ int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *
     out->steps = 1;
     for (int j = 0; j < nk; j++) {
         const struct ratel_unit *x = &u[k[j].idx];
-        if (a + x->bytes > cap) { /* the next unit would not fit */
+        if (a + x->bytes > cap) { /* does not fit: try the smaller ones after it */
             fell_all = 0;
-            break;
+            continue;
         }
         ratel_iter_time(m, hw, a + x->bytes, fr - x->flops > 0 ? fr - x->flops : 0, &t);
         out->steps++;
         int better = t.t_iter < best.t_iter;
-        if (j == 0 && !better)
+        if (out->steps == 2 && !better)
             rose_first = 1;
         if (!better) {
             fell_all = 0;

@@ -100,8 +100,9 @@ int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out);
 /* The same walk never swapping more than cap bytes (Ratel+CpuAct: cap =
- * MEM_avail, no activations on storage); -1 also when A_interBlock does
- * not fit under cap. */
+ * MEM_avail, no activations on storage): a unit that would overflow it is
+ * skipped for the smaller ones after it; -1 also when A_interBlock is not
+ * reached under cap. */
 int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *hw,
                             const struct ratel_unit *u, int n, enum ratel_case1 c1, double cap,
                             unsigned char *swap, struct ratel_choice *out);

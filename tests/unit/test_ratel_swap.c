@@ -106,8 +106,11 @@ int main(void)
     for (int act = 0; act < RATEL_ACT_COUNT; act++)
         for (int c1 = 0; c1 < 2; c1++) {
             struct ratel_choice ch;
-            EXPECT(ratel_act_choose((enum ratel_act)act, &mdl, &hw, u, n, (enum ratel_case1)c1,
-                                    swap, &ch) == 0);
+            int rc = ratel_act_choose((enum ratel_act)act, &mdl, &hw, u, n, (enum ratel_case1)c1,
+                                      swap, &ch);
+            EXPECT(rc == 0);
+            if (rc)
+                fprintf(stderr, "%s case1=%d: refused\n", ratel_act_name((enum ratel_act)act), c1);
             if (act == RATEL_ACT_RATEL)
                 seen_case[ch.which_case]++;
             if (act == RATEL_ACT_HOST_ONLY)
