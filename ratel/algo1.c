@@ -48,6 +48,60 @@ double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
     return t.t_iter;
 }
 
+/* The walk's order: the forced units (inter-block ones under the INTER
+ * reading) into swap[], the others by decreasing OB into k[]; returns
+ * their count, -1 on a bad table. */
+static int walk_order(const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                      unsigned char *swap, struct ob_key *k)
+{
+    int nk = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
+            return -1;
+        swap[i] = c1 == RATEL_CASE1_INTER && u[i].inter; /* always out */
+        if (!swap[i])
+            k[nk++] = (struct ob_key){u[i].flops / u[i].bytes, i};
+    }
+    qsort(k, (size_t)nk, sizeof(*k), by_ob);
+    return nk;
+}
+
+int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
+                const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
+                int max)
+{
+    if (n < 0)
+        return -1;
+    struct ob_key *k = malloc(((size_t)n + 1) * sizeof(*k));
+    unsigned char *swap = malloc((size_t)n + 1);
+    int nk = k && swap ? walk_order(u, n, c1, swap, k) : -1;
+    if (nk < 0) {
+        free(k);
+        free(swap);
+        return -1;
+    }
+    double a = 0, fr = m->flops_rc_all;
+    for (int i = 0; i < n; i++)
+        if (swap[i]) {
+            a += u[i].bytes;
+            fr -= u[i].flops;
+        }
+    for (int j = 0; j <= nk; j++) {
+        if (j > 0) {
+            a += u[k[j - 1].idx].bytes;
+            fr -= u[k[j - 1].idx].flops;
+        }
+        if (j < max) {
+            pts[j].a_g2m = a;
+            pts[j].flops_r = fr > 0 ? fr : 0;
+            ratel_iter_time(m, hw, a, pts[j].flops_r, &pts[j].t);
+        }
+    }
+    free(k);
+    free(swap);
+    return nk + 1;
+}
+
 int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out)
@@ -61,25 +115,18 @@ int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *
 {
     if (n < 0)
         return -1;
-    for (int i = 0; i < n; i++)
-        if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
-            return -1;
     struct ob_key *k = malloc(((size_t)n + 1) * sizeof(*k));
-    if (!k)
+    int nk = k ? walk_order(u, n, c1, swap, k) : -1;
+    if (nk < 0) {
+        free(k);
         return -1;
-    memset(swap, 0, (size_t)n);
+    }
     double a = 0, fr = m->flops_rc_all;
-    int nk = 0;
-    for (int i = 0; i < n; i++) {
-        if (c1 == RATEL_CASE1_INTER && u[i].inter) { /* always out */
-            swap[i] = 1;
+    for (int i = 0; i < n; i++)
+        if (swap[i]) {
             a += u[i].bytes;
             fr -= u[i].flops;
-        } else {
-            k[nk++] = (struct ob_key){u[i].flops / u[i].bytes, i};
         }
-    }
-    qsort(k, (size_t)nk, sizeof(*k), by_ob);
     memset(out, 0, sizeof(*out));
     struct ratel_times t, best;
     ratel_iter_time(m, hw, a, fr > 0 ? fr : 0, &t);

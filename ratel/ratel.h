@@ -106,6 +106,18 @@ int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
 int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *hw,
                             const struct ratel_unit *u, int n, enum ratel_case1 c1, double cap,
                             unsigned char *swap, struct ratel_choice *out);
+/* Fig. 9b's curve: the model at every prefix of the walk's order (the
+ * inter-block units first under RATEL_CASE1_INTER), from the starting
+ * point to everything swapped, whether or not Algorithm 1 would stop.
+ * pts[k]: A_G2M, FLOP_r and the times after k units. Writes at most max;
+ * returns the number of points (walked units + 1), or -1. */
+struct ratel_point {
+    double a_g2m, flops_r;
+    struct ratel_times t;
+};
+int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
+                const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
+                int max);
 /* Iteration time of an arbitrary swap set under the same model (FLOP_r =
  * flops_rc_all - the swapped units' FLOPs): the brute-force reference. */
 double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,

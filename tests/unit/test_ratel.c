@@ -211,6 +211,22 @@ static void test_random(void)
                         c1, ch.t.t_iter, ref);
             }
             cases[ch.which_case]++;
+            /* the sweep (Fig. 9b's curve): unimodal, its feasible minimum
+             * is Algorithm 1's pick */
+            struct ratel_point pts[NU + 1];
+            int np = ratel_sweep(&m, &hw, u, NU, (enum ratel_case1)c1, pts, NU + 1);
+            EXPECT(np == (c1 == RATEL_CASE1_INTER ? NU - 2 : NU) + 1);
+            double smin = INFINITY;
+            int rises = 0, unimodal = 1;
+            for (int j = 0; j < np; j++) {
+                if (pts[j].a_g2m >= m.act_inter)
+                    smin = fmin(smin, pts[j].t.t_iter);
+                if (j > 0 && pts[j].t.t_iter > pts[j - 1].t.t_iter * (1 + 1e-12))
+                    rises = 1;
+                else if (j > 0 && rises && pts[j].t.t_iter < pts[j - 1].t.t_iter * (1 - 1e-12))
+                    unimodal = 0;
+            }
+            EXPECT(unimodal && near(smin, ch.t.t_iter));
             if (vary)
                 continue;
             /* the policies: Algorithm 1 is never worse than a fixed rule
