@@ -78,21 +78,56 @@ const char *ratel_largest_preset(int B, struct nn_precision prec, const struct r
     return best;
 }
 
-int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
-                         const struct ratel_budget *b, int max_layers)
+/* The largest n in [0, max] with fits(n) (fits is monotone: every need
+ * grows with n), by bisection. */
+static int largest(int max, int (*fits)(const void *ctx, int n), const void *ctx)
 {
-    /* every need grows with the layer count: bisect */
-    int lo = 0, hi = max_layers;
+    int lo = 0, hi = max;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        struct nn_gpt_config c = *cfg;
-        struct ratel_plan p;
-        c.layers = mid;
-        ratel_plan(&c, B, prec, b, 0, &p);
-        if (p.fits)
+        if (fits(ctx, mid))
             lo = mid;
         else
             hi = mid - 1;
     }
     return lo;
+}
+
+struct search {
+    const struct nn_gpt_config *cfg;
+    int B;
+    struct nn_precision prec;
+    const struct ratel_budget *b;
+};
+
+static int fits_layers(const void *ctx, int L)
+{
+    const struct search *s = ctx;
+    struct nn_gpt_config c = *s->cfg;
+    struct ratel_plan p;
+    c.layers = L;
+    ratel_plan(&c, s->B, s->prec, s->b, 0, &p);
+    return p.fits;
+}
+
+static int fits_batch(const void *ctx, int B)
+{
+    const struct search *s = ctx;
+    struct ratel_plan p;
+    ratel_plan(s->cfg, B, s->prec, s->b, 0, &p);
+    return p.fits;
+}
+
+int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         const struct ratel_budget *b, int max_layers)
+{
+    struct search s = {cfg, B, prec, b};
+    return largest(max_layers, fits_layers, &s);
+}
+
+int ratel_largest_batch(const struct nn_gpt_config *cfg, struct nn_precision prec,
+                        const struct ratel_budget *b, int max_batch)
+{
+    struct search s = {cfg, 0, prec, b};
+    return largest(max_batch, fits_batch, &s);
 }

@@ -198,5 +198,9 @@ const char *ratel_largest_preset(int B, struct nn_precision prec, const struct r
  * "binary search L"): 0 when even one does not. */
 int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                          const struct ratel_budget *b, int max_layers);
+/* The largest micro-batch (1..max_batch) of cfg that fits (a --batch
+ * over it is refused before any work): 0 when B = 1 does not. */
+int ratel_largest_batch(const struct nn_gpt_config *cfg, struct nn_precision prec,
+                        const struct ratel_budget *b, int max_batch);
 
 #endif

@@ -405,6 +405,16 @@ static void test_plan(void)
         prev_l = L;
     }
     EXPECT(prev_l > 40);
+    /* the largest batch: it fits, one more does not (the device's
+     * per-layer working set grows with B) */
+    struct ratel_budget b24 = {24 * G, 256 * G, 0, 0};
+    int Bmax = ratel_largest_batch(&c, mixed, &b24, 4096);
+    ratel_plan(&c, Bmax, mixed, &b24, 0, &p);
+    EXPECT(Bmax >= 1 && p.fits);
+    ratel_plan(&c, Bmax + 1, mixed, &b24, 0, &p);
+    EXPECT(!p.fits && !p.fits_dev);
+    fprintf(stderr, "13B, 24 GB device: batch up to %d\n", Bmax);
+    EXPECT(ratel_largest_batch(&c, mixed, &tiny_dev, 4096) == 0);
 }
 
 int main(void)
