@@ -309,7 +309,8 @@ enum nn_layer_kind nn_layer_kind(const struct nn_layer *l);
  * storage dtype), so they can be sharded, offloaded and updated in place. */
 struct nn_tensor *nn_layer_params(struct nn_layer *l);
 struct nn_tensor *nn_layer_grads(struct nn_layer *l);
-/* Its saved activations: inter (the input) and the intra-block tensors. */
+/* Its saved activations: inter (the input) and the intra-block tensors
+ * (views; data NULL while released or dropped and not attached). */
 struct nn_tensor *nn_layer_act_inter(struct nn_layer *l);
 size_t nn_layer_act_intra(struct nn_layer *l, struct nn_tensor **out, size_t max);
 /* Sizes and FLOPs as allocated (equal to nn_gpt_layer_account). */
