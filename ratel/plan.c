@@ -57,6 +57,29 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
                  gb(o->stor_states + o->stor_act), gb(bud->storage));
 }
 
+int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, char *buf,
+                      size_t len)
+{
+    char cap[32] = "unlimited";
+    if (b->storage)
+        snprintf(cap, sizeof(cap), "%.3f", gb(b->storage));
+    return snprintf(buf, len,
+                    "%-8s %12s %12s  %s\n"
+                    "%-8s %12.3f %12.3f  %-4s one layer (P16, G16 twice; activations) + workspace\n"
+                    "%-8s %12.3f %12.3f  %-4s buffers %.3f GB + activations %.3f GB%s\n"
+                    "%-8s %12.3f %12s  %-4s P32+m+v+P16 (14P) %.3f GB + activations %.3f GB\n"
+                    "params %.4g, activations swapped %.3f GB: %s%s\n",
+                    "tier", "need GB", "budget GB", "",
+                    "device", gb(p->dev_need), gb(b->dev_mem), p->fits_dev ? "fits" : "over",
+                    "host", gb(p->host_fixed + p->host_act), gb(b->host_mem),
+                    p->fits_host ? "fits" : "over", gb(p->host_fixed), gb(p->host_act),
+                    b->host_only_act ? " (host-only)" : "",
+                    "storage", gb(p->stor_states + p->stor_act), cap,
+                    p->fits_storage ? "fits" : "over", gb(p->stor_states), gb(p->stor_act),
+                    (double)p->params, gb(p->act_swap), p->fits ? "fits" : "does not fit: ",
+                    p->fits ? "" : p->why);
+}
+
 const char *ratel_largest_preset(int B, struct nn_precision prec, const struct ratel_budget *b,
                                  struct ratel_plan *out)
 {

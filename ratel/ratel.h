@@ -190,6 +190,11 @@ struct ratel_plan {
 /* Plans cfg at batch B swapping act_swap bytes (< act_inter: act_inter). */
 void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                 const struct ratel_budget *b, uint64_t act_swap, struct ratel_plan *out);
+/* --plan's table: a line per tier (device, host, storage) with what it
+ * holds, its bytes, the budget and fits/over, then the verdict. Returns
+ * what snprintf would (truncated when >= len). */
+int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, char *buf,
+                      size_t len);
 /* The largest of the Table IV presets (gpt-6b ... gpt-412b) that fits at
  * batch B swapping A_interBlock: its name, or NULL when none does. */
 const char *ratel_largest_preset(int B, struct nn_precision prec, const struct ratel_budget *b,

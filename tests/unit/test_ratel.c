@@ -348,6 +348,10 @@ static void test_plan(void)
             (double)p.params, p.stor_states / 1e9, p.dev_need / 1e9, p.host_fixed / 1e9);
     EXPECT(fabs(p.stor_states / 1e9 - 182) / 182 < 0.015);
     EXPECT(p.fits && p.why[0] == 0);
+    char table[1024];
+    EXPECT(ratel_plan_format(&p, &big, table, sizeof(table)) < (int)sizeof(table));
+    fputs(table, stderr);
+    EXPECT(strstr(table, "storage") && strstr(table, "183.476") && strstr(table, ": fits"));
     /* swapping the minimum: A_interBlock (the paper's 12.5 GiB for the 40
      * blocks, plus the head's input) lands in host memory */
     struct nn_layer_account head;
@@ -375,6 +379,8 @@ static void test_plan(void)
     EXPECT(ratel_largest_preset(8, mixed, &tiny_dev, NULL) == NULL);
     ratel_plan(&c, 8, mixed, &tiny_dev, 0, &p);
     EXPECT(!p.fits && !p.fits_dev && strstr(p.why, "device") != NULL);
+    ratel_plan_format(&p, &tiny_dev, table, sizeof(table));
+    EXPECT(strstr(table, "does not fit: device") != NULL);
     /* storage capacity bounds the states */
     struct ratel_budget small_disk = {80 * G, 768 * G, 100 * G, 0};
     ratel_plan(&c, 8, mixed, &small_disk, 0, &p);
