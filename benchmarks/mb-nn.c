@@ -27,6 +27,7 @@ static struct {
     size_t adam_elems;
     unsigned cases;
     int recompute;
+    int breakdown;
 } opt;
 
 enum { C_BLOCK = 1, C_ADAM = 2 };
@@ -41,6 +42,9 @@ static const struct mb_opt nn_opts[] = {
      "what to measure: block (vs sgemm), adam (vs memcpy)", "LIST"},
     {"recompute", 0, MB_OPT_FLAG, &opt.recompute, NULL, NULL, 0, 0,
      "block drops its intra activations after forward and recomputes them in backward", NULL},
+    {"breakdown", 0, MB_OPT_FLAG, &opt.breakdown, NULL, NULL, 0, 0,
+     "time the block's stages (GEMMs, attention, softmax, layer norms, GELU, bias/residual, copies), "
+     "print each one's median and record them in /metrics", NULL},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -73,6 +77,7 @@ struct state {
     struct nn_layer *layer;
     float *x, *y, *dout, *dx;
     struct bref *ref;            /* double-precision reference, allocated by the first check */
+    struct nn_stage_times cur;   /* --breakdown: this iteration's stage times */
     /* memcpy / adam */
     size_t n;
     char *src, *dst;
@@ -88,6 +93,9 @@ struct state {
 static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
+/* --breakdown: the block's stage times of each timed iteration. */
+static struct nn_stage_times *stage_t;
+static size_t stage_n;
 /* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
 static double bw_median = NAN;
 static size_t bw_bytes;
@@ -323,6 +331,14 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
         nn_rng_seed(&r, (uint64_t)run->common.seed);
         for (size_t i = 0; i < p->numel; i++)
             pp[i] += (float)(0.02 * nn_rng_normal(&r));
+        if (opt.breakdown) {
+            nn_layer_set_stage_times(s->layer, &s->cur);
+            free(stage_t);
+            stage_t = calloc((size_t)run->common.iters, sizeof(*stage_t));
+            stage_n = 0;
+            if (!stage_t)
+                return -1;
+        }
         break;
     }
     case K_MEMCPY:
@@ -477,12 +493,15 @@ static int iterate(void *st, long long iter, double *elapsed)
         inject(s, iter);
         return 0;
     case K_BLOCK:
+        memset(&s->cur, 0, sizeof(s->cur));
         if (nn_layer_forward(s->layer, s->x, s->y) != 0)
             return -1;
         if (opt.recompute)
             nn_layer_drop_intra(s->layer);
         if (nn_layer_backward(s->layer, s->dout, s->dx) != 0)
             return -1;
+        if (opt.breakdown && iter >= s->run->common.warmup && stage_n < (size_t)s->run->common.iters)
+            stage_t[stage_n++] = s->cur;
         inject(s, iter);
         return 0;
     case K_MEMCPY: {
@@ -859,6 +878,60 @@ static void roofline(double measured)
            measured / (t_gemm + t_mem));
 }
 
+static double median_of(double *v, size_t n)
+{
+    struct mb_stats st;
+    mb_stats_compute(v, n, &st);
+    return st.median;
+}
+
+/* --breakdown: each stage's and category's median over the timed
+ * iterations, printed beside the block's median and recorded per
+ * iteration in /metrics/<case>/stage_<stage>_s and category_<cat>_s.
+ * "untimed" is the block's time outside every stage (calls, dispatch). */
+static void breakdown(struct mb_run *run, const struct mb_case *c, double block)
+{
+    static const char *const cats[] = {"gemm", "attn_gemm", "softmax", "layernorm", "gelu",
+                                       "bias_residual", "copies"};
+    enum { NCAT = sizeof(cats) / sizeof(cats[0]) };
+    double *v = calloc(stage_n ? stage_n : 1, sizeof(double)), *cv = calloc((NCAT + 1) * (stage_n + 1), sizeof(double));
+    if (!v || !cv || !stage_n) {
+        free(v); free(cv);
+        return;
+    }
+    char name[96];
+    printf("# breakdown %s (medians of %zu iterations; block %.4f s)\n", c->name, stage_n, block);
+    for (int st = 0; st < NN_STAGE_COUNT; st++) {
+        int cat = 0;
+        while (cat < NCAT && strcmp(cats[cat], nn_stage_category((enum nn_stage)st)))
+            cat++;
+        for (size_t i = 0; i < stage_n; i++) {
+            v[i] = stage_t[i].t[st];
+            cv[cat * stage_n + i] += v[i];
+            cv[NCAT * stage_n + i] += v[i];
+            snprintf(name, sizeof(name), "stage_%s_s", nn_stage_name((enum nn_stage)st));
+            for (char *p = name; *p; p++)
+                *p = *p == '.' ? '_' : *p;
+            mb_metric_at_dbl(&run->result, c->name, name, i, v[i]);
+        }
+        double m = median_of(v, stage_n);
+        printf("#   %-18s %-13s %9.5f s %5.1f%%\n", nn_stage_name((enum nn_stage)st), cats[cat], m, 100 * m / block);
+    }
+    for (int cat = 0; cat <= NCAT; cat++) {
+        const char *cn = cat < NCAT ? cats[cat] : "staged";
+        snprintf(name, sizeof(name), "category_%s_s", cn);
+        for (size_t i = 0; i < stage_n; i++)
+            mb_metric_at_dbl(&run->result, c->name, name, i, cv[cat * stage_n + i]);
+        double m = median_of(cv + cat * stage_n, stage_n);
+        printf("#   %-18s %-13s %9.5f s %5.1f%%\n", cn, "(category)", m, 100 * m / block);
+    }
+    double staged = median_of(cv + NCAT * stage_n, stage_n);
+    printf("#   %-18s %-13s %9.5f s %5.1f%%\n", "untimed", "(block-staged)", block - staged,
+           100 * (block - staged) / block);
+    free(v);
+    free(cv);
+}
+
 /* The model of each second case is its peer's rate: the block at the
  * sgemm FLOP rate, Adam at the memcpy byte rate. The ratio is printed. */
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -879,6 +952,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
            work / peer_median / 1e9, peer_n, sep);
     if (k == K_BLOCK)
         roofline(me->stats.median);
+    if (k == K_BLOCK && opt.breakdown)
+        breakdown(run, c, me->stats.median);
     return peer_median;
 }
 

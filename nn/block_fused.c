@@ -18,27 +18,30 @@ int nn_block_forward_fused(struct nn_layer *l, const float *x, float *out)
     size_t m = (size_t)M, h = (size_t)H, f = (size_t)F;
     size_t B = (size_t)l->B, S = (size_t)l->cfg.seq, A = (size_t)l->cfg.heads;
     struct nn_blockp p = nn_blockp_split(nn_weights(l), h, f);
-    nn_store_f32(l->inter.data, l->inter.dtype, x, m * h);
+    struct nn_stage_times *T = l->times;
+    NN_STAGE(T, NN_ST_FWD_COPIES, nn_store_f32(l->inter.data, l->inter.dtype, x, m * h));
 
     float *xhat1 = nn_act(l, NN_XHAT1), *qkv = nn_act(l, NN_QKV), *probs = nn_act(l, NN_PROBS);
     float *att = nn_act(l, NN_ATT), *xhat2 = nn_act(l, NN_XHAT2), *h1 = nn_act(l, NN_H1);
     float *gl = nn_act(l, NN_GL);
-    nn_residual_layernorm_fwd(x, NULL, NULL, NULL, p.g1, p.b1, w->y, xhat1, nn_act(l, NN_RSTD1),
-                              m, h, NN_LN_EPS);
-    GEMM(0, 0, M, 3 * H, H, 1.0f, w->y, H, p.Wqkv, 3 * H, 0.0f, qkv, 3 * H);
-    nn_add_bias_par(qkv, p.bqkv, m, 3 * h);
-    if (nn_attn_fwd_batched(qkv, probs, att, B, S, A, h / A) != 0)
+    NN_STAGE(T, NN_ST_FWD_LN1,
+             nn_residual_layernorm_fwd(x, NULL, NULL, NULL, p.g1, p.b1, w->y, xhat1,
+                                       nn_act(l, NN_RSTD1), m, h, NN_LN_EPS));
+    NN_STAGE(T, NN_ST_FWD_GEMM_QKV, GEMM(0, 0, M, 3 * H, H, 1.0f, w->y, H, p.Wqkv, 3 * H, 0.0f, qkv, 3 * H));
+    NN_STAGE(T, NN_ST_FWD_BIAS_QKV, nn_add_bias_par(qkv, p.bqkv, m, 3 * h));
+    if (nn_attn_fwd_batched_timed(qkv, probs, att, B, S, A, h / A, T) != 0)
         return -1;
     /* x1 = (x + att Wo) + bo, then LN2(x1), one sweep */
-    GEMM(0, 0, M, H, H, 1.0f, att, H, p.Wo, H, 0.0f, w->x1, H);
-    nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2, nn_act(l, NN_RSTD2),
-                              m, h, NN_LN_EPS);
-    GEMM(0, 0, M, F, H, 1.0f, w->y, H, p.W1, F, 0.0f, h1, F);
-    nn_bias_gelu_fwd(h1, p.bf1, gl, m, f);
+    NN_STAGE(T, NN_ST_FWD_GEMM_O, GEMM(0, 0, M, H, H, 1.0f, att, H, p.Wo, H, 0.0f, w->x1, H));
+    NN_STAGE(T, NN_ST_FWD_RES_LN2,
+             nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2,
+                                       nn_act(l, NN_RSTD2), m, h, NN_LN_EPS));
+    NN_STAGE(T, NN_ST_FWD_GEMM_W1, GEMM(0, 0, M, F, H, 1.0f, w->y, H, p.W1, F, 0.0f, h1, F));
+    NN_STAGE(T, NN_ST_FWD_BIAS_GELU, nn_bias_gelu_fwd(h1, p.bf1, gl, m, f));
     /* out = (x1 + gl W2) + b2 */
-    GEMM(0, 0, M, H, F, 1.0f, gl, F, p.W2, H, 0.0f, out, H);
-    nn_residual_bias(out, w->x1, p.bf2, out, m, h);
-    nn_act_save(l);
+    NN_STAGE(T, NN_ST_FWD_GEMM_W2, GEMM(0, 0, M, H, F, 1.0f, gl, F, p.W2, H, 0.0f, out, H));
+    NN_STAGE(T, NN_ST_FWD_RES_BIAS, nn_residual_bias(out, w->x1, p.bf2, out, m, h));
+    NN_STAGE(T, NN_ST_FWD_COPIES, nn_act_save(l));
     return 0;
 }
 
@@ -58,38 +61,43 @@ int nn_block_backward_fused(struct nn_layer *l, const float *dout, float *din)
     if (!direct)
         memset(G, 0, l->grads.numel * sizeof(float));
     struct nn_blockp g = nn_blockp_split(G, h, f);
-    nn_act_load(l);
+    struct nn_stage_times *T = l->times;
+    NN_STAGE(T, NN_ST_BWD_COPIES, nn_act_load(l));
     float *xhat1 = nn_act(l, NN_XHAT1), *qkv = nn_act(l, NN_QKV), *probs = nn_act(l, NN_PROBS);
     float *att = nn_act(l, NN_ATT), *xhat2 = nn_act(l, NN_XHAT2), *h1 = nn_act(l, NN_H1);
     float *gl = nn_act(l, NN_GL), *rstd1 = nn_act(l, NN_RSTD1), *rstd2 = nn_act(l, NN_RSTD2);
     float *d1 = w->d1, *d2 = w->d2, *db = w->db;
 
     /* MLP: out = x1 + gl W2 + b2 */
-    if (nn_bias_bwd_par(dout, g.bf2, m, h) != 0)
-        return -1;
-    GEMM(1, 0, F, H, M, 1.0f, gl, F, dout, H, beta, g.W2, H);
-    GEMM(0, 1, M, F, H, 1.0f, dout, H, p.W2, H, 0.0f, db, F);
-    if (nn_gelu_bias_bwd(h1, db, g.bf1, m, f) != 0)
-        return -1;
-    nn_layernorm_apply(xhat2, p.g2, p.b2, w->y, m, h);
-    GEMM(1, 0, H, F, M, 1.0f, w->y, H, db, F, beta, g.W1, F);
-    GEMM(0, 1, M, H, F, 1.0f, db, F, p.W1, F, 0.0f, d2, H);
+    NN_STAGE(T, NN_ST_BWD_BIAS_B2, if (nn_bias_bwd_par(dout, g.bf2, m, h) != 0) return -1);
+    NN_STAGE(T, NN_ST_BWD_GEMM_W2,
+             GEMM(1, 0, F, H, M, 1.0f, gl, F, dout, H, beta, g.W2, H);
+             GEMM(0, 1, M, F, H, 1.0f, dout, H, p.W2, H, 0.0f, db, F));
+    NN_STAGE(T, NN_ST_BWD_GELU_BIAS, if (nn_gelu_bias_bwd(h1, db, g.bf1, m, f) != 0) return -1);
+    NN_STAGE(T, NN_ST_BWD_LN_APPLY, nn_layernorm_apply(xhat2, p.g2, p.b2, w->y, m, h));
+    NN_STAGE(T, NN_ST_BWD_GEMM_W1,
+             GEMM(1, 0, H, F, M, 1.0f, w->y, H, db, F, beta, g.W1, F);
+             GEMM(0, 1, M, H, F, 1.0f, db, F, p.W1, F, 0.0f, d2, H));
     /* d x1 = dout + LN2'(d2); dbo is its column sum, in the same sweep */
-    if (nn_layernorm_bwd_residual(d2, xhat2, rstd2, p.g2, dout, d1, g.g2, g.b2, g.bo, m, h) != 0)
-        return -1;
+    NN_STAGE(T, NN_ST_BWD_LN2_RES,
+             if (nn_layernorm_bwd_residual(d2, xhat2, rstd2, p.g2, dout, d1, g.g2, g.b2, g.bo, m, h) != 0)
+                 return -1);
     /* attention: x1 = x + att Wo + bo */
-    GEMM(1, 0, H, H, M, 1.0f, att, H, d1, H, beta, g.Wo, H);
-    GEMM(0, 1, M, H, H, 1.0f, d1, H, p.Wo, H, 0.0f, d2, H);
-    if (nn_attn_bwd_batched(qkv, probs, d2, db, w->scr, B, S, A, h / A) != 0 ||
-        nn_bias_bwd_par(db, g.bqkv, m, 3 * h) != 0)
+    NN_STAGE(T, NN_ST_BWD_GEMM_O,
+             GEMM(1, 0, H, H, M, 1.0f, att, H, d1, H, beta, g.Wo, H);
+             GEMM(0, 1, M, H, H, 1.0f, d1, H, p.Wo, H, 0.0f, d2, H));
+    if (nn_attn_bwd_batched_timed(qkv, probs, d2, db, w->scr, B, S, A, h / A, T) != 0)
         return -1;
-    nn_layernorm_apply(xhat1, p.g1, p.b1, w->y, m, h);
-    GEMM(1, 0, H, 3 * H, M, 1.0f, w->y, H, db, 3 * H, beta, g.Wqkv, 3 * H);
-    GEMM(0, 1, M, H, 3 * H, 1.0f, db, 3 * H, p.Wqkv, 3 * H, 0.0f, d2, H);
+    NN_STAGE(T, NN_ST_BWD_BIAS_QKV, if (nn_bias_bwd_par(db, g.bqkv, m, 3 * h) != 0) return -1);
+    NN_STAGE(T, NN_ST_BWD_LN_APPLY, nn_layernorm_apply(xhat1, p.g1, p.b1, w->y, m, h));
+    NN_STAGE(T, NN_ST_BWD_GEMM_QKV,
+             GEMM(1, 0, H, 3 * H, M, 1.0f, w->y, H, db, 3 * H, beta, g.Wqkv, 3 * H);
+             GEMM(0, 1, M, H, 3 * H, 1.0f, db, 3 * H, p.Wqkv, 3 * H, 0.0f, d2, H));
     /* din = d x1 + LN1'(d2) */
-    if (nn_layernorm_bwd_residual(d2, xhat1, rstd1, p.g1, d1, din, g.g1, g.b1, NULL, m, h) != 0)
-        return -1;
+    NN_STAGE(T, NN_ST_BWD_LN1_RES,
+             if (nn_layernorm_bwd_residual(d2, xhat1, rstd1, p.g1, d1, din, g.g1, g.b1, NULL, m, h) != 0)
+                 return -1);
     if (!direct)
-        nn_accum_f32(l->grads.data, l->grads.dtype, G, l->grads.numel);
+        NN_STAGE(T, NN_ST_BWD_COPIES, nn_accum_f32(l->grads.data, l->grads.dtype, G, l->grads.numel));
     return 0;
 }

@@ -288,6 +288,30 @@ void nn_layer_zero_grad(struct nn_layer *l);
  * environment makes 0 the default of new layers. */
 void nn_layer_set_fused(struct nn_layer *l, int fused);
 
+/* Where a fused block's time goes: wall seconds per stage, accumulated
+ * over the passes run while a stage-time record is attached (NULL: off,
+ * the default; two clock reads per stage when on). Forward stages begin
+ * "fwd.", backward "bwd."; a recompute counts as forward. Each stage's
+ * category says what kind of work it is (gemm: the weight GEMMs; attn_gemm:
+ * the per-head score and value GEMMs; softmax, layernorm, gelu,
+ * bias_residual, copies: the sweeps). The reference path is not timed. */
+enum nn_stage {
+    NN_ST_FWD_COPIES, NN_ST_FWD_LN1, NN_ST_FWD_GEMM_QKV, NN_ST_FWD_BIAS_QKV, NN_ST_FWD_ATTN_SCORES,
+    NN_ST_FWD_SOFTMAX, NN_ST_FWD_ATTN_VALUES, NN_ST_FWD_GEMM_O, NN_ST_FWD_RES_LN2, NN_ST_FWD_GEMM_W1,
+    NN_ST_FWD_BIAS_GELU, NN_ST_FWD_GEMM_W2, NN_ST_FWD_RES_BIAS,
+    NN_ST_BWD_COPIES, NN_ST_BWD_BIAS_B2, NN_ST_BWD_GEMM_W2, NN_ST_BWD_GELU_BIAS, NN_ST_BWD_LN_APPLY,
+    NN_ST_BWD_GEMM_W1, NN_ST_BWD_LN2_RES, NN_ST_BWD_GEMM_O, NN_ST_BWD_ATTN_DP_DV,
+    NN_ST_BWD_SOFTMAX, NN_ST_BWD_ATTN_DQ_DK, NN_ST_BWD_BIAS_QKV, NN_ST_BWD_GEMM_QKV,
+    NN_ST_BWD_LN1_RES,
+    NN_STAGE_COUNT
+};
+struct nn_stage_times {
+    double t[NN_STAGE_COUNT];
+};
+const char *nn_stage_name(enum nn_stage s);
+const char *nn_stage_category(enum nn_stage s);
+void nn_layer_set_stage_times(struct nn_layer *l, struct nn_stage_times *acc);
+
 /* ===== whole GPT (layers in order) ====================================== */
 
 struct nn_gpt {
