@@ -229,40 +229,23 @@ void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_
     }
 }
 
-/* d = d * GELU'(h) in place; dbias += column sums of the result. */
-int nn_gelu_bias_bwd(const float *h, float *d, float *dbias, size_t rows, size_t cols)
+/* d = d * GELU'(h) over one row of n. */
+static inline void gelu_bwd_row(const float *h, float *d, size_t n)
 {
-    struct chunks ch = chunking(rows);
-    float *part = partials(ch, 1, cols);
-    if (!part)
-        return -1;
-#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
-    for (size_t k = 0; k < ch.n; k++) {
-        float *pd = part + k * cols;
-        size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
-        for (size_t r = lo; r < hi; r++) {
-            const float *hr = h + r * cols;
-            float *dr = d + r * cols;
 #pragma omp simd
-            for (size_t c = 0; c < cols; c++) {
-                float v = hr[c];
-                float u = GELU_K * (v + 0.044715f * v * v * v);
-                float t = tanh_rational(u);
-                float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
-                float x = dr[c] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-                dr[c] = x;
-                pd[c] += x;
-            }
-        }
+    for (size_t c = 0; c < n; c++) {
+        float v = h[c];
+        float u = GELU_K * (v + 0.044715f * v * v * v);
+        float t = tanh_rational(u);
+        float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+        d[c] = d[c] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
     }
-    float *const out[1] = {dbias};
-    add_partials(part, ch.n, 1, cols, out);
-    free(part);
-    return 0;
 }
 
-/* dbias += column sums of dy, chunked and parallel. */
-int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
+/* dbias += column sums of d, chunked and parallel; first d *= GELU'(h)
+ * in place when h is given (row by row, so the sum reads it from L1).
+ * Without h, d is only read. */
+static int colsum_chunked(const float *h, float *d, float *dbias, size_t rows, size_t cols)
 {
     struct chunks ch = chunking(rows);
     float *part = partials(ch, 1, cols);
@@ -273,7 +256,9 @@ int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
         float *pd = part + k * cols;
         size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
         for (size_t r = lo; r < hi; r++) {
-            const float *dr = dy + r * cols;
+            float *dr = d + r * cols;
+            if (h)
+                gelu_bwd_row(h + r * cols, dr, cols);
 #pragma omp simd
             for (size_t c = 0; c < cols; c++)
                 pd[c] += dr[c];
@@ -283,6 +268,18 @@ int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
     add_partials(part, ch.n, 1, cols, out);
     free(part);
     return 0;
+}
+
+/* d = d * GELU'(h) in place; dbias += column sums of the result. */
+int nn_gelu_bias_bwd(const float *h, float *d, float *dbias, size_t rows, size_t cols)
+{
+    return colsum_chunked(h, d, dbias, rows, cols);
+}
+
+/* dbias += column sums of dy (not written: no h), chunked and parallel. */
+int nn_bias_bwd_par(const float *dy, float *dbias, size_t rows, size_t cols)
+{
+    return colsum_chunked(NULL, (float *)dy, dbias, rows, cols);
 }
 
 /* y[r, :] += bias, parallel. */
