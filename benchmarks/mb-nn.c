@@ -7,15 +7,15 @@
  *   memcpy a memcpy over the same number of bytes Adam touches, OpenMP
  *          threads each copying a contiguous share
  *   adam   nn_adam_step over N fp32 parameters (fp32 master, m, v, grads)
- * Every case validates each iteration (see check_*), and the ratios are
+ * Every case validates each iteration (nn/'s nn_gemm_peer_check,
+ * nn_block_case_check, nn_adam_case_check; memcmp), and the ratios are
  * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's.
  * The block's roofline: its GEMM FLOPs at the interleaved sgemm rate plus
  * its elementwise bytes (nn_block_elementwise_bytes) at a memcpy rate
- * measured in the block case's set-up. */
+ * measured in the block case's set-up; --breakdown splits both by stage. */
 #include "harness/harness.h"
 #include "../nn/nn.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -82,13 +82,20 @@ static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
 /* --breakdown: the block's stage times of each timed iteration. */
-static struct nn_stage_times *stage_t;
-static size_t stage_n;
+static struct nn_stage_times *stage_t, *peer_stage_t; /* block's; sgemm peer's by stage */
+static size_t stage_n, peer_stage_n;
 /* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
 static double bw_median = NAN;
 static size_t bw_bytes;
 static void teardown(void *st);
 static void prepare_one(void *st, long long iter);
+
+static double median_of(double *v, size_t n)
+{
+    struct mb_stats st;
+    mb_stats_compute(v, n, &st);
+    return st.median;
+}
 
 static int validate(struct mb_run *run)
 {
@@ -102,11 +109,7 @@ static int validate(struct mb_run *run)
             mb_warn("--model: sequence too short");
         return MB_EXIT_USAGE;
     }
-    double M = (double)opt.batch * cfg.seq;
-    double bytes = 4.0 * (M * (24.0 * cfg.hidden + 2.0 * cfg.ffn) + (double)opt.batch * cfg.heads * cfg.seq * cfg.seq +
-                          24.0 * cfg.hidden * cfg.hidden);
-    if (run->common.check)
-        bytes += nn_block_ref_bytes(&cfg, (int)opt.batch);
+    double bytes = nn_block_case_bytes(&cfg, (int)opt.batch, run->common.check);
     if (bytes > 16e9) {
         if (run->rank == 0)
             mb_warn("--model/--batch: a %s block at batch %lld needs ~%.0f GB%s; pick a smaller preset or batch",
@@ -276,9 +279,11 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
         if (opt.breakdown) {
             nn_layer_set_stage_times(s->bc.layer, &s->cur);
             free(stage_t);
+            free(peer_stage_t);
             stage_t = calloc((size_t)run->common.iters, sizeof(*stage_t));
-            stage_n = 0;
-            if (!stage_t)
+            peer_stage_t = calloc((size_t)run->common.iters, sizeof(*peer_stage_t));
+            stage_n = peer_stage_n = 0;
+            if (!stage_t || !peer_stage_t)
                 return -1;
         }
         break;
@@ -374,6 +379,13 @@ static void prepare(void *st, long long iter)
         double t1 = mb_now();
         if (iter >= s->run->common.warmup && peer_n < (size_t)s->run->common.iters)
             peer_t[peer_n++] = t1 - t0;
+        if (peer_stage_t && s->peer->kind == K_SGEMM && iter >= s->run->common.warmup &&
+            peer_stage_n < (size_t)s->run->common.iters) {
+            struct nn_stage_times *t = &peer_stage_t[peer_stage_n++];
+            memset(t, 0, sizeof(*t));
+            for (int i = 0; i < s->peer->gp.ng; i++)
+                t->t[s->peer->gp.g[i].stage] += s->peer->gp.t[i];
+        }
     }
     prepare_one(st, iter);
 }
@@ -471,57 +483,55 @@ static void roofline(double measured)
            measured / (t_gemm + t_mem));
 }
 
-static double median_of(double *v, size_t n)
-{
-    struct mb_stats st;
-    mb_stats_compute(v, n, &st);
-    return st.median;
-}
-
-/* --breakdown: each stage's and category's median over the timed
- * iterations, printed beside the block's median and recorded per
- * iteration in /metrics/<case>/stage_<stage>_s and category_<cat>_s.
- * "untimed" is the block's time outside every stage (calls, dispatch). */
+/* --breakdown: each stage's median over the timed iterations beside its
+ * roofline term (a GEMM stage: the interleaved peer's median for the same
+ * shapes; a sweep: its bytes at the memcpy rate), then the categories;
+ * every iteration's stage and category seconds go to /metrics/<case>/
+ * stage_<stage>_s and category_<category>_s. "untimed" is the block's
+ * time outside every stage. */
 static void breakdown(struct mb_run *run, const struct mb_case *c, double block)
 {
-    static const char *const cats[] = {"gemm", "attn_gemm", "softmax", "layernorm", "gelu",
-                                       "bias_residual", "copies"};
-    enum { NCAT = sizeof(cats) / sizeof(cats[0]) };
-    double *v = calloc(stage_n ? stage_n : 1, sizeof(double)), *cv = calloc((NCAT + 1) * (stage_n + 1), sizeof(double));
-    if (!v || !cv || !stage_n) {
-        free(v); free(cv);
-        return;
-    }
+    size_t n = stage_n, np = peer_stage_n < n ? peer_stage_n : n;
+    double *v = calloc(n + 1, sizeof(double)), *w = calloc(n + 1, sizeof(double));
+    double *cv = calloc((NN_CATEGORY_COUNT + 1) * (n + 1), sizeof(double));
     char name[96];
-    printf("# breakdown %s (medians of %zu iterations; block %.4f s)\n", c->name, stage_n, block);
+    if (!v || !w || !cv || !n)
+        goto out;
+    printf("# breakdown %s (medians of %zu iterations; block %.4f s): stage, category, seconds, share, "
+           "roofline seconds (peer sgemm or bytes/memcpy rate), measured/roofline\n", c->name, n, block);
     for (int st = 0; st < NN_STAGE_COUNT; st++) {
-        int cat = 0;
-        while (cat < NCAT && strcmp(cats[cat], nn_stage_category((enum nn_stage)st)))
-            cat++;
-        for (size_t i = 0; i < stage_n; i++) {
+        int cat = nn_stage_category_id((enum nn_stage)st);
+        snprintf(name, sizeof(name), "stage_%s_s", nn_stage_name((enum nn_stage)st));
+        for (char *p = name; *p; p++)
+            *p = *p == '.' ? '_' : *p;
+        for (size_t i = 0; i < n; i++) {
             v[i] = stage_t[i].t[st];
-            cv[cat * stage_n + i] += v[i];
-            cv[NCAT * stage_n + i] += v[i];
-            snprintf(name, sizeof(name), "stage_%s_s", nn_stage_name((enum nn_stage)st));
-            for (char *p = name; *p; p++)
-                *p = *p == '.' ? '_' : *p;
+            cv[cat * n + i] += v[i];
+            cv[NN_CATEGORY_COUNT * n + i] += v[i];
             mb_metric_at_dbl(&run->result, c->name, name, i, v[i]);
         }
-        double m = median_of(v, stage_n);
-        printf("#   %-18s %-13s %9.5f s %5.1f%%\n", nn_stage_name((enum nn_stage)st), cats[cat], m, 100 * m / block);
+        for (size_t i = 0; i < np; i++)
+            w[i] = peer_stage_t[i].t[st];
+        double m = median_of(v, n), bytes = nn_block_stage_bytes(&cfg, (int)opt.batch, st);
+        double roof = bytes > 0 ? bytes * (opt.recompute && st < NN_ST_BWD_COPIES ? 2 : 1) * bw_median / (double)bw_bytes
+                                : np ? median_of(w, np) : NAN;
+        printf("#   %-18s %-13s %9.5f s %5.1f%%  %9.5f s  %6.2f\n", nn_stage_name((enum nn_stage)st),
+               nn_category_name(cat), m, 100 * m / block, roof, roof > 0 ? m / roof : NAN);
     }
-    for (int cat = 0; cat <= NCAT; cat++) {
-        const char *cn = cat < NCAT ? cats[cat] : "staged";
+    for (int cat = 0; cat <= NN_CATEGORY_COUNT; cat++) {
+        const char *cn = cat < NN_CATEGORY_COUNT ? nn_category_name(cat) : "staged";
         snprintf(name, sizeof(name), "category_%s_s", cn);
-        for (size_t i = 0; i < stage_n; i++)
-            mb_metric_at_dbl(&run->result, c->name, name, i, cv[cat * stage_n + i]);
-        double m = median_of(cv + cat * stage_n, stage_n);
+        for (size_t i = 0; i < n; i++)
+            mb_metric_at_dbl(&run->result, c->name, name, i, cv[cat * n + i]);
+        double m = median_of(cv + cat * n, n);
         printf("#   %-18s %-13s %9.5f s %5.1f%%\n", cn, "(category)", m, 100 * m / block);
     }
-    double staged = median_of(cv + NCAT * stage_n, stage_n);
+    double staged = median_of(cv + NN_CATEGORY_COUNT * n, n);
     printf("#   %-18s %-13s %9.5f s %5.1f%%\n", "untimed", "(block-staged)", block - staged,
            100 * (block - staged) / block);
+out:
     free(v);
+    free(w);
     free(cv);
 }
 
@@ -554,12 +564,9 @@ static void teardown(void *st)
 {
     struct state *s = st;
     if (s->peer) {
-        struct mb_stats ps;
-        mb_stats_compute(peer_t, peer_n, &ps);
-        peer_median = ps.median;
+        peer_median = median_of(peer_t, peer_n);
         teardown(s->peer);
     }
-
     nn_gemm_peer_free(&s->gp);
     nn_block_case_free(&s->bc);
     free(s->src); free(s->dst);

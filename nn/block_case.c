@@ -61,3 +61,10 @@ int nn_block_case_check(struct nn_block_case *c, char *msg, size_t len)
 {
     return nn_block_ref_check(c->ref, c->layer, c->x, c->dout, c->y, c->dx, msg, len);
 }
+
+double nn_block_case_bytes(const struct nn_gpt_config *cfg, int B, int check)
+{
+    double M = (double)B * cfg->seq, H = cfg->hidden, F = cfg->ffn;
+    double bytes = 4.0 * (M * (24.0 * H + 2.0 * F) + (double)B * cfg->heads * cfg->seq * cfg->seq + 24.0 * H * H);
+    return bytes + (check ? nn_block_ref_bytes(cfg, B) : 0);
+}

@@ -3,7 +3,7 @@
  * on its own contiguous operands, with nothing between them. mb-nn runs
  * it interleaved with the block as the rate the block's GEMMs could
  * reach, and checks every pass (Freivalds). */
-#include "nn.h"
+#include "layer_internal.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -53,9 +53,11 @@ void nn_gemm_peer_run(struct nn_gemm_peer *p, long long iter)
         p->A[i][0] = (float)(iter % 7) * 0.125f; /* fresh data: one element of A */
         /* with recompute the block runs its forward twice: so does the peer */
         int reps = g->count * (p->recompute && !g->backward ? 2 : 1);
+        double t0 = nn_stage_now();
         for (int r = 0; r < reps; r++)
             cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans,
                         g->M, g->N, g->K, 1.0f, p->A[i], lda, p->B[i], ldb, 0.0f, p->C[i], g->N);
+        p->t[i] = nn_stage_now() - t0;
     }
 }
 

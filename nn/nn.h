@@ -237,6 +237,7 @@ void nn_gpt_account(const struct nn_gpt_config *cfg, int B, struct nn_precision 
 struct nn_gemm_shape {
     int ta, tb, M, N, K, count;
     int backward;
+    int stage;                 /* the enum nn_stage that runs it in the fused block */
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
@@ -244,6 +245,9 @@ int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_
  * gradients), forward and backward: with the GEMM FLOPs, the block's
  * roofline (mb-nn). */
 void nn_block_elementwise_bytes(const struct nn_gpt_config *cfg, int B, double *fwd, double *bwd);
+/* Those of one stage (enum nn_stage; 0 for the GEMM stages): the sum
+ * over the stages is nn_block_elementwise_bytes. */
+double nn_block_stage_bytes(const struct nn_gpt_config *cfg, int B, int stage);
 
 /* ===== layers =========================================================== */
 
@@ -313,6 +317,10 @@ struct nn_stage_times {
 };
 const char *nn_stage_name(enum nn_stage s);
 const char *nn_stage_category(enum nn_stage s);
+/* The categories in a fixed order (0 .. NN_CATEGORY_COUNT-1) and the one of a stage. */
+#define NN_CATEGORY_COUNT 7
+const char *nn_category_name(int c);
+int nn_stage_category_id(enum nn_stage s);
 void nn_layer_set_stage_times(struct nn_layer *l, struct nn_stage_times *acc);
 
 /* Plain cblas_sgemm over exactly the GEMMs one block runs, each on its
@@ -322,11 +330,12 @@ struct nn_gemm_peer {
     struct nn_gemm_shape g[NN_GEMM_PEER_MAX];
     int ng, recompute;         /* recompute: the forward GEMMs run twice */
     float **A, **B, **C;       /* operands of g[i] (C row-major M x N) */
+    double t[NN_GEMM_PEER_MAX]; /* seconds of g[i] (all its count) in the last run */
 };
 /* 0, or -1 when out of memory (free it either way). */
 int nn_gemm_peer_init(struct nn_gemm_peer *p, const struct nn_gpt_config *cfg, int B, int recompute);
 void nn_gemm_peer_free(struct nn_gemm_peer *p);
-/* One pass of every GEMM; iter changes one element of each A first. */
+/* One pass of every GEMM, each timed; iter changes one element of each A first. */
 void nn_gemm_peer_run(struct nn_gemm_peer *p, long long iter);
 /* Freivalds' check of every C (a random vector from seed): 0, or 1 with
  * msg naming the GEMM and row. */
@@ -371,6 +380,8 @@ void nn_block_case_free(struct nn_block_case *c);
 void nn_block_case_prepare(struct nn_block_case *c, uint64_t seed);
 int nn_block_case_pass(struct nn_block_case *c);
 int nn_block_case_check(struct nn_block_case *c, char *msg, size_t len);
+/* About the bytes a case allocates (check: with its reference). */
+double nn_block_case_bytes(const struct nn_gpt_config *cfg, int B, int check);
 
 /* ===== whole GPT (layers in order) ====================================== */
 

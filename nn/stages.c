@@ -1,6 +1,8 @@
 /* Names and categories of the fused block's timed stages (nn_stage). */
 #include "layer_internal.h"
 
+#include <string.h>
+
 static const struct {
     const char *name, *category;
 } stages[NN_STAGE_COUNT] = {
@@ -41,6 +43,19 @@ const char *nn_stage_name(enum nn_stage s)
 const char *nn_stage_category(enum nn_stage s)
 {
     return (unsigned)s < NN_STAGE_COUNT ? stages[s].category : "?";
+}
+
+static const char *const categories[NN_CATEGORY_COUNT] = {"gemm", "attn_gemm", "softmax", "layernorm",
+                                                          "gelu", "bias_residual", "copies"};
+
+const char *nn_category_name(int c) { return c >= 0 && c < NN_CATEGORY_COUNT ? categories[c] : "?"; }
+
+int nn_stage_category_id(enum nn_stage s)
+{
+    int c = 0;
+    while (c < NN_CATEGORY_COUNT && strcmp(categories[c], nn_stage_category(s)) != 0)
+        c++;
+    return c;
 }
 
 void nn_layer_set_stage_times(struct nn_layer *l, struct nn_stage_times *acc) { l->times = acc; }
