@@ -161,8 +161,6 @@ int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *r
     return 0;
 }
 
-#define GELU_K 0.7978845608028654f /* sqrt(2/pi); the same formula as ops.c */
-
 /* tanh as a rational function (Eigen's generic_fast_tanh_float: odd
  * degree 13 over even degree 6, clamped at +-7.9988 where it reaches
  * 1 in fp32): no libm call, so the GELU loops vectorize (glibc offers
@@ -224,7 +222,7 @@ void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_
         for (size_t c = 0; c < cols; c++) {
             float v = hr[c] + bias[c];
             hr[c] = v;
-            gr[c] = 0.5f * v * (1.0f + tanh_rational(GELU_K * (v + 0.044715f * v * v * v)));
+            gr[c] = nn_gelu_value(v, tanh_rational(nn_gelu_arg(v)));
         }
     }
 }
@@ -233,13 +231,8 @@ void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_
 static inline void gelu_bwd_row(const float *h, float *d, size_t n)
 {
 #pragma omp simd
-    for (size_t c = 0; c < n; c++) {
-        float v = h[c];
-        float u = GELU_K * (v + 0.044715f * v * v * v);
-        float t = tanh_rational(u);
-        float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
-        d[c] = d[c] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-    }
+    for (size_t c = 0; c < n; c++)
+        d[c] = d[c] * nn_gelu_slope(h[c], tanh_rational(nn_gelu_arg(h[c])));
 }
 
 /* dbias += column sums of d, chunked and parallel; first d *= GELU'(h)
