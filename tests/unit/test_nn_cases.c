@@ -29,7 +29,7 @@ static void block_case(void)
         EXPECT(t.t[st] >= 0);
         sum += t.t[st];
     }
-    EXPECT(sum > 0 && t.t[NN_ST_FWD_GEMM_QKV] > 0 && t.t[NN_ST_BWD_SOFTMAX] > 0);
+    EXPECT(sum > 0); /* that it was recorded; never how long */
     /* detached: nothing more is recorded */
     struct nn_stage_times before = t;
     nn_layer_set_stage_times(c.layer, NULL);
