@@ -221,11 +221,10 @@ static void inject(struct state *s, long long iter)
         break;
     }
     case K_BLOCK: {
-        size_t MH = (size_t)opt.batch * (size_t)cfg.seq * (size_t)cfg.hidden;
         struct nn_tensor *g = nn_layer_grads(s->bc.layer);
         int t = (int)(nn_rng_next(&r) % 3);
         float *v = t == 0 ? s->bc.y : t == 1 ? s->bc.dx : g->data;
-        size_t i = nn_rng_next(&r) % (t == 2 ? g->numel : MH);
+        size_t i = nn_rng_next(&r) % (t == 2 ? g->numel : s->bc.numel);
         v[i] = faulty(s->fault, v[i]);
         snprintf(key, sizeof(key), "block %s[%zu]", t == 0 ? "y" : t == 1 ? "dx" : "grads", i);
         break;
