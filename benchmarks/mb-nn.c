@@ -7,15 +7,15 @@
  *   memcpy a memcpy over the same number of bytes Adam touches, OpenMP
  *          threads each copying a contiguous share
  *   adam   nn_adam_step over N fp32 parameters (fp32 master, m, v, grads)
- * Every case validates each iteration (see check_*), and the ratios are
+ * Every case validates each iteration (nn/'s nn_gemm_peer_check,
+ * nn_block_case_check, nn_adam_case_check; memcmp), and the ratios are
  * the block's FLOP rate over sgemm's and Adam's bytes/s over memcpy's.
  * The block's roofline: its GEMM FLOPs at the interleaved sgemm rate plus
  * its elementwise bytes (nn_block_elementwise_bytes) at a memcpy rate
- * measured in the block case's set-up. */
+ * measured in the block case's set-up; --breakdown splits both by stage. */
 #include "harness/harness.h"
 #include "../nn/nn.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -27,6 +27,7 @@ static struct {
     size_t adam_elems;
     unsigned cases;
     int recompute;
+    int breakdown;
 } opt;
 
 enum { C_BLOCK = 1, C_ADAM = 2 };
@@ -42,6 +43,9 @@ static const struct mb_opt nn_opts[] = {
      "what to measure: block (vs sgemm), adam (vs memcpy)", "LIST"},
     {"recompute", 0, MB_OPT_FLAG, &opt.recompute, NULL, NULL, 0, 0,
      "block drops its intra activations after forward and recomputes them in backward", NULL},
+    {"breakdown", 0, MB_OPT_FLAG, &opt.breakdown, NULL, NULL, 0, 0,
+     "time the block's stages (GEMMs, attention, softmax, layer norms, GELU, bias/residual, copies), "
+     "print each one's median and record them in /metrics", NULL},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -54,8 +58,6 @@ static struct nn_gpt_config cfg;
 static double block_flops;         /* per iteration */
 static char shape_label[96];
 
-struct bref;
-
 /* MB_FAULT_INJECT: corrupt (add 1 + |v|), nan or inf, written into one
  * element of one checked output at a seeded iteration and position. */
 enum fault { F_NONE, F_CORRUPT, F_NAN, F_INF };
@@ -65,21 +67,12 @@ struct state {
     enum kind kind;
     int fault;                   /* enum fault: what MB_FAULT_INJECT asks for */
     long long fault_iter;        /* the (seeded) iteration that gets the fault */
-    /* sgemm */
-    struct nn_gemm_shape g[32];
-    int ng;
-    float **A, **B, **C;
-    /* block */
-    struct nn_workspace *ws;
-    struct nn_layer *layer;
-    float *x, *y, *dout, *dx;
-    struct bref *ref;            /* double-precision reference, allocated by the first check */
-    /* memcpy / adam */
-    size_t n;
+    struct nn_gemm_peer gp;      /* sgemm */
+    struct nn_block_case bc;     /* block */
+    struct nn_stage_times cur;   /* --breakdown: this iteration's stage times */
+    size_t n;                    /* memcpy: bytes */
     char *src, *dst;
-    float *p, *m, *v, *grad;
-    float *p0, *m0, *v0;         /* p, m, v before the step, for the check */
-    long long step;
+    struct nn_adam_case ac;      /* adam */
     struct state *peer;          /* block: an sgemm state, adam: a memcpy state, run
                                     interleaved in prepare so both see the same load */
 };
@@ -89,11 +82,21 @@ struct state {
 static double *peer_t;
 static size_t peer_n;
 static double peer_median = NAN;
+/* --breakdown: the block's stage times of each timed iteration. */
+static struct nn_stage_times *stage_t, *peer_stage_t; /* block's; sgemm peer's by stage */
+static size_t stage_n, peer_stage_n;
 /* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
 static double bw_median = NAN;
 static size_t bw_bytes;
 static void teardown(void *st);
 static void prepare_one(void *st, long long iter);
+
+static double median_of(double *v, size_t n)
+{
+    struct mb_stats st;
+    mb_stats_compute(v, n, &st);
+    return st.median;
+}
 
 static int validate(struct mb_run *run)
 {
@@ -113,12 +116,7 @@ static int validate(struct mb_run *run)
             mb_warn("--model: sequence too short");
         return MB_EXIT_USAGE;
     }
-    double M = (double)opt.batch * cfg.seq;
-    double bytes = 4.0 * (M * (24.0 * cfg.hidden + 2.0 * cfg.ffn) + (double)opt.batch * cfg.heads * cfg.seq * cfg.seq +
-                          24.0 * cfg.hidden * cfg.hidden);
-    if (run->common.check) /* the check's double reference (struct bref) */
-        bytes += 8.0 * (2 * 12.0 * cfg.hidden * cfg.hidden + M * (19.0 * cfg.hidden + 3.0 * cfg.ffn) +
-                        (double)opt.batch * cfg.heads * cfg.seq * cfg.seq);
+    double bytes = nn_block_case_bytes(&cfg, (int)opt.batch, run->common.check);
     if (bytes > 16e9) {
         if (run->rank == 0)
             mb_warn("--model/--batch: a %s block at batch %lld needs ~%.0f GB%s; pick a smaller preset or batch",
@@ -183,16 +181,6 @@ static int plan(struct mb_run *run)
     return 0;
 }
 
-static void fill(float *x, size_t n, uint64_t seed, double scale)
-{
-    struct nn_rng r;
-    nn_rng_seed(&r, seed);
-#pragma omp parallel for schedule(static) if (n >= 1 << 20)
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)(scale * (2.0 * (double)((i * 2654435761u + seed * 40503u) % 1000003u) / 1000003.0 - 1.0));
-    (void)r;
-}
-
 /* splitmix64 of a and b: seeds and positions from --seed and iteration */
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -220,16 +208,6 @@ static float faulty(int mode, float v)
     return mode == F_NAN ? NAN : mode == F_INF ? INFINITY : v + 1.0f + fabsf(v);
 }
 
-/* Names of the block's parameter tensors, in the order of nn/block.c. */
-static const char *const param_names[] = {"ln1.g", "ln1.b", "Wqkv", "bqkv", "Wo", "bo",
-                                          "ln2.g", "ln2.b", "W1",   "b1",   "W2", "b2"};
-
-static void param_sizes(size_t H, size_t F, size_t n[12])
-{
-    size_t v[12] = {H, H, 3 * H * H, 3 * H, H * H, H, H, H, H * F, F, F * H, H};
-    memcpy(n, v, sizeof(v));
-}
-
 /* The fault, in iteration s->fault_iter only: one element of one checked
  * output, at a position drawn from --seed and the iteration. A line on
  * stderr names it the way the check's message will ("at KEY"). */
@@ -242,19 +220,18 @@ static void inject(struct state *s, long long iter)
     char key[96] = "";
     switch (s->kind) {
     case K_SGEMM: {
-        int i = (int)(nn_rng_next(&r) % (uint64_t)s->ng);
-        size_t M = (size_t)s->g[i].M, N = (size_t)s->g[i].N;
+        int i = (int)(nn_rng_next(&r) % (uint64_t)s->gp.ng);
+        size_t M = (size_t)s->gp.g[i].M, N = (size_t)s->gp.g[i].N;
         size_t m = nn_rng_next(&r) % M, n = nn_rng_next(&r) % N;
-        s->C[i][m * N + n] = faulty(s->fault, s->C[i][m * N + n]);
+        s->gp.C[i][m * N + n] = faulty(s->fault, s->gp.C[i][m * N + n]);
         snprintf(key, sizeof(key), "gemm %d row %zu", i, m);
         break;
     }
     case K_BLOCK: {
-        size_t MH = (size_t)opt.batch * (size_t)cfg.seq * (size_t)cfg.hidden;
-        struct nn_tensor *g = nn_layer_grads(s->layer);
+        struct nn_tensor *g = nn_layer_grads(s->bc.layer);
         int t = (int)(nn_rng_next(&r) % 3);
-        float *v = t == 0 ? s->y : t == 1 ? s->dx : g->data;
-        size_t i = nn_rng_next(&r) % (t == 2 ? g->numel : MH);
+        float *v = t == 0 ? s->bc.y : t == 1 ? s->bc.dx : g->data;
+        size_t i = nn_rng_next(&r) % (t == 2 ? g->numel : s->bc.numel);
         v[i] = faulty(s->fault, v[i]);
         snprintf(key, sizeof(key), "block %s[%zu]", t == 0 ? "y" : t == 1 ? "dx" : "grads", i);
         break;
@@ -275,8 +252,8 @@ static void inject(struct state *s, long long iter)
     }
     case K_ADAM: {
         int t = (int)(nn_rng_next(&r) % 3);
-        float *v = t == 0 ? s->p : t == 1 ? s->m : s->v;
-        size_t i = nn_rng_next(&r) % s->n;
+        float *v = t == 0 ? s->ac.p : t == 1 ? s->ac.m : s->ac.v;
+        size_t i = nn_rng_next(&r) % s->ac.n;
         v[i] = faulty(s->fault, v[i]);
         snprintf(key, sizeof(key), "adam %s[%zu]", t == 0 ? "p" : t == 1 ? "m" : "v", i);
         break;
@@ -295,41 +272,26 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
     s->fault_iter = (long long)(mix(fault_seed(run, kind), 0) %
                                 (uint64_t)(run->common.warmup + run->common.iters));
     int B = (int)opt.batch;
-    size_t M = (size_t)B * (size_t)cfg.seq, H = (size_t)cfg.hidden;
     switch (s->kind) {
     case K_SGEMM:
-        s->ng = nn_block_gemm_shapes(&cfg, B, s->g, 32);
-        s->A = calloc((size_t)s->ng, sizeof(float *));
-        s->B = calloc((size_t)s->ng, sizeof(float *));
-        s->C = calloc((size_t)s->ng, sizeof(float *));
-        for (int i = 0; i < s->ng; i++) {
-            size_t m = (size_t)s->g[i].M, n = (size_t)s->g[i].N, k = (size_t)s->g[i].K;
-            s->A[i] = malloc(m * k * 4);
-            s->B[i] = malloc(k * n * 4);
-            s->C[i] = malloc(m * n * 4);
-            if (!s->A[i] || !s->B[i] || !s->C[i])
-                return -1;
-            fill(s->A[i], m * k, (uint64_t)i + 1, 1.0);
-            fill(s->B[i], k * n, (uint64_t)i + 100, 1.0);
-        }
+        if (nn_gemm_peer_init(&s->gp, &cfg, B, opt.recompute) != 0)
+            return -1;
         break;
     case K_BLOCK: {
-        struct nn_precision f32 = {NN_F32, NN_F32, NN_F32};
-        s->ws = nn_workspace_new(&cfg, B);
-        s->layer = s->ws ? nn_layer_new(&cfg, B, f32, 1, (uint64_t)run->common.seed, s->ws) : NULL;
-        s->x = malloc(M * H * 4); s->y = malloc(M * H * 4);
-        s->dout = malloc(M * H * 4); s->dx = malloc(M * H * 4);
-        if (!s->layer || !s->x || !s->y || !s->dout || !s->dx) {
+        if (nn_block_case_init(&s->bc, &cfg, B, (uint64_t)run->common.seed, opt.recompute) != 0) {
             mb_warn("block: out of memory");
             return -1;
         }
-        /* generic parameters: LN gains/biases and biases away from 1/0 */
-        struct nn_tensor *p = nn_layer_params(s->layer);
-        float *pp = p->data;
-        struct nn_rng r;
-        nn_rng_seed(&r, (uint64_t)run->common.seed);
-        for (size_t i = 0; i < p->numel; i++)
-            pp[i] += (float)(0.02 * nn_rng_normal(&r));
+        if (opt.breakdown) {
+            nn_layer_set_stage_times(s->bc.layer, &s->cur);
+            free(stage_t);
+            free(peer_stage_t);
+            stage_t = calloc((size_t)run->common.iters, sizeof(*stage_t));
+            peer_stage_t = calloc((size_t)run->common.iters, sizeof(*peer_stage_t));
+            stage_n = peer_stage_n = 0;
+            if (!stage_t || !peer_stage_t)
+                return -1;
+        }
         break;
     }
     case K_MEMCPY:
@@ -346,17 +308,8 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
         }
         break;
     case K_ADAM:
-        s->n = opt.adam_elems;
-        s->p = malloc(s->n * 4); s->m = malloc(s->n * 4); s->v = malloc(s->n * 4);
-        s->grad = malloc(s->n * 4);
-        s->p0 = malloc(s->n * 4); s->m0 = malloc(s->n * 4); s->v0 = malloc(s->n * 4);
-        if (!s->p || !s->m || !s->v || !s->grad || !s->p0 || !s->m0 || !s->v0)
+        if (nn_adam_case_init(&s->ac, opt.adam_elems) != 0)
             return -1;
-        fill(s->p, s->n, 1, 1.0);
-        fill(s->m, s->n, 2, 0.01);
-        fill(s->v, s->n, 3, 0.0);
-        for (size_t i = 0; i < s->n; i++)
-            s->v[i] = s->m[i] * s->m[i] + 1e-6f;
         break;
     }
     return 0;
@@ -432,6 +385,13 @@ static void prepare(void *st, long long iter)
         double t1 = mb_now();
         if (iter >= s->run->common.warmup && peer_n < (size_t)s->run->common.iters)
             peer_t[peer_n++] = t1 - t0;
+        if (peer_stage_t && s->peer->kind == K_SGEMM && iter >= s->run->common.warmup &&
+            peer_stage_n < (size_t)s->run->common.iters) {
+            struct nn_stage_times *t = &peer_stage_t[peer_stage_n++];
+            memset(t, 0, sizeof(*t));
+            for (int i = 0; i < s->peer->gp.ng; i++)
+                t->t[s->peer->gp.g[i].stage] += s->peer->gp.t[i];
+        }
     }
     prepare_one(st, iter);
 }
@@ -440,27 +400,18 @@ static void prepare_one(void *st, long long iter)
 {
     struct state *s = st;
     uint64_t seed = (uint64_t)s->run->common.seed * 7919u + (uint64_t)iter;
-    size_t M = (size_t)opt.batch * (size_t)cfg.seq, H = (size_t)cfg.hidden;
     switch (s->kind) {
-    case K_SGEMM:
-        for (int i = 0; i < s->ng; i++) /* fresh data: perturb one row of A */
-            s->A[i][0] = (float)(iter % 7) * 0.125f;
+    case K_SGEMM: /* nn_gemm_peer_run changes its operands */
         break;
     case K_BLOCK:
-        fill(s->x, M * H, seed, 1.0);
-        fill(s->dout, M * H, seed + 1, 1.0);
-        nn_layer_zero_grad(s->layer);
+        nn_block_case_prepare(&s->bc, seed);
         break;
     case K_MEMCPY:
         for (size_t i = 0; i < s->n; i += 4096)
             s->src[i] = (char)(iter + (long long)(i >> 12));
         break;
     case K_ADAM:
-        fill(s->grad, s->n, seed, 0.1);
-        memcpy(s->p0, s->p, s->n * 4);
-        memcpy(s->m0, s->m, s->n * 4);
-        memcpy(s->v0, s->v, s->n * 4);
-        s->step = iter + 1;
+        nn_adam_case_prepare(&s->ac, seed, iter + 1);
         break;
     }
 }
@@ -471,26 +422,15 @@ static int iterate(void *st, long long iter, double *elapsed)
     (void)elapsed;
     switch (s->kind) {
     case K_SGEMM:
-        for (int i = 0; i < s->ng; i++) {
-            const struct nn_gemm_shape *g = &s->g[i];
-            int lda = g->ta ? g->M : g->K, ldb = g->tb ? g->K : g->N;
-            /* with --recompute the block reruns its forward GEMMs but W2's:
-             * so does the peer */
-            int reps = g->count * (opt.recompute && g->recomputed ? 2 : 1);
-            for (int r = 0; r < reps; r++)
-                cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
-                            g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, 1.0f, s->A[i], lda,
-                            s->B[i], ldb, 0.0f, s->C[i], g->N);
-        }
+        nn_gemm_peer_run(&s->gp, iter);
         inject(s, iter);
         return 0;
     case K_BLOCK:
-        if (nn_layer_forward(s->layer, s->x, s->y) != 0)
+        memset(&s->cur, 0, sizeof(s->cur));
+        if (nn_block_case_pass(&s->bc) != 0)
             return -1;
-        if (opt.recompute)
-            nn_layer_drop_intra(s->layer);
-        if (nn_layer_backward(s->layer, s->dout, s->dx) != 0)
-            return -1;
+        if (opt.breakdown && iter >= s->run->common.warmup && stage_n < (size_t)s->run->common.iters)
+            stage_t[stage_n++] = s->cur;
         inject(s, iter);
         return 0;
     case K_MEMCPY: {
@@ -505,8 +445,7 @@ static int iterate(void *st, long long iter, double *elapsed)
         return 0;
     }
     case K_ADAM: {
-        struct nn_adam hp = nn_adam_default();
-        nn_adam_step(&hp, s->step, s->n, s->p, s->m, s->v, s->grad, NN_F32, 1.0f, NULL, NN_F32);
+        nn_adam_case_step(&s->ac);
         inject(s, iter);
         return 0;
     }
@@ -516,329 +455,12 @@ static int iterate(void *st, long long iter, double *elapsed)
 
 /* ---- checks ---------------------------------------------------------- */
 
-/* Freivalds: C r == A (B r) in double, every row, for a fresh random r
- * each iteration (from --seed, the iteration and the GEMM) whose entries
- * are +-[0.5, 1.5): no column of C goes unchecked. */
-static int check_sgemm(struct state *s, long long iter, char *msg, size_t len)
-{
-    for (int i = 0; i < s->ng; i++) {
-        const struct nn_gemm_shape *g = &s->g[i];
-        int M = g->M, N = g->N, K = g->K, lda = g->ta ? M : K, ldb = g->tb ? K : N;
-        double *r = malloc((size_t)N * 8), *br = calloc((size_t)K, 8);
-        if (!r || !br) {
-            free(r); free(br);
-            snprintf(msg, len, "gemm %d: out of memory for the check", i);
-            return 1;
-        }
-        struct nn_rng rng;
-        nn_rng_seed(&rng, mix(mix((uint64_t)s->run->common.seed, (uint64_t)iter), (uint64_t)i));
-        for (int j = 0; j < N; j++) {
-            double u = nn_rng_uniform(&rng);
-            r[j] = u < 0.5 ? -(0.5 + 2 * u) : 0.5 + 2 * (u - 0.5);
-        }
-        for (int k = 0; k < K; k++)
-            for (int j = 0; j < N; j++)
-                br[k] += (g->tb ? s->B[i][(size_t)j * ldb + k] : s->B[i][(size_t)k * ldb + j]) * r[j];
-        int bad = -1;
-        double got = 0, want = 0;
-        for (int m = 0; m < M && bad < 0; m++) {
-            double a = 0, c = 0, scale = 0;
-            for (int k = 0; k < K; k++) {
-                double av = g->ta ? s->A[i][(size_t)k * lda + m] : s->A[i][(size_t)m * lda + k];
-                a += av * br[k];
-                scale += fabs(av * br[k]);
-            }
-            for (int j = 0; j < N; j++)
-                c += s->C[i][(size_t)m * N + j] * r[j];
-            /* fp32 rounding of C r stayed below 7e-7 of sum |A_mk (B r)_k| (gpt-bench) */
-            if (!(fabs(a - c) <= 1e-5 * scale + 1e-6)) {
-                bad = m;
-                got = c;
-                want = a;
-            }
-        }
-        free(r);
-        free(br);
-        if (bad >= 0) {
-            snprintf(msg, len, "gemm %d row %d (%dx%dx%d): C r is %.9g, A (B r) is %.9g", i, bad, M, N, K,
-                     got, want);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Independent double-precision reference of the whole block pass, every
- * batch element: forward (the output y) and backward (dx and every
- * parameter gradient), with BLAS in double for the products. */
-struct bref {
-    size_t B, S, H, F, A, D, M, np;
-    double *W, *G, *x, *dout, *xh1, *rs1, *y1, *qkv, *P, *att, *x1, *xh2, *rs2, *y2, *h, *gl, *out;
-    double *dx1, *dh, *dy, *datt, *dqkv, *dS, *dx;
-};
-
-static void bref_free(struct bref *R)
-{
-    if (!R)
-        return;
-    double **all[] = {&R->W, &R->G, &R->x, &R->dout, &R->xh1, &R->rs1, &R->y1, &R->qkv, &R->P,
-                      &R->att, &R->x1, &R->xh2, &R->rs2, &R->y2, &R->h, &R->gl, &R->out, &R->dx1,
-                      &R->dh, &R->dy, &R->datt, &R->dqkv, &R->dS, &R->dx};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        free(*all[i]);
-    free(R);
-}
-
-static struct bref *bref_new(size_t np)
-{
-    struct bref *R = calloc(1, sizeof(*R));
-    if (!R)
-        return NULL;
-    R->B = (size_t)opt.batch; R->S = (size_t)cfg.seq; R->H = (size_t)cfg.hidden; R->F = (size_t)cfg.ffn;
-    R->A = (size_t)cfg.heads; R->D = R->H / R->A; R->M = R->B * R->S; R->np = np;
-    size_t M = R->M, H = R->H, F = R->F, SS = R->B * R->A * R->S * R->S;
-    struct { double **p; size_t n; } a[] = {
-        {&R->W, np}, {&R->G, np}, {&R->x, M * H}, {&R->dout, M * H}, {&R->xh1, M * H}, {&R->rs1, M},
-        {&R->y1, M * H}, {&R->qkv, 3 * M * H}, {&R->P, SS}, {&R->att, M * H}, {&R->x1, M * H},
-        {&R->xh2, M * H}, {&R->rs2, M}, {&R->y2, M * H}, {&R->h, M * F}, {&R->gl, M * F},
-        {&R->out, M * H}, {&R->dx1, M * H}, {&R->dh, M * F}, {&R->dy, M * H}, {&R->datt, M * H},
-        {&R->dqkv, 3 * M * H}, {&R->dS, R->S * R->S}, {&R->dx, M * H}};
-    for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++)
-        if (!(*a[i].p = malloc(a[i].n * 8))) {
-            bref_free(R);
-            return NULL;
-        }
-    return R;
-}
-
-/* row-major C = alpha op(A) op(B) + beta C */
-static void dg(int ta, int tb, size_t m, size_t n, size_t k, double alpha, const double *A, size_t lda,
-               const double *B, size_t ldb, double beta, double *C, size_t ldc)
-{
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m,
-                (int)n, (int)k, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-}
-
-static void rows_of(double *y, const double *b, size_t rows, size_t n)
-{
-    for (size_t r = 0; r < rows; r++)
-        memcpy(y + r * n, b, n * 8);
-}
-
-static void colsum(const double *d, size_t rows, size_t n, double *out)
-{
-    for (size_t r = 0; r < rows; r++)
-        for (size_t c = 0; c < n; c++)
-            out[c] += d[r * n + c];
-}
-
-static void ln_fwd(const double *x, const double *g, const double *b, double *xh, double *rs, double *y,
-                   size_t rows, size_t n)
-{
-    for (size_t r = 0; r < rows; r++) {
-        const double *xr = x + r * n;
-        double mu = 0, var = 0;
-        for (size_t i = 0; i < n; i++) mu += xr[i];
-        mu /= (double)n;
-        for (size_t i = 0; i < n; i++) var += (xr[i] - mu) * (xr[i] - mu);
-        rs[r] = 1 / sqrt(var / (double)n + 1e-5);
-        for (size_t i = 0; i < n; i++) {
-            xh[r * n + i] = (xr[i] - mu) * rs[r];
-            y[r * n + i] = xh[r * n + i] * g[i] + b[i];
-        }
-    }
-}
-
-/* dx = LN backward of dy (accumulated into dx), dg/db accumulated */
-static void ln_bwd(const double *dy, const double *xh, const double *rs, const double *g, double *dx,
-                   double *dg, double *db, size_t rows, size_t n)
-{
-    for (size_t r = 0; r < rows; r++) {
-        const double *d = dy + r * n, *xr = xh + r * n;
-        double m1 = 0, m2 = 0;
-        for (size_t i = 0; i < n; i++) {
-            dg[i] += d[i] * xr[i];
-            db[i] += d[i];
-            m1 += d[i] * g[i];
-            m2 += d[i] * g[i] * xr[i];
-        }
-        m1 /= (double)n;
-        m2 /= (double)n;
-        for (size_t i = 0; i < n; i++)
-            dx[r * n + i] += rs[r] * (d[i] * g[i] - m1 - xr[i] * m2);
-    }
-}
-
-static void bref_run(struct bref *R)
-{
-    size_t B = R->B, S = R->S, H = R->H, F = R->F, A = R->A, D = R->D, M = R->M, H3 = 3 * H;
-    size_t n[12], off[12];
-    param_sizes(H, F, n);
-    for (size_t i = 0, o = 0; i < 12; o += n[i], i++) off[i] = o;
-    const double *W = R->W;
-    double *G = R->G, sc = 1 / sqrt((double)D);
-#define PW(i) (W + off[i])
-#define PG(i) (G + off[i])
-    /* forward */
-    ln_fwd(R->x, PW(0), PW(1), R->xh1, R->rs1, R->y1, M, H);
-    rows_of(R->qkv, PW(3), M, H3);
-    dg(0, 0, M, H3, H, 1, R->y1, H, PW(2), H3, 1, R->qkv, H3);
-    for (size_t b = 0; b < B; b++)
-        for (size_t a = 0; a < A; a++) {
-            const double *q = R->qkv + b * S * H3 + a * D, *k = q + H, *v = q + 2 * H;
-            double *P = R->P + (b * A + a) * S * S;
-            dg(0, 1, S, S, D, sc, q, H3, k, H3, 0, P, S);
-            for (size_t i = 0; i < S; i++) {
-                double *row = P + i * S, mx = row[0], sum = 0;
-                for (size_t j = 1; j <= i; j++) mx = fmax(mx, row[j]);
-                for (size_t j = 0; j <= i; j++) sum += (row[j] = exp(row[j] - mx));
-                for (size_t j = 0; j < S; j++) row[j] = j <= i ? row[j] / sum : 0;
-            }
-            dg(0, 0, S, D, S, 1, P, S, v, H3, 0, R->att + b * S * H + a * D, H);
-        }
-    for (size_t i = 0; i < M * H; i++) R->x1[i] = R->x[i] + PW(5)[i % H];
-    dg(0, 0, M, H, H, 1, R->att, H, PW(4), H, 1, R->x1, H);
-    ln_fwd(R->x1, PW(6), PW(7), R->xh2, R->rs2, R->y2, M, H);
-    rows_of(R->h, PW(9), M, F);
-    dg(0, 0, M, F, H, 1, R->y2, H, PW(8), F, 1, R->h, F);
-    for (size_t i = 0; i < M * F; i++) {
-        double v = R->h[i];
-        R->gl[i] = 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    }
-    for (size_t i = 0; i < M * H; i++) R->out[i] = R->x1[i] + PW(11)[i % H];
-    dg(0, 0, M, H, F, 1, R->gl, F, PW(10), H, 1, R->out, H);
-    /* backward of <dout, out> */
-    memset(G, 0, R->np * 8);
-    dg(1, 0, F, H, M, 1, R->gl, F, R->dout, H, 0, PG(10), H);
-    colsum(R->dout, M, H, PG(11));
-    dg(0, 1, M, F, H, 1, R->dout, H, PW(10), H, 0, R->dh, F);
-    for (size_t i = 0; i < M * F; i++) {
-        double v = R->h[i], u = 0.7978845608028654 * (v + 0.044715 * v * v * v), t = tanh(u);
-        double du = 0.7978845608028654 * (1 + 3 * 0.044715 * v * v);
-        R->dh[i] *= 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * du;
-    }
-    dg(1, 0, H, F, M, 1, R->y2, H, R->dh, F, 0, PG(8), F);
-    colsum(R->dh, M, F, PG(9));
-    dg(0, 1, M, H, F, 1, R->dh, F, PW(8), F, 0, R->dy, H);
-    memcpy(R->dx1, R->dout, M * H * 8);
-    ln_bwd(R->dy, R->xh2, R->rs2, PW(6), R->dx1, PG(6), PG(7), M, H);
-    dg(1, 0, H, H, M, 1, R->att, H, R->dx1, H, 0, PG(4), H);
-    colsum(R->dx1, M, H, PG(5));
-    dg(0, 1, M, H, H, 1, R->dx1, H, PW(4), H, 0, R->datt, H);
-    for (size_t b = 0; b < B; b++)
-        for (size_t a = 0; a < A; a++) {
-            const double *q = R->qkv + b * S * H3 + a * D, *k = q + H, *v = q + 2 * H;
-            const double *P = R->P + (b * A + a) * S * S, *dO = R->datt + b * S * H + a * D;
-            double *dq = R->dqkv + b * S * H3 + a * D, *dk = dq + H, *dv = dq + 2 * H, *dS = R->dS;
-            dg(0, 1, S, S, D, 1, dO, H, v, H3, 0, dS, S);
-            dg(1, 0, S, D, S, 1, P, S, dO, H, 0, dv, H3);
-            for (size_t i = 0; i < S; i++) {
-                double dot = 0, *row = dS + i * S;
-                const double *pr = P + i * S;
-                for (size_t j = 0; j <= i; j++) dot += row[j] * pr[j];
-                for (size_t j = 0; j < S; j++) row[j] = j <= i ? sc * pr[j] * (row[j] - dot) : 0;
-            }
-            dg(0, 0, S, D, S, 1, dS, S, k, H3, 0, dq, H3);
-            dg(1, 0, S, D, S, 1, dS, S, q, H3, 0, dk, H3);
-        }
-    dg(1, 0, H, H3, M, 1, R->y1, H, R->dqkv, H3, 0, PG(2), H3);
-    colsum(R->dqkv, M, H3, PG(3));
-    dg(0, 1, M, H, H3, 1, R->dqkv, H3, PW(2), H3, 0, R->dy, H);
-    memcpy(R->dx, R->dx1, M * H * 8);
-    ln_bwd(R->dy, R->xh1, R->rs1, PW(0), R->dx, PG(0), PG(1), M, H);
-#undef PW
-#undef PG
-}
-
-/* Every element of got against the reference: |got - ref| within 1e-3 of
- * |ref| plus the tensor's rms (fp32 rounding stayed below 4e-6 of that
- * on gpt-tiny/small/bench); NaN and
- * Inf fail. Returns the first bad index or n. */
-static size_t compare(const float *got, const double *ref, size_t n)
-{
-    double ss = 0;
-    for (size_t i = 0; i < n; i++) ss += ref[i] * ref[i];
-    double rms = sqrt(ss / (double)n) + 1e-30;
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs(got[i] - ref[i]), tol = 1e-3 * (fabs(ref[i]) + rms);
-        if (!(e <= tol))
-            return i;
-    }
-    return n;
-}
-
-static int check_block(struct state *s, char *msg, size_t len)
-{
-    struct nn_tensor *pt = nn_layer_params(s->layer), *gt = nn_layer_grads(s->layer);
-    if (!s->ref && !(s->ref = bref_new(pt->numel))) {
-        snprintf(msg, len, "block: out of memory for the reference");
-        return 1;
-    }
-    struct bref *R = s->ref;
-    size_t MH = R->M * R->H, S = R->S, H = R->H;
-    const float *P = pt->data, *Gf = gt->data;
-    for (size_t i = 0; i < R->np; i++) R->W[i] = P[i];
-    for (size_t i = 0; i < MH; i++) {
-        R->x[i] = s->x[i];
-        R->dout[i] = s->dout[i];
-    }
-    bref_run(R);
-    const char *names[2] = {"y", "dx"};
-    const float *got[2] = {s->y, s->dx};
-    const double *want[2] = {R->out, R->dx};
-    int rc = 0;
-    for (int t = 0; t < 2 && !rc; t++) {
-        size_t i = compare(got[t], want[t], MH);
-        if (i < MH) {
-            snprintf(msg, len, "block %s[%zu] (batch %zu, pos %zu, %zu) = %.7g, reference %.7g", names[t], i,
-                     i / (S * H), i / H % S, i % H, got[t][i], want[t][i]);
-            rc = 1;
-        }
-    }
-    size_t n[12];
-    param_sizes(H, R->F, n);
-    for (size_t p = 0, o = 0; p < 12 && !rc; o += n[p], p++) {
-        size_t i = compare(Gf + o, R->G + o, n[p]);
-        if (i < n[p]) {
-            snprintf(msg, len, "block grads[%zu] (d%s[%zu]) = %.7g, reference %.7g", o + i, param_names[p], i,
-                     Gf[o + i], R->G[o + i]);
-            rc = 1;
-        }
-    }
-    return rc;
-}
-
-/* Every element of p, m and v against the update in double. */
-static int check_adam(struct state *s, char *msg, size_t len)
-{
-    struct nn_adam hp = nn_adam_default();
-    double t = (double)s->step, c1 = 1 / (1 - pow(hp.beta1, t)), c2 = 1 / (1 - pow(hp.beta2, t));
-    double b1 = hp.beta1, b2 = hp.beta2, decay = 1 - (double)hp.lr * hp.weight_decay;
-    for (size_t i = 0; i < s->n; i++) {
-        double g = s->grad[i], m = b1 * s->m0[i] + (1 - b1) * g, v = b2 * s->v0[i] + (1 - b2) * g * g;
-        double p = s->p0[i] * decay - hp.lr * (m * c1) / (sqrt(v * c2) + hp.eps);
-        const char *what = NULL;
-        double got = 0, want = 0;
-        if (!(fabs(p - s->p[i]) <= 1e-5 * (1 + fabs(p))))
-            what = "p", got = s->p[i], want = p;
-        else if (!(fabs(m - s->m[i]) <= 1e-6 * (1 + fabs(m))))
-            what = "m", got = s->m[i], want = m;
-        else if (!(fabs(v - s->v[i]) <= 1e-5 * fabs(v) + 1e-12))
-            what = "v", got = s->v[i], want = v;
-        if (what) {
-            snprintf(msg, len, "adam %s[%zu] = %.9g, reference %.9g", what, i, got, want);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static int check(void *st, long long iter, char *msg, size_t len)
 {
     struct state *s = st;
     switch (s->kind) {
-    case K_SGEMM: return check_sgemm(s, iter, msg, len);
-    case K_BLOCK: return check_block(s, msg, len);
+    case K_SGEMM: return nn_gemm_peer_check(&s->gp, mix((uint64_t)s->run->common.seed, (uint64_t)iter), msg, len);
+    case K_BLOCK: return nn_block_case_check(&s->bc, msg, len);
     case K_MEMCPY:
         if (memcmp(s->dst, s->src, s->n) != 0) { /* every byte */
             size_t i = 0;
@@ -847,7 +469,7 @@ static int check(void *st, long long iter, char *msg, size_t len)
             return 1;
         }
         return 0;
-    case K_ADAM: return check_adam(s, msg, len);
+    case K_ADAM: return nn_adam_case_check(&s->ac, msg, len);
     }
     return 1;
 }
@@ -865,6 +487,58 @@ static void roofline(double measured)
            block_flops / 1e9, block_flops / t_gemm / 1e9, t_gemm, bytes / 1e9, bw / 1e9, t_mem,
            t_gemm + t_mem, block_flops / (t_gemm + t_mem) / 1e9, measured, block_flops / measured / 1e9,
            measured / (t_gemm + t_mem));
+}
+
+/* --breakdown: each stage's median over the timed iterations beside its
+ * roofline term (a GEMM stage: the interleaved peer's median for the same
+ * shapes; a sweep: its bytes at the memcpy rate), then the categories;
+ * every iteration's stage and category seconds go to /metrics/<case>/
+ * stage_<stage>_s and category_<category>_s. "untimed" is the block's
+ * time outside every stage. */
+static void breakdown(struct mb_run *run, const struct mb_case *c, double block)
+{
+    size_t n = stage_n, np = peer_stage_n < n ? peer_stage_n : n;
+    double *v = calloc(n + 1, sizeof(double)), *w = calloc(n + 1, sizeof(double));
+    double *cv = calloc((NN_CATEGORY_COUNT + 1) * (n + 1), sizeof(double));
+    char name[96];
+    if (!v || !w || !cv || !n)
+        goto out;
+    printf("# breakdown %s (medians of %zu iterations; block %.4f s): stage, category, seconds, share, "
+           "roofline seconds (peer sgemm or bytes/memcpy rate), measured/roofline\n", c->name, n, block);
+    for (int st = 0; st < NN_STAGE_COUNT; st++) {
+        int cat = nn_stage_category_id((enum nn_stage)st);
+        snprintf(name, sizeof(name), "stage_%s_s", nn_stage_name((enum nn_stage)st));
+        for (char *p = name; *p; p++)
+            *p = *p == '.' ? '_' : *p;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = stage_t[i].t[st];
+            cv[cat * n + i] += v[i];
+            cv[NN_CATEGORY_COUNT * n + i] += v[i];
+            mb_metric_at_dbl(&run->result, c->name, name, i, v[i]);
+        }
+        for (size_t i = 0; i < np; i++)
+            w[i] = peer_stage_t[i].t[st];
+        double m = median_of(v, n), bytes = nn_block_stage_bytes(&cfg, (int)opt.batch, st);
+        double roof = bytes > 0 ? bytes * (opt.recompute && st < NN_ST_BWD_COPIES ? 2 : 1) * bw_median / (double)bw_bytes
+                                : np ? median_of(w, np) : NAN;
+        printf("#   %-18s %-13s %9.5f s %5.1f%%  %9.5f s  %6.2f\n", nn_stage_name((enum nn_stage)st),
+               nn_category_name(cat), m, 100 * m / block, roof, roof > 0 ? m / roof : NAN);
+    }
+    for (int cat = 0; cat <= NN_CATEGORY_COUNT; cat++) {
+        const char *cn = cat < NN_CATEGORY_COUNT ? nn_category_name(cat) : "staged";
+        snprintf(name, sizeof(name), "category_%s_s", cn);
+        for (size_t i = 0; i < n; i++)
+            mb_metric_at_dbl(&run->result, c->name, name, i, cv[cat * n + i]);
+        double m = median_of(cv + cat * n, n);
+        printf("#   %-18s %-13s %9.5f s %5.1f%%\n", cn, "(category)", m, 100 * m / block);
+    }
+    double staged = median_of(cv + NN_CATEGORY_COUNT * n, n);
+    printf("#   %-18s %-13s %9.5f s %5.1f%%\n", "untimed", "(block-staged)", block - staged,
+           100 * (block - staged) / block);
+out:
+    free(v);
+    free(w);
+    free(cv);
 }
 
 /* The model of each second case is its peer's rate: the block at the
@@ -887,6 +561,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
            work / peer_median / 1e9, peer_n, sep);
     if (k == K_BLOCK)
         roofline(me->stats.median);
+    if (k == K_BLOCK && opt.breakdown)
+        breakdown(run, c, me->stats.median);
     return peer_median;
 }
 
@@ -894,23 +570,13 @@ static void teardown(void *st)
 {
     struct state *s = st;
     if (s->peer) {
-        struct mb_stats ps;
-        mb_stats_compute(peer_t, peer_n, &ps);
-        peer_median = ps.median;
+        peer_median = median_of(peer_t, peer_n);
         teardown(s->peer);
     }
-
-    for (int i = 0; s->A && i < s->ng; i++) {
-        free(s->A[i]); free(s->B[i]); free(s->C[i]);
-    }
-    free(s->A); free(s->B); free(s->C);
-    nn_layer_free(s->layer);
-    nn_workspace_free(s->ws);
-    free(s->x); free(s->y); free(s->dout); free(s->dx);
+    nn_gemm_peer_free(&s->gp);
+    nn_block_case_free(&s->bc);
     free(s->src); free(s->dst);
-    free(s->p); free(s->m); free(s->v); free(s->grad);
-    free(s->p0); free(s->m0); free(s->v0);
-    bref_free(s->ref);
+    nn_adam_case_free(&s->ac);
     free(s);
 }
 

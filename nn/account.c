@@ -82,36 +82,56 @@ int nn_block_gemm_shapes(const struct nn_gpt_config *c, int B, struct nn_gemm_sh
     int H = c->hidden, F = c->ffn, S = c->seq, M = B * S, D = H / c->heads, BA = B * c->heads;
     /* forward linear layers: y[M,N] = x[M,K] W[K,N] */
     const int lin[4][2] = {{3 * H, H}, {H, H}, {F, H}, {H, F}}; /* N, K */
+    const enum nn_stage fst[4] = {NN_ST_FWD_GEMM_QKV, NN_ST_FWD_GEMM_O, NN_ST_FWD_GEMM_W1, NN_ST_FWD_GEMM_W2};
+    const enum nn_stage bst[4] = {NN_ST_BWD_GEMM_QKV, NN_ST_BWD_GEMM_O, NN_ST_BWD_GEMM_W1, NN_ST_BWD_GEMM_W2};
     struct nn_gemm_shape s[32];
     int n = 0;
     for (int i = 0; i < 4; i++)
-        s[n++] = (struct nn_gemm_shape){0, 0, M, lin[i][0], lin[i][1], 1, 0, i != 3};
-    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 0, 1}; /* scores = Q K^T */
-    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 0, 1}; /* out = P V */
+        s[n++] = (struct nn_gemm_shape){0, 0, M, lin[i][0], lin[i][1], 1, 0, i != 3, fst[i]};
+    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 0, 1, NN_ST_FWD_ATTN_SCORES}; /* scores = Q K^T */
+    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 0, 1, NN_ST_FWD_ATTN_VALUES}; /* out = P V */
     for (int i = 0; i < 4; i++) {
-        s[n++] = (struct nn_gemm_shape){1, 0, lin[i][1], lin[i][0], M, 1, 1, 0}; /* dW = x^T dy */
-        s[n++] = (struct nn_gemm_shape){0, 1, M, lin[i][1], lin[i][0], 1, 1, 0}; /* dx = dy W^T */
+        s[n++] = (struct nn_gemm_shape){1, 0, lin[i][1], lin[i][0], M, 1, 1, 0, bst[i]}; /* dW = x^T dy */
+        s[n++] = (struct nn_gemm_shape){0, 1, M, lin[i][1], lin[i][0], 1, 1, 0, bst[i]}; /* dx = dy W^T */
     }
-    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 1, 0}; /* dP = dO V^T */
-    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0}; /* dV = P^T dO */
-    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 1, 0}; /* dQ = dS K */
-    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0}; /* dK = dS^T Q */
+    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 1, 0, NN_ST_BWD_ATTN_DP_DV}; /* dP = dO V^T */
+    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0, NN_ST_BWD_ATTN_DP_DV}; /* dV = P^T dO */
+    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 1, 0, NN_ST_BWD_ATTN_DQ_DK}; /* dQ = dS K */
+    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0, NN_ST_BWD_ATTN_DQ_DK}; /* dK = dS^T Q */
     for (int i = 0; i < n && i < max; i++)
         out[i] = s[i];
     return n < max ? n : max;
 }
 
-void nn_block_elementwise_bytes(const struct nn_gpt_config *c, int B, double *fwd, double *bwd)
+double nn_block_stage_bytes(const struct nn_gpt_config *c, int B, int st)
 {
     double M = (double)B * c->seq, H = c->hidden, F = c->ffn;
     double P = (double)B * c->heads * c->seq * c->seq; /* every head's S x S */
     /* fp32 elements read + written by block_fused.c's sweeps (the GEMMs'
-     * own traffic is in their rate). Forward: LN1 3MH (x; y, xhat), qkv
-     * bias 6MH, softmax 2P, residual+bias+LN2 5MH (att Wo, x; x1, y,
-     * xhat), bias+GELU 3MF, residual+bias 3MH; rstd 2M. Backward: dout's
-     * bias sum MH, GELU+bias 3MF, LN2 apply 2MH, LN2 backward+residual
-     * 4MH (d2, xhat, dout; d1), softmax backward 3P, qkv bias sum 3MH,
-     * LN1 apply 2MH, LN1 backward+residual 4MH. */
-    *fwd = 4.0 * (17 * M * H + 3 * M * F + 2 * P + 2 * M);
-    *bwd = 4.0 * (16 * M * H + 3 * M * F + 3 * P);
+     * own traffic is in their rate). The input's copy into the saved
+     * inter-block tensor 2MH (fp32: a memmove); rstd M each LN. */
+    switch (st) {
+    case NN_ST_FWD_COPIES: return 4.0 * 2 * M * H;
+    case NN_ST_FWD_LN1: return 4.0 * (3 * M * H + M);          /* x; y, xhat, rstd */
+    case NN_ST_FWD_BIAS_QKV: return 4.0 * 6 * M * H;           /* qkv += b: 3MH in and out */
+    case NN_ST_FWD_SOFTMAX: return 4.0 * 2 * P;
+    case NN_ST_FWD_RES_LN2: return 4.0 * (5 * M * H + M);      /* att Wo, x; x1, y, xhat */
+    case NN_ST_FWD_BIAS_GELU: return 4.0 * 3 * M * F;          /* h1; h1, gl */
+    case NN_ST_FWD_RES_BIAS: return 4.0 * 3 * M * H;           /* gl W2, x1; out */
+    case NN_ST_BWD_BIAS_B2: return 4.0 * M * H;                /* dout's column sums */
+    case NN_ST_BWD_GELU_BIAS: return 4.0 * 3 * M * F;          /* h1, d; d */
+    case NN_ST_BWD_LN_APPLY: return 4.0 * 2 * 2 * M * H;       /* LN2 and LN1 again: xhat; y */
+    case NN_ST_BWD_LN2_RES: return 4.0 * 4 * M * H;            /* d2, xhat, dout; d1 */
+    case NN_ST_BWD_SOFTMAX: return 4.0 * 3 * P;                /* dP, P; dS */
+    case NN_ST_BWD_BIAS_QKV: return 4.0 * 3 * M * H;
+    case NN_ST_BWD_LN1_RES: return 4.0 * 4 * M * H;
+    default: return 0; /* GEMM stages; bwd copies: none with fp32 storage */
+    }
+}
+
+void nn_block_elementwise_bytes(const struct nn_gpt_config *c, int B, double *fwd, double *bwd)
+{
+    *fwd = *bwd = 0;
+    for (int st = 0; st < NN_STAGE_COUNT; st++)
+        *(st < NN_ST_BWD_COPIES ? fwd : bwd) += nn_block_stage_bytes(c, B, (enum nn_stage)st);
 }

@@ -49,50 +49,36 @@ float nn_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
 
 #define PAR_MIN 65536 /* below this, threads cost more than they save */
 
+/* fp16 or bf16 (bf) to fp32 and back; bf is loop-invariant, so the
+ * compiler unswitches it. */
+static void halves_to_f32(float *dst, const uint16_t *s, int bf, size_t n)
+{
+#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        dst[i] = bf ? nn_bf16_to_f32(s[i]) : nn_f16_to_f32(s[i]);
+}
+
+static void f32_to_halves(uint16_t *d, const float *src, int bf, size_t n)
+{
+#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        d[i] = bf ? nn_f32_to_bf16(src[i]) : nn_f32_to_f16(src[i]);
+}
+
 void nn_load_f32(float *dst, const void *src, enum nn_dtype st, size_t n)
 {
-    const uint16_t *s = src;
-    switch (st) {
-    case NN_F32:
-        if (dst != src)
-            memmove(dst, src, n * sizeof(float));
-        break;
-    case NN_F16:
-#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
-        for (size_t i = 0; i < n; i++)
-            dst[i] = nn_f16_to_f32(s[i]);
-        break;
-    case NN_BF16:
-#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
-        for (size_t i = 0; i < n; i++)
-            dst[i] = nn_bf16_to_f32(s[i]);
-        break;
-    case NN_I32:
-        break;
-    }
+    if (st == NN_F32 && dst != src)
+        memmove(dst, src, n * sizeof(float));
+    else if (st == NN_F16 || st == NN_BF16)
+        halves_to_f32(dst, src, st == NN_BF16, n);
 }
 
 void nn_store_f32(void *dst, enum nn_dtype dt, const float *src, size_t n)
 {
-    uint16_t *d = dst;
-    switch (dt) {
-    case NN_F32:
-        if (dst != src)
-            memmove(dst, src, n * sizeof(float));
-        break;
-    case NN_F16:
-#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
-        for (size_t i = 0; i < n; i++)
-            d[i] = nn_f32_to_f16(src[i]);
-        break;
-    case NN_BF16:
-#pragma omp parallel for simd schedule(static) if (n >= PAR_MIN)
-        for (size_t i = 0; i < n; i++)
-            d[i] = nn_f32_to_bf16(src[i]);
-        break;
-    case NN_I32:
-        break;
-    }
+    if (dt == NN_F32 && dst != src)
+        memmove(dst, src, n * sizeof(float));
+    else if (dt == NN_F16 || dt == NN_BF16)
+        f32_to_halves(dst, src, dt == NN_BF16, n);
 }
 
 void nn_accum_f32(void *dst, enum nn_dtype dt, const float *src, size_t n)

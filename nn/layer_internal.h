@@ -4,6 +4,8 @@
 
 #include "nn.h"
 
+#include <time.h>
+
 #define NN_MAX_INTRA 10
 
 struct nn_workspace {
@@ -35,6 +37,7 @@ struct nn_layer {
     int redo;                          /* inside a recompute: nn_act_save skips present ones */
     double count;                      /* head: counted targets of the last forward */
     int fused;                         /* blocks: fused kernels (1) or the reference ops (0) */
+    struct nn_stage_times *times;      /* fused blocks: per-stage seconds, or NULL */
 };
 
 /* fp32 view of intra tensor i (its storage when fp32, else the workspace). */
@@ -92,5 +95,33 @@ int nn_layer_recompute(struct nn_layer *l);
 /* Gives every released tensor without memory its own allocation. */
 int nn_layer_intra_home(struct nn_layer *l);
 int nn_head_backward(struct nn_layer *l, float *din);
+
+/* Seconds on a monotonic clock, for the stage times. */
+static inline double nn_stage_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs the statements, adding their wall time to times->t[stage] when
+ * times is not NULL (a `return` inside skips the record: a failed pass). */
+#define NN_STAGE(times, stage, ...)                                                                \
+    do {                                                                                           \
+        struct nn_stage_times *st_ = (times);                                                      \
+        double t0_ = st_ ? nn_stage_now() : 0;                                                     \
+        __VA_ARGS__;                                                                               \
+        if (st_)                                                                                   \
+            st_->t[stage] += nn_stage_now() - t0_;                                                 \
+    } while (0)
+
+/* nn_attn_fwd/bwd_batched, adding their stages' seconds to times (NULL:
+ * untimed): fwd NN_ST_FWD_ATTN_SCORES, _SOFTMAX, _ATTN_VALUES; bwd
+ * NN_ST_BWD_ATTN_DP_DV, _SOFTMAX, _ATTN_DQ_DK. */
+int nn_attn_fwd_batched_timed(const float *qkv, float *probs, float *out, size_t B, size_t S,
+                              size_t A, size_t D, struct nn_stage_times *times);
+int nn_attn_bwd_batched_timed(const float *qkv, const float *probs, const float *dout, float *dqkv,
+                              float *scratch, size_t B, size_t S, size_t A, size_t D,
+                              struct nn_stage_times *times);
 
 #endif

@@ -80,6 +80,9 @@ double nn_rng_uniform(struct nn_rng *r); /* [0, 1) */
 double nn_rng_normal(struct nn_rng *r);
 /* Fills n fp32 values with N(0, std^2) (then stored in dtype). */
 void nn_fill_normal(void *dst, enum nn_dtype dt, size_t n, double std, struct nn_rng *r);
+/* x[i] in [-scale, scale), a hash of i and seed: cheap at any size,
+ * OpenMP-parallel, for benchmark operands. */
+void nn_fill_hashed(float *x, size_t n, uint64_t seed, double scale);
 
 /* ===== GEMM ============================================================ */
 
@@ -243,7 +246,8 @@ void nn_gpt_account(const struct nn_gpt_config *cfg, int B, struct nn_precision 
 struct nn_gemm_shape {
     int ta, tb, M, N, K, count;
     int backward;
-    int recomputed; /* a forward GEMM that a dropped block's backward reruns */
+    int recomputed;            /* a forward GEMM that a dropped block's backward reruns */
+    int stage;                 /* the enum nn_stage that runs it in the fused block */
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
@@ -251,6 +255,9 @@ int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_
  * gradients), forward and backward: with the GEMM FLOPs, the block's
  * roofline (mb-nn). */
 void nn_block_elementwise_bytes(const struct nn_gpt_config *cfg, int B, double *fwd, double *bwd);
+/* Those of one stage (enum nn_stage; 0 for the GEMM stages): the sum
+ * over the stages is nn_block_elementwise_bytes. */
+double nn_block_stage_bytes(const struct nn_gpt_config *cfg, int B, int stage);
 
 /* ===== layers =========================================================== */
 
@@ -366,6 +373,94 @@ void nn_layer_zero_grad(struct nn_layer *l);
  * environment makes 0 the default of new layers. */
 void nn_layer_set_fused(struct nn_layer *l, int fused);
 
+/* Where a fused block's time goes: wall seconds per stage, accumulated
+ * over the passes run while a stage-time record is attached (NULL: off,
+ * the default; two clock reads per stage when on). Forward stages begin
+ * "fwd.", backward "bwd."; a recompute counts as forward. Each stage's
+ * category says what kind of work it is (gemm: the weight GEMMs; attn_gemm:
+ * the per-head score and value GEMMs; softmax, layernorm, gelu,
+ * bias_residual, copies: the sweeps). The reference path is not timed. */
+enum nn_stage {
+    NN_ST_FWD_COPIES, NN_ST_FWD_LN1, NN_ST_FWD_GEMM_QKV, NN_ST_FWD_BIAS_QKV, NN_ST_FWD_ATTN_SCORES,
+    NN_ST_FWD_SOFTMAX, NN_ST_FWD_ATTN_VALUES, NN_ST_FWD_GEMM_O, NN_ST_FWD_RES_LN2, NN_ST_FWD_GEMM_W1,
+    NN_ST_FWD_BIAS_GELU, NN_ST_FWD_GEMM_W2, NN_ST_FWD_RES_BIAS,
+    NN_ST_BWD_COPIES, NN_ST_BWD_BIAS_B2, NN_ST_BWD_GEMM_W2, NN_ST_BWD_GELU_BIAS, NN_ST_BWD_LN_APPLY,
+    NN_ST_BWD_GEMM_W1, NN_ST_BWD_LN2_RES, NN_ST_BWD_GEMM_O, NN_ST_BWD_ATTN_DP_DV,
+    NN_ST_BWD_SOFTMAX, NN_ST_BWD_ATTN_DQ_DK, NN_ST_BWD_BIAS_QKV, NN_ST_BWD_GEMM_QKV,
+    NN_ST_BWD_LN1_RES,
+    NN_STAGE_COUNT
+};
+struct nn_stage_times {
+    double t[NN_STAGE_COUNT];
+};
+const char *nn_stage_name(enum nn_stage s);
+const char *nn_stage_category(enum nn_stage s);
+/* The categories in a fixed order (0 .. NN_CATEGORY_COUNT-1) and the one of a stage. */
+#define NN_CATEGORY_COUNT 7
+const char *nn_category_name(int c);
+int nn_stage_category_id(enum nn_stage s);
+void nn_layer_set_stage_times(struct nn_layer *l, struct nn_stage_times *acc);
+
+/* Plain cblas_sgemm over exactly the GEMMs one block runs, each on its
+ * own contiguous operands (gemm_peer.c): mb-nn's peer for the block. */
+#define NN_GEMM_PEER_MAX 32
+struct nn_gemm_peer {
+    struct nn_gemm_shape g[NN_GEMM_PEER_MAX];
+    int ng, recompute;         /* recompute: the forward GEMMs run twice */
+    float **A, **B, **C;       /* operands of g[i] (C row-major M x N) */
+    double t[NN_GEMM_PEER_MAX]; /* seconds of g[i] (all its count) in the last run */
+};
+/* 0, or -1 when out of memory (free it either way). */
+int nn_gemm_peer_init(struct nn_gemm_peer *p, const struct nn_gpt_config *cfg, int B, int recompute);
+void nn_gemm_peer_free(struct nn_gemm_peer *p);
+/* One pass of every GEMM, each timed; iter changes one element of each A first. */
+void nn_gemm_peer_run(struct nn_gemm_peer *p, long long iter);
+/* Freivalds' check of every C (a random vector from seed): 0, or 1 with
+ * msg naming the GEMM and row. */
+int nn_gemm_peer_check(const struct nn_gemm_peer *p, uint64_t seed, char *msg, size_t len);
+
+/* A block's 12 parameter tensors, in the order of its one parameter
+ * vector (block.c): their names ("ln1.g" ... "b2") and sizes. */
+const char *nn_block_param_name(int i);
+void nn_block_param_sizes(size_t H, size_t F, size_t n[12]);
+/* An independent double-precision reference of an fp32 block's forward
+ * and backward (block_check.c), for checking every element: */
+struct nn_block_ref;
+struct nn_block_ref *nn_block_ref_new(const struct nn_gpt_config *cfg, int B);
+void nn_block_ref_free(struct nn_block_ref *r);
+/* Bytes it allocates (at its first check). */
+double nn_block_ref_bytes(const struct nn_gpt_config *cfg, int B);
+/* Reruns l's pass in double from x and dout (l's parameters; l's
+ * gradients must hold this pass's only) and compares y, dx and every
+ * parameter gradient: |got - ref| <= 1e-3 (|ref| + rms of the tensor),
+ * NaN and Inf fail. 0 when all pass, else 1 and msg names the first bad
+ * element. */
+int nn_block_ref_check(struct nn_block_ref *r, struct nn_layer *l, const float *x, const float *dout,
+                       const float *y, const float *dx, char *msg, size_t len);
+
+/* One checked fp32 block pass (block_case.c; mb-nn's block case): init
+ * makes layer 1 of cfg with its parameters moved off GPT-2's 1/0 LN and
+ * bias values; prepare fills x and dout from seed and zeroes the
+ * gradients; pass runs forward and backward (recompute: the intra
+ * activations dropped between); check compares y, dx and every gradient
+ * with nn_block_ref_check. */
+struct nn_block_case {
+    struct nn_workspace *ws;
+    struct nn_layer *layer;
+    float *x, *y, *dout, *dx;  /* numel = B * seq * hidden each */
+    size_t numel;
+    int recompute;
+    struct nn_block_ref *ref;
+};
+int nn_block_case_init(struct nn_block_case *c, const struct nn_gpt_config *cfg, int B, uint64_t seed,
+                       int recompute);
+void nn_block_case_free(struct nn_block_case *c);
+void nn_block_case_prepare(struct nn_block_case *c, uint64_t seed);
+int nn_block_case_pass(struct nn_block_case *c);
+int nn_block_case_check(struct nn_block_case *c, char *msg, size_t len);
+/* About the bytes a case allocates (check: with its reference). */
+double nn_block_case_bytes(const struct nn_gpt_config *cfg, int B, int check);
+
 /* ===== whole GPT (layers in order) ====================================== */
 
 struct nn_gpt {
@@ -402,6 +497,23 @@ void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, flo
                   enum nn_dtype wdt);
 /* Bytes one step reads and writes per element. */
 size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt);
+
+/* One checked step on n fp32 parameters (adam_check.c; mb-nn's case):
+ * init fills p, m, v; prepare draws a gradient from seed and keeps p, m,
+ * v as they were; step runs nn_adam_step; check compares every element
+ * of p, m and v with the update in double (0, or 1 and msg). */
+struct nn_adam_case {
+    size_t n;
+    struct nn_adam hp;         /* nn_adam_default() */
+    long long step;
+    float *p, *m, *v, *grad;
+    float *p0, *m0, *v0;       /* before the step */
+};
+int nn_adam_case_init(struct nn_adam_case *c, size_t n);
+void nn_adam_case_free(struct nn_adam_case *c);
+void nn_adam_case_prepare(struct nn_adam_case *c, uint64_t seed, long long step);
+void nn_adam_case_step(struct nn_adam_case *c);
+int nn_adam_case_check(const struct nn_adam_case *c, char *msg, size_t len);
 
 /* Optimizer state of a whole model: per layer master weights and moments. */
 struct nn_adam_state {

@@ -58,27 +58,18 @@ void nn_layernorm_bwd(const float *dy, const float *xhat, const float *rstd, con
     }
 }
 
-#define GELU_K 0.7978845608028654f /* sqrt(2/pi) */
-
 void nn_gelu_fwd(const float *x, float *y, size_t n)
 {
 #pragma omp parallel for simd schedule(static) if (n >= PAR_ELEMS)
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        y[i] = 0.5f * v * (1.0f + tanhf(GELU_K * (v + 0.044715f * v * v * v)));
-    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = nn_gelu_value(x[i], tanhf(nn_gelu_arg(x[i])));
 }
 
 void nn_gelu_bwd(const float *x, const float *dy, float *dx, size_t n)
 {
 #pragma omp parallel for simd schedule(static) if (n >= PAR_ELEMS)
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        float u = GELU_K * (v + 0.044715f * v * v * v);
-        float t = tanhf(u);
-        float du = GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
-        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
-    }
+    for (size_t i = 0; i < n; i++)
+        dx[i] = dy[i] * nn_gelu_slope(x[i], tanhf(nn_gelu_arg(x[i])));
 }
 
 void nn_relu_fwd(const float *x, float *y, size_t n)

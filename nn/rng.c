@@ -45,3 +45,10 @@ void nn_fill_normal(void *dst, enum nn_dtype dt, size_t n, double std, struct nn
         nn_store_f32((char *)dst + i * nn_dtype_size(dt), dt, buf, len);
     }
 }
+
+void nn_fill_hashed(float *x, size_t n, uint64_t seed, double scale)
+{
+#pragma omp parallel for schedule(static) if (n >= 1 << 20)
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(scale * (2.0 * (double)((i * 2654435761u + seed * 40503u) % 1000003u) / 1000003.0 - 1.0));
+}

@@ -7,6 +7,19 @@
 #include <math.h>
 #include <stddef.h>
 
+/* GELU, tanh approximation (GPT-2), split around the tanh so that the
+ * reference (tanhf) and the fused path (a vectorizable tanh) share the
+ * rest: u = nn_gelu_arg(v), t = tanh(u), GELU(v) = nn_gelu_value(v, t),
+ * GELU'(v) = nn_gelu_slope(v, t). */
+#define NN_GELU_K 0.7978845608028654f /* sqrt(2/pi) */
+static inline float nn_gelu_arg(float v) { return NN_GELU_K * (v + 0.044715f * v * v * v); }
+static inline float nn_gelu_value(float v, float t) { return 0.5f * v * (1.0f + t); }
+static inline float nn_gelu_slope(float v, float t)
+{
+    float du = NN_GELU_K * (1.0f + 3.0f * 0.044715f * v * v);
+    return 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+}
+
 /* Row i of a causal softmax over S scores, in place: entries 0..i become
  * the softmax of themselves (max subtracted), the masked rest 0. */
 static inline void nn_softmax_causal_row(float *row, size_t i, size_t S)

@@ -44,6 +44,21 @@ def block_rows(blocks):
     return out
 
 
+def breakdown_rows(blocks):
+    """Where each block's time went (mb-nn --breakdown): the share of the
+    staged time per category, medians over the timed iterations."""
+    have = [b for b in blocks if b.get("categories", {}).get("staged")]
+    if not have:
+        return ["(no stage breakdown in these result files)"]
+    out = ["| shape | staged s | " + " | ".join(data.CATEGORIES) + " |",
+           "|---|---|" + "---|" * len(data.CATEGORIES)]
+    for b in have:
+        c = b["categories"]
+        out.append(f"| {b['model']} b{b['batch']} | {c['staged']:.4f} | " +
+                   " | ".join(f"{100 * c.get(k, 0) / c['staged']:.1f}%" for k in data.CATEGORIES) + " |")
+    return out
+
+
 def adam_rows(adam):
     if not adam:
         return ["(no Adam case measured)"]
@@ -76,6 +91,10 @@ def render(d):
         "Roofline: the block's GEMM FLOPs at the interleaved sgemm rate plus the bytes its fused elementwise "
         "sweeps read and write (nn_block_elementwise_bytes) at the rate of a memcpy measured in the block case's "
         "set-up; target within 15%.", "",
+        "## Where the block's time goes", "", *breakdown_rows(d["blocks"]), "",
+        "Shares of the summed stage times (mb-nn --breakdown; each stage beside its own roofline term is in "
+        "logs/<shape>.log). gemm: the four linear layers and their gradients; attn_gemm: the per-head score "
+        "and value GEMMs; the rest are the fused sweeps.", "",
         "## Adam", "", *adam_rows(d["adam"]), "",
         "## For reference: issue 21's quiet-machine measurement", "",
         "gpt-bench b4 s128 h1024, 39.5 GFLOP, 2 threads, before the fused path: sgemm 146 GFLOP/s, block 97 "

@@ -41,6 +41,25 @@ def _log(path):
     return out
 
 
+CATEGORIES = ("gemm", "attn_gemm", "softmax", "layernorm", "gelu", "bias_residual", "copies")
+
+
+def _categories(run):
+    """The block case's median seconds per stage category (mb-nn --breakdown's
+    /metrics/<case>/category_<cat>_s, one value per timed iteration), or {}."""
+    for case, m in run.get("case_metrics", {}).items():
+        if str(case).startswith("block/"):
+            out = {}
+            for cat in CATEGORIES + ("staged",):
+                v = m.get(f"category_{cat}_s")
+                v = sorted(v) if isinstance(v, (list, tuple)) else ([v] if v is not None else [])
+                if v:
+                    n = len(v)
+                    out[cat] = v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+            return out
+    return {}
+
+
 def _json(path):
     if not os.path.exists(path):
         return None
@@ -73,7 +92,8 @@ def load(folder):
         else:
             entry.update(model=cfg.get("model"), batch=cfg.get("batch"), seq=cfg.get("seq"),
                          hidden=cfg.get("hidden"), heads=cfg.get("heads"), ffn=cfg.get("ffn"),
-                         flops=next((r["count"] for r in rows if r["kind"] == "block"), 0))
+                         flops=next((r["count"] for r in rows if r["kind"] == "block"), 0),
+                         categories=_categories(run))
             blocks.append(entry)
     blocks.sort(key=lambda b: b["flops"])
     loads = []

@@ -73,7 +73,7 @@ for s in "${shapes[@]}"; do
   stem=block-$model-b$batch
   load "$stem (mb-nn)"
   # shellcheck disable=SC2086 # extra is words
-  "$nn" --model "$model" --batch "$batch" --cases block -n "$iters" -w "$warmup" $extra \
+  "$nn" --model "$model" --batch "$batch" --cases block -n "$iters" -w "$warmup" --breakdown $extra \
     -o "$out/results/$stem.h5" >"$out/logs/$stem.log" 2>&1 ||
     { echo "run.sh: mb-nn failed for $stem; see $out/logs/$stem.log" >&2; tail -5 "$out/logs/$stem.log" >&2; exit 1; }
   r=$out/results/$stem.h5
