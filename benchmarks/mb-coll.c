@@ -88,7 +88,7 @@ struct coll_state {
     const struct coll_case *cc;
     int rank, p, root;
     uint64_t seed;
-    int64_t sum_mod;         /* range of the sum pattern, so sums stay exact */
+    struct mb_coll_data data; /* this case's inputs and expected outputs */
     size_t send_n, recv_n;   /* elements */
     void *send, *recv;       /* this iteration's buffers: set iter % nsets (select_set) */
     char *send0, *recv0;     /* nsets buffers of sstride / rstride bytes, back to back */
@@ -158,94 +158,56 @@ static int have_profile;
 static char profile_path[1024];
 static struct mb_coll_shape shape;
 
-/* Before any work: --calibrate can write its profile; otherwise the
- * profile loads (rank 0 reads, every rank gets the same parameters). A
- * missing default profile only leaves the model column NaN, unless auto
- * needs it; a named or malformed one is an error. */
+/* Before any work: --calibrate's profile must be writable; otherwise the
+ * profile loads (collectives/profile_load.c). A missing default profile
+ * only leaves the model column NaN, unless auto needs it; a named or
+ * malformed one is an error. */
 static int load_profile(struct mb_run *run)
 {
-    int root = run->rank == 0, bad = 0;
+    char err[1500];
     if (opt.profile)
         snprintf(profile_path, sizeof(profile_path), "%s", opt.profile);
     else
         mb_coll_profile_default(profile_path, sizeof(profile_path));
     if (opt.calibrate) {
         if (run->nranks < 2) {
-            if (root)
+            if (run->rank == 0)
                 mb_warn("--calibrate: needs 2 or more ranks on one node (got %d)", run->nranks);
             return MB_EXIT_USAGE;
         }
-        if (root) { /* the profile must be writable before the calibration starts */
-            char tmp[1100];
-            snprintf(tmp, sizeof(tmp), "%s.tmp", profile_path);
-            int fd = open(tmp, O_WRONLY | O_CREAT, 0644);
-            if (fd < 0) {
-                mb_warn("--profile %s: cannot write: %s", profile_path, strerror(errno));
-                bad = 1;
-            } else {
-                close(fd);
-                unlink(tmp);
-            }
-        }
-        MPI_Bcast(&bad, 1, MPI_INT, 0, run->comm);
-        return bad ? MB_EXIT_USAGE : 0;
-    }
-    int needed = opt.profile || (opt.algos & (1u << algo_auto)), state = 0; /* 1 loaded, 0 none, -1 bad */
-    if (root) {
-        char err[1400];
-        int missing = access(profile_path, F_OK) != 0;
-        if (!needed && missing)
-            state = 0;
-        else if (mb_coll_profile_read(profile_path, &profile, err, sizeof(err)) == 0)
-            state = 1;
-        else {
-            mb_warn("--profile: %s%s", err, missing ? " (make one with mb-coll --calibrate)" : "");
-            state = -1;
-        }
-    }
-    MPI_Bcast(&state, 1, MPI_INT, 0, run->comm);
-    if (state < 0)
+        if (mb_coll_profile_writable(run->comm, profile_path, err, sizeof(err)) == 0)
+            return 0;
+        if (run->rank == 0)
+            mb_warn("--profile %s", err);
         return MB_EXIT_USAGE;
+    }
+    int needed = opt.profile || (opt.algos & (1u << algo_auto));
+    int state = mb_coll_profile_load(run->comm, opt.profile, needed, profile_path, sizeof(profile_path), &profile,
+                                     err, sizeof(err));
+    if (state < 0) {
+        if (run->rank == 0)
+            mb_warn("--profile: %s", err);
+        return MB_EXIT_USAGE;
+    }
     have_profile = state;
-    MPI_Bcast(&profile, (int)sizeof(profile), MPI_BYTE, 0, run->comm);
-    if (!have_profile && root && !run->common.quiet)
+    if (!have_profile && run->rank == 0 && !run->common.quiet)
         printf("# no cost-model profile %s: the model column is NaN (mb-coll --calibrate makes one)\n",
                profile_path);
     return 0;
 }
 
-/* Measures the parameters here and writes the profile (rank 0). */
+/* Measures the parameters here and writes the profile. */
 static int calibrate(struct mb_run *run)
 {
-    double t0 = MPI_Wtime();
-    struct mb_coll_profile prof;
-    if (mb_coll_ctx_nnodes(coll_ctx()) != 1) {
-        if (run->rank == 0)
-            mb_warn("--calibrate: the ranks must share one node (found %d nodes)", mb_coll_ctx_nnodes(coll_ctx()));
-        return MB_EXIT_USAGE;
-    }
-    char cerr[400];
-    int rc = mb_coll_calibrate(coll_ctx(), &prof, run->common.quiet ? NULL : stdout, cerr, sizeof(cerr));
-    if (rc != 0) { /* a failed measurement (agreed on every rank): exit 1, no profile */
-        if (run->rank == 0)
-            mb_warn("--calibrate: %s; no profile written", cerr);
+    char err[1500];
+    int rc = mb_coll_calibrate_write(coll_ctx(), profile_path, run->argc, run->argv,
+                                     run->common.quiet ? NULL : stdout, err, sizeof(err));
+    if (rc && run->rank == 0)
+        mb_warn("%s%s", rc == MB_COLL_CALIBRATE_WRITE ? "--profile: " : "--calibrate: ", err);
+    if (rc == MB_COLL_CALIBRATE_FAILED) { /* a failed measurement (agreed on every rank): exit 1, no profile */
         MPI_Finalize();
         exit(1);
     }
-    if (run->rank == 0) {
-        size_t len = 0;
-        for (int i = 0; i < run->argc && len < sizeof(prof.command); i++)
-            len += (size_t)snprintf(prof.command + len, sizeof(prof.command) - len, "%s%s", i ? " " : "",
-                                    run->argv[i]);
-        char err[1400];
-        if (mb_coll_profile_write(profile_path, &prof, err, sizeof(err)) != 0) {
-            mb_warn("--profile: %s", err);
-            rc = 1;
-        } else if (!run->common.quiet) {
-            printf("# wrote %s in %.1f s\n", profile_path, MPI_Wtime() - t0);
-        }
-    }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
     return rc;
 }
 
@@ -273,128 +235,6 @@ static double model(struct mb_run *run, const struct mb_case *c)
     return mb_coll_model(&profile, algo_names[cc->pick], &a, &shape);
 }
 
-/* ---- data: integers that every dtype and op hold exactly ------------- */
-
-/* Values are arithmetic progressions modulo small numbers, generated
- * incrementally (no division per element) so checking 64 MiB every
- * iteration stays cheap. */
-struct progression {
-    uint64_t cur, step, mod;
-};
-
-static struct progression progression(uint64_t base, uint64_t step, uint64_t mod, uint64_t first)
-{
-    struct progression g = {(base + (step % mod) * (first % mod)) % mod, step % mod, mod};
-    return g;
-}
-
-static inline uint64_t next(struct progression *g)
-{
-    uint64_t v = g->cur;
-    g->cur += g->step;
-    if (g->cur >= g->mod)
-        g->cur -= g->mod;
-    return v;
-}
-
-/* Rank r's input elements [first, first + n) at iteration iter. */
-static void gen_row(const struct coll_state *s, int r, uint64_t first, size_t n, long long iter,
-                    int64_t *out)
-{
-    uint64_t t = (uint64_t)iter, ur = (uint64_t)r, p = (uint64_t)s->p, seed = s->seed;
-    if (!is_reduction(s->cc->coll)) {
-        struct progression g = progression(ur * 131 + t * 3 + seed, 7, 251, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - 125;
-        return;
-    }
-    switch (s->cc->op) {
-    case MB_COLL_SUM: {
-        uint64_t m = (uint64_t)s->sum_mod;
-        struct progression g = progression(ur * 7 + t * 5 + seed, 3, m, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - s->sum_mod / 2;
-        return;
-    }
-    case MB_COLL_PROD: { /* one rank gives 2, maybe another -1, the rest 1: products are +-2 */
-        struct progression two = progression(t + seed, 1, p, first);
-        struct progression neg = progression(t + seed + 1, 3, p + 1, first);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t a = next(&two), b = next(&neg);
-            out[i] = a == ur ? 2 : b == ur ? -1 : 1;
-        }
-        return;
-    }
-    default: {
-        struct progression g = progression(ur * 7 + t * 5 + seed, 13, 101, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - 50;
-        return;
-    }
-    }
-}
-
-/* The reduction over all ranks of elements [first, first + n). */
-static void reduced_row(const struct coll_state *s, uint64_t first, size_t n, long long iter,
-                        int64_t *acc, int64_t *tmp)
-{
-    gen_row(s, 0, first, n, iter, acc);
-    for (int r = 1; r < s->p; r++) {
-        gen_row(s, r, first, n, iter, tmp);
-        switch (s->cc->op) {
-        case MB_COLL_SUM: for (size_t i = 0; i < n; i++) acc[i] += tmp[i]; break;
-        case MB_COLL_PROD: for (size_t i = 0; i < n; i++) acc[i] *= tmp[i]; break;
-        case MB_COLL_MIN: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] < acc[i] ? tmp[i] : acc[i]; break;
-        case MB_COLL_MAX: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] > acc[i] ? tmp[i] : acc[i]; break;
-        case MB_COLL_NOP: break;
-        }
-    }
-}
-
-#define FOR_DTYPE(d, T, body)                                                                          switch (d) {                                                                                       case MB_COLL_INT8: { typedef int8_t T; body; } break;                                                      case MB_COLL_INT32: { typedef int32_t T; body; } break;                                                    case MB_COLL_INT64: { typedef int64_t T; body; } break;                                                    case MB_COLL_FLOAT: { typedef float T; body; } break;                                                      case MB_COLL_DOUBLE: { typedef double T; body; } break;                                                    case MB_COLL_NDTYPE: break;                                                                                }
-
-static void store_row(enum mb_coll_dtype d, void *buf, const int64_t *v, size_t n)
-{
-    FOR_DTYPE(d, T, for (size_t i = 0; i < n; i++) ((T *)buf)[i] = (T)v[i]);
-}
-
-/* Index of the first element of buf[0..n) that differs from want, or n. */
-static size_t compare_row(enum mb_coll_dtype d, const void *buf, const int64_t *want, size_t n)
-{
-    size_t i = 0;
-    FOR_DTYPE(d, T, for (; i < n; i++) if ((double)((const T *)buf)[i] != (double)want[i]) break);
-    return i;
-}
-
-static double load(enum mb_coll_dtype d, const void *buf, size_t i)
-{
-    double v = NAN;
-    FOR_DTYPE(d, T, v = (double)((const T *)buf)[i]);
-    return v;
-}
-
-static void store(enum mb_coll_dtype d, void *buf, size_t i, int64_t v)
-{
-    FOR_DTYPE(d, T, ((T *)buf)[i] = (T)v);
-}
-
-/* The test-only fault in element i: MB_FAULT_INJECT=nan or inf makes a
- * float or double element NaN or +Inf; otherwise (and for integers) +1. */
-static void store_fault(enum mb_coll_dtype d, void *buf, size_t i)
-{
-    const char *f = mb_fault();
-    int nan_ = f && !strcmp(f, "nan"), inf_ = f && !strcmp(f, "inf");
-    if ((nan_ || inf_) && (d == MB_COLL_FLOAT || d == MB_COLL_DOUBLE)) {
-        if (d == MB_COLL_FLOAT)
-            ((float *)buf)[i] = nan_ ? NAN : INFINITY;
-        else
-            ((double *)buf)[i] = nan_ ? NAN : INFINITY;
-        return;
-    }
-    store(d, buf, i, (int64_t)load(d, buf, i) + 1);
-}
-
-#define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
 /* Batched timing (--agg-iters): at most MAX_BATCH iterations' buffers, and at
  * most BATCH_BYTES of each buffer, per case. A call short enough to batch
  * moves little data, so the sets of an 8 B case take a few KiB. */
@@ -512,10 +352,7 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
 }
 
 /* Memory bandwidth of this machine, measured in this run for mem_busbw:
- * every rank copies a buffer of the largest size (up to 64 MiB) at once,
- * three times; bytes copied by all ranks per second (GB/s). */
-static double memcpy_gbps;
-
+ * every rank copies a buffer of the largest size at once. */
 static void measure_memcpy(struct mb_run *run)
 {
     size_t nsizes, bytes = 0;
@@ -523,66 +360,27 @@ static void measure_memcpy(struct mb_run *run)
     for (size_t k = 0; k < nsizes; k++)
         bytes = sizes[k] > bytes ? sizes[k] : bytes;
     free(sizes);
-    bytes = bytes > ((size_t)64 << 20) ? (size_t)64 << 20 : bytes < 4096 ? 4096 : bytes;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    memset(a, 1, bytes);
-    memset(b, 2, bytes);
-    double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
-        MPI_Barrier(run->comm);
-        double t0 = MPI_Wtime();
-        memcpy(b, a, bytes);
-        MPI_Barrier(run->comm);
-        double gbps = (double)bytes * run->nranks / (MPI_Wtime() - t0) / 1e9;
-        best = gbps > best ? gbps : best;
-        char *t = a;
-        a = b, b = t;
-    }
-    free(a);
-    free(b);
-    memcpy_gbps = best;
+    double gbps = mb_coll_memcpy_gbps(run->comm, bytes, &bytes);
+    mb_metric_run_dbl(&run->result, "memcpy_GBps", gbps);
     if (run->rank == 0 && !run->common.quiet)
         printf("# memcpy bandwidth, %d ranks copying %zu bytes each at once: %.2f GB/s "
-               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, best);
+               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, gbps);
 }
 
 static void print_picks(struct mb_run *run);
 
-/* The root `emulation` attribute: what stands for hardware this machine
- * lacks. Fake nodes (--ranks-per-node) and the pool's backing (a file
- * standing for CXL memory) when pool or auto runs; "none" otherwise. */
-static char emulation[1200];
-
+/* The root `emulation` attribute: fake nodes (--ranks-per-node) and the
+ * pool's backing when pool or auto runs; "none" otherwise. */
 static void describe_emulation(struct mb_run *run)
 {
-    size_t used = 0;
-    emulation[0] = '\0';
-    if (opt.ranks_per_node > 0) {
-        MPI_Comm host;
-        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &host);
-        int hr, lead, hosts;
-        MPI_Comm_rank(host, &hr);
-        lead = hr == 0;
-        MPI_Allreduce(&lead, &hosts, 1, MPI_INT, MPI_SUM, run->comm);
-        MPI_Comm_free(&host);
-        int fake = (run->nranks + (int)opt.ranks_per_node - 1) / (int)opt.ranks_per_node;
-        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
-                                 "fake_nodes=%d: --ranks-per-node %lld splits %d ranks on %d host%s into nodes of "
-                                 "consecutive ranks, for the collectives library's algorithms and the model (the "
-                                 "MPI library's own collectives see the real hosts)",
-                                 fake, opt.ranks_per_node, run->nranks, hosts, hosts == 1 ? "" : "s");
-    }
+    static char emulation[1200];
     const struct mb_coll_algo *pool = mb_coll_find("pool");
-    int pool_runs = 0;
+    int pool_used = (opt.algos & (1u << algo_auto)) != 0;
     for (size_t a = 0; pool && a < nalgos; a++)
         if ((opt.algos & (1u << a)) && mb_coll_algo_at(a) == pool)
-            pool_runs = 1;
-    if ((pool_runs || (opt.algos & (1u << algo_auto))) && mb_coll_ctx_nnodes(coll_ctx()) == 1 &&
-        mb_coll_pool_backing(coll_ctx())[0])
-        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
-                                 "%spool=%s stands for CXL memory shared by the node's ranks", used ? "; " : "",
-                                 mb_coll_pool_backing(coll_ctx()));
-    run->emulation = used ? emulation : "none";
+            pool_used = 1;
+    run->emulation = mb_coll_describe_emulation(coll_ctx(), (int)opt.ranks_per_node, pool_used, emulation,
+                                                sizeof(emulation)) ? emulation : "none";
 }
 
 static int plan(struct mb_run *run)
@@ -594,7 +392,6 @@ static int plan(struct mb_run *run)
         mb_coll_model_shape(coll_ctx(), &shape);
     if (opt.algos & ~1u) {
         measure_memcpy(run);
-        mb_metric_run_dbl(&run->result, "memcpy_GBps", memcpy_gbps);
         const char *pb = mb_coll_pool_backing(coll_ctx());
         mb_metric_run_str(&run->result, "pool_backing", pb[0] ? pb : "none");
         mb_metric_run_int(&run->result, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
@@ -706,10 +503,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->root = (int)opt.root;
     s->seed = (uint64_t)run->common.seed;
     s->device = run->common.device == MB_DEV_CUDA;
-    /* Sums of p values in [-m/2, m/2) stay within the dtype's exact range. */
-    int64_t limit = s->cc->dtype == MB_COLL_INT8 ? 127 : s->cc->dtype == MB_COLL_FLOAT ? (1 << 24) : (1 << 30);
-    int64_t m = 2 * limit / s->p;
-    s->sum_mod = m < 1 ? 1 : m > 1000 ? 1000 : m;
+    mb_coll_data_init(&s->data, is_reduction(s->cc->coll), s->cc->op, s->cc->dtype, s->p, s->seed);
 
     size_t n = s->cc->count, blk = n / (size_t)s->p, es = mb_coll_dtype_size(s->cc->dtype);
     switch (s->cc->coll) {
@@ -802,12 +596,7 @@ static void prepare(void *state, long long iter)
     void *buf;
     size_t n, first;
     input_region(s, &buf, &n, &first);
-    int64_t v[CHUNK];
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t len = n - i < CHUNK ? n - i : CHUNK;
-        gen_row(s, s->rank, first + i, len, iter, v);
-        store_row(d, (char *)buf + i * mb_coll_dtype_size(d), v, len);
-    }
+    mb_coll_data_fill(&s->data, d, s->rank, first, n, iter, buf);
     if (s->device) {
         mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * mb_coll_dtype_size(d));
         mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * mb_coll_dtype_size(d));
@@ -860,10 +649,9 @@ static int iterate(void *state, long long iter, double *elapsed)
         /* Test-only fault: one output element of a call of the first timed
          * sample, the call at a seeded random position of its block */
         const struct coll_case *cc = s->cc;
-        uint64_t h = mb_mix64(s->seed ^ mb_mix64(cc->count * 64 + (uint64_t)cc->coll * 8 + (uint64_t)cc->dtype) ^
-                         mb_mix64((uint64_t)cc->algo * 4 + (uint64_t)cc->op * 2 + (uint64_t)cc->inplace));
         long long k = s->run->batch > 0 ? s->run->batch : 1;
-        s->fault_iter = iter + (long long)(h % (uint64_t)k);
+        s->fault_iter = iter + mb_coll_fault_call(s->seed, cc->count, cc->coll, (int)cc->dtype, cc->algo, (int)cc->op,
+                                                  cc->inplace, k);
         mb_warn("fault injection: rank %d corrupts iteration %lld (call %lld of %lld in the first timed sample)",
                 s->rank, s->fault_iter, s->fault_iter - iter + 1, k);
     }
@@ -873,7 +661,7 @@ static int iterate(void *state, long long iter, double *elapsed)
             i = s->cc->count / (size_t)s->p / 2;
         if (s->device)
             mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-        store_fault(s->cc->dtype, s->recv, i);
+        mb_coll_store_fault(s->cc->dtype, s->recv, i, mb_fault());
         if (s->device)
             mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
     }
@@ -891,30 +679,12 @@ static int check(void *state, long long iter, char *msg, size_t mlen)
     if (s->device)
         mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * mb_coll_dtype_size(cc->dtype));
     n = cc->coll == MB_COLL_REDUCE_SCATTER ? blk : cc->count;
-    static int64_t want[CHUNK], tmp[CHUNK];
-    for (size_t i = 0; i < n;) {
-        size_t len = n - i < CHUNK ? n - i : CHUNK;
-        /* gathered outputs: a segment never crosses a source rank's block */
-        if (cc->coll == MB_COLL_ALLGATHER || cc->coll == ALLTOALL)
-            len = len < blk - i % blk ? len : blk - i % blk;
-        switch (cc->coll) {
-        case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: reduced_row(s, i, len, iter, want, tmp); break;
-        case MB_COLL_REDUCE_SCATTER: reduced_row(s, (size_t)s->rank * blk + i, len, iter, want, tmp); break;
-        case MB_COLL_ALLGATHER: gen_row(s, (int)(i / blk), i % blk, len, iter, want); break;
-        case ALLTOALL: gen_row(s, (int)(i / blk), (size_t)s->rank * blk + i % blk, len, iter, want); break;
-        case MB_COLL_BCAST: gen_row(s, s->root, i, len, iter, want); break;
-        default: return 0;
-        }
-        const char *seg = (const char *)s->recv + i * mb_coll_dtype_size(cc->dtype);
-        size_t bad = compare_row(cc->dtype, seg, want, len);
-        if (bad < len) {
-            snprintf(msg, mlen, "first wrong element at index %zu: got %.17g, expected %lld", i + bad,
-                     load(cc->dtype, seg, bad), (long long)want[bad]);
-            return 1;
-        }
-        i += len;
-    }
-    return 0;
+    enum mb_coll_layout out = cc->coll == MB_COLL_REDUCE_SCATTER ? MB_COLL_OUT_REDUCED_BLOCK
+                              : cc->coll == MB_COLL_ALLGATHER    ? MB_COLL_OUT_GATHERED
+                              : cc->coll == ALLTOALL             ? MB_COLL_OUT_EXCHANGED
+                              : cc->coll == MB_COLL_BCAST        ? MB_COLL_OUT_ROOT
+                                                                 : MB_COLL_OUT_REDUCED;
+    return mb_coll_data_verify(&s->data, out, cc->dtype, s->recv, n, blk, s->rank, s->root, iter, msg, mlen);
 }
 
 static void teardown(void *state)
@@ -959,122 +729,74 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
         mb_kv_str(cfg, "model_profile_date", profile.date);
 }
 
-/* ---- after the run: the model against the measurements ----------------- */
+/* ---- after the run: the model against the measurements (collectives/report.c) */
 
-
-/* Cases that differ only in the algorithm. */
-static int same_case(const struct mb_case_result *a, const struct mb_case_result *b)
+static void model_errors(struct mb_run *run, const struct mb_coll_obs *obs, size_t nobs)
 {
-    return a->bytes == b->bytes && a->count == b->count && !strcmp(a->labels[0], b->labels[0]) &&
-           !strcmp(a->labels[2], b->labels[2]) && !strcmp(a->labels[3], b->labels[3]) &&
-           !strcmp(a->labels[4], b->labels[4]);
-}
-
-/* Per algorithm: the median relative error |model - measured| / measured. */
-static void model_errors(struct mb_run *run)
-{
-    struct mb_result *r = &run->result;
-    double *err = malloc(sizeof(double) * (r->ncases + 1));
+    struct mb_coll_model_error e[MAX_ALGOS];
+    size_t n = mb_coll_model_errors(obs, nobs, e), used = 0;
     char line[2048] = "", key[96];
-    size_t used = 0;
-    for (size_t a = 0; a < nalgos; a++) {
-        size_t n = 0;
-        for (size_t k = 0; k < r->ncases; k++) {
-            const struct mb_case_result *cr = &r->cases[k];
-            if (strcmp(cr->labels[1], algo_names[a]) == 0 && isfinite(cr->model_s) && cr->stats.median > 0)
-                err[n++] = fabs(cr->model_s - cr->stats.median) / cr->stats.median;
-        }
-        if (!n)
-            continue;
-        double m = mb_median(err, n);
-        snprintf(key, sizeof(key), "model_error_median_%s", algo_names[a]);
-        mb_metric_run_dbl(r, key, m);
-        used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", algo_names[a], 100 * m, n);
+    for (size_t a = 0; a < n; a++) {
+        snprintf(key, sizeof(key), "model_error_median_%s", e[a].algo);
+        mb_metric_run_dbl(&run->result, key, e[a].median);
+        used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", e[a].algo, 100 * e[a].median,
+                                 e[a].n);
     }
-    free(err);
     if (used && !run->common.quiet)
         printf("\n# model: median |predicted - measured| / measured per algorithm (cases):%s\n", line);
 }
 
-/* auto against the measured-fastest algorithm of the same case. */
-static void auto_report(struct mb_run *run)
+static void auto_report(struct mb_run *run, const struct mb_coll_obs *obs, size_t nobs)
 {
     struct mb_result *r = &run->result;
-    double *slow = malloc(sizeof(double) * (r->ncases + 1)), *own = malloc(sizeof(double) * (r->ncases + 1));
-    size_t compared = 0, hits = 0, nauto = 0, picks_len = 0;
-    double geo = 0, worst = 0;
-    char *picks = calloc(1, 1);
-    for (size_t k = 0; k < r->ncases; k++) {
-        const struct mb_case_result *ca = &r->cases[k];
-        if (strcmp(ca->labels[1], "auto") != 0)
-            continue;
-        nauto++;
-        const char *pick = NULL;
-        for (size_t j = 0; j < run->ncases && !pick; j++)
-            if (strcmp(run->cases[j].name, ca->name) == 0)
-                pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
-        if (!pick)
-            continue;
-        const struct mb_case_result *best = NULL, *mine = NULL;
-        for (size_t j = 0; j < r->ncases; j++) {
-            const struct mb_case_result *o = &r->cases[j];
-            if (o == ca || !same_case(o, ca) || strcmp(o->labels[1], "auto") == 0)
-                continue;
-            if (!best || o->stats.median < best->stats.median)
-                best = o;
-            if (strcmp(o->labels[1], pick) == 0)
-                mine = o;
-        }
-        size_t add = strlen(ca->name) + strlen(pick) + 3;
-        picks = realloc(picks, picks_len + add + 1);
-        picks_len += (size_t)snprintf(picks + picks_len, add + 1, "%s%s=%s", picks_len ? ";" : "", ca->name, pick);
-        if (!mine || !best) /* the pick was not measured on its own: not compared */
-            continue;
-        double sd = mine->stats.median / best->stats.median;
-        if (compared == 0 && !run->common.quiet)
-            printf("\n# auto against the measured-fastest of the same run (pick/best: the pick's own case)\n"
-                   "# %-44s %-18s %-18s %9s %9s\n", "case", "pick", "fastest", "pick/best", "auto/best");
-        if (!run->common.quiet)
-            printf("# %-44s %-18s %-18s %9.3f %9.3f\n", ca->name, pick, best->labels[1], sd,
-                   ca->stats.median / best->stats.median);
-        own[compared] = ca->stats.median / best->stats.median;
-        slow[compared++] = sd;
-        hits += mine == best;
-        geo += log(sd);
-        worst = sd > worst ? sd : worst;
+    struct mb_coll_auto_report a;
+    if (mb_coll_auto_report(obs, nobs, run->common.quiet ? NULL : stdout, &a) != 0)
+        mb_die(1, "out of memory reporting auto's picks");
+    if (a.cases) {
+        mb_metric_run_str(r, "auto_picks", a.picks);
+        mb_metric_run_int(r, "auto_cases", (long long)a.cases);
+        mb_metric_run_int(r, "auto_compared", (long long)a.compared);
     }
-    if (nauto) {
-        mb_metric_run_str(r, "auto_picks", picks);
-        mb_metric_run_int(r, "auto_cases", (long long)nauto);
-        mb_metric_run_int(r, "auto_compared", (long long)compared);
-    }
-    if (compared) {
-        double rate = (double)hits / (double)compared, med = mb_median(slow, compared);
-        geo = exp(geo / (double)compared);
-        mb_metric_run_int(r, "auto_hits", (long long)hits);
-        mb_metric_run_dbl(r, "auto_hit_rate", rate);
-        mb_metric_run_dbl(r, "auto_slowdown_median", med);
-        mb_metric_run_dbl(r, "auto_slowdown_geomean", geo);
-        mb_metric_run_dbl(r, "auto_slowdown_max", worst);
-        /* auto's own run of its pick against the best: the same choice, measured again */
-        mb_metric_run_dbl(r, "auto_run_slowdown_median", mb_median(own, compared));
+    if (a.compared) {
+        mb_metric_run_int(r, "auto_hits", (long long)a.hits);
+        mb_metric_run_dbl(r, "auto_hit_rate", a.hit_rate);
+        mb_metric_run_dbl(r, "auto_slowdown_median", a.slowdown_median);
+        mb_metric_run_dbl(r, "auto_slowdown_geomean", a.slowdown_geomean);
+        mb_metric_run_dbl(r, "auto_slowdown_max", a.slowdown_max);
+        mb_metric_run_dbl(r, "auto_run_slowdown_median", a.run_slowdown_median);
         if (!run->common.quiet)
             printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
-                   "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);
-    } else if (nauto && !run->common.quiet) {
+                   "geomean %.3f, max %.3f\n", a.hits, a.compared, a.hit_rate, a.slowdown_median,
+                   a.slowdown_geomean, a.slowdown_max);
+    } else if (a.cases && !run->common.quiet) {
         printf("# auto: no case had its pick measured beside it (run --algo all,auto for the hit rate)\n");
     }
-    free(picks);
-    free(slow);
-    free(own);
+    free(a.picks);
 }
 
 static void finish(struct mb_run *run)
 {
     if (run->rank != 0 || !have_profile)
         return;
-    model_errors(run);
-    auto_report(run);
+    /* cases that differ only in the algorithm share a key: coll, dtype, op, in place, bytes, count */
+    struct mb_result *r = &run->result;
+    struct mb_coll_obs *obs = calloc(r->ncases + 1, sizeof(*obs));
+    char (*keys)[192] = calloc(r->ncases + 1, sizeof(*keys));
+    if (!obs || !keys)
+        mb_die(1, "out of memory reporting the model");
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *cr = &r->cases[k];
+        snprintf(keys[k], sizeof(keys[k]), "%s/%s/%s/%s/%zu/%zu", cr->labels[0], cr->labels[2], cr->labels[3],
+                 cr->labels[4], (size_t)cr->bytes, (size_t)cr->count);
+        obs[k] = (struct mb_coll_obs){cr->name, keys[k], cr->labels[1], NULL, cr->stats.median, cr->model_s};
+        for (size_t j = 0; j < run->ncases && !obs[k].pick; j++)
+            if (strcmp(run->cases[j].name, cr->name) == 0)
+                obs[k].pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
+    }
+    model_errors(run, obs, r->ncases);
+    auto_report(run, obs, r->ncases);
+    free(keys);
+    free(obs);
 }
 
 static const struct mb_bench bench = {

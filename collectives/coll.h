@@ -7,6 +7,7 @@
 #define MB_COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <mpi.h>
 
@@ -179,6 +180,36 @@ void mb_coll_profile_default(char *buf, size_t len);
  * measurement is never fitted. */
 int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen);
 
+/* The profile of a run (profile_load.c), collective over comm: rank 0
+ * reads `named`, or the default profile when named is NULL (its path goes
+ * to path either way), and every rank gets the same parameters. 1 loaded;
+ * 0 no profile: the default one is missing and not `needed`; -1 refused
+ * (missing or malformed, one line in err on rank 0). */
+int mb_coll_profile_load(MPI_Comm comm, const char *named, int needed, char *path, size_t pathlen,
+                         struct mb_coll_profile *prof, char *err, size_t errlen);
+/* 0 if rank 0 can create path.tmp (checked before a calibration starts),
+ * else -1 on every rank, "PATH: cannot write: ..." in err on rank 0. */
+int mb_coll_profile_writable(MPI_Comm comm, const char *path, char *err, size_t errlen);
+/* --calibrate: measures (mb_coll_calibrate) and rank 0 writes path, its
+ * command line from argv; progress and "# wrote PATH in T s" to log. 0, or
+ * on every rank one of these, the reason in err (on rank 0 at least): */
+enum { MB_COLL_CALIBRATE_NODES = 1, /* the ranks span several nodes */
+       MB_COLL_CALIBRATE_FAILED,    /* a measurement failed: nothing written */
+       MB_COLL_CALIBRATE_WRITE };   /* the profile could not be written */
+int mb_coll_calibrate_write(struct mb_coll_ctx *ctx, const char *path, int argc, char *const *argv, FILE *log,
+                            char *err, size_t errlen);
+
+/* Memory bandwidth (environment.c): every rank of comm copies `bytes`
+ * (clamped to 4 KiB .. 64 MiB; *used gets it) at once, three times; the
+ * best of all ranks' bytes per second, in GB/s. Collective. */
+double mb_coll_memcpy_gbps(MPI_Comm comm, size_t bytes, size_t *used);
+/* What stands for hardware this machine lacks, for a result file: fake
+ * nodes (ranks_per_node > 0) and, when pool_used, the pool's backing (a
+ * file standing for CXL memory). Collective over ctx's communicator. The
+ * length written to buf; 0 when nothing is emulated. */
+size_t mb_coll_describe_emulation(struct mb_coll_ctx *ctx, int ranks_per_node, int pool_used, char *buf,
+                                  size_t len);
+
 /* Where a call runs: ranks, ranks per node (the largest node), nodes. */
 struct mb_coll_shape {
     int nranks, node_size, nnodes;
@@ -199,5 +230,85 @@ int mb_coll_model_knows(const char *algo);
  * *predicted gets its prediction. */
 const struct mb_coll_algo *mb_coll_pick(const struct mb_coll_profile *prof, struct mb_coll_ctx *ctx,
                                         const struct mb_coll_args *a, int registered, double *predicted);
+
+
+/* ---- validation data (data.c) -----------------------------------------
+ * Inputs that every dtype and op hold exactly (small integers; sums kept
+ * within the dtype's exact range, products +-2), varying by rank, element,
+ * iteration and seed, generated incrementally so checking 64 MiB every
+ * iteration stays cheap; and the expected outputs to check against. */
+struct mb_coll_data {
+    int reducing;        /* inputs for a reduction by op; else values to gather or broadcast */
+    enum mb_coll_op op;
+    int nranks;
+    uint64_t seed;
+    int64_t sum_mod;     /* range of the sum pattern, so sums of nranks values stay exact */
+};
+void mb_coll_data_init(struct mb_coll_data *d, int reducing, enum mb_coll_op op, enum mb_coll_dtype dtype,
+                       int nranks, uint64_t seed);
+/* Rank r's input elements [first, first + n) at iteration iter. */
+void mb_coll_data_row(const struct mb_coll_data *d, int r, uint64_t first, size_t n, long long iter,
+                      int64_t *out);
+/* The reduction over all ranks of elements [first, first + n); tmp holds n. */
+void mb_coll_data_reduced(const struct mb_coll_data *d, uint64_t first, size_t n, long long iter, int64_t *acc,
+                          int64_t *tmp);
+/* Rank r's elements [first, first + n) written into buf as dtype. */
+void mb_coll_data_fill(const struct mb_coll_data *d, enum mb_coll_dtype dtype, int r, uint64_t first, size_t n,
+                       long long iter, void *buf);
+/* What an output holds, element i of n: */
+enum mb_coll_layout {
+    MB_COLL_OUT_REDUCED,       /* the reduction of element i (allreduce, reduce at the root) */
+    MB_COLL_OUT_REDUCED_BLOCK, /* the reduction of element rank*blk + i (reduce_scatter_block) */
+    MB_COLL_OUT_GATHERED,      /* rank i/blk's element i%blk (allgather) */
+    MB_COLL_OUT_EXCHANGED,     /* rank i/blk's element rank*blk + i%blk (alltoall) */
+    MB_COLL_OUT_ROOT,          /* the root's element i (bcast) */
+};
+/* Checks the n elements of buf (dtype) of rank `rank` at iteration iter;
+ * blk = per-rank block. 0, or 1 with "first wrong element at index I:
+ * got G, expected E" in msg. NaN and Inf never equal an expected value. */
+int mb_coll_data_verify(const struct mb_coll_data *d, enum mb_coll_layout layout, enum mb_coll_dtype dtype,
+                        const void *buf, size_t n, size_t blk, int rank, int root, long long iter, char *msg,
+                        size_t mlen);
+void mb_coll_store_row(enum mb_coll_dtype d, void *buf, const int64_t *v, size_t n);
+/* Index of the first element of buf[0..n) that differs from want, or n. */
+size_t mb_coll_compare_row(enum mb_coll_dtype d, const void *buf, const int64_t *want, size_t n);
+double mb_coll_load(enum mb_coll_dtype d, const void *buf, size_t i);
+/* A test fault in element i: fault "nan" or "inf" makes a float or double
+ * element NaN or +Inf; otherwise (and for integers) +1. */
+void mb_coll_store_fault(enum mb_coll_dtype d, void *buf, size_t i, const char *fault);
+/* Which call of a timed block of `calls` the fault corrupts: a position
+ * drawn from the seed and the case (its collective, dtype, algorithm, op,
+ * in-place and count, as integers), 0 .. calls-1. */
+long long mb_coll_fault_call(uint64_t seed, size_t count, int coll, int dtype, int algo, int op, int inplace,
+                             long long calls);
+
+
+/* ---- the model against measurements (report.c) -------------------------
+ * One measured case of a run: cases with the same key differ only in the
+ * algorithm. algo is the registry name or "auto"; pick is what auto ran. */
+struct mb_coll_obs {
+    const char *name, *key, *algo, *pick;
+    double measured_s, predicted_s;
+};
+/* Per registry algorithm with a finite prediction and a positive
+ * measurement: the median |predicted - measured| / measured over its cases
+ * (n of them). Returns how many algorithms filled out[] (room for
+ * mb_coll_nalgos()). */
+struct mb_coll_model_error {
+    const char *algo;
+    double median;
+    size_t n;
+};
+size_t mb_coll_model_errors(const struct mb_coll_obs *obs, size_t nobs, struct mb_coll_model_error *out);
+/* auto against the measured-fastest algorithm of the same case. */
+struct mb_coll_auto_report {
+    size_t cases, compared, hits; /* auto cases; those whose pick ran beside them; picks that were fastest */
+    double hit_rate, slowdown_median, slowdown_geomean, slowdown_max; /* pick's own case / fastest */
+    double run_slowdown_median;   /* auto's own run / fastest: the same choice measured again */
+    char *picks;                  /* "case=pick;..." (malloc'd; free it) */
+};
+/* Fills rep; prints the comparison table to out (NULL: silent). 0, or -1
+ * out of memory. */
+int mb_coll_auto_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep);
 
 #endif
