@@ -86,19 +86,9 @@ struct coll_case {
 struct coll_state {
     struct mb_run *run;
     const struct coll_case *cc;
-    int rank, p, root;
-    uint64_t seed;
-    struct mb_coll_data data; /* this case's inputs and expected outputs */
-    size_t send_n, recv_n;   /* elements */
-    void *send, *recv;       /* this iteration's buffers: set iter % nsets (select_set) */
-    char *send0, *recv0;     /* nsets buffers of sstride / rstride bytes, back to back */
-    size_t nsets, sstride, rstride;
-    struct mb_buf bsend, brecv, dsend, drecv;
-    int device;              /* buffers live on the CUDA device, staged through pinned host */
+    struct mb_coll_vcase vc;    /* buffers, inputs, expected outputs, test fault (collectives/vcase.c) */
+    int device;                 /* buffers live on the CUDA device, staged through pinned host */
     struct mb_cuda_timer timer; /* device runs: CUDA events bracket copies and the MPI call */
-    int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
-    long long fault_iter;    /* the iteration it corrupts, chosen at the first timed one; -1 before */
-    int registered;          /* send/recv come from mb_coll_alloc (zero-copy algorithms) */
 };
 
 /* ---- the collectives library ---------------------------------------- */
@@ -478,18 +468,14 @@ static void print_picks(struct mb_run *run)
 
 /* ---- set-up, iteration, check ----------------------------------------- */
 
-static int alloc_pair(struct coll_state *s, struct mb_buf *host, struct mb_buf *dev, size_t bytes,
-                      void **ptr)
+/* What the output of collective c holds. */
+static enum mb_coll_layout layout(int c)
 {
-    char err[256];
-    if (mb_buf_alloc(host, s->device ? MB_MEM_PINNED : MB_MEM_HOST, bytes, 0, MPI_COMM_SELF, err,
-                     sizeof(err)) != 0 ||
-        (s->device && mb_buf_alloc(dev, MB_MEM_DEVICE, bytes, 0, MPI_COMM_SELF, err, sizeof(err)) != 0)) {
-        mb_warn("allocating %zu bytes: %s", bytes, err);
-        return -1;
-    }
-    *ptr = host->ptr;
-    return 0;
+    static const enum mb_coll_layout l[NCOLL] = {
+        [MB_COLL_ALLREDUCE] = MB_COLL_OUT_REDUCED, [MB_COLL_REDUCE_SCATTER] = MB_COLL_OUT_REDUCED_BLOCK,
+        [MB_COLL_ALLGATHER] = MB_COLL_OUT_GATHERED, [MB_COLL_BCAST] = MB_COLL_OUT_ROOT,
+        [MB_COLL_REDUCE] = MB_COLL_OUT_REDUCED_ROOT, [ALLTOALL] = MB_COLL_OUT_EXCHANGED, [BARRIER] = MB_COLL_OUT_NONE};
+    return l[c];
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
@@ -498,117 +484,23 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     *state = s;
     s->run = run;
     s->cc = c->user;
-    s->rank = run->rank;
-    s->p = run->nranks;
-    s->root = (int)opt.root;
-    s->seed = (uint64_t)run->common.seed;
     s->device = run->common.device == MB_DEV_CUDA;
-    mb_coll_data_init(&s->data, is_reduction(s->cc->coll), s->cc->op, s->cc->dtype, s->p, s->seed);
-
-    size_t n = s->cc->count, blk = n / (size_t)s->p, es = mb_coll_dtype_size(s->cc->dtype);
-    switch (s->cc->coll) {
-    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: case ALLTOALL: s->send_n = n; s->recv_n = n; break;
-    case MB_COLL_REDUCE_SCATTER: s->send_n = n; s->recv_n = s->cc->inplace ? n : blk; break;
-    case MB_COLL_ALLGATHER: s->send_n = blk; s->recv_n = n; break;
-    case MB_COLL_BCAST: s->send_n = 0; s->recv_n = n; break;
-    case BARRIER: case NCOLL: break;
-    }
-    if (s->cc->inplace)
-        s->send_n = 0;
-    s->fault_rank = -1;
-    s->fault_iter = -1;
-    if (mb_fault() && (!strcmp(mb_fault(), "corrupt") || !strcmp(mb_fault(), "nan") || !strcmp(mb_fault(), "inf")) &&
-        s->cc->coll != BARRIER)
-        s->fault_rank = s->cc->coll == MB_COLL_REDUCE ? s->root : s->p - 1;
-    char err[256];
+    char err[300];
     if (s->device && mb_cuda_timer_init(&s->timer, err, sizeof(err)) != 0) {
         mb_warn("%s", err);
         return -1;
     }
-    /* nsets iterations' buffers back to back, each set 64-byte (small) or
-     * page (large) aligned; device runs time each call alone (one set) */
-    s->nsets = c->max_batch > 1 ? (size_t)c->max_batch : 1;
-    size_t align = s->recv_n * es >= 4096 ? 4096 : 64;
-    s->sstride = (s->send_n * es + align - 1) / align * align;
-    s->rstride = (s->recv_n * es + align - 1) / align * align;
-    size_t sbytes = s->nsets > 1 ? s->nsets * s->sstride : s->send_n * es;
-    size_t rbytes = s->nsets > 1 ? s->nsets * s->rstride : s->recv_n * es;
     const struct mb_coll_algo *la = lib_algo(s->cc->pick);
-    if (la && la->wants_registered) { /* node-shared buffers, registered once per case */
-        s->registered = 1;
-        if (s->device && (mb_buf_alloc(&s->dsend, MB_MEM_DEVICE, s->send_n * es, 0, MPI_COMM_SELF, err,
-                                       sizeof(err)) != 0 ||
-                          mb_buf_alloc(&s->drecv, MB_MEM_DEVICE, s->recv_n * es, 0, MPI_COMM_SELF, err,
-                                       sizeof(err)) != 0)) {
-            mb_warn("allocating device buffers: %s", err);
-            return -1;
-        }
-        s->send = mb_coll_alloc(coll_ctx(), sbytes, err, sizeof(err));
-        s->recv = s->send ? mb_coll_alloc(coll_ctx(), rbytes, err, sizeof(err)) : NULL;
-        if (!s->send || !s->recv) {
-            mb_warn("registering buffers: %s", err);
-            return -1;
-        }
-    } else if (alloc_pair(s, &s->bsend, &s->dsend, sbytes, &s->send) != 0 ||
-               alloc_pair(s, &s->brecv, &s->drecv, rbytes, &s->recv) != 0) {
+    if (mb_coll_vcase_init(&s->vc, coll_ctx(), layout(s->cc->coll), s->cc->op, s->cc->dtype, s->cc->count,
+                           (int)opt.root, s->cc->inplace, (uint64_t)run->common.seed, (size_t)c->max_batch,
+                           la && la->wants_registered, s->device, mb_fault(), err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
         return -1;
     }
-    s->send0 = s->send;
-    s->recv0 = s->recv;
     return 0;
 }
 
-/* Iteration iter's buffers: set iter % nsets, so the outputs of a batch
- * of back-to-back calls stay apart until each is checked. */
-static void select_set(struct coll_state *s, long long iter)
-{
-    size_t set = (size_t)iter % s->nsets;
-    s->send = s->send0 ? s->send0 + set * s->sstride : NULL;
-    s->recv = s->recv0 ? s->recv0 + set * s->rstride : NULL;
-}
-
-/* The buffer that holds this rank's input, and the global index of its first element. */
-static void input_region(const struct coll_state *s, void **buf, size_t *n, size_t *first)
-{
-    size_t blk = s->cc->count / (size_t)s->p;
-    *buf = s->cc->inplace ? s->recv : s->send;
-    *first = 0;
-    switch (s->cc->coll) {
-    case MB_COLL_ALLGATHER:
-        *n = blk;
-        if (s->cc->inplace)
-            *buf = (char *)s->recv + (size_t)s->rank * blk * mb_coll_dtype_size(s->cc->dtype);
-        break;
-    case MB_COLL_BCAST: *buf = s->recv; *n = s->rank == s->root ? s->cc->count : 0; break;
-    default: *n = s->cc->count; break;
-    }
-}
-
-static void prepare(void *state, long long iter)
-{
-    struct coll_state *s = state;
-    enum mb_coll_dtype d = s->cc->dtype;
-    if (s->cc->coll == BARRIER)
-        return;
-    select_set(s, iter);
-    /* Poison the output so a collective that writes nothing is caught. */
-    memset(s->recv, 0x5a, s->recv_n * mb_coll_dtype_size(d));
-    void *buf;
-    size_t n, first;
-    input_region(s, &buf, &n, &first);
-    mb_coll_data_fill(&s->data, d, s->rank, first, n, iter, buf);
-    if (s->device) {
-        mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * mb_coll_dtype_size(d));
-        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * mb_coll_dtype_size(d));
-    }
-}
-
-static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
-{
-    int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
-    struct mb_coll_args a = case_args(s->cc, s->p, dev ? s->dsend.ptr : s->send, dev ? s->drecv.ptr : s->recv);
-    return la->run(coll_ctx(), &a);
-}
+static void prepare(void *state, long long iter) { mb_coll_vcase_prepare(&((struct coll_state *)state)->vc, iter); }
 
 /* One call of the case: the registry's algorithm (mpi's entry included),
  * or the MPI library's own alltoall and barrier, which the collectives
@@ -616,90 +508,61 @@ static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
 static int run_case(struct coll_state *s)
 {
     const struct coll_case *cc = s->cc;
-    if (cc->coll < MB_COLL_NKIND)
-        return run_lib(s, lib_algo(cc->pick));
+    const struct mb_coll_vcase *v = &s->vc;
+    if (cc->coll < MB_COLL_NKIND) {
+        const struct mb_coll_algo *la = lib_algo(cc->pick);
+        int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
+        struct mb_coll_args a = case_args(cc, s->run->nranks, dev ? v->bufs.dsend.ptr : v->send,
+                                          dev ? v->bufs.drecv.ptr : v->recv);
+        return la->run(coll_ctx(), &a);
+    }
     MPI_Datatype t = mb_coll_mpi_dtype(cc->dtype);
-    int blk = (int)(cc->count / (size_t)s->p);
     if (cc->coll == ALLTOALL)
-        return MPI_Alltoall(cc->inplace ? MPI_IN_PLACE : s->send, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
+        return MPI_Alltoall(cc->inplace ? MPI_IN_PLACE : v->send, (int)v->blk, t, v->recv, (int)v->blk, t,
+                            MPI_COMM_WORLD);
     return MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
-    size_t es = mb_coll_dtype_size(s->cc->dtype);
+    struct mb_coll_vcase *v = &s->vc;
     if (s->cc->coll != BARRIER)
-        select_set(s, iter);
+        mb_coll_vcase_select(v, iter);
     const struct mb_coll_algo *la = lib_algo(s->cc->algo);
     int staged = s->device && !(la && la->device); /* pinned staging around a host algorithm */
     if (s->device)
         mb_cuda_timer_start(&s->timer);
-    if (staged) {
-        mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
-        if (s->cc->inplace || s->cc->coll == MB_COLL_BCAST)
-            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-    }
+    if (staged)
+        mb_coll_vcase_stage(v, 1);
     int rc = run_case(s);
     if (staged)
-        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+        mb_coll_vcase_stage(v, 0);
     if (s->device)
         *elapsed = mb_cuda_timer_stop(&s->timer);
-    if (s->rank == s->fault_rank && iter == s->run->common.warmup) {
+    if (v->rank == v->fault_rank && iter == s->run->common.warmup) {
         /* Test-only fault: one output element of a call of the first timed
          * sample, the call at a seeded random position of its block */
         const struct coll_case *cc = s->cc;
         long long k = s->run->batch > 0 ? s->run->batch : 1;
-        s->fault_iter = iter + mb_coll_fault_call(s->seed, cc->count, cc->coll, (int)cc->dtype, cc->algo, (int)cc->op,
-                                                  cc->inplace, k);
+        v->fault_iter = iter + mb_coll_fault_call((uint64_t)s->run->common.seed, cc->count, cc->coll, (int)cc->dtype,
+                                                  cc->algo, (int)cc->op, cc->inplace, k);
         mb_warn("fault injection: rank %d corrupts iteration %lld (call %lld of %lld in the first timed sample)",
-                s->rank, s->fault_iter, s->fault_iter - iter + 1, k);
+                v->rank, v->fault_iter, v->fault_iter - iter + 1, k);
     }
-    if (iter == s->fault_iter && s->recv_n > 0) {
-        size_t i = s->recv_n / 2;
-        if (s->cc->coll == MB_COLL_REDUCE_SCATTER)
-            i = s->cc->count / (size_t)s->p / 2;
-        if (s->device)
-            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-        mb_coll_store_fault(s->cc->dtype, s->recv, i, mb_fault());
-        if (s->device)
-            mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
-    }
+    mb_coll_vcase_fault(v, iter, mb_fault());
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 static int check(void *state, long long iter, char *msg, size_t mlen)
 {
-    struct coll_state *s = state;
-    const struct coll_case *cc = s->cc;
-    size_t blk = cc->count / (size_t)s->p, n = 0;
-    if (cc->coll == BARRIER || (cc->coll == MB_COLL_REDUCE && s->rank != s->root))
-        return 0;
-    select_set(s, iter);
-    if (s->device)
-        mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * mb_coll_dtype_size(cc->dtype));
-    n = cc->coll == MB_COLL_REDUCE_SCATTER ? blk : cc->count;
-    enum mb_coll_layout out = cc->coll == MB_COLL_REDUCE_SCATTER ? MB_COLL_OUT_REDUCED_BLOCK
-                              : cc->coll == MB_COLL_ALLGATHER    ? MB_COLL_OUT_GATHERED
-                              : cc->coll == ALLTOALL             ? MB_COLL_OUT_EXCHANGED
-                              : cc->coll == MB_COLL_BCAST        ? MB_COLL_OUT_ROOT
-                                                                 : MB_COLL_OUT_REDUCED;
-    return mb_coll_data_verify(&s->data, out, cc->dtype, s->recv, n, blk, s->rank, s->root, iter, msg, mlen);
+    return mb_coll_vcase_verify(&((struct coll_state *)state)->vc, iter, msg, mlen);
 }
 
 static void teardown(void *state)
 {
     struct coll_state *s = state;
-    if (s->registered) {
-        if (s->send0)
-            mb_coll_release(coll_ctx(), s->send0);
-        if (s->recv0)
-            mb_coll_release(coll_ctx(), s->recv0);
-    }
-    mb_buf_free(&s->bsend);
-    mb_buf_free(&s->brecv);
-    mb_buf_free(&s->dsend);
-    mb_buf_free(&s->drecv);
+    mb_coll_vcase_free(&s->vc);
     if (s->device)
         mb_cuda_timer_free(&s->timer);
     free(s);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "../common/common.h"
+
 enum mb_coll_kind {
     MB_COLL_ALLREDUCE,
     MB_COLL_REDUCE_SCATTER, /* reduce_scatter_block */
@@ -255,17 +257,19 @@ void mb_coll_data_reduced(const struct mb_coll_data *d, uint64_t first, size_t n
 /* Rank r's elements [first, first + n) written into buf as dtype. */
 void mb_coll_data_fill(const struct mb_coll_data *d, enum mb_coll_dtype dtype, int r, uint64_t first, size_t n,
                        long long iter, void *buf);
-/* What an output holds, element i of n: */
+/* What a call's output holds, element i of n (blk: the per-rank block): */
 enum mb_coll_layout {
-    MB_COLL_OUT_REDUCED,       /* the reduction of element i (allreduce, reduce at the root) */
+    MB_COLL_OUT_NONE,          /* no data (barrier) */
+    MB_COLL_OUT_REDUCED,       /* the reduction of element i (allreduce) */
+    MB_COLL_OUT_REDUCED_ROOT,  /* the same at the root only (reduce) */
     MB_COLL_OUT_REDUCED_BLOCK, /* the reduction of element rank*blk + i (reduce_scatter_block) */
     MB_COLL_OUT_GATHERED,      /* rank i/blk's element i%blk (allgather) */
     MB_COLL_OUT_EXCHANGED,     /* rank i/blk's element rank*blk + i%blk (alltoall) */
     MB_COLL_OUT_ROOT,          /* the root's element i (bcast) */
 };
-/* Checks the n elements of buf (dtype) of rank `rank` at iteration iter;
- * blk = per-rank block. 0, or 1 with "first wrong element at index I:
- * got G, expected E" in msg. NaN and Inf never equal an expected value. */
+/* Checks the n elements of buf (dtype) of rank `rank` at iteration iter.
+ * 0, or 1 with "first wrong element at index I: got G, expected E" in
+ * msg. NaN and Inf never equal an expected value. */
 int mb_coll_data_verify(const struct mb_coll_data *d, enum mb_coll_layout layout, enum mb_coll_dtype dtype,
                         const void *buf, size_t n, size_t blk, int rank, int root, long long iter, char *msg,
                         size_t mlen);
@@ -310,5 +314,64 @@ struct mb_coll_auto_report {
 /* Fills rep; prints the comparison table to out (NULL: silent). 0, or -1
  * out of memory. */
 int mb_coll_auto_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep);
+
+
+/* ---- a case's buffers (bufset.c) ---------------------------------------
+ * nsets iterations' send and receive buffers back to back, each set
+ * 64-byte (small) or page (large, by the receive size) aligned, so a batch
+ * of back-to-back calls keeps its outputs apart until each is checked:
+ * host memory (pinned, with a device mirror of the same size, when device),
+ * or node-shared buffers from mb_coll_alloc when registered (the device
+ * mirrors then hold one set). */
+struct mb_coll_bufs {
+    struct mb_coll_ctx *ctx;
+    char *send0, *recv0;                     /* the first set (NULL when its size is 0 and unregistered) */
+    size_t nsets, sstride, rstride;
+    struct mb_buf hsend, hrecv, dsend, drecv; /* host (or pinned) and device buffers */
+    int registered, device;
+};
+/* 0, or -1 with "allocating N bytes: ...", "allocating device buffers:
+ * ..." or "registering buffers: ..." in err (mb_coll_bufs_free then frees
+ * what was made). Registered: collective like mb_coll_alloc. */
+int mb_coll_bufs_alloc(struct mb_coll_bufs *b, struct mb_coll_ctx *ctx, size_t send_bytes, size_t recv_bytes,
+                       size_t nsets, int registered, int device, char *err, size_t errlen);
+/* Iteration iter's buffers: set iter % nsets. */
+void mb_coll_bufs_set(const struct mb_coll_bufs *b, long long iter, void **send, void **recv);
+void mb_coll_bufs_free(struct mb_coll_bufs *b);
+
+
+/* ---- one validated case (vcase.c) --------------------------------------
+ * A benchmark case's buffers (mb_coll_bufs), inputs, expected outputs and
+ * test fault, for a collective described by its output layout; count is
+ * the elements of the largest buffer (nccl-tests' size semantics). */
+struct mb_coll_vcase {
+    struct mb_coll_data data;
+    struct mb_coll_bufs bufs;
+    enum mb_coll_layout layout;
+    enum mb_coll_dtype dtype;
+    size_t count, blk, send_n, recv_n; /* elements: the whole, per rank, this rank's send and receive */
+    int rank, root, inplace;
+    void *send, *recv;                 /* the current iteration's set (mb_coll_vcase_select) */
+    int fault_rank;                    /* rank whose output a corrupt/nan/inf fault corrupts, -1 for none */
+    long long fault_iter;              /* the iteration it corrupts; -1 until chosen */
+};
+/* Sizes the case and allocates nsets sets (mb_coll_bufs_alloc; err as
+ * there). fault: the test fault's name or NULL. */
+int mb_coll_vcase_init(struct mb_coll_vcase *v, struct mb_coll_ctx *ctx, enum mb_coll_layout layout,
+                       enum mb_coll_op op, enum mb_coll_dtype dtype, size_t count, int root, int inplace,
+                       uint64_t seed, size_t nsets, int registered, int device, const char *fault, char *err,
+                       size_t errlen);
+void mb_coll_vcase_select(struct mb_coll_vcase *v, long long iter);
+/* Selects iter's set, poisons the output, writes this rank's input (and
+ * copies both to the device buffers in device runs). */
+void mb_coll_vcase_prepare(struct mb_coll_vcase *v, long long iter);
+/* Device runs of a host algorithm: the device buffers into the pinned
+ * set before the call (to_host 1), the output back after it (0). */
+void mb_coll_vcase_stage(struct mb_coll_vcase *v, int to_host);
+/* At fault_iter: corrupts one output element (mb_coll_store_fault). */
+void mb_coll_vcase_fault(struct mb_coll_vcase *v, long long iter, const char *fault);
+/* Checks iter's output on this rank (mb_coll_data_verify). */
+int mb_coll_vcase_verify(struct mb_coll_vcase *v, long long iter, char *msg, size_t mlen);
+void mb_coll_vcase_free(struct mb_coll_vcase *v);
 
 #endif
