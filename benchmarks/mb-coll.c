@@ -8,13 +8,9 @@
 #include "harness/harness.h"
 #include "../collectives/coll.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The collectives: the library's (enum mb_coll_kind, mb_coll_kind_names),
  * then two only the MPI library runs here. */
@@ -128,17 +124,8 @@ static int is_partitioned(int c) { return c == MB_COLL_REDUCE_SCATTER || c == MB
 /* The library call of a case (count as in mb_coll_args). */
 static struct mb_coll_args case_args(const struct coll_case *cc, int p, const void *send, void *recv)
 {
-    size_t blk = cc->count / (size_t)p;
-    struct mb_coll_args a = {
-        .kind = (enum mb_coll_kind)cc->coll,
-        .sendbuf = cc->inplace || cc->coll == MB_COLL_BCAST ? NULL : send,
-        .recvbuf = recv,
-        .count = cc->coll == MB_COLL_REDUCE_SCATTER || cc->coll == MB_COLL_ALLGATHER ? blk : cc->count,
-        .dtype = cc->dtype,
-        .op = cc->op,
-        .root = (int)opt.root,
-    };
-    return a;
+    return mb_coll_case_args((enum mb_coll_kind)cc->coll, cc->count, p, cc->inplace, cc->dtype, cc->op,
+                             (int)opt.root, send, recv);
 }
 
 /* ---- the cost model (collectives/model.c) ----------------------------- */
@@ -155,32 +142,15 @@ static struct mb_coll_shape shape;
 static int load_profile(struct mb_run *run)
 {
     char err[1500];
-    if (opt.profile)
-        snprintf(profile_path, sizeof(profile_path), "%s", opt.profile);
-    else
-        mb_coll_profile_default(profile_path, sizeof(profile_path));
-    if (opt.calibrate) {
-        if (run->nranks < 2) {
-            if (run->rank == 0)
-                mb_warn("--calibrate: needs 2 or more ranks on one node (got %d)", run->nranks);
-            return MB_EXIT_USAGE;
-        }
-        if (mb_coll_profile_writable(run->comm, profile_path, err, sizeof(err)) == 0)
-            return 0;
-        if (run->rank == 0)
-            mb_warn("--profile %s", err);
-        return MB_EXIT_USAGE;
-    }
     int needed = opt.profile || (opt.algos & (1u << algo_auto));
-    int state = mb_coll_profile_load(run->comm, opt.profile, needed, profile_path, sizeof(profile_path), &profile,
-                                     err, sizeof(err));
-    if (state < 0) {
-        if (run->rank == 0)
-            mb_warn("--profile: %s", err);
+    int state = mb_coll_profile_load(run->comm, opt.profile, needed, opt.calibrate, profile_path,
+                                     sizeof(profile_path), &profile, err, sizeof(err));
+    if (state < 0 && run->rank == 0)
+        mb_warn("%s", err);
+    if (state < 0)
         return MB_EXIT_USAGE;
-    }
     have_profile = state;
-    if (!have_profile && run->rank == 0 && !run->common.quiet)
+    if (!have_profile && !opt.calibrate && run->rank == 0 && !run->common.quiet)
         printf("# no cost-model profile %s: the model column is NaN (mb-coll --calibrate makes one)\n",
                profile_path);
     return 0;
@@ -193,7 +163,7 @@ static int calibrate(struct mb_run *run)
     int rc = mb_coll_calibrate_write(coll_ctx(), profile_path, run->argc, run->argv,
                                      run->common.quiet ? NULL : stdout, err, sizeof(err));
     if (rc && run->rank == 0)
-        mb_warn("%s%s", rc == MB_COLL_CALIBRATE_WRITE ? "--profile: " : "--calibrate: ", err);
+        mb_warn("%s", err);
     if (rc == MB_COLL_CALIBRATE_FAILED) { /* a failed measurement (agreed on every rank): exit 1, no profile */
         MPI_Finalize();
         exit(1);
@@ -209,10 +179,7 @@ static algo_t auto_pick(const struct coll_case *cc, int p)
     static char dummy;
     struct mb_coll_args a = case_args(cc, p, &dummy, &dummy);
     const struct mb_coll_algo *al = mb_coll_pick(&profile, coll_ctx(), &a, 1, NULL);
-    for (size_t i = 0; al && i < nalgos; i++)
-        if (mb_coll_algo_at(i) == al)
-            return (algo_t)i;
-    return 0;
+    return al ? (algo_t)mb_coll_index(al) : ALGO_MPI;
 }
 
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -242,24 +209,13 @@ static int check_counts(struct mb_run *run)
     int bad = 0;
     for (size_t k = 0; k < nsizes && !bad; k++)
         for (int d = 0; d < MB_COLL_NDTYPE && !bad; d++) {
-            if (!(opt.dtypes & (1u << d)))
-                continue;
-            size_t count = sizes[k] / mb_coll_dtype_size(d);
-            int lib = (opt.algos & ~1u) != 0; /* ours pass byte counts */
-            if (count <= INT_MAX && (!lib || sizes[k] <= INT_MAX))
-                continue;
-            char sz[32];
+            char why[300], sz[32];
+            if (!(opt.dtypes & (1u << d)) || mb_coll_count_fits(sizes[k], d, (opt.algos & ~1u) != 0, why,
+                                                                sizeof(why)) == 0)
+                continue; /* the library's algorithms pass byte counts */
             mb_format_size(sizes[k], sz, sizeof(sz));
-            if (run->rank == 0) {
-                if (count > INT_MAX)
-                    mb_warn("%s: %s of %s is %zu elements, more than MPI's count limit %d (use a smaller size or "
-                            "a wider --dtype)", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, mb_coll_dtype_names[d],
-                            count, INT_MAX);
-                else
-                    mb_warn("%s: %s is more than the %d bytes the collectives library's algorithms pass to MPI "
-                            "(use a smaller size or --algo mpi)", run->common.sizes ? "--sizes" : "-e/--maxbytes",
-                            sz, INT_MAX);
-            }
+            if (run->rank == 0)
+                mb_warn("%s: %s%s", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, why);
             bad = 1;
         }
     free(sizes);
@@ -307,11 +263,8 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
     const char *dt = bar ? "-" : mb_coll_dtype_names[cc->dtype];
     const char *op = red ? mb_coll_op_names[cc->op] : "-";
     const char *ip = bar ? "-" : cc->inplace ? "inplace" : "oop";
-    c->labels[0] = coll_name(cc->coll);
-    c->labels[1] = algo_names[cc->algo];
-    c->labels[2] = dt;
-    c->labels[3] = op;
-    c->labels[4] = ip;
+    const char *labels[] = {coll_name(cc->coll), algo_names[cc->algo], dt, op, ip}; /* label_names' order */
+    memcpy(c->labels, labels, sizeof(labels));
     c->count = count;
     c->bytes = count * (bar ? 0 : mb_coll_dtype_size(cc->dtype));
     /* batched timing: up to BATCH_BYTES of every buffer kind held at once */
@@ -350,14 +303,31 @@ static void measure_memcpy(struct mb_run *run)
     for (size_t k = 0; k < nsizes; k++)
         bytes = sizes[k] > bytes ? sizes[k] : bytes;
     free(sizes);
-    double gbps = mb_coll_memcpy_gbps(run->comm, bytes, &bytes);
-    mb_metric_run_dbl(&run->result, "memcpy_GBps", gbps);
-    if (run->rank == 0 && !run->common.quiet)
-        printf("# memcpy bandwidth, %d ranks copying %zu bytes each at once: %.2f GB/s "
-               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, gbps);
+    mb_metric_run_dbl(&run->result, "memcpy_GBps",
+                      mb_coll_memcpy_gbps(run->comm, bytes, run->common.quiet ? NULL : stdout));
 }
 
-static void print_picks(struct mb_run *run);
+/* One line per auto section: size:pick. */
+static void print_picks(struct mb_run *run)
+{
+    if (run->rank != 0 || run->common.quiet)
+        return;
+    const char *group = NULL;
+    for (size_t k = 0; k < run->ncases; k++) {
+        const struct coll_case *cc = run->cases[k].user;
+        if (cc->algo != algo_auto)
+            continue;
+        if (!group || strcmp(group, run->cases[k].group) != 0) {
+            group = run->cases[k].group;
+            printf("%s# auto picks for %s:", k ? "\n" : "", group);
+        }
+        char sz[32];
+        mb_format_size(run->cases[k].bytes, sz, sizeof(sz));
+        printf(" %s:%s", sz, algo_names[cc->pick]);
+    }
+    if (group)
+        printf("\n");
+}
 
 /* The root `emulation` attribute: fake nodes (--ranks-per-node) and the
  * pool's backing when pool or auto runs; "none" otherwise. */
@@ -365,10 +335,7 @@ static void describe_emulation(struct mb_run *run)
 {
     static char emulation[1200];
     const struct mb_coll_algo *pool = mb_coll_find("pool");
-    int pool_used = (opt.algos & (1u << algo_auto)) != 0;
-    for (size_t a = 0; pool && a < nalgos; a++)
-        if ((opt.algos & (1u << a)) && mb_coll_algo_at(a) == pool)
-            pool_used = 1;
+    int pool_used = (opt.algos & (1u << algo_auto)) || (pool && (opt.algos & (1u << mb_coll_index(pool))));
     run->emulation = mb_coll_describe_emulation(coll_ctx(), (int)opt.ranks_per_node, pool_used, emulation,
                                                 sizeof(emulation)) ? emulation : "none";
 }
@@ -397,21 +364,13 @@ static int plan(struct mb_run *run)
             if (c >= MB_COLL_NKIND) { /* alltoall, barrier: the MPI library's own, for mpi and auto */
                 if (la && a != ALGO_MPI)
                     continue;
-            } else if (la) {
+            } else if (la) { /* all/lists run what each algorithm implements, and say what is unavailable */
                 char why[256];
-                if (!(la->kinds & (1u << c)))
-                    continue; /* not implemented: all/lists run what each algorithm has */
-                if (la->device && run->common.device != MB_DEV_CUDA) {
-                    if (run->rank == 0 && !run->common.quiet)
-                        mb_warn("--algo %s: unavailable for %s: it works on device buffers (-d cuda)", la->name,
-                                coll_name(c));
+                int r = mb_coll_runnable(la, coll_ctx(), c, run->common.device == MB_DEV_CUDA, why, sizeof(why));
+                if (r < 0 && run->rank == 0 && !run->common.quiet)
+                    mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_name(c), why);
+                if (r <= 0)
                     continue;
-                }
-                if (!mb_coll_usable(la, coll_ctx(), c, why, sizeof(why))) {
-                    if (run->rank == 0 && !run->common.quiet)
-                        mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_name(c), why);
-                    continue;
-                }
             }
             if (c == BARRIER) { /* no data: one case */
                 struct coll_case proto = {BARRIER, MB_COLL_FLOAT, MB_COLL_SUM, 0, a, a, 0};
@@ -442,28 +401,6 @@ static int plan(struct mb_run *run)
     print_picks(run);
     describe_emulation(run);
     return 0;
-}
-
-/* One line per auto section: size:pick. */
-static void print_picks(struct mb_run *run)
-{
-    if (run->rank != 0 || run->common.quiet)
-        return;
-    const char *group = NULL;
-    for (size_t k = 0; k < run->ncases; k++) {
-        const struct coll_case *cc = run->cases[k].user;
-        if (cc->algo != algo_auto)
-            continue;
-        if (!group || strcmp(group, run->cases[k].group) != 0) {
-            group = run->cases[k].group;
-            printf("%s# auto picks for %s:", k ? "\n" : "", group);
-        }
-        char sz[32];
-        mb_format_size(run->cases[k].bytes, sz, sizeof(sz));
-        printf(" %s:%s", sz, algo_names[cc->pick]);
-    }
-    if (group)
-        printf("\n");
 }
 
 /* ---- set-up, iteration, check ----------------------------------------- */
@@ -594,49 +531,6 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
 
 /* ---- after the run: the model against the measurements (collectives/report.c) */
 
-static void model_errors(struct mb_run *run, const struct mb_coll_obs *obs, size_t nobs)
-{
-    struct mb_coll_model_error e[MAX_ALGOS];
-    size_t n = mb_coll_model_errors(obs, nobs, e), used = 0;
-    char line[2048] = "", key[96];
-    for (size_t a = 0; a < n; a++) {
-        snprintf(key, sizeof(key), "model_error_median_%s", e[a].algo);
-        mb_metric_run_dbl(&run->result, key, e[a].median);
-        used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", e[a].algo, 100 * e[a].median,
-                                 e[a].n);
-    }
-    if (used && !run->common.quiet)
-        printf("\n# model: median |predicted - measured| / measured per algorithm (cases):%s\n", line);
-}
-
-static void auto_report(struct mb_run *run, const struct mb_coll_obs *obs, size_t nobs)
-{
-    struct mb_result *r = &run->result;
-    struct mb_coll_auto_report a;
-    if (mb_coll_auto_report(obs, nobs, run->common.quiet ? NULL : stdout, &a) != 0)
-        mb_die(1, "out of memory reporting auto's picks");
-    if (a.cases) {
-        mb_metric_run_str(r, "auto_picks", a.picks);
-        mb_metric_run_int(r, "auto_cases", (long long)a.cases);
-        mb_metric_run_int(r, "auto_compared", (long long)a.compared);
-    }
-    if (a.compared) {
-        mb_metric_run_int(r, "auto_hits", (long long)a.hits);
-        mb_metric_run_dbl(r, "auto_hit_rate", a.hit_rate);
-        mb_metric_run_dbl(r, "auto_slowdown_median", a.slowdown_median);
-        mb_metric_run_dbl(r, "auto_slowdown_geomean", a.slowdown_geomean);
-        mb_metric_run_dbl(r, "auto_slowdown_max", a.slowdown_max);
-        mb_metric_run_dbl(r, "auto_run_slowdown_median", a.run_slowdown_median);
-        if (!run->common.quiet)
-            printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
-                   "geomean %.3f, max %.3f\n", a.hits, a.compared, a.hit_rate, a.slowdown_median,
-                   a.slowdown_geomean, a.slowdown_max);
-    } else if (a.cases && !run->common.quiet) {
-        printf("# auto: no case had its pick measured beside it (run --algo all,auto for the hit rate)\n");
-    }
-    free(a.picks);
-}
-
 static void finish(struct mb_run *run)
 {
     if (run->rank != 0 || !have_profile)
@@ -644,21 +538,25 @@ static void finish(struct mb_run *run)
     /* cases that differ only in the algorithm share a key: coll, dtype, op, in place, bytes, count */
     struct mb_result *r = &run->result;
     struct mb_coll_obs *obs = calloc(r->ncases + 1, sizeof(*obs));
-    char (*keys)[192] = calloc(r->ncases + 1, sizeof(*keys));
-    if (!obs || !keys)
+    if (!obs)
         mb_die(1, "out of memory reporting the model");
     for (size_t k = 0; k < r->ncases; k++) {
         const struct mb_case_result *cr = &r->cases[k];
-        snprintf(keys[k], sizeof(keys[k]), "%s/%s/%s/%s/%zu/%zu", cr->labels[0], cr->labels[2], cr->labels[3],
-                 cr->labels[4], (size_t)cr->bytes, (size_t)cr->count);
-        obs[k] = (struct mb_coll_obs){cr->name, keys[k], cr->labels[1], NULL, cr->stats.median, cr->model_s};
+        obs[k] = (struct mb_coll_obs){cr->name, cr->labels[1], NULL, "", cr->stats.median, cr->model_s};
+        snprintf(obs[k].key, sizeof(obs[k].key), "%s/%s/%s/%s/%zu/%zu", cr->labels[0], cr->labels[2],
+                 cr->labels[3], cr->labels[4], (size_t)cr->bytes, (size_t)cr->count);
         for (size_t j = 0; j < run->ncases && !obs[k].pick; j++)
             if (strcmp(run->cases[j].name, cr->name) == 0)
                 obs[k].pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
     }
-    model_errors(run, obs, r->ncases);
-    auto_report(run, obs, r->ncases);
-    free(keys);
+    struct mb_coll_auto_report rep;
+    struct mb_coll_metric m[MAX_ALGOS + 10];
+    size_t nm = mb_coll_report(obs, r->ncases, run->common.quiet ? NULL : stdout, &rep, m);
+    for (size_t i = 0; i < nm; i++)
+        m[i].type == MB_COLL_METRIC_STR   ? mb_metric_run_str(r, m[i].name, m[i].str)
+        : m[i].type == MB_COLL_METRIC_INT ? mb_metric_run_int(r, m[i].name, m[i].i)
+                                          : mb_metric_run_dbl(r, m[i].name, m[i].dbl);
+    free(rep.picks);
     free(obs);
 }
 
@@ -681,29 +579,21 @@ static const struct mb_bench bench = {
     .finish = finish,
 };
 
-/* "a|b|c" from n names into buf. */
-static void join(char *buf, size_t len, const char *const *names, size_t n)
-{
-    size_t used = 0;
-    for (size_t i = 0; i < n && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", names[i]);
-}
-
 int main(int argc, char **argv)
 {
     /* --algo's choices are the registry's names, in its order */
     nalgos = mb_coll_nalgos() < MAX_ALGOS - 1 ? mb_coll_nalgos() : MAX_ALGOS - 1;
     for (size_t i = 0; i < nalgos; i++)
         algo_names[i] = mb_coll_algo_at(i)->name;
-    join(algo_choices, sizeof(algo_choices), algo_names, nalgos);
+    mb_coll_join_names(algo_choices, sizeof(algo_choices), algo_names, nalgos);
     algo_auto = (algo_t)nalgos;
     algo_names[nalgos] = "auto";
     snprintf(algo_choices + strlen(algo_choices), sizeof(algo_choices) - strlen(algo_choices), ";auto");
     const char *colls[NCOLL];
     for (int c = 0; c < NCOLL; c++)
         colls[c] = coll_name(c);
-    join(coll_choices, sizeof(coll_choices), colls, NCOLL);
-    join(dtype_choices, sizeof(dtype_choices), mb_coll_dtype_names, MB_COLL_NDTYPE);
-    join(op_choices, sizeof(op_choices), mb_coll_op_names, MB_COLL_NOP);
+    mb_coll_join_names(coll_choices, sizeof(coll_choices), colls, NCOLL);
+    mb_coll_join_names(dtype_choices, sizeof(dtype_choices), mb_coll_dtype_names, MB_COLL_NDTYPE);
+    mb_coll_join_names(op_choices, sizeof(op_choices), mb_coll_op_names, MB_COLL_NOP);
     return mb_main(&bench, argc, argv);
 }

@@ -125,9 +125,20 @@ struct mb_coll_algo {
 size_t mb_coll_nalgos(void);
 const struct mb_coll_algo *mb_coll_algo_at(size_t i);
 const struct mb_coll_algo *mb_coll_find(const char *name);
+/* The registry index of algo (an entry of the registry). */
+size_t mb_coll_index(const struct mb_coll_algo *algo);
 /* 1 if algo implements kind and is available on ctx; else 0 and why. */
 int mb_coll_usable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx,
                    enum mb_coll_kind kind, char *why, size_t len);
+/* Whether a run runs algo on kind: 1 yes; 0 the algorithm does not
+ * implement it (nothing to say); -1 unavailable, the reason in why (a
+ * device algorithm in a host run (device_run 0), or mb_coll_usable's). */
+int mb_coll_runnable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx, enum mb_coll_kind kind,
+                     int device_run, char *why, size_t len);
+/* The fitting element count: 0, or -1 with why completing "SIZE...": the
+ * elements of dtype in bytes exceed MPI's int count, or (lib_algos: the
+ * library's algorithms run, which pass byte counts) the bytes do. */
+int mb_coll_count_fits(size_t bytes, enum mb_coll_dtype dtype, int lib_algos, char *why, size_t len);
 
 /* ---- cost model and auto-selection (model.c, profile.c, calibrate.c) ----
  * An alpha-beta-gamma model per algorithm and collective, counting the
@@ -182,19 +193,19 @@ void mb_coll_profile_default(char *buf, size_t len);
  * measurement is never fitted. */
 int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen);
 
-/* The profile of a run (profile_load.c), collective over comm: rank 0
- * reads `named`, or the default profile when named is NULL (its path goes
- * to path either way), and every rank gets the same parameters. 1 loaded;
- * 0 no profile: the default one is missing and not `needed`; -1 refused
- * (missing or malformed, one line in err on rank 0). */
-int mb_coll_profile_load(MPI_Comm comm, const char *named, int needed, char *path, size_t pathlen,
-                         struct mb_coll_profile *prof, char *err, size_t errlen);
-/* 0 if rank 0 can create path.tmp (checked before a calibration starts),
- * else -1 on every rank, "PATH: cannot write: ..." in err on rank 0. */
-int mb_coll_profile_writable(MPI_Comm comm, const char *path, char *err, size_t errlen);
+/* The profile of a run (profile_load.c), collective over comm, before any
+ * work. Its path: `named` (--profile), or the default profile when NULL.
+ * calibrate (--calibrate): nothing is read; it checks there are 2 or more
+ * ranks and that rank 0 can create path.tmp. Otherwise rank 0 reads the
+ * profile and every rank gets the same parameters. 1 loaded; 0 nothing
+ * loaded (calibrating, or the default profile is missing and not
+ * `needed`); -1 refused, one line naming the flag in err on rank 0
+ * ("--profile: profile F:3: ...", "--profile F: cannot write: ..."). */
+int mb_coll_profile_load(MPI_Comm comm, const char *named, int needed, int calibrate, char *path,
+                         size_t pathlen, struct mb_coll_profile *prof, char *err, size_t errlen);
 /* --calibrate: measures (mb_coll_calibrate) and rank 0 writes path, its
  * command line from argv; progress and "# wrote PATH in T s" to log. 0, or
- * on every rank one of these, the reason in err (on rank 0 at least): */
+ * on every rank one of these, one line naming the flag in err on rank 0: */
 enum { MB_COLL_CALIBRATE_NODES = 1, /* the ranks span several nodes */
        MB_COLL_CALIBRATE_FAILED,    /* a measurement failed: nothing written */
        MB_COLL_CALIBRATE_WRITE };   /* the profile could not be written */
@@ -202,9 +213,10 @@ int mb_coll_calibrate_write(struct mb_coll_ctx *ctx, const char *path, int argc,
                             char *err, size_t errlen);
 
 /* Memory bandwidth (environment.c): every rank of comm copies `bytes`
- * (clamped to 4 KiB .. 64 MiB; *used gets it) at once, three times; the
- * best of all ranks' bytes per second, in GB/s. Collective. */
-double mb_coll_memcpy_gbps(MPI_Comm comm, size_t bytes, size_t *used);
+ * (clamped to 4 KiB .. 64 MiB) at once, three times; the best of all
+ * ranks' bytes per second, in GB/s, also said on log (rank 0, not NULL).
+ * Collective. */
+double mb_coll_memcpy_gbps(MPI_Comm comm, size_t bytes, FILE *log);
 /* What stands for hardware this machine lacks, for a result file: fake
  * nodes (ranks_per_node > 0) and, when pool_used, the pool's backing (a
  * file standing for CXL memory). Collective over ctx's communicator. The
@@ -291,7 +303,8 @@ long long mb_coll_fault_call(uint64_t seed, size_t count, int coll, int dtype, i
  * One measured case of a run: cases with the same key differ only in the
  * algorithm. algo is the registry name or "auto"; pick is what auto ran. */
 struct mb_coll_obs {
-    const char *name, *key, *algo, *pick;
+    const char *name, *algo, *pick;
+    char key[192];
     double measured_s, predicted_s;
 };
 /* Per registry algorithm with a finite prediction and a positive
@@ -311,9 +324,24 @@ struct mb_coll_auto_report {
     double run_slowdown_median;   /* auto's own run / fastest: the same choice measured again */
     char *picks;                  /* "case=pick;..." (malloc'd; free it) */
 };
-/* Fills rep; prints the comparison table to out (NULL: silent). 0, or -1
- * out of memory. */
+/* Fills rep; prints the comparison table and its summary to out (NULL:
+ * silent). 0, or -1 out of memory. */
 int mb_coll_auto_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep);
+/* Both reports at once, printed to out (NULL: silent): model errors
+ * ("# model: median |predicted - measured| / measured per algorithm
+ * (cases): A E% (N) ...") then auto's. Their numbers, as the run-level
+ * metrics a result file records, go to m[0..return) (room for
+ * mb_coll_nalgos() + 9); strings point into obs or rep (free rep->picks
+ * after use). */
+struct mb_coll_metric {
+    char name[64];
+    enum { MB_COLL_METRIC_DBL, MB_COLL_METRIC_INT, MB_COLL_METRIC_STR } type;
+    double dbl;
+    long long i;
+    const char *str;
+};
+size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
+                      struct mb_coll_metric *m);
 
 
 /* ---- a case's buffers (bufset.c) ---------------------------------------
@@ -355,6 +383,13 @@ struct mb_coll_vcase {
     int fault_rank;                    /* rank whose output a corrupt/nan/inf fault corrupts, -1 for none */
     long long fault_iter;              /* the iteration it corrupts; -1 until chosen */
 };
+/* The call of a case sized the nccl-tests way (count: elements of the
+ * largest buffer) with MPI's counts; send is not passed in place or to bcast. */
+struct mb_coll_args mb_coll_case_args(enum mb_coll_kind kind, size_t count, int nranks, int inplace,
+                                      enum mb_coll_dtype dtype, enum mb_coll_op op, int root, const void *send,
+                                      void *recv);
+/* "a|b|c" from n names into buf (option choices). */
+void mb_coll_join_names(char *buf, size_t len, const char *const *names, size_t n);
 /* Sizes the case and allocates nsets sets (mb_coll_bufs_alloc; err as
  * there). fault: the test fault's name or NULL. */
 int mb_coll_vcase_init(struct mb_coll_vcase *v, struct mb_coll_ctx *ctx, enum mb_coll_layout layout,

@@ -4,6 +4,7 @@
 #include "../common/common.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,16 @@ size_t mb_coll_model_errors(const struct mb_coll_obs *obs, size_t nobs, struct m
     }
     free(err);
     return nout;
+}
+
+static void model_errors_print(FILE *out, const struct mb_coll_model_error *e, size_t n)
+{
+    if (!n)
+        return;
+    fprintf(out, "\n# model: median |predicted - measured| / measured per algorithm (cases):");
+    for (size_t a = 0; a < n; a++)
+        fprintf(out, " %s %.0f%% (%zu)", e[a].algo, 100 * e[a].median, e[a].n);
+    fprintf(out, "\n");
 }
 
 static int append(char **buf, size_t *len, const char *name, const char *pick)
@@ -82,8 +93,61 @@ int mb_coll_auto_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, s
         rep->slowdown_median = mb_median(slow, rep->compared);
         rep->slowdown_geomean = exp(geo / (double)rep->compared);
         rep->run_slowdown_median = mb_median(own, rep->compared);
+        if (out)
+            fprintf(out, "# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median "
+                         "%.3f, geomean %.3f, max %.3f\n", rep->hits, rep->compared, rep->hit_rate,
+                    rep->slowdown_median, rep->slowdown_geomean, rep->slowdown_max);
+    } else if (rep->cases && out && rc == 0) {
+        fprintf(out, "# auto: no case had its pick measured beside it (run --algo all,auto for the hit rate)\n");
     }
     free(slow);
     free(own);
     return rc;
+}
+
+static struct mb_coll_metric *metric(struct mb_coll_metric *m, size_t *n, const char *name)
+{
+    struct mb_coll_metric *x = &m[(*n)++];
+    memset(x, 0, sizeof(*x));
+    snprintf(x->name, sizeof(x->name), "%s", name);
+    return x;
+}
+
+#define DBL(name_, v) (metric(m, &n, name_)->dbl = (v))
+#define INT(name_, v) (x = metric(m, &n, name_), x->type = MB_COLL_METRIC_INT, x->i = (long long)(v))
+
+size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
+                      struct mb_coll_metric *m)
+{
+    struct mb_coll_model_error *e = malloc(sizeof(*e) * (mb_coll_nalgos() + 1));
+    if (!e)
+        mb_die(1, "out of memory reporting the model");
+    size_t ne = mb_coll_model_errors(obs, nobs, e), n = 0;
+    struct mb_coll_metric *x;
+    for (size_t a = 0; a < ne; a++) {
+        char key[64];
+        snprintf(key, sizeof(key), "model_error_median_%s", e[a].algo);
+        DBL(key, e[a].median);
+    }
+    if (out)
+        model_errors_print(out, e, ne);
+    free(e);
+    if (mb_coll_auto_report(obs, nobs, out, rep) != 0)
+        mb_die(1, "out of memory reporting auto's picks");
+    if (rep->cases) {
+        x = metric(m, &n, "auto_picks");
+        x->type = MB_COLL_METRIC_STR, x->str = rep->picks;
+        INT("auto_cases", rep->cases);
+        INT("auto_compared", rep->compared);
+    }
+    if (rep->compared) {
+        INT("auto_hits", rep->hits);
+        DBL("auto_hit_rate", rep->hit_rate);
+        DBL("auto_slowdown_median", rep->slowdown_median);
+        DBL("auto_slowdown_geomean", rep->slowdown_geomean);
+        DBL("auto_slowdown_max", rep->slowdown_max);
+        /* auto's own run of its pick against the best: the same choice, measured again */
+        DBL("auto_run_slowdown_median", rep->run_slowdown_median);
+    }
+    return n;
 }

@@ -2,6 +2,7 @@
  * iteration's inputs, the device staging, the test fault and the check. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int mb_coll_vcase_init(struct mb_coll_vcase *v, struct mb_coll_ctx *ctx, enum mb_coll_layout layout,
@@ -34,6 +35,30 @@ int mb_coll_vcase_init(struct mb_coll_vcase *v, struct mb_coll_ctx *ctx, enum mb
     size_t es = mb_coll_dtype_size(dtype);
     return mb_coll_bufs_alloc(&v->bufs, ctx, v->send_n * es, v->recv_n * es, nsets, registered, device, err,
                               errlen);
+}
+
+struct mb_coll_args mb_coll_case_args(enum mb_coll_kind kind, size_t count, int nranks, int inplace,
+                                      enum mb_coll_dtype dtype, enum mb_coll_op op, int root, const void *send,
+                                      void *recv)
+{
+    int block = kind == MB_COLL_REDUCE_SCATTER || kind == MB_COLL_ALLGATHER;
+    struct mb_coll_args a = {
+        .kind = kind,
+        .sendbuf = inplace || kind == MB_COLL_BCAST ? NULL : send,
+        .recvbuf = recv,
+        .count = block ? count / (size_t)nranks : count,
+        .dtype = dtype,
+        .op = op,
+        .root = root,
+    };
+    return a;
+}
+
+void mb_coll_join_names(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", names[i]);
 }
 
 void mb_coll_vcase_select(struct mb_coll_vcase *v, long long iter)
