@@ -21,6 +21,7 @@ enum mb_coll_kind {
     MB_COLL_REDUCE,
     MB_COLL_NKIND
 };
+#define MB_COLL_ALL_KINDS ((1u << MB_COLL_NKIND) - 1) /* every enum mb_coll_kind, as a bit mask */
 /* "allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce": the
  * names of enum mb_coll_kind (result files, profiles, messages). */
 extern const char *const mb_coll_kind_names[MB_COLL_NKIND];

@@ -167,7 +167,8 @@ int mb_coll_data_verify(const struct mb_coll_data *d, enum mb_coll_layout layout
             len = len < blk - i % blk ? len : blk - i % blk;
         switch (layout) {
         case MB_COLL_OUT_NONE: return 0;
-        case MB_COLL_OUT_REDUCED: case MB_COLL_OUT_REDUCED_ROOT: mb_coll_data_reduced(d, i, len, iter, want, tmp); break;
+        case MB_COLL_OUT_REDUCED:
+        case MB_COLL_OUT_REDUCED_ROOT: mb_coll_data_reduced(d, i, len, iter, want, tmp); break;
         case MB_COLL_OUT_REDUCED_BLOCK: mb_coll_data_reduced(d, (size_t)rank * blk + i, len, iter, want, tmp); break;
         case MB_COLL_OUT_GATHERED: mb_coll_data_row(d, (int)(i / blk), i % blk, len, iter, want); break;
         case MB_COLL_OUT_EXCHANGED:

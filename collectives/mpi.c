@@ -44,10 +44,7 @@ static double m_mpi(const struct mb_coll_model_in *m)
 }
 
 const struct mb_coll_algo mb_coll_algo_mpi = {
-    .name = "mpi",
+    .name = "mpi", .kinds = MB_COLL_ALL_KINDS, .model = m_mpi,
     .description = "the MPI library's own collectives",
-    .kinds = (1u << MB_COLL_NKIND) - 1,
-    .available = mb_coll_always,
-    .run = mpi_run,
-    .model = m_mpi,
+    .available = mb_coll_always, .run = mpi_run,
 };
