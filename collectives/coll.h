@@ -168,9 +168,6 @@ struct mb_coll_profile {
     double flag;                            /* s per flag synchronisation of the node's ranks */
     double cma_alpha;                       /* s per process_vm_readv call; NaN: not measured */
     struct mb_coll_rate cma;                /* per byte read with process_vm_readv */
-    /* the MPI library's own, fitted per collective: alpha + bytes * rate */
-    double mpi_alpha[MB_COLL_NKIND];
-    struct mb_coll_rate mpi[MB_COLL_NKIND];
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).
