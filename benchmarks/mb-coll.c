@@ -19,7 +19,6 @@ static const char *coll_name(int c)
 {
     return c < MB_COLL_NKIND ? mb_coll_kind_names[c] : c == ALLTOALL ? "alltoall" : "barrier";
 }
-enum inplace { INPLACE_NO, INPLACE_YES, INPLACE_BOTH };
 /* Algorithms: the collectives library's registry, in its order (index 0 is
  * `mpi`, the MPI library's own); the --algo choices are built from it in
  * main(), and --coll's, --dtype's and --op's from the library's names. */
@@ -34,12 +33,13 @@ static algo_t algo_auto;
 
 static struct {
     unsigned colls, dtypes, ops, algos;
-    int inplace;
+    int inplace; /* --inplace's choice: 0 no, 1 yes, 2 both (mb_coll_forms) */
     long long root;
     long long ranks_per_node;
     char *pool_path;
     int calibrate;
     char *profile;
+    long long heldout, heldout_points;
 } opt;
 
 static struct mb_opt coll_opts[] = {
@@ -63,6 +63,9 @@ static struct mb_opt coll_opts[] = {
      "measure the cost model's parameters here, write them to --profile and exit", NULL},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "cost-model profile for the model column and --algo auto (default: profiles/<host>.txt)", "FILE"},
+    {"heldout", 0, MB_OPT_INT, &opt.heldout, "-1", NULL, -1, 1LL << 62, "validate the model at sizes drawn with "
+     "this seed from the held-out grid, never the calibration's (-1: off; replaces -b/-e/--sizes)", "SEED"},
+    {"heldout-points", 0, MB_OPT_INT, &opt.heldout_points, "6", NULL, 1, 48, "sizes --heldout draws", "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -142,7 +145,7 @@ static struct mb_coll_shape shape;
 static int load_profile(struct mb_run *run)
 {
     char err[1500];
-    int needed = opt.profile || (opt.algos & (1u << algo_auto));
+    int needed = opt.profile || (opt.algos & (1u << algo_auto)) || opt.heldout >= 0;
     int state = mb_coll_profile_load(run->comm, opt.profile, needed, opt.calibrate, profile_path,
                                      sizeof(profile_path), &profile, err, sizeof(err));
     if (state < 0 && run->rank == 0)
@@ -200,12 +203,23 @@ static double model(struct mb_run *run, const struct mb_case *c)
 
 /* ---- cases ------------------------------------------------------------ */
 
+/* The sizes of the run: -b/-e/--sizes, or the held-out draw (malloc'd). */
+static size_t *points(struct mb_run *run, size_t *n)
+{
+    if (opt.heldout < 0)
+        return mb_sizes(&run->common, n);
+    size_t *s = malloc(sizeof(size_t) * (size_t)opt.heldout_points);
+    if (!s)
+        mb_die(1, "out of memory drawing the held-out sizes");
+    *n = mb_coll_heldout_draw((uint64_t)opt.heldout, (size_t)opt.heldout_points, s);
+    return s;
+}
+
 /* Every case's element count must fit MPI's count type (int), and its
  * bytes the library algorithms' byte counts (int as well). */
 static int check_counts(struct mb_run *run)
 {
-    size_t nsizes;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    size_t nsizes, *sizes = points(run, &nsizes);
     int bad = 0;
     for (size_t k = 0; k < nsizes && !bad; k++)
         for (int d = 0; d < MB_COLL_NDTYPE && !bad; d++) {
@@ -284,7 +298,7 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
         return;
     }
     size_t nsizes, p = (size_t)run->nranks;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    size_t *sizes = points(run, &nsizes);
     for (size_t k = 0; k < nsizes; k++) {
         size_t count = sizes[k] / mb_coll_dtype_size(proto->dtype);
         if (is_partitioned(proto->coll))
@@ -298,10 +312,7 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
  * every rank copies a buffer of the largest size at once. */
 static void measure_memcpy(struct mb_run *run)
 {
-    size_t nsizes, bytes = 0;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
-    for (size_t k = 0; k < nsizes; k++)
-        bytes = sizes[k] > bytes ? sizes[k] : bytes;
+    size_t nsizes, *sizes = points(run, &nsizes), bytes = mb_coll_largest(sizes, nsizes);
     free(sizes);
     mb_metric_run_dbl(&run->result, "memcpy_GBps",
                       mb_coll_memcpy_gbps(run->comm, bytes, run->common.quiet ? NULL : stdout));
@@ -353,7 +364,6 @@ static int plan(struct mb_run *run)
         mb_metric_run_str(&run->result, "pool_backing", pb[0] ? pb : "none");
         mb_metric_run_int(&run->result, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
     }
-    int first_op = __builtin_ctz(opt.ops);
     for (int a = 0; a <= algo_auto; a++) { /* the registry, then auto */
         if (!(opt.algos & (1u << a)))
             continue;
@@ -372,29 +382,13 @@ static int plan(struct mb_run *run)
                 if (r <= 0)
                     continue;
             }
-            if (c == BARRIER) { /* no data: one case */
-                struct coll_case proto = {BARRIER, MB_COLL_FLOAT, MB_COLL_SUM, 0, a, a, 0};
+            struct mb_coll_form f[MB_COLL_NDTYPE * MB_COLL_NOP * 2] = {{MB_COLL_FLOAT, MB_COLL_SUM, 0}};
+            size_t nf = c == BARRIER ? 1 /* no data: one case */
+                                     : mb_coll_forms(is_reduction(c), c == MB_COLL_BCAST, opt.dtypes, opt.ops,
+                                                     opt.inplace, f);
+            for (size_t i = 0; i < nf; i++) {
+                struct coll_case proto = {c, f[i].dtype, f[i].op, f[i].inplace, a, a, 0};
                 plan_sizes(run, &cap, &proto);
-                continue;
-            }
-            for (int d = 0; d < MB_COLL_NDTYPE; d++) {
-                if (!(opt.dtypes & (1u << d)))
-                    continue;
-                for (int o = 0; o < MB_COLL_NOP; o++) {
-                    /* the op matters only to reductions: others run once */
-                    if (is_reduction(c) ? !(opt.ops & (1u << o)) : o != first_op)
-                        continue;
-                    for (int ip = 0; ip < 2; ip++) {
-                        int want = opt.inplace == INPLACE_BOTH || opt.inplace == ip;
-                        if (c == MB_COLL_BCAST) /* bcast is always in place: one form */
-                            want = ip == (opt.inplace == INPLACE_YES);
-                        if (!want)
-                            continue;
-                        struct coll_case proto = {c, (enum mb_coll_dtype)d, (enum mb_coll_op)o, ip,
-                                                  a, a, 0};
-                        plan_sizes(run, &cap, &proto);
-                    }
-                }
             }
         }
     }
@@ -525,8 +519,14 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
         mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed); "
                                        "nccl and cuda-ipc work on the device buffers, unstaged");
     mb_kv_str(cfg, "model_profile", have_profile ? profile_path : "none");
-    if (have_profile)
-        mb_kv_str(cfg, "model_profile_date", profile.date);
+    if (!have_profile)
+        return;
+    mb_kv_str(cfg, "model_profile_date", profile.date);
+    struct mb_coll_metric v[8]; /* the validation protocol: which set these points are in */
+    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks, opt.heldout, v);
+    for (size_t i = 0; i < nv; i++)
+        v[i].type == MB_COLL_METRIC_INT ? mb_kv_int(cfg, v[i].name, v[i].i) : mb_kv_str(cfg, v[i].name, v[i].str);
+    free(sizes);
 }
 
 /* ---- after the run: the model against the measurements (collectives/report.c) */

@@ -337,6 +337,7 @@ struct mb_coll_metric {
     double dbl;
     long long i;
     const char *str;
+    char text[512]; /* str's storage where the library owns it */
 };
 size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
                       struct mb_coll_metric *m);
@@ -386,6 +387,18 @@ struct mb_coll_vcase {
 struct mb_coll_args mb_coll_case_args(enum mb_coll_kind kind, size_t count, int nranks, int inplace,
                                       enum mb_coll_dtype dtype, enum mb_coll_op op, int root, const void *send,
                                       void *recv);
+/* The forms of a collective a run measures: each dtype in the mask; each
+ * op in the mask for a reduction, else the lowest one only; out of place
+ * (inplace 0), in place (1) or both (2), bcast in one form (in place only
+ * when inplace is 1). out has room for MB_COLL_NDTYPE * MB_COLL_NOP * 2. */
+struct mb_coll_form {
+    enum mb_coll_dtype dtype;
+    enum mb_coll_op op;
+    int inplace;
+};
+size_t mb_coll_forms(int reduction, int bcast, unsigned dtypes, unsigned ops, int inplace, struct mb_coll_form *out);
+/* The largest of n sizes (0 for none). */
+size_t mb_coll_largest(const size_t *sizes, size_t n);
 /* "a|b|c" from n names into buf (option choices). */
 void mb_coll_join_names(char *buf, size_t len, const char *const *names, size_t n);
 /* Sizes the case and allocates nsets sets (mb_coll_bufs_alloc; err as
@@ -406,5 +419,34 @@ void mb_coll_vcase_fault(struct mb_coll_vcase *v, long long iter, const char *fa
 /* Checks iter's output on this rank (mb_coll_data_verify). */
 int mb_coll_vcase_verify(struct mb_coll_vcase *v, long long iter, char *msg, size_t mlen);
 void mb_coll_vcase_free(struct mb_coll_vcase *v);
+
+
+/* ---- validation protocol (validation.c) --------------------------------
+ * The model is calibrated from microbenchmarks at the calibration sizes
+ * and validated at held-out sizes: a seeded random choice from a declared
+ * grid (1.25, 1.5 and 1.75 times the powers of two from 1 KiB to 32 MiB)
+ * that never contains a calibration size; held-out runs also use rank
+ * counts other than the calibration's. */
+extern const size_t mb_coll_calibration_sizes[];
+extern const size_t mb_coll_ncalibration_sizes;
+int mb_coll_is_calibration_size(size_t bytes);
+/* The declared grid into sizes[cap], ascending; returns its length (48). */
+size_t mb_coll_heldout_grid(size_t *sizes, size_t cap);
+/* `want` distinct grid sizes drawn with seed, ascending; returns how many
+ * (at most the grid's length). The same seed draws the same sizes. */
+size_t mb_coll_heldout_draw(uint64_t seed, size_t want, size_t *out);
+/* Which set a run's points belong to: "calibration" (every size a
+ * calibration size, at the calibration's rank count), "heldout" (no size
+ * is one) or "mixed". */
+const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int calibration_ranks);
+/* What a result file records about the protocol (model_calibration_ranks,
+ * _sizes, model_point_set, model_heldout_seed, _sizes, _grid) for a run of
+ * these sizes on nranks with prof; seed -1: not a held-out draw. Strings
+ * in v[i].text. Returns how many (at most 8). */
+struct mb_coll_metric;
+size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_t *sizes, size_t n, int nranks,
+                                 long long seed, struct mb_coll_metric *v);
+/* "a,b,c" (bytes) into buf, for a result file. */
+void mb_coll_sizes_string(const size_t *sizes, size_t n, char *buf, size_t len);
 
 #endif

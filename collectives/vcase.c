@@ -135,3 +135,29 @@ int mb_coll_vcase_verify(struct mb_coll_vcase *v, long long iter, char *msg, siz
 }
 
 void mb_coll_vcase_free(struct mb_coll_vcase *v) { mb_coll_bufs_free(&v->bufs); }
+
+size_t mb_coll_forms(int reduction, int bcast, unsigned dtypes, unsigned ops, int inplace, struct mb_coll_form *out)
+{
+    size_t n = 0;
+    int first_op = ops ? __builtin_ctz(ops) : 0;
+    for (int d = 0; d < MB_COLL_NDTYPE; d++) {
+        if (!(dtypes & (1u << d)))
+            continue;
+        for (int o = 0; o < MB_COLL_NOP; o++) {
+            if (reduction ? !(ops & (1u << o)) : o != first_op) /* the op matters only to reductions */
+                continue;
+            for (int ip = 0; ip < 2; ip++)
+                if (bcast ? ip == (inplace == 1) : inplace == 2 || inplace == ip) /* bcast: one form */
+                    out[n++] = (struct mb_coll_form){(enum mb_coll_dtype)d, (enum mb_coll_op)o, ip};
+        }
+    }
+    return n;
+}
+
+size_t mb_coll_largest(const size_t *sizes, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = sizes[i] > m ? sizes[i] : m;
+    return m;
+}
