@@ -8,13 +8,9 @@
 #include "harness/harness.h"
 #include "../collectives/coll.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The collectives: the library's (enum mb_coll_kind, mb_coll_kind_names),
  * then two only the MPI library runs here. */
@@ -23,7 +19,6 @@ static const char *coll_name(int c)
 {
     return c < MB_COLL_NKIND ? mb_coll_kind_names[c] : c == ALLTOALL ? "alltoall" : "barrier";
 }
-enum inplace { INPLACE_NO, INPLACE_YES, INPLACE_BOTH };
 /* Algorithms: the collectives library's registry, in its order (index 0 is
  * `mpi`, the MPI library's own); the --algo choices are built from it in
  * main(), and --coll's, --dtype's and --op's from the library's names. */
@@ -38,12 +33,13 @@ static algo_t algo_auto;
 
 static struct {
     unsigned colls, dtypes, ops, algos;
-    int inplace;
+    int inplace; /* --inplace's choice: 0 no, 1 yes, 2 both (mb_coll_forms) */
     long long root;
     long long ranks_per_node;
     char *pool_path;
     int calibrate;
     char *profile;
+    long long heldout, heldout_points;
 } opt;
 
 static struct mb_opt coll_opts[] = {
@@ -67,6 +63,9 @@ static struct mb_opt coll_opts[] = {
      "measure the cost model's parameters here, write them to --profile and exit", NULL},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "cost-model profile for the model column and --algo auto (default: profiles/<host>.txt)", "FILE"},
+    {"heldout", 0, MB_OPT_INT, &opt.heldout, "-1", NULL, -1, 1LL << 62, "validate the model at sizes drawn with "
+     "this seed from the held-out grid, never the calibration's (-1: off; replaces -b/-e/--sizes)", "SEED"},
+    {"heldout-points", 0, MB_OPT_INT, &opt.heldout_points, "6", NULL, 1, 48, "sizes --heldout draws", "N"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -86,19 +85,9 @@ struct coll_case {
 struct coll_state {
     struct mb_run *run;
     const struct coll_case *cc;
-    int rank, p, root;
-    uint64_t seed;
-    int64_t sum_mod;         /* range of the sum pattern, so sums stay exact */
-    size_t send_n, recv_n;   /* elements */
-    void *send, *recv;       /* this iteration's buffers: set iter % nsets (select_set) */
-    char *send0, *recv0;     /* nsets buffers of sstride / rstride bytes, back to back */
-    size_t nsets, sstride, rstride;
-    struct mb_buf bsend, brecv, dsend, drecv;
-    int device;              /* buffers live on the CUDA device, staged through pinned host */
+    struct mb_coll_vcase vc;    /* buffers, inputs, expected outputs, test fault (collectives/vcase.c) */
+    int device;                 /* buffers live on the CUDA device, staged through pinned host */
     struct mb_cuda_timer timer; /* device runs: CUDA events bracket copies and the MPI call */
-    int fault_rank;          /* rank whose output the fault injection corrupts, -1 for none */
-    long long fault_iter;    /* the iteration it corrupts, chosen at the first timed one; -1 before */
-    int registered;          /* send/recv come from mb_coll_alloc (zero-copy algorithms) */
 };
 
 /* ---- the collectives library ---------------------------------------- */
@@ -138,17 +127,8 @@ static int is_partitioned(int c) { return c == MB_COLL_REDUCE_SCATTER || c == MB
 /* The library call of a case (count as in mb_coll_args). */
 static struct mb_coll_args case_args(const struct coll_case *cc, int p, const void *send, void *recv)
 {
-    size_t blk = cc->count / (size_t)p;
-    struct mb_coll_args a = {
-        .kind = (enum mb_coll_kind)cc->coll,
-        .sendbuf = cc->inplace || cc->coll == MB_COLL_BCAST ? NULL : send,
-        .recvbuf = recv,
-        .count = cc->coll == MB_COLL_REDUCE_SCATTER || cc->coll == MB_COLL_ALLGATHER ? blk : cc->count,
-        .dtype = cc->dtype,
-        .op = cc->op,
-        .root = (int)opt.root,
-    };
-    return a;
+    return mb_coll_case_args((enum mb_coll_kind)cc->coll, cc->count, p, cc->inplace, cc->dtype, cc->op,
+                             (int)opt.root, send, recv);
 }
 
 /* ---- the cost model (collectives/model.c) ----------------------------- */
@@ -158,94 +138,39 @@ static int have_profile;
 static char profile_path[1024];
 static struct mb_coll_shape shape;
 
-/* Before any work: --calibrate can write its profile; otherwise the
- * profile loads (rank 0 reads, every rank gets the same parameters). A
- * missing default profile only leaves the model column NaN, unless auto
- * needs it; a named or malformed one is an error. */
+/* Before any work: --calibrate's profile must be writable; otherwise the
+ * profile loads (collectives/profile_load.c). A missing default profile
+ * only leaves the model column NaN, unless auto needs it; a named or
+ * malformed one is an error. */
 static int load_profile(struct mb_run *run)
 {
-    int root = run->rank == 0, bad = 0;
-    if (opt.profile)
-        snprintf(profile_path, sizeof(profile_path), "%s", opt.profile);
-    else
-        mb_coll_profile_default(profile_path, sizeof(profile_path));
-    if (opt.calibrate) {
-        if (run->nranks < 2) {
-            if (root)
-                mb_warn("--calibrate: needs 2 or more ranks on one node (got %d)", run->nranks);
-            return MB_EXIT_USAGE;
-        }
-        if (root) { /* the profile must be writable before the calibration starts */
-            char tmp[1100];
-            snprintf(tmp, sizeof(tmp), "%s.tmp", profile_path);
-            int fd = open(tmp, O_WRONLY | O_CREAT, 0644);
-            if (fd < 0) {
-                mb_warn("--profile %s: cannot write: %s", profile_path, strerror(errno));
-                bad = 1;
-            } else {
-                close(fd);
-                unlink(tmp);
-            }
-        }
-        MPI_Bcast(&bad, 1, MPI_INT, 0, run->comm);
-        return bad ? MB_EXIT_USAGE : 0;
-    }
-    int needed = opt.profile || (opt.algos & (1u << algo_auto)), state = 0; /* 1 loaded, 0 none, -1 bad */
-    if (root) {
-        char err[1400];
-        int missing = access(profile_path, F_OK) != 0;
-        if (!needed && missing)
-            state = 0;
-        else if (mb_coll_profile_read(profile_path, &profile, err, sizeof(err)) == 0)
-            state = 1;
-        else {
-            mb_warn("--profile: %s%s", err, missing ? " (make one with mb-coll --calibrate)" : "");
-            state = -1;
-        }
-    }
-    MPI_Bcast(&state, 1, MPI_INT, 0, run->comm);
+    char err[1500];
+    int needed = opt.profile || (opt.algos & (1u << algo_auto)) || opt.heldout >= 0;
+    int state = mb_coll_profile_load(run->comm, opt.profile, needed, opt.calibrate, profile_path,
+                                     sizeof(profile_path), &profile, err, sizeof(err));
+    if (state < 0 && run->rank == 0)
+        mb_warn("%s", err);
     if (state < 0)
         return MB_EXIT_USAGE;
     have_profile = state;
-    MPI_Bcast(&profile, (int)sizeof(profile), MPI_BYTE, 0, run->comm);
-    if (!have_profile && root && !run->common.quiet)
+    if (!have_profile && !opt.calibrate && run->rank == 0 && !run->common.quiet)
         printf("# no cost-model profile %s: the model column is NaN (mb-coll --calibrate makes one)\n",
                profile_path);
     return 0;
 }
 
-/* Measures the parameters here and writes the profile (rank 0). */
+/* Measures the parameters here and writes the profile. */
 static int calibrate(struct mb_run *run)
 {
-    double t0 = MPI_Wtime();
-    struct mb_coll_profile prof;
-    if (mb_coll_ctx_nnodes(coll_ctx()) != 1) {
-        if (run->rank == 0)
-            mb_warn("--calibrate: the ranks must share one node (found %d nodes)", mb_coll_ctx_nnodes(coll_ctx()));
-        return MB_EXIT_USAGE;
-    }
-    char cerr[400];
-    int rc = mb_coll_calibrate(coll_ctx(), &prof, run->common.quiet ? NULL : stdout, cerr, sizeof(cerr));
-    if (rc != 0) { /* a failed measurement (agreed on every rank): exit 1, no profile */
-        if (run->rank == 0)
-            mb_warn("--calibrate: %s; no profile written", cerr);
+    char err[1500];
+    int rc = mb_coll_calibrate_write(coll_ctx(), profile_path, run->argc, run->argv,
+                                     run->common.quiet ? NULL : stdout, err, sizeof(err));
+    if (rc && run->rank == 0)
+        mb_warn("%s", err);
+    if (rc == MB_COLL_CALIBRATE_FAILED) { /* a failed measurement (agreed on every rank): exit 1, no profile */
         MPI_Finalize();
         exit(1);
     }
-    if (run->rank == 0) {
-        size_t len = 0;
-        for (int i = 0; i < run->argc && len < sizeof(prof.command); i++)
-            len += (size_t)snprintf(prof.command + len, sizeof(prof.command) - len, "%s%s", i ? " " : "",
-                                    run->argv[i]);
-        char err[1400];
-        if (mb_coll_profile_write(profile_path, &prof, err, sizeof(err)) != 0) {
-            mb_warn("--profile: %s", err);
-            rc = 1;
-        } else if (!run->common.quiet) {
-            printf("# wrote %s in %.1f s\n", profile_path, MPI_Wtime() - t0);
-        }
-    }
-    MPI_Bcast(&rc, 1, MPI_INT, 0, run->comm);
     return rc;
 }
 
@@ -257,10 +182,7 @@ static algo_t auto_pick(const struct coll_case *cc, int p)
     static char dummy;
     struct mb_coll_args a = case_args(cc, p, &dummy, &dummy);
     const struct mb_coll_algo *al = mb_coll_pick(&profile, coll_ctx(), &a, 1, NULL);
-    for (size_t i = 0; al && i < nalgos; i++)
-        if (mb_coll_algo_at(i) == al)
-            return (algo_t)i;
-    return 0;
+    return al ? (algo_t)mb_coll_index(al) : ALGO_MPI;
 }
 
 static double model(struct mb_run *run, const struct mb_case *c)
@@ -273,128 +195,6 @@ static double model(struct mb_run *run, const struct mb_case *c)
     return mb_coll_model(&profile, algo_names[cc->pick], &a, &shape);
 }
 
-/* ---- data: integers that every dtype and op hold exactly ------------- */
-
-/* Values are arithmetic progressions modulo small numbers, generated
- * incrementally (no division per element) so checking 64 MiB every
- * iteration stays cheap. */
-struct progression {
-    uint64_t cur, step, mod;
-};
-
-static struct progression progression(uint64_t base, uint64_t step, uint64_t mod, uint64_t first)
-{
-    struct progression g = {(base + (step % mod) * (first % mod)) % mod, step % mod, mod};
-    return g;
-}
-
-static inline uint64_t next(struct progression *g)
-{
-    uint64_t v = g->cur;
-    g->cur += g->step;
-    if (g->cur >= g->mod)
-        g->cur -= g->mod;
-    return v;
-}
-
-/* Rank r's input elements [first, first + n) at iteration iter. */
-static void gen_row(const struct coll_state *s, int r, uint64_t first, size_t n, long long iter,
-                    int64_t *out)
-{
-    uint64_t t = (uint64_t)iter, ur = (uint64_t)r, p = (uint64_t)s->p, seed = s->seed;
-    if (!is_reduction(s->cc->coll)) {
-        struct progression g = progression(ur * 131 + t * 3 + seed, 7, 251, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - 125;
-        return;
-    }
-    switch (s->cc->op) {
-    case MB_COLL_SUM: {
-        uint64_t m = (uint64_t)s->sum_mod;
-        struct progression g = progression(ur * 7 + t * 5 + seed, 3, m, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - s->sum_mod / 2;
-        return;
-    }
-    case MB_COLL_PROD: { /* one rank gives 2, maybe another -1, the rest 1: products are +-2 */
-        struct progression two = progression(t + seed, 1, p, first);
-        struct progression neg = progression(t + seed + 1, 3, p + 1, first);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t a = next(&two), b = next(&neg);
-            out[i] = a == ur ? 2 : b == ur ? -1 : 1;
-        }
-        return;
-    }
-    default: {
-        struct progression g = progression(ur * 7 + t * 5 + seed, 13, 101, first);
-        for (size_t i = 0; i < n; i++)
-            out[i] = (int64_t)next(&g) - 50;
-        return;
-    }
-    }
-}
-
-/* The reduction over all ranks of elements [first, first + n). */
-static void reduced_row(const struct coll_state *s, uint64_t first, size_t n, long long iter,
-                        int64_t *acc, int64_t *tmp)
-{
-    gen_row(s, 0, first, n, iter, acc);
-    for (int r = 1; r < s->p; r++) {
-        gen_row(s, r, first, n, iter, tmp);
-        switch (s->cc->op) {
-        case MB_COLL_SUM: for (size_t i = 0; i < n; i++) acc[i] += tmp[i]; break;
-        case MB_COLL_PROD: for (size_t i = 0; i < n; i++) acc[i] *= tmp[i]; break;
-        case MB_COLL_MIN: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] < acc[i] ? tmp[i] : acc[i]; break;
-        case MB_COLL_MAX: for (size_t i = 0; i < n; i++) acc[i] = tmp[i] > acc[i] ? tmp[i] : acc[i]; break;
-        case MB_COLL_NOP: break;
-        }
-    }
-}
-
-#define FOR_DTYPE(d, T, body)                                                                          switch (d) {                                                                                       case MB_COLL_INT8: { typedef int8_t T; body; } break;                                                      case MB_COLL_INT32: { typedef int32_t T; body; } break;                                                    case MB_COLL_INT64: { typedef int64_t T; body; } break;                                                    case MB_COLL_FLOAT: { typedef float T; body; } break;                                                      case MB_COLL_DOUBLE: { typedef double T; body; } break;                                                    case MB_COLL_NDTYPE: break;                                                                                }
-
-static void store_row(enum mb_coll_dtype d, void *buf, const int64_t *v, size_t n)
-{
-    FOR_DTYPE(d, T, for (size_t i = 0; i < n; i++) ((T *)buf)[i] = (T)v[i]);
-}
-
-/* Index of the first element of buf[0..n) that differs from want, or n. */
-static size_t compare_row(enum mb_coll_dtype d, const void *buf, const int64_t *want, size_t n)
-{
-    size_t i = 0;
-    FOR_DTYPE(d, T, for (; i < n; i++) if ((double)((const T *)buf)[i] != (double)want[i]) break);
-    return i;
-}
-
-static double load(enum mb_coll_dtype d, const void *buf, size_t i)
-{
-    double v = NAN;
-    FOR_DTYPE(d, T, v = (double)((const T *)buf)[i]);
-    return v;
-}
-
-static void store(enum mb_coll_dtype d, void *buf, size_t i, int64_t v)
-{
-    FOR_DTYPE(d, T, ((T *)buf)[i] = (T)v);
-}
-
-/* The test-only fault in element i: MB_FAULT_INJECT=nan or inf makes a
- * float or double element NaN or +Inf; otherwise (and for integers) +1. */
-static void store_fault(enum mb_coll_dtype d, void *buf, size_t i)
-{
-    const char *f = mb_fault();
-    int nan_ = f && !strcmp(f, "nan"), inf_ = f && !strcmp(f, "inf");
-    if ((nan_ || inf_) && (d == MB_COLL_FLOAT || d == MB_COLL_DOUBLE)) {
-        if (d == MB_COLL_FLOAT)
-            ((float *)buf)[i] = nan_ ? NAN : INFINITY;
-        else
-            ((double *)buf)[i] = nan_ ? NAN : INFINITY;
-        return;
-    }
-    store(d, buf, i, (int64_t)load(d, buf, i) + 1);
-}
-
-#define CHUNK 4096 /* elements generated at a time: stays in L1/L2 */
 /* Batched timing (--agg-iters): at most MAX_BATCH iterations' buffers, and at
  * most BATCH_BYTES of each buffer, per case. A call short enough to batch
  * moves little data, so the sets of an 8 B case take a few KiB. */
@@ -403,33 +203,33 @@ static void store_fault(enum mb_coll_dtype d, void *buf, size_t i)
 
 /* ---- cases ------------------------------------------------------------ */
 
+/* The sizes of the run: -b/-e/--sizes, or the held-out draw (malloc'd). */
+static size_t *points(struct mb_run *run, size_t *n)
+{
+    if (opt.heldout < 0)
+        return mb_sizes(&run->common, n);
+    size_t *s = malloc(sizeof(size_t) * (size_t)opt.heldout_points);
+    if (!s)
+        mb_die(1, "out of memory drawing the held-out sizes");
+    *n = mb_coll_heldout_draw((uint64_t)opt.heldout, (size_t)opt.heldout_points, s);
+    return s;
+}
+
 /* Every case's element count must fit MPI's count type (int), and its
  * bytes the library algorithms' byte counts (int as well). */
 static int check_counts(struct mb_run *run)
 {
-    size_t nsizes;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    size_t nsizes, *sizes = points(run, &nsizes);
     int bad = 0;
     for (size_t k = 0; k < nsizes && !bad; k++)
         for (int d = 0; d < MB_COLL_NDTYPE && !bad; d++) {
-            if (!(opt.dtypes & (1u << d)))
-                continue;
-            size_t count = sizes[k] / mb_coll_dtype_size(d);
-            int lib = (opt.algos & ~1u) != 0; /* ours pass byte counts */
-            if (count <= INT_MAX && (!lib || sizes[k] <= INT_MAX))
-                continue;
-            char sz[32];
+            char why[300], sz[32];
+            if (!(opt.dtypes & (1u << d)) || mb_coll_count_fits(sizes[k], d, (opt.algos & ~1u) != 0, why,
+                                                                sizeof(why)) == 0)
+                continue; /* the library's algorithms pass byte counts */
             mb_format_size(sizes[k], sz, sizeof(sz));
-            if (run->rank == 0) {
-                if (count > INT_MAX)
-                    mb_warn("%s: %s of %s is %zu elements, more than MPI's count limit %d (use a smaller size or "
-                            "a wider --dtype)", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, mb_coll_dtype_names[d],
-                            count, INT_MAX);
-                else
-                    mb_warn("%s: %s is more than the %d bytes the collectives library's algorithms pass to MPI "
-                            "(use a smaller size or --algo mpi)", run->common.sizes ? "--sizes" : "-e/--maxbytes",
-                            sz, INT_MAX);
-            }
+            if (run->rank == 0)
+                mb_warn("%s: %s%s", run->common.sizes ? "--sizes" : "-e/--maxbytes", sz, why);
             bad = 1;
         }
     free(sizes);
@@ -477,11 +277,8 @@ static void add_case(struct mb_run *run, size_t *cap, const struct coll_case *pr
     const char *dt = bar ? "-" : mb_coll_dtype_names[cc->dtype];
     const char *op = red ? mb_coll_op_names[cc->op] : "-";
     const char *ip = bar ? "-" : cc->inplace ? "inplace" : "oop";
-    c->labels[0] = coll_name(cc->coll);
-    c->labels[1] = algo_names[cc->algo];
-    c->labels[2] = dt;
-    c->labels[3] = op;
-    c->labels[4] = ip;
+    const char *labels[] = {coll_name(cc->coll), algo_names[cc->algo], dt, op, ip}; /* label_names' order */
+    memcpy(c->labels, labels, sizeof(labels));
     c->count = count;
     c->bytes = count * (bar ? 0 : mb_coll_dtype_size(cc->dtype));
     /* batched timing: up to BATCH_BYTES of every buffer kind held at once */
@@ -501,7 +298,7 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
         return;
     }
     size_t nsizes, p = (size_t)run->nranks;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
+    size_t *sizes = points(run, &nsizes);
     for (size_t k = 0; k < nsizes; k++) {
         size_t count = sizes[k] / mb_coll_dtype_size(proto->dtype);
         if (is_partitioned(proto->coll))
@@ -512,149 +309,13 @@ static void plan_sizes(struct mb_run *run, size_t *cap, const struct coll_case *
 }
 
 /* Memory bandwidth of this machine, measured in this run for mem_busbw:
- * every rank copies a buffer of the largest size (up to 64 MiB) at once,
- * three times; bytes copied by all ranks per second (GB/s). */
-static double memcpy_gbps;
-
+ * every rank copies a buffer of the largest size at once. */
 static void measure_memcpy(struct mb_run *run)
 {
-    size_t nsizes, bytes = 0;
-    size_t *sizes = mb_sizes(&run->common, &nsizes);
-    for (size_t k = 0; k < nsizes; k++)
-        bytes = sizes[k] > bytes ? sizes[k] : bytes;
+    size_t nsizes, *sizes = points(run, &nsizes), bytes = mb_coll_largest(sizes, nsizes);
     free(sizes);
-    bytes = bytes > ((size_t)64 << 20) ? (size_t)64 << 20 : bytes < 4096 ? 4096 : bytes;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    memset(a, 1, bytes);
-    memset(b, 2, bytes);
-    double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
-        MPI_Barrier(run->comm);
-        double t0 = MPI_Wtime();
-        memcpy(b, a, bytes);
-        MPI_Barrier(run->comm);
-        double gbps = (double)bytes * run->nranks / (MPI_Wtime() - t0) / 1e9;
-        best = gbps > best ? gbps : best;
-        char *t = a;
-        a = b, b = t;
-    }
-    free(a);
-    free(b);
-    memcpy_gbps = best;
-    if (run->rank == 0 && !run->common.quiet)
-        printf("# memcpy bandwidth, %d ranks copying %zu bytes each at once: %.2f GB/s "
-               "(mem_busbw = 2*ranks*size/t against it)\n", run->nranks, bytes, best);
-}
-
-static void print_picks(struct mb_run *run);
-
-/* The root `emulation` attribute: what stands for hardware this machine
- * lacks. Fake nodes (--ranks-per-node) and the pool's backing (a file
- * standing for CXL memory) when pool or auto runs; "none" otherwise. */
-static char emulation[1200];
-
-static void describe_emulation(struct mb_run *run)
-{
-    size_t used = 0;
-    emulation[0] = '\0';
-    if (opt.ranks_per_node > 0) {
-        MPI_Comm host;
-        MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, run->rank, MPI_INFO_NULL, &host);
-        int hr, lead, hosts;
-        MPI_Comm_rank(host, &hr);
-        lead = hr == 0;
-        MPI_Allreduce(&lead, &hosts, 1, MPI_INT, MPI_SUM, run->comm);
-        MPI_Comm_free(&host);
-        int fake = (run->nranks + (int)opt.ranks_per_node - 1) / (int)opt.ranks_per_node;
-        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
-                                 "fake_nodes=%d: --ranks-per-node %lld splits %d ranks on %d host%s into nodes of "
-                                 "consecutive ranks, for the collectives library's algorithms and the model (the "
-                                 "MPI library's own collectives see the real hosts)",
-                                 fake, opt.ranks_per_node, run->nranks, hosts, hosts == 1 ? "" : "s");
-    }
-    const struct mb_coll_algo *pool = mb_coll_find("pool");
-    int pool_runs = 0;
-    for (size_t a = 0; pool && a < nalgos; a++)
-        if ((opt.algos & (1u << a)) && mb_coll_algo_at(a) == pool)
-            pool_runs = 1;
-    if ((pool_runs || (opt.algos & (1u << algo_auto))) && mb_coll_ctx_nnodes(coll_ctx()) == 1 &&
-        mb_coll_pool_backing(coll_ctx())[0])
-        used += (size_t)snprintf(emulation + used, sizeof(emulation) - used,
-                                 "%spool=%s stands for CXL memory shared by the node's ranks", used ? "; " : "",
-                                 mb_coll_pool_backing(coll_ctx()));
-    run->emulation = used ? emulation : "none";
-}
-
-static int plan(struct mb_run *run)
-{
-    size_t cap = 0;
-    if (opt.calibrate)
-        return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
-    if (have_profile) /* where the cases run, for the model */
-        mb_coll_model_shape(coll_ctx(), &shape);
-    if (opt.algos & ~1u) {
-        measure_memcpy(run);
-        mb_metric_run_dbl(&run->result, "memcpy_GBps", memcpy_gbps);
-        const char *pb = mb_coll_pool_backing(coll_ctx());
-        mb_metric_run_str(&run->result, "pool_backing", pb[0] ? pb : "none");
-        mb_metric_run_int(&run->result, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
-    }
-    int first_op = __builtin_ctz(opt.ops);
-    for (int a = 0; a <= algo_auto; a++) { /* the registry, then auto */
-        if (!(opt.algos & (1u << a)))
-            continue;
-        const struct mb_coll_algo *la = lib_algo(a);
-        for (int c = 0; c < NCOLL; c++) {
-            if (!(opt.colls & (1u << c)))
-                continue;
-            if (c >= MB_COLL_NKIND) { /* alltoall, barrier: the MPI library's own, for mpi and auto */
-                if (la && a != ALGO_MPI)
-                    continue;
-            } else if (la) {
-                char why[256];
-                if (!(la->kinds & (1u << c)))
-                    continue; /* not implemented: all/lists run what each algorithm has */
-                if (la->device && run->common.device != MB_DEV_CUDA) {
-                    if (run->rank == 0 && !run->common.quiet)
-                        mb_warn("--algo %s: unavailable for %s: it works on device buffers (-d cuda)", la->name,
-                                coll_name(c));
-                    continue;
-                }
-                if (!mb_coll_usable(la, coll_ctx(), c, why, sizeof(why))) {
-                    if (run->rank == 0 && !run->common.quiet)
-                        mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_name(c), why);
-                    continue;
-                }
-            }
-            if (c == BARRIER) { /* no data: one case */
-                struct coll_case proto = {BARRIER, MB_COLL_FLOAT, MB_COLL_SUM, 0, a, a, 0};
-                plan_sizes(run, &cap, &proto);
-                continue;
-            }
-            for (int d = 0; d < MB_COLL_NDTYPE; d++) {
-                if (!(opt.dtypes & (1u << d)))
-                    continue;
-                for (int o = 0; o < MB_COLL_NOP; o++) {
-                    /* the op matters only to reductions: others run once */
-                    if (is_reduction(c) ? !(opt.ops & (1u << o)) : o != first_op)
-                        continue;
-                    for (int ip = 0; ip < 2; ip++) {
-                        int want = opt.inplace == INPLACE_BOTH || opt.inplace == ip;
-                        if (c == MB_COLL_BCAST) /* bcast is always in place: one form */
-                            want = ip == (opt.inplace == INPLACE_YES);
-                        if (!want)
-                            continue;
-                        struct coll_case proto = {c, (enum mb_coll_dtype)d, (enum mb_coll_op)o, ip,
-                                                  a, a, 0};
-                        plan_sizes(run, &cap, &proto);
-                    }
-                }
-            }
-        }
-    }
-    print_picks(run);
-    describe_emulation(run);
-    return 0;
+    mb_metric_run_dbl(&run->result, "memcpy_GBps",
+                      mb_coll_memcpy_gbps(run->comm, bytes, run->common.quiet ? NULL : stdout));
 }
 
 /* One line per auto section: size:pick. */
@@ -679,20 +340,73 @@ static void print_picks(struct mb_run *run)
         printf("\n");
 }
 
+/* The root `emulation` attribute: fake nodes (--ranks-per-node) and the
+ * pool's backing when pool or auto runs; "none" otherwise. */
+static void describe_emulation(struct mb_run *run)
+{
+    static char emulation[1200];
+    const struct mb_coll_algo *pool = mb_coll_find("pool");
+    int pool_used = (opt.algos & (1u << algo_auto)) || (pool && (opt.algos & (1u << mb_coll_index(pool))));
+    run->emulation = mb_coll_describe_emulation(coll_ctx(), (int)opt.ranks_per_node, pool_used, emulation,
+                                                sizeof(emulation)) ? emulation : "none";
+}
+
+static int plan(struct mb_run *run)
+{
+    size_t cap = 0;
+    if (opt.calibrate)
+        return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
+    if (have_profile) /* where the cases run, for the model */
+        mb_coll_model_shape(coll_ctx(), &shape);
+    if (opt.algos & ~1u) {
+        measure_memcpy(run);
+        const char *pb = mb_coll_pool_backing(coll_ctx());
+        mb_metric_run_str(&run->result, "pool_backing", pb[0] ? pb : "none");
+        mb_metric_run_int(&run->result, "nodes", mb_coll_ctx_nnodes(coll_ctx()));
+    }
+    for (int a = 0; a <= algo_auto; a++) { /* the registry, then auto */
+        if (!(opt.algos & (1u << a)))
+            continue;
+        const struct mb_coll_algo *la = lib_algo(a);
+        for (int c = 0; c < NCOLL; c++) {
+            if (!(opt.colls & (1u << c)))
+                continue;
+            if (c >= MB_COLL_NKIND) { /* alltoall, barrier: the MPI library's own, for mpi and auto */
+                if (la && a != ALGO_MPI)
+                    continue;
+            } else if (la) { /* all/lists run what each algorithm implements, and say what is unavailable */
+                char why[256];
+                int r = mb_coll_runnable(la, coll_ctx(), c, run->common.device == MB_DEV_CUDA, why, sizeof(why));
+                if (r < 0 && run->rank == 0 && !run->common.quiet)
+                    mb_warn("--algo %s: unavailable for %s: %s", la->name, coll_name(c), why);
+                if (r <= 0)
+                    continue;
+            }
+            struct mb_coll_form f[MB_COLL_NDTYPE * MB_COLL_NOP * 2] = {{MB_COLL_FLOAT, MB_COLL_SUM, 0}};
+            size_t nf = c == BARRIER ? 1 /* no data: one case */
+                                     : mb_coll_forms(is_reduction(c), c == MB_COLL_BCAST, opt.dtypes, opt.ops,
+                                                     opt.inplace, f);
+            for (size_t i = 0; i < nf; i++) {
+                struct coll_case proto = {c, f[i].dtype, f[i].op, f[i].inplace, a, a, 0};
+                plan_sizes(run, &cap, &proto);
+            }
+        }
+    }
+    print_picks(run);
+    describe_emulation(run);
+    return 0;
+}
+
 /* ---- set-up, iteration, check ----------------------------------------- */
 
-static int alloc_pair(struct coll_state *s, struct mb_buf *host, struct mb_buf *dev, size_t bytes,
-                      void **ptr)
+/* What the output of collective c holds. */
+static enum mb_coll_layout layout(int c)
 {
-    char err[256];
-    if (mb_buf_alloc(host, s->device ? MB_MEM_PINNED : MB_MEM_HOST, bytes, 0, MPI_COMM_SELF, err,
-                     sizeof(err)) != 0 ||
-        (s->device && mb_buf_alloc(dev, MB_MEM_DEVICE, bytes, 0, MPI_COMM_SELF, err, sizeof(err)) != 0)) {
-        mb_warn("allocating %zu bytes: %s", bytes, err);
-        return -1;
-    }
-    *ptr = host->ptr;
-    return 0;
+    static const enum mb_coll_layout l[NCOLL] = {
+        [MB_COLL_ALLREDUCE] = MB_COLL_OUT_REDUCED, [MB_COLL_REDUCE_SCATTER] = MB_COLL_OUT_REDUCED_BLOCK,
+        [MB_COLL_ALLGATHER] = MB_COLL_OUT_GATHERED, [MB_COLL_BCAST] = MB_COLL_OUT_ROOT,
+        [MB_COLL_REDUCE] = MB_COLL_OUT_REDUCED_ROOT, [ALLTOALL] = MB_COLL_OUT_EXCHANGED, [BARRIER] = MB_COLL_OUT_NONE};
+    return l[c];
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
@@ -701,125 +415,23 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     *state = s;
     s->run = run;
     s->cc = c->user;
-    s->rank = run->rank;
-    s->p = run->nranks;
-    s->root = (int)opt.root;
-    s->seed = (uint64_t)run->common.seed;
     s->device = run->common.device == MB_DEV_CUDA;
-    /* Sums of p values in [-m/2, m/2) stay within the dtype's exact range. */
-    int64_t limit = s->cc->dtype == MB_COLL_INT8 ? 127 : s->cc->dtype == MB_COLL_FLOAT ? (1 << 24) : (1 << 30);
-    int64_t m = 2 * limit / s->p;
-    s->sum_mod = m < 1 ? 1 : m > 1000 ? 1000 : m;
-
-    size_t n = s->cc->count, blk = n / (size_t)s->p, es = mb_coll_dtype_size(s->cc->dtype);
-    switch (s->cc->coll) {
-    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: case ALLTOALL: s->send_n = n; s->recv_n = n; break;
-    case MB_COLL_REDUCE_SCATTER: s->send_n = n; s->recv_n = s->cc->inplace ? n : blk; break;
-    case MB_COLL_ALLGATHER: s->send_n = blk; s->recv_n = n; break;
-    case MB_COLL_BCAST: s->send_n = 0; s->recv_n = n; break;
-    case BARRIER: case NCOLL: break;
-    }
-    if (s->cc->inplace)
-        s->send_n = 0;
-    s->fault_rank = -1;
-    s->fault_iter = -1;
-    if (mb_fault() && (!strcmp(mb_fault(), "corrupt") || !strcmp(mb_fault(), "nan") || !strcmp(mb_fault(), "inf")) &&
-        s->cc->coll != BARRIER)
-        s->fault_rank = s->cc->coll == MB_COLL_REDUCE ? s->root : s->p - 1;
-    char err[256];
+    char err[300];
     if (s->device && mb_cuda_timer_init(&s->timer, err, sizeof(err)) != 0) {
         mb_warn("%s", err);
         return -1;
     }
-    /* nsets iterations' buffers back to back, each set 64-byte (small) or
-     * page (large) aligned; device runs time each call alone (one set) */
-    s->nsets = c->max_batch > 1 ? (size_t)c->max_batch : 1;
-    size_t align = s->recv_n * es >= 4096 ? 4096 : 64;
-    s->sstride = (s->send_n * es + align - 1) / align * align;
-    s->rstride = (s->recv_n * es + align - 1) / align * align;
-    size_t sbytes = s->nsets > 1 ? s->nsets * s->sstride : s->send_n * es;
-    size_t rbytes = s->nsets > 1 ? s->nsets * s->rstride : s->recv_n * es;
     const struct mb_coll_algo *la = lib_algo(s->cc->pick);
-    if (la && la->wants_registered) { /* node-shared buffers, registered once per case */
-        s->registered = 1;
-        if (s->device && (mb_buf_alloc(&s->dsend, MB_MEM_DEVICE, s->send_n * es, 0, MPI_COMM_SELF, err,
-                                       sizeof(err)) != 0 ||
-                          mb_buf_alloc(&s->drecv, MB_MEM_DEVICE, s->recv_n * es, 0, MPI_COMM_SELF, err,
-                                       sizeof(err)) != 0)) {
-            mb_warn("allocating device buffers: %s", err);
-            return -1;
-        }
-        s->send = mb_coll_alloc(coll_ctx(), sbytes, err, sizeof(err));
-        s->recv = s->send ? mb_coll_alloc(coll_ctx(), rbytes, err, sizeof(err)) : NULL;
-        if (!s->send || !s->recv) {
-            mb_warn("registering buffers: %s", err);
-            return -1;
-        }
-    } else if (alloc_pair(s, &s->bsend, &s->dsend, sbytes, &s->send) != 0 ||
-               alloc_pair(s, &s->brecv, &s->drecv, rbytes, &s->recv) != 0) {
+    if (mb_coll_vcase_init(&s->vc, coll_ctx(), layout(s->cc->coll), s->cc->op, s->cc->dtype, s->cc->count,
+                           (int)opt.root, s->cc->inplace, (uint64_t)run->common.seed, (size_t)c->max_batch,
+                           la && la->wants_registered, s->device, mb_fault(), err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
         return -1;
     }
-    s->send0 = s->send;
-    s->recv0 = s->recv;
     return 0;
 }
 
-/* Iteration iter's buffers: set iter % nsets, so the outputs of a batch
- * of back-to-back calls stay apart until each is checked. */
-static void select_set(struct coll_state *s, long long iter)
-{
-    size_t set = (size_t)iter % s->nsets;
-    s->send = s->send0 ? s->send0 + set * s->sstride : NULL;
-    s->recv = s->recv0 ? s->recv0 + set * s->rstride : NULL;
-}
-
-/* The buffer that holds this rank's input, and the global index of its first element. */
-static void input_region(const struct coll_state *s, void **buf, size_t *n, size_t *first)
-{
-    size_t blk = s->cc->count / (size_t)s->p;
-    *buf = s->cc->inplace ? s->recv : s->send;
-    *first = 0;
-    switch (s->cc->coll) {
-    case MB_COLL_ALLGATHER:
-        *n = blk;
-        if (s->cc->inplace)
-            *buf = (char *)s->recv + (size_t)s->rank * blk * mb_coll_dtype_size(s->cc->dtype);
-        break;
-    case MB_COLL_BCAST: *buf = s->recv; *n = s->rank == s->root ? s->cc->count : 0; break;
-    default: *n = s->cc->count; break;
-    }
-}
-
-static void prepare(void *state, long long iter)
-{
-    struct coll_state *s = state;
-    enum mb_coll_dtype d = s->cc->dtype;
-    if (s->cc->coll == BARRIER)
-        return;
-    select_set(s, iter);
-    /* Poison the output so a collective that writes nothing is caught. */
-    memset(s->recv, 0x5a, s->recv_n * mb_coll_dtype_size(d));
-    void *buf;
-    size_t n, first;
-    input_region(s, &buf, &n, &first);
-    int64_t v[CHUNK];
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t len = n - i < CHUNK ? n - i : CHUNK;
-        gen_row(s, s->rank, first + i, len, iter, v);
-        store_row(d, (char *)buf + i * mb_coll_dtype_size(d), v, len);
-    }
-    if (s->device) {
-        mb_buf_copy(s->dsend.ptr, MB_MEM_DEVICE, s->send, MB_MEM_PINNED, s->send_n * mb_coll_dtype_size(d));
-        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * mb_coll_dtype_size(d));
-    }
-}
-
-static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
-{
-    int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
-    struct mb_coll_args a = case_args(s->cc, s->p, dev ? s->dsend.ptr : s->send, dev ? s->drecv.ptr : s->recv);
-    return la->run(coll_ctx(), &a);
-}
+static void prepare(void *state, long long iter) { mb_coll_vcase_prepare(&((struct coll_state *)state)->vc, iter); }
 
 /* One call of the case: the registry's algorithm (mpi's entry included),
  * or the MPI library's own alltoall and barrier, which the collectives
@@ -827,109 +439,61 @@ static int run_lib(struct coll_state *s, const struct mb_coll_algo *la)
 static int run_case(struct coll_state *s)
 {
     const struct coll_case *cc = s->cc;
-    if (cc->coll < MB_COLL_NKIND)
-        return run_lib(s, lib_algo(cc->pick));
+    const struct mb_coll_vcase *v = &s->vc;
+    if (cc->coll < MB_COLL_NKIND) {
+        const struct mb_coll_algo *la = lib_algo(cc->pick);
+        int dev = la->device && s->device; /* device algorithms take the device buffers, unstaged */
+        struct mb_coll_args a = case_args(cc, s->run->nranks, dev ? v->bufs.dsend.ptr : v->send,
+                                          dev ? v->bufs.drecv.ptr : v->recv);
+        return la->run(coll_ctx(), &a);
+    }
     MPI_Datatype t = mb_coll_mpi_dtype(cc->dtype);
-    int blk = (int)(cc->count / (size_t)s->p);
     if (cc->coll == ALLTOALL)
-        return MPI_Alltoall(cc->inplace ? MPI_IN_PLACE : s->send, blk, t, s->recv, blk, t, MPI_COMM_WORLD);
+        return MPI_Alltoall(cc->inplace ? MPI_IN_PLACE : v->send, (int)v->blk, t, v->recv, (int)v->blk, t,
+                            MPI_COMM_WORLD);
     return MPI_Barrier(MPI_COMM_WORLD);
 }
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
     struct coll_state *s = state;
-    size_t es = mb_coll_dtype_size(s->cc->dtype);
+    struct mb_coll_vcase *v = &s->vc;
     if (s->cc->coll != BARRIER)
-        select_set(s, iter);
+        mb_coll_vcase_select(v, iter);
     const struct mb_coll_algo *la = lib_algo(s->cc->algo);
     int staged = s->device && !(la && la->device); /* pinned staging around a host algorithm */
     if (s->device)
         mb_cuda_timer_start(&s->timer);
-    if (staged) {
-        mb_buf_copy(s->send, MB_MEM_PINNED, s->dsend.ptr, MB_MEM_DEVICE, s->send_n * es);
-        if (s->cc->inplace || s->cc->coll == MB_COLL_BCAST)
-            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-    }
+    if (staged)
+        mb_coll_vcase_stage(v, 1);
     int rc = run_case(s);
     if (staged)
-        mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
+        mb_coll_vcase_stage(v, 0);
     if (s->device)
         *elapsed = mb_cuda_timer_stop(&s->timer);
-    if (s->rank == s->fault_rank && iter == s->run->common.warmup) {
+    if (v->rank == v->fault_rank && iter == s->run->common.warmup) {
         /* Test-only fault: one output element of a call of the first timed
          * sample, the call at a seeded random position of its block */
         const struct coll_case *cc = s->cc;
-        uint64_t h = mb_mix64(s->seed ^ mb_mix64(cc->count * 64 + (uint64_t)cc->coll * 8 + (uint64_t)cc->dtype) ^
-                         mb_mix64((uint64_t)cc->algo * 4 + (uint64_t)cc->op * 2 + (uint64_t)cc->inplace));
         long long k = s->run->batch > 0 ? s->run->batch : 1;
-        s->fault_iter = iter + (long long)(h % (uint64_t)k);
+        v->fault_iter = iter + mb_coll_fault_call((uint64_t)s->run->common.seed, cc->count, cc->coll, (int)cc->dtype,
+                                                  cc->algo, (int)cc->op, cc->inplace, k);
         mb_warn("fault injection: rank %d corrupts iteration %lld (call %lld of %lld in the first timed sample)",
-                s->rank, s->fault_iter, s->fault_iter - iter + 1, k);
+                v->rank, v->fault_iter, v->fault_iter - iter + 1, k);
     }
-    if (iter == s->fault_iter && s->recv_n > 0) {
-        size_t i = s->recv_n / 2;
-        if (s->cc->coll == MB_COLL_REDUCE_SCATTER)
-            i = s->cc->count / (size_t)s->p / 2;
-        if (s->device)
-            mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * es);
-        store_fault(s->cc->dtype, s->recv, i);
-        if (s->device)
-            mb_buf_copy(s->drecv.ptr, MB_MEM_DEVICE, s->recv, MB_MEM_PINNED, s->recv_n * es);
-    }
+    mb_coll_vcase_fault(v, iter, mb_fault());
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 static int check(void *state, long long iter, char *msg, size_t mlen)
 {
-    struct coll_state *s = state;
-    const struct coll_case *cc = s->cc;
-    size_t blk = cc->count / (size_t)s->p, n = 0;
-    if (cc->coll == BARRIER || (cc->coll == MB_COLL_REDUCE && s->rank != s->root))
-        return 0;
-    select_set(s, iter);
-    if (s->device)
-        mb_buf_copy(s->recv, MB_MEM_PINNED, s->drecv.ptr, MB_MEM_DEVICE, s->recv_n * mb_coll_dtype_size(cc->dtype));
-    n = cc->coll == MB_COLL_REDUCE_SCATTER ? blk : cc->count;
-    static int64_t want[CHUNK], tmp[CHUNK];
-    for (size_t i = 0; i < n;) {
-        size_t len = n - i < CHUNK ? n - i : CHUNK;
-        /* gathered outputs: a segment never crosses a source rank's block */
-        if (cc->coll == MB_COLL_ALLGATHER || cc->coll == ALLTOALL)
-            len = len < blk - i % blk ? len : blk - i % blk;
-        switch (cc->coll) {
-        case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: reduced_row(s, i, len, iter, want, tmp); break;
-        case MB_COLL_REDUCE_SCATTER: reduced_row(s, (size_t)s->rank * blk + i, len, iter, want, tmp); break;
-        case MB_COLL_ALLGATHER: gen_row(s, (int)(i / blk), i % blk, len, iter, want); break;
-        case ALLTOALL: gen_row(s, (int)(i / blk), (size_t)s->rank * blk + i % blk, len, iter, want); break;
-        case MB_COLL_BCAST: gen_row(s, s->root, i, len, iter, want); break;
-        default: return 0;
-        }
-        const char *seg = (const char *)s->recv + i * mb_coll_dtype_size(cc->dtype);
-        size_t bad = compare_row(cc->dtype, seg, want, len);
-        if (bad < len) {
-            snprintf(msg, mlen, "first wrong element at index %zu: got %.17g, expected %lld", i + bad,
-                     load(cc->dtype, seg, bad), (long long)want[bad]);
-            return 1;
-        }
-        i += len;
-    }
-    return 0;
+    return mb_coll_vcase_verify(&((struct coll_state *)state)->vc, iter, msg, mlen);
 }
 
 static void teardown(void *state)
 {
     struct coll_state *s = state;
-    if (s->registered) {
-        if (s->send0)
-            mb_coll_release(coll_ctx(), s->send0);
-        if (s->recv0)
-            mb_coll_release(coll_ctx(), s->recv0);
-    }
-    mb_buf_free(&s->bsend);
-    mb_buf_free(&s->brecv);
-    mb_buf_free(&s->dsend);
-    mb_buf_free(&s->drecv);
+    mb_coll_vcase_free(&s->vc);
     if (s->device)
         mb_cuda_timer_free(&s->timer);
     free(s);
@@ -955,126 +519,45 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
         mb_kv_str(cfg, "cuda_staging", "device buffers copied through pinned host memory around the MPI call (timed); "
                                        "nccl and cuda-ipc work on the device buffers, unstaged");
     mb_kv_str(cfg, "model_profile", have_profile ? profile_path : "none");
-    if (have_profile)
-        mb_kv_str(cfg, "model_profile_date", profile.date);
+    if (!have_profile)
+        return;
+    mb_kv_str(cfg, "model_profile_date", profile.date);
+    struct mb_coll_metric v[8]; /* the validation protocol: which set these points are in */
+    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks, opt.heldout, v);
+    for (size_t i = 0; i < nv; i++)
+        v[i].type == MB_COLL_METRIC_INT ? mb_kv_int(cfg, v[i].name, v[i].i) : mb_kv_str(cfg, v[i].name, v[i].str);
+    free(sizes);
 }
 
-/* ---- after the run: the model against the measurements ----------------- */
-
-
-/* Cases that differ only in the algorithm. */
-static int same_case(const struct mb_case_result *a, const struct mb_case_result *b)
-{
-    return a->bytes == b->bytes && a->count == b->count && !strcmp(a->labels[0], b->labels[0]) &&
-           !strcmp(a->labels[2], b->labels[2]) && !strcmp(a->labels[3], b->labels[3]) &&
-           !strcmp(a->labels[4], b->labels[4]);
-}
-
-/* Per algorithm: the median relative error |model - measured| / measured. */
-static void model_errors(struct mb_run *run)
-{
-    struct mb_result *r = &run->result;
-    double *err = malloc(sizeof(double) * (r->ncases + 1));
-    char line[2048] = "", key[96];
-    size_t used = 0;
-    for (size_t a = 0; a < nalgos; a++) {
-        size_t n = 0;
-        for (size_t k = 0; k < r->ncases; k++) {
-            const struct mb_case_result *cr = &r->cases[k];
-            if (strcmp(cr->labels[1], algo_names[a]) == 0 && isfinite(cr->model_s) && cr->stats.median > 0)
-                err[n++] = fabs(cr->model_s - cr->stats.median) / cr->stats.median;
-        }
-        if (!n)
-            continue;
-        double m = mb_median(err, n);
-        snprintf(key, sizeof(key), "model_error_median_%s", algo_names[a]);
-        mb_metric_run_dbl(r, key, m);
-        used += (size_t)snprintf(line + used, sizeof(line) - used, " %s %.0f%% (%zu)", algo_names[a], 100 * m, n);
-    }
-    free(err);
-    if (used && !run->common.quiet)
-        printf("\n# model: median |predicted - measured| / measured per algorithm (cases):%s\n", line);
-}
-
-/* auto against the measured-fastest algorithm of the same case. */
-static void auto_report(struct mb_run *run)
-{
-    struct mb_result *r = &run->result;
-    double *slow = malloc(sizeof(double) * (r->ncases + 1)), *own = malloc(sizeof(double) * (r->ncases + 1));
-    size_t compared = 0, hits = 0, nauto = 0, picks_len = 0;
-    double geo = 0, worst = 0;
-    char *picks = calloc(1, 1);
-    for (size_t k = 0; k < r->ncases; k++) {
-        const struct mb_case_result *ca = &r->cases[k];
-        if (strcmp(ca->labels[1], "auto") != 0)
-            continue;
-        nauto++;
-        const char *pick = NULL;
-        for (size_t j = 0; j < run->ncases && !pick; j++)
-            if (strcmp(run->cases[j].name, ca->name) == 0)
-                pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
-        if (!pick)
-            continue;
-        const struct mb_case_result *best = NULL, *mine = NULL;
-        for (size_t j = 0; j < r->ncases; j++) {
-            const struct mb_case_result *o = &r->cases[j];
-            if (o == ca || !same_case(o, ca) || strcmp(o->labels[1], "auto") == 0)
-                continue;
-            if (!best || o->stats.median < best->stats.median)
-                best = o;
-            if (strcmp(o->labels[1], pick) == 0)
-                mine = o;
-        }
-        size_t add = strlen(ca->name) + strlen(pick) + 3;
-        picks = realloc(picks, picks_len + add + 1);
-        picks_len += (size_t)snprintf(picks + picks_len, add + 1, "%s%s=%s", picks_len ? ";" : "", ca->name, pick);
-        if (!mine || !best) /* the pick was not measured on its own: not compared */
-            continue;
-        double sd = mine->stats.median / best->stats.median;
-        if (compared == 0 && !run->common.quiet)
-            printf("\n# auto against the measured-fastest of the same run (pick/best: the pick's own case)\n"
-                   "# %-44s %-18s %-18s %9s %9s\n", "case", "pick", "fastest", "pick/best", "auto/best");
-        if (!run->common.quiet)
-            printf("# %-44s %-18s %-18s %9.3f %9.3f\n", ca->name, pick, best->labels[1], sd,
-                   ca->stats.median / best->stats.median);
-        own[compared] = ca->stats.median / best->stats.median;
-        slow[compared++] = sd;
-        hits += mine == best;
-        geo += log(sd);
-        worst = sd > worst ? sd : worst;
-    }
-    if (nauto) {
-        mb_metric_run_str(r, "auto_picks", picks);
-        mb_metric_run_int(r, "auto_cases", (long long)nauto);
-        mb_metric_run_int(r, "auto_compared", (long long)compared);
-    }
-    if (compared) {
-        double rate = (double)hits / (double)compared, med = mb_median(slow, compared);
-        geo = exp(geo / (double)compared);
-        mb_metric_run_int(r, "auto_hits", (long long)hits);
-        mb_metric_run_dbl(r, "auto_hit_rate", rate);
-        mb_metric_run_dbl(r, "auto_slowdown_median", med);
-        mb_metric_run_dbl(r, "auto_slowdown_geomean", geo);
-        mb_metric_run_dbl(r, "auto_slowdown_max", worst);
-        /* auto's own run of its pick against the best: the same choice, measured again */
-        mb_metric_run_dbl(r, "auto_run_slowdown_median", mb_median(own, compared));
-        if (!run->common.quiet)
-            printf("# auto picked the measured-fastest in %zu of %zu cases (hit rate %.2f); pick/best: median %.3f, "
-                   "geomean %.3f, max %.3f\n", hits, compared, rate, med, geo, worst);
-    } else if (nauto && !run->common.quiet) {
-        printf("# auto: no case had its pick measured beside it (run --algo all,auto for the hit rate)\n");
-    }
-    free(picks);
-    free(slow);
-    free(own);
-}
+/* ---- after the run: the model against the measurements (collectives/report.c) */
 
 static void finish(struct mb_run *run)
 {
     if (run->rank != 0 || !have_profile)
         return;
-    model_errors(run);
-    auto_report(run);
+    /* cases that differ only in the algorithm share a key: coll, dtype, op, in place, bytes, count */
+    struct mb_result *r = &run->result;
+    struct mb_coll_obs *obs = calloc(r->ncases + 1, sizeof(*obs));
+    if (!obs)
+        mb_die(1, "out of memory reporting the model");
+    for (size_t k = 0; k < r->ncases; k++) {
+        const struct mb_case_result *cr = &r->cases[k];
+        obs[k] = (struct mb_coll_obs){cr->name, cr->labels[1], NULL, "", cr->stats.median, cr->model_s};
+        snprintf(obs[k].key, sizeof(obs[k].key), "%s/%s/%s/%s/%zu/%zu", cr->labels[0], cr->labels[2],
+                 cr->labels[3], cr->labels[4], (size_t)cr->bytes, (size_t)cr->count);
+        for (size_t j = 0; j < run->ncases && !obs[k].pick; j++)
+            if (strcmp(run->cases[j].name, cr->name) == 0)
+                obs[k].pick = algo_names[((const struct coll_case *)run->cases[j].user)->pick];
+    }
+    struct mb_coll_auto_report rep;
+    struct mb_coll_metric m[MAX_ALGOS + 10];
+    size_t nm = mb_coll_report(obs, r->ncases, run->common.quiet ? NULL : stdout, &rep, m);
+    for (size_t i = 0; i < nm; i++)
+        m[i].type == MB_COLL_METRIC_STR   ? mb_metric_run_str(r, m[i].name, m[i].str)
+        : m[i].type == MB_COLL_METRIC_INT ? mb_metric_run_int(r, m[i].name, m[i].i)
+                                          : mb_metric_run_dbl(r, m[i].name, m[i].dbl);
+    free(rep.picks);
+    free(obs);
 }
 
 static const struct mb_bench bench = {
@@ -1096,29 +579,21 @@ static const struct mb_bench bench = {
     .finish = finish,
 };
 
-/* "a|b|c" from n names into buf. */
-static void join(char *buf, size_t len, const char *const *names, size_t n)
-{
-    size_t used = 0;
-    for (size_t i = 0; i < n && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "|" : "", names[i]);
-}
-
 int main(int argc, char **argv)
 {
     /* --algo's choices are the registry's names, in its order */
     nalgos = mb_coll_nalgos() < MAX_ALGOS - 1 ? mb_coll_nalgos() : MAX_ALGOS - 1;
     for (size_t i = 0; i < nalgos; i++)
         algo_names[i] = mb_coll_algo_at(i)->name;
-    join(algo_choices, sizeof(algo_choices), algo_names, nalgos);
+    mb_coll_join_names(algo_choices, sizeof(algo_choices), algo_names, nalgos);
     algo_auto = (algo_t)nalgos;
     algo_names[nalgos] = "auto";
     snprintf(algo_choices + strlen(algo_choices), sizeof(algo_choices) - strlen(algo_choices), ";auto");
     const char *colls[NCOLL];
     for (int c = 0; c < NCOLL; c++)
         colls[c] = coll_name(c);
-    join(coll_choices, sizeof(coll_choices), colls, NCOLL);
-    join(dtype_choices, sizeof(dtype_choices), mb_coll_dtype_names, MB_COLL_NDTYPE);
-    join(op_choices, sizeof(op_choices), mb_coll_op_names, MB_COLL_NOP);
+    mb_coll_join_names(coll_choices, sizeof(coll_choices), colls, NCOLL);
+    mb_coll_join_names(dtype_choices, sizeof(dtype_choices), mb_coll_dtype_names, MB_COLL_NDTYPE);
+    mb_coll_join_names(op_choices, sizeof(op_choices), mb_coll_op_names, MB_COLL_NOP);
     return mb_main(&bench, argc, argv);
 }

@@ -1,8 +1,11 @@
-/* Calibration of the cost model: each parameter is timed the way mb-coll
- * times a case (MPI_Barrier, then the operation on every rank at once;
- * the slowest rank counts; the median over repetitions), at sizes on
- * both sides of the cache, and fitted with the model's own working-set
- * blend (model.c), so predictions invert the measurements. */
+/* Calibration of the cost model from microbenchmarks only: memcpy,
+ * streaming stores, the reduction kernel, point-to-point exchanges, flag
+ * round-trips and process_vm_readv, never a collective the model predicts.
+ * Each is timed the way mb-coll times a case (MPI_Barrier, then the
+ * operation on every rank at once; the slowest rank counts; the median
+ * over repetitions), at sizes on both sides of the cache, and fitted with
+ * the model's own working-set blend (model.c). The cache size is the one
+ * that best fits the memcpy sweep (a microbenchmark, not a collective). */
 #include "internal.h"
 
 #include <errno.h>
@@ -28,9 +31,8 @@ struct cal {
 
 /* What one repetition does on this rank. */
 struct op {
-    enum { COPY, STREAM, REDUCE, XCHG, FLAG, CMA, MPI } what;
+    enum { COPY, STREAM, REDUCE, XCHG, FLAG, CMA } what;
     size_t bytes;
-    enum mb_coll_kind kind; /* MPI */
     struct mb_coll_flags **flags;
     uint64_t seq;
     int peer_pid;
@@ -43,7 +45,7 @@ static int reps_for(size_t bytes) { return bytes <= 64 * 1024 ? 60 : bytes <= 4 
 static int once(struct cal *k, struct op *o)
 {
     struct mb_coll_ctx *c = k->c;
-    int r = c->rank, peer = r ^ 1, n = (int)(o->bytes / sizeof(float)), rc = MPI_SUCCESS;
+    int r = c->rank, peer = r ^ 1, rc = MPI_SUCCESS;
     switch (o->what) {
     case COPY: memcpy(k->b, k->a, o->bytes); break;
     case STREAM: /* one cached chunk streamed over the buffer, as shm's allreduce pushes */
@@ -80,21 +82,6 @@ static int once(struct cal *k, struct op *o)
             }
         }
         break;
-    case MPI: {
-        int blk = n / c->size;
-        switch (o->kind) {
-        case MB_COLL_ALLREDUCE: rc = MPI_Allreduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm); break;
-        case MB_COLL_REDUCE_SCATTER:
-            rc = MPI_Reduce_scatter_block(k->a, k->b, n, MPI_FLOAT, MPI_SUM, c->comm);
-            (void)blk;
-            break;
-        case MB_COLL_ALLGATHER: rc = MPI_Allgather(k->a, n, MPI_FLOAT, k->b, n, MPI_FLOAT, c->comm); break;
-        case MB_COLL_BCAST: rc = MPI_Bcast(k->b, n, MPI_FLOAT, 0, c->comm); break;
-        case MB_COLL_REDUCE: rc = MPI_Reduce(k->a, k->b, n, MPI_FLOAT, MPI_SUM, 0, c->comm); break;
-        default: break;
-        }
-        break;
-    }
     }
     if (rc != MPI_SUCCESS) {
         snprintf(k->err, sizeof(k->err), "an MPI call of %zu bytes failed on rank %d (error %d)", o->bytes, c->rank, rc);
@@ -235,9 +222,6 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
         say(&k, "#   process_vm_readv             %8.2f us per call\n", p->cma_alpha * 1e6);
         show(&k, "process_vm_readv", p->cma);
     }
-    for (int kind = 0; kind < MB_COLL_NKIND; kind++)
-        say(&k, "#   MPI %-21s    %8.2f us + %6.2f GB/s in cache, %6.2f GB/s out of cache (per byte of count)\n",
-            mb_coll_kind_names[kind], p->mpi_alpha[kind] * 1e6, 1e-9 / p->mpi[kind].cache, 1e-9 / p->mpi[kind].mem);
 }
 
 /* One calibration round; 0, or -1 with the reason in err (the same on
@@ -334,23 +318,6 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
         prof->cma_alpha = timed(&k, &o, 300);
         static const size_t cma_sz[] = {256 << 10, 2 * MIB, 32 * MIB};
         measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
-    }
-
-    static const size_t mpi_sz[] = {64 << 10, 1 * MIB, 16 * MIB, 64 * MIB}; /* the last well out of cache */
-    o.what = MPI;
-    for (int kind = 0; kind < MB_COLL_NKIND; kind++) {
-        int block = kind == MB_COLL_REDUCE_SCATTER || kind == MB_COLL_ALLGATHER;
-        o.kind = (enum mb_coll_kind)kind;
-        o.bytes = block ? 4 : 8; /* one float per rank's block, two for the others */
-        prof->mpi_alpha[kind] = timed(&k, &o, 300);
-        for (int i = 0; i < 4; i++) {
-            size_t n = block ? mpi_sz[i] / (size_t)c->size / 4 * 4 : mpi_sz[i];
-            o.bytes = n;
-            double t = timed(&k, &o, reps_for(mpi_sz[i]));
-            pts[i] = (struct pt){(double)n, mb_coll_model_ws(o.kind, (double)n, 1, L),
-                                 fmax(t - prof->mpi_alpha[kind], 1e-9)};
-        }
-        fit(C, pts, 4, &prof->mpi[kind]);
     }
 
     free(k.a);

@@ -210,13 +210,7 @@ static double m_cma(const struct mb_coll_model_in *m)
 }
 
 const struct mb_coll_algo mb_coll_algo_cma = {
-    .name = "cma",
+    .name = "cma", .kinds = MB_COLL_ALL_KINDS, .model = m_cma,
     .description = "single copy with process_vm_readv (Linux CMA) from peers' private buffers",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
-             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = cma_available,
-    .run = cma_run,
-    .setup = cma_probe,
-    .teardown = cma_free,
-    .model = m_cma,
+    .available = cma_available, .run = cma_run, .setup = cma_probe, .teardown = cma_free,
 };

@@ -7,8 +7,11 @@
 #define MB_COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <mpi.h>
+
+#include "../common/common.h"
 
 enum mb_coll_kind {
     MB_COLL_ALLREDUCE,
@@ -18,6 +21,7 @@ enum mb_coll_kind {
     MB_COLL_REDUCE,
     MB_COLL_NKIND
 };
+#define MB_COLL_ALL_KINDS ((1u << MB_COLL_NKIND) - 1) /* every enum mb_coll_kind, as a bit mask */
 /* "allreduce", "reduce_scatter_block", "allgather", "bcast", "reduce": the
  * names of enum mb_coll_kind (result files, profiles, messages). */
 extern const char *const mb_coll_kind_names[MB_COLL_NKIND];
@@ -122,9 +126,20 @@ struct mb_coll_algo {
 size_t mb_coll_nalgos(void);
 const struct mb_coll_algo *mb_coll_algo_at(size_t i);
 const struct mb_coll_algo *mb_coll_find(const char *name);
+/* The registry index of algo (an entry of the registry). */
+size_t mb_coll_index(const struct mb_coll_algo *algo);
 /* 1 if algo implements kind and is available on ctx; else 0 and why. */
 int mb_coll_usable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx,
                    enum mb_coll_kind kind, char *why, size_t len);
+/* Whether a run runs algo on kind: 1 yes; 0 the algorithm does not
+ * implement it (nothing to say); -1 unavailable, the reason in why (a
+ * device algorithm in a host run (device_run 0), or mb_coll_usable's). */
+int mb_coll_runnable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx, enum mb_coll_kind kind,
+                     int device_run, char *why, size_t len);
+/* The fitting element count: 0, or -1 with why completing "SIZE...": the
+ * elements of dtype in bytes exceed MPI's int count, or (lib_algos: the
+ * library's algorithms run, which pass byte counts) the bytes do. */
+int mb_coll_count_fits(size_t bytes, enum mb_coll_dtype dtype, int lib_algos, char *why, size_t len);
 
 /* ---- cost model and auto-selection (model.c, profile.c, calibrate.c) ----
  * An alpha-beta-gamma model per algorithm and collective, counting the
@@ -153,9 +168,6 @@ struct mb_coll_profile {
     double flag;                            /* s per flag synchronisation of the node's ranks */
     double cma_alpha;                       /* s per process_vm_readv call; NaN: not measured */
     struct mb_coll_rate cma;                /* per byte read with process_vm_readv */
-    /* the MPI library's own, fitted per collective: alpha + bytes * rate */
-    double mpi_alpha[MB_COLL_NKIND];
-    struct mb_coll_rate mpi[MB_COLL_NKIND];
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).
@@ -179,6 +191,37 @@ void mb_coll_profile_default(char *buf, size_t len);
  * measurement is never fitted. */
 int mb_coll_calibrate(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err, size_t errlen);
 
+/* The profile of a run (profile_load.c), collective over comm, before any
+ * work. Its path: `named` (--profile), or the default profile when NULL.
+ * calibrate (--calibrate): nothing is read; it checks there are 2 or more
+ * ranks and that rank 0 can create path.tmp. Otherwise rank 0 reads the
+ * profile and every rank gets the same parameters. 1 loaded; 0 nothing
+ * loaded (calibrating, or the default profile is missing and not
+ * `needed`); -1 refused, one line naming the flag in err on rank 0
+ * ("--profile: profile F:3: ...", "--profile F: cannot write: ..."). */
+int mb_coll_profile_load(MPI_Comm comm, const char *named, int needed, int calibrate, char *path,
+                         size_t pathlen, struct mb_coll_profile *prof, char *err, size_t errlen);
+/* --calibrate: measures (mb_coll_calibrate) and rank 0 writes path, its
+ * command line from argv; progress and "# wrote PATH in T s" to log. 0, or
+ * on every rank one of these, one line naming the flag in err on rank 0: */
+enum { MB_COLL_CALIBRATE_NODES = 1, /* the ranks span several nodes */
+       MB_COLL_CALIBRATE_FAILED,    /* a measurement failed: nothing written */
+       MB_COLL_CALIBRATE_WRITE };   /* the profile could not be written */
+int mb_coll_calibrate_write(struct mb_coll_ctx *ctx, const char *path, int argc, char *const *argv, FILE *log,
+                            char *err, size_t errlen);
+
+/* Memory bandwidth (environment.c): every rank of comm copies `bytes`
+ * (clamped to 4 KiB .. 64 MiB) at once, three times; the best of all
+ * ranks' bytes per second, in GB/s, also said on log (rank 0, not NULL).
+ * Collective. */
+double mb_coll_memcpy_gbps(MPI_Comm comm, size_t bytes, FILE *log);
+/* What stands for hardware this machine lacks, for a result file: fake
+ * nodes (ranks_per_node > 0) and, when pool_used, the pool's backing (a
+ * file standing for CXL memory). Collective over ctx's communicator. The
+ * length written to buf; 0 when nothing is emulated. */
+size_t mb_coll_describe_emulation(struct mb_coll_ctx *ctx, int ranks_per_node, int pool_used, char *buf,
+                                  size_t len);
+
 /* Where a call runs: ranks, ranks per node (the largest node), nodes. */
 struct mb_coll_shape {
     int nranks, node_size, nnodes;
@@ -199,5 +242,211 @@ int mb_coll_model_knows(const char *algo);
  * *predicted gets its prediction. */
 const struct mb_coll_algo *mb_coll_pick(const struct mb_coll_profile *prof, struct mb_coll_ctx *ctx,
                                         const struct mb_coll_args *a, int registered, double *predicted);
+
+
+/* ---- validation data (data.c) -----------------------------------------
+ * Inputs that every dtype and op hold exactly (small integers; sums kept
+ * within the dtype's exact range, products +-2), varying by rank, element,
+ * iteration and seed, generated incrementally so checking 64 MiB every
+ * iteration stays cheap; and the expected outputs to check against. */
+struct mb_coll_data {
+    int reducing;        /* inputs for a reduction by op; else values to gather or broadcast */
+    enum mb_coll_op op;
+    int nranks;
+    uint64_t seed;
+    int64_t sum_mod;     /* range of the sum pattern, so sums of nranks values stay exact */
+};
+void mb_coll_data_init(struct mb_coll_data *d, int reducing, enum mb_coll_op op, enum mb_coll_dtype dtype,
+                       int nranks, uint64_t seed);
+/* Rank r's input elements [first, first + n) at iteration iter. */
+void mb_coll_data_row(const struct mb_coll_data *d, int r, uint64_t first, size_t n, long long iter,
+                      int64_t *out);
+/* The reduction over all ranks of elements [first, first + n); tmp holds n. */
+void mb_coll_data_reduced(const struct mb_coll_data *d, uint64_t first, size_t n, long long iter, int64_t *acc,
+                          int64_t *tmp);
+/* Rank r's elements [first, first + n) written into buf as dtype. */
+void mb_coll_data_fill(const struct mb_coll_data *d, enum mb_coll_dtype dtype, int r, uint64_t first, size_t n,
+                       long long iter, void *buf);
+/* What a call's output holds, element i of n (blk: the per-rank block): */
+enum mb_coll_layout {
+    MB_COLL_OUT_NONE,          /* no data (barrier) */
+    MB_COLL_OUT_REDUCED,       /* the reduction of element i (allreduce) */
+    MB_COLL_OUT_REDUCED_ROOT,  /* the same at the root only (reduce) */
+    MB_COLL_OUT_REDUCED_BLOCK, /* the reduction of element rank*blk + i (reduce_scatter_block) */
+    MB_COLL_OUT_GATHERED,      /* rank i/blk's element i%blk (allgather) */
+    MB_COLL_OUT_EXCHANGED,     /* rank i/blk's element rank*blk + i%blk (alltoall) */
+    MB_COLL_OUT_ROOT,          /* the root's element i (bcast) */
+};
+/* Checks the n elements of buf (dtype) of rank `rank` at iteration iter.
+ * 0, or 1 with "first wrong element at index I: got G, expected E" in
+ * msg. NaN and Inf never equal an expected value. */
+int mb_coll_data_verify(const struct mb_coll_data *d, enum mb_coll_layout layout, enum mb_coll_dtype dtype,
+                        const void *buf, size_t n, size_t blk, int rank, int root, long long iter, char *msg,
+                        size_t mlen);
+void mb_coll_store_row(enum mb_coll_dtype d, void *buf, const int64_t *v, size_t n);
+/* Index of the first element of buf[0..n) that differs from want, or n. */
+size_t mb_coll_compare_row(enum mb_coll_dtype d, const void *buf, const int64_t *want, size_t n);
+double mb_coll_load(enum mb_coll_dtype d, const void *buf, size_t i);
+/* A test fault in element i: fault "nan" or "inf" makes a float or double
+ * element NaN or +Inf; otherwise (and for integers) +1. */
+void mb_coll_store_fault(enum mb_coll_dtype d, void *buf, size_t i, const char *fault);
+/* Which call of a timed block of `calls` the fault corrupts: a position
+ * drawn from the seed and the case (its collective, dtype, algorithm, op,
+ * in-place and count, as integers), 0 .. calls-1. */
+long long mb_coll_fault_call(uint64_t seed, size_t count, int coll, int dtype, int algo, int op, int inplace,
+                             long long calls);
+
+
+/* ---- the model against measurements (report.c) -------------------------
+ * One measured case of a run: cases with the same key differ only in the
+ * algorithm. algo is the registry name or "auto"; pick is what auto ran. */
+struct mb_coll_obs {
+    const char *name, *algo, *pick;
+    char key[192];
+    double measured_s, predicted_s;
+};
+/* Per registry algorithm with a finite prediction and a positive
+ * measurement: the median |predicted - measured| / measured over its cases
+ * (n of them). Returns how many algorithms filled out[] (room for
+ * mb_coll_nalgos()). */
+struct mb_coll_model_error {
+    const char *algo;
+    double median;
+    size_t n;
+};
+size_t mb_coll_model_errors(const struct mb_coll_obs *obs, size_t nobs, struct mb_coll_model_error *out);
+/* auto against the measured-fastest algorithm of the same case. */
+struct mb_coll_auto_report {
+    size_t cases, compared, hits; /* auto cases; those whose pick ran beside them; picks that were fastest */
+    double hit_rate, slowdown_median, slowdown_geomean, slowdown_max; /* pick's own case / fastest */
+    double run_slowdown_median;   /* auto's own run / fastest: the same choice measured again */
+    char *picks;                  /* "case=pick;..." (malloc'd; free it) */
+};
+/* Fills rep; prints the comparison table and its summary to out (NULL:
+ * silent). 0, or -1 out of memory. */
+int mb_coll_auto_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep);
+/* Both reports at once, printed to out (NULL: silent): model errors
+ * ("# model: median |predicted - measured| / measured per algorithm
+ * (cases): A E% (N) ...") then auto's. Their numbers, as the run-level
+ * metrics a result file records, go to m[0..return) (room for
+ * mb_coll_nalgos() + 9); strings point into obs or rep (free rep->picks
+ * after use). */
+struct mb_coll_metric {
+    char name[64];
+    enum { MB_COLL_METRIC_DBL, MB_COLL_METRIC_INT, MB_COLL_METRIC_STR } type;
+    double dbl;
+    long long i;
+    const char *str;
+    char text[512]; /* str's storage where the library owns it */
+};
+size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
+                      struct mb_coll_metric *m);
+
+
+/* ---- a case's buffers (bufset.c) ---------------------------------------
+ * nsets iterations' send and receive buffers back to back, each set
+ * 64-byte (small) or page (large, by the receive size) aligned, so a batch
+ * of back-to-back calls keeps its outputs apart until each is checked:
+ * host memory (pinned, with a device mirror of the same size, when device),
+ * or node-shared buffers from mb_coll_alloc when registered (the device
+ * mirrors then hold one set). */
+struct mb_coll_bufs {
+    struct mb_coll_ctx *ctx;
+    char *send0, *recv0;                     /* the first set (NULL when its size is 0 and unregistered) */
+    size_t nsets, sstride, rstride;
+    struct mb_buf hsend, hrecv, dsend, drecv; /* host (or pinned) and device buffers */
+    int registered, device;
+};
+/* 0, or -1 with "allocating N bytes: ...", "allocating device buffers:
+ * ..." or "registering buffers: ..." in err (mb_coll_bufs_free then frees
+ * what was made). Registered: collective like mb_coll_alloc. */
+int mb_coll_bufs_alloc(struct mb_coll_bufs *b, struct mb_coll_ctx *ctx, size_t send_bytes, size_t recv_bytes,
+                       size_t nsets, int registered, int device, char *err, size_t errlen);
+/* Iteration iter's buffers: set iter % nsets. */
+void mb_coll_bufs_set(const struct mb_coll_bufs *b, long long iter, void **send, void **recv);
+void mb_coll_bufs_free(struct mb_coll_bufs *b);
+
+
+/* ---- one validated case (vcase.c) --------------------------------------
+ * A benchmark case's buffers (mb_coll_bufs), inputs, expected outputs and
+ * test fault, for a collective described by its output layout; count is
+ * the elements of the largest buffer (nccl-tests' size semantics). */
+struct mb_coll_vcase {
+    struct mb_coll_data data;
+    struct mb_coll_bufs bufs;
+    enum mb_coll_layout layout;
+    enum mb_coll_dtype dtype;
+    size_t count, blk, send_n, recv_n; /* elements: the whole, per rank, this rank's send and receive */
+    int rank, root, inplace;
+    void *send, *recv;                 /* the current iteration's set (mb_coll_vcase_select) */
+    int fault_rank;                    /* rank whose output a corrupt/nan/inf fault corrupts, -1 for none */
+    long long fault_iter;              /* the iteration it corrupts; -1 until chosen */
+};
+/* The call of a case sized the nccl-tests way (count: elements of the
+ * largest buffer) with MPI's counts; send is not passed in place or to bcast. */
+struct mb_coll_args mb_coll_case_args(enum mb_coll_kind kind, size_t count, int nranks, int inplace,
+                                      enum mb_coll_dtype dtype, enum mb_coll_op op, int root, const void *send,
+                                      void *recv);
+/* The forms of a collective a run measures: each dtype in the mask; each
+ * op in the mask for a reduction, else the lowest one only; out of place
+ * (inplace 0), in place (1) or both (2), bcast in one form (in place only
+ * when inplace is 1). out has room for MB_COLL_NDTYPE * MB_COLL_NOP * 2. */
+struct mb_coll_form {
+    enum mb_coll_dtype dtype;
+    enum mb_coll_op op;
+    int inplace;
+};
+size_t mb_coll_forms(int reduction, int bcast, unsigned dtypes, unsigned ops, int inplace, struct mb_coll_form *out);
+/* The largest of n sizes (0 for none). */
+size_t mb_coll_largest(const size_t *sizes, size_t n);
+/* "a|b|c" from n names into buf (option choices). */
+void mb_coll_join_names(char *buf, size_t len, const char *const *names, size_t n);
+/* Sizes the case and allocates nsets sets (mb_coll_bufs_alloc; err as
+ * there). fault: the test fault's name or NULL. */
+int mb_coll_vcase_init(struct mb_coll_vcase *v, struct mb_coll_ctx *ctx, enum mb_coll_layout layout,
+                       enum mb_coll_op op, enum mb_coll_dtype dtype, size_t count, int root, int inplace,
+                       uint64_t seed, size_t nsets, int registered, int device, const char *fault, char *err,
+                       size_t errlen);
+void mb_coll_vcase_select(struct mb_coll_vcase *v, long long iter);
+/* Selects iter's set, poisons the output, writes this rank's input (and
+ * copies both to the device buffers in device runs). */
+void mb_coll_vcase_prepare(struct mb_coll_vcase *v, long long iter);
+/* Device runs of a host algorithm: the device buffers into the pinned
+ * set before the call (to_host 1), the output back after it (0). */
+void mb_coll_vcase_stage(struct mb_coll_vcase *v, int to_host);
+/* At fault_iter: corrupts one output element (mb_coll_store_fault). */
+void mb_coll_vcase_fault(struct mb_coll_vcase *v, long long iter, const char *fault);
+/* Checks iter's output on this rank (mb_coll_data_verify). */
+int mb_coll_vcase_verify(struct mb_coll_vcase *v, long long iter, char *msg, size_t mlen);
+void mb_coll_vcase_free(struct mb_coll_vcase *v);
+
+
+/* ---- validation protocol (validation.c) --------------------------------
+ * The model is calibrated from microbenchmarks at the calibration sizes
+ * and validated at held-out sizes: a seeded random choice from a declared
+ * grid (1.25, 1.5 and 1.75 times the powers of two from 1 KiB to 32 MiB)
+ * that never contains a calibration size; held-out runs also use rank
+ * counts other than the calibration's. */
+extern const size_t mb_coll_calibration_sizes[];
+extern const size_t mb_coll_ncalibration_sizes;
+int mb_coll_is_calibration_size(size_t bytes);
+/* The declared grid into sizes[cap], ascending; returns its length (48). */
+size_t mb_coll_heldout_grid(size_t *sizes, size_t cap);
+/* `want` distinct grid sizes drawn with seed, ascending; returns how many
+ * (at most the grid's length). The same seed draws the same sizes. */
+size_t mb_coll_heldout_draw(uint64_t seed, size_t want, size_t *out);
+/* Which set a run's points belong to: "calibration" (every size a
+ * calibration size, at the calibration's rank count), "heldout" (no size
+ * is one) or "mixed". */
+const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int calibration_ranks);
+/* What a result file records about the protocol (model_calibration_ranks,
+ * _sizes, model_point_set, model_heldout_seed, _sizes, _grid) for a run of
+ * these sizes on nranks with prof; seed -1: not a held-out draw. Strings
+ * in v[i].text. Returns how many (at most 8). */
+struct mb_coll_metric;
+size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_t *sizes, size_t n, int nranks,
+                                 long long seed, struct mb_coll_metric *v);
+/* "a,b,c" (bytes) into buf, for a result file. */
+void mb_coll_sizes_string(const size_t *sizes, size_t n, char *buf, size_t len);
 
 #endif

@@ -345,12 +345,7 @@ static double m_hier(const struct mb_coll_model_in *m)
 }
 
 const struct mb_coll_algo mb_coll_algo_hier = {
-    .name = "hier",
+    .name = "hier", .kinds = MB_COLL_ALL_KINDS, .model = m_hier,
     .description = "shm-copyin inside nodes, p2p among node leaders; allreduce pipelined so the levels overlap",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
-             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = mb_coll_always,
-    .run = hier_run,
-    .teardown = hier_free,
-    .model = m_hier,
+    .available = mb_coll_always, .run = hier_run, .teardown = hier_free,
 };

@@ -68,7 +68,6 @@ struct mb_coll_ctx {
 
 /* Where an algorithm's own state lives in ctx: its slot, by its position
  * in the registry (the algorithm must be registered). */
-size_t mb_coll_index(const struct mb_coll_algo *algo);
 static inline struct mb_coll_slot *mb_coll_slot(const struct mb_coll_ctx *c, const struct mb_coll_algo *algo)
 {
     return &c->slots[mb_coll_index(algo)];

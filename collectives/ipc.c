@@ -136,13 +136,7 @@ static int ipc_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 }
 
 const struct mb_coll_algo mb_coll_algo_cuda_ipc = {
-    .name = "cuda-ipc",
+    .name = "cuda-ipc", .kinds = MB_COLL_ALL_KINDS, .device = 1,
     .description = "shm zero-copy for device buffers: CUDA IPC handles, a reduction kernel over peers' memory",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
-             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .device = 1,
-    .available = ipc_available,
-    .run = ipc_run,
-    .setup = ipc_setup,
-    .teardown = ipc_close,
+    .available = ipc_available, .run = ipc_run, .setup = ipc_setup, .teardown = ipc_close,
 };

@@ -51,13 +51,8 @@ static int nccl_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 }
 
 const struct mb_coll_algo mb_coll_algo_nccl = {
-    .name = "nccl",
+    .name = "nccl", .kinds = MB_COLL_ALL_KINDS, .device = 1,
     .description = "NCCL on device buffers (ncclUniqueId broadcast with MPI)",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
-             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .device = 1,
-    .available = mb_coll_always, /* the set-up decides */
-    .run = nccl_run,
-    .setup = nccl_setup,
-    .teardown = nccl_free,
+    .available = mb_coll_always /* the set-up decides */, .run = nccl_run,
+    .setup = nccl_setup, .teardown = nccl_free,
 };

@@ -1,7 +1,9 @@
-/* Reduction kernels for every dtype and op. */
+/* The dtypes (sizes, names, MPI types, count limits) and the reduction kernels for every dtype and op. */
 #include "internal.h"
 
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -141,4 +143,18 @@ void mb_coll_copy_fence(void)
 #if defined(__SSE2__)
     _mm_sfence();
 #endif
+}
+
+int mb_coll_count_fits(size_t bytes, enum mb_coll_dtype dtype, int lib_algos, char *why, size_t len)
+{
+    size_t count = bytes / mb_coll_dtype_size(dtype);
+    if (count > INT_MAX)
+        snprintf(why, len, " of %s is %zu elements, more than MPI's count limit %d (use a smaller size or a wider "
+                           "--dtype)", mb_coll_dtype_names[dtype], count, INT_MAX);
+    else if (lib_algos && bytes > INT_MAX)
+        snprintf(why, len, " is more than the %d bytes the collectives library's algorithms pass to MPI (use a "
+                           "smaller size or --algo mpi)", INT_MAX);
+    else
+        return 0;
+    return -1;
 }

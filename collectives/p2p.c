@@ -304,43 +304,19 @@ static double m_scatter_allgather(const struct mb_coll_model_in *m)
     return (P - 1) * m->a + (P - 1) * blk * m->b + (P - 1) * mb_coll_X(m, blk);
 }
 
-const struct mb_coll_algo mb_coll_algo_ring = {
-    .name = "ring",
-    .description = "ring reduce-scatter + ring allgather (point-to-point, two copies)",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER,
-    .available = mb_coll_always,
-    .run = ring_run,
-    .model = m_ring,
-};
-const struct mb_coll_algo mb_coll_algo_rd = {
-    .name = "rd",
-    .description = "recursive doubling with the non-power-of-two fold",
-    .kinds = 1u << MB_COLL_ALLREDUCE,
-    .available = mb_coll_always,
-    .run = rd_run,
-    .model = m_rd,
-};
-const struct mb_coll_algo mb_coll_algo_rabenseifner = {
-    .name = "rabenseifner",
-    .description = "recursive-halving reduce-scatter + recursive-doubling allgather, with the fold",
-    .kinds = 1u << MB_COLL_ALLREDUCE,
-    .available = mb_coll_always,
-    .run = rab_run,
-    .model = mb_coll_model_rabenseifner,
-};
-const struct mb_coll_algo mb_coll_algo_binomial = {
-    .name = "binomial",
-    .description = "binomial-tree broadcast and reduce",
-    .kinds = 1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = mb_coll_always,
-    .run = binomial_run,
-    .model = m_binomial,
-};
-const struct mb_coll_algo mb_coll_algo_scatter_allgather = {
-    .name = "scatter-allgather",
-    .description = "broadcast as a scatter from the root then a ring allgather (van de Geijn)",
-    .kinds = 1u << MB_COLL_BCAST,
-    .available = mb_coll_always,
-    .run = sag_run,
-    .model = m_scatter_allgather,
-};
+/* The point-to-point entries differ only in these: always available, no
+ * state, no set-up. P2P(id, name, collectives, run, model, description)
+ * defines mb_coll_algo_<id>. */
+#define P2P(id, name_, kinds_, run_, model_, description_)                                       \
+    const struct mb_coll_algo mb_coll_algo_##id = {.name = name_, .description = description_,     \
+                                                   .kinds = kinds_, .available = mb_coll_always, \
+                                                   .run = run_, .model = model_}
+#define K(kind) (1u << MB_COLL_##kind)
+P2P(ring, "ring", K(ALLREDUCE) | K(REDUCE_SCATTER) | K(ALLGATHER), ring_run, m_ring,
+    "ring reduce-scatter + ring allgather (point-to-point, two copies)");
+P2P(rd, "rd", K(ALLREDUCE), rd_run, m_rd, "recursive doubling with the non-power-of-two fold");
+P2P(rabenseifner, "rabenseifner", K(ALLREDUCE), rab_run, mb_coll_model_rabenseifner,
+    "recursive-halving reduce-scatter + recursive-doubling allgather, with the fold");
+P2P(binomial, "binomial", K(BCAST) | K(REDUCE), binomial_run, m_binomial, "binomial-tree broadcast and reduce");
+P2P(scatter_allgather, "scatter-allgather", K(BCAST), sag_run, m_scatter_allgather,
+    "broadcast as a scatter from the root then a ring allgather (van de Geijn)");

@@ -355,12 +355,7 @@ static int pool_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 }
 
 const struct mb_coll_algo mb_coll_algo_pool = {
-    .name = "pool",
+    .name = "pool", .kinds = MB_COLL_ALL_KINDS, .model = mb_coll_model_shm_copyin, /* copy-in's steps on the pool */
     .description = "CCCL-style pool: a shared file mapped by every rank of the node, data slots + doorbells",
-    .kinds = 1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |
-             1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE,
-    .available = pool_available,
-    .run = pool_run,
-    .teardown = pool_close,
-    .model = mb_coll_model_shm_copyin, /* the same copy-in steps on the pool's slots */
+    .available = pool_available, .run = pool_run, .teardown = pool_close,
 };

@@ -23,7 +23,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS (15 + 3 * MB_COLL_NKIND)
+#define NKEYS 15
 
 static int keys(struct key *k)
 {
@@ -49,16 +49,6 @@ static int keys(struct key *k)
     K("cma_alpha_s", cma_alpha, 1, "one process_vm_readv call (nan: CMA refused here)");
     K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache");
     K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
-    for (int i = 0; i < MB_COLL_NKIND; i++) {
-        char nm[64], h[120];
-        snprintf(nm, sizeof(nm), "mpi_%s_alpha_s", mb_coll_kind_names[i]);
-        snprintf(h, sizeof(h), "MPI library's %s of 8 B (per rank for the block collectives)", mb_coll_kind_names[i]);
-        K(nm, mpi_alpha[i], 0, h);
-        snprintf(nm, sizeof(nm), "mpi_%s_cache_s_per_B", mb_coll_kind_names[i]);
-        K(nm, mpi[i].cache, 0, "  per byte of count, in cache (at the calibration's ranks)");
-        snprintf(nm, sizeof(nm), "mpi_%s_mem_s_per_B", mb_coll_kind_names[i]);
-        K(nm, mpi[i].mem, 0, "  per byte of count, out of cache");
-    }
 #undef K
     return n;
 }

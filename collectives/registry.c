@@ -61,3 +61,15 @@ int mb_coll_usable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx, enu
     }
     return 1;
 }
+
+int mb_coll_runnable(const struct mb_coll_algo *algo, struct mb_coll_ctx *ctx, enum mb_coll_kind kind,
+                     int device_run, char *why, size_t len)
+{
+    if (!(algo->kinds & (1u << kind)))
+        return 0;
+    if (algo->device && !device_run) {
+        snprintf(why, len, "it works on device buffers (-d cuda)");
+        return -1;
+    }
+    return mb_coll_usable(algo, ctx, kind, why, len) ? 1 : -1;
+}

@@ -346,27 +346,15 @@ double mb_coll_model_shm_copyin(const struct mb_coll_model_in *m)
 }
 
 
-#define SHM_KINDS                                                                                   \
-    (1u << MB_COLL_ALLREDUCE | 1u << MB_COLL_REDUCE_SCATTER | 1u << MB_COLL_ALLGATHER |            \
-     1u << MB_COLL_BCAST | 1u << MB_COLL_REDUCE)
-
 const struct mb_coll_algo mb_coll_algo_shm = {
-    .name = "shm",
+    .name = "shm", .kinds = MB_COLL_ALL_KINDS, .wants_registered = 1, .model = m_shm,
+    .available = one_node, .run = shm_run,
     .description = "zero-copy over node-shared registered buffers, chunk-pipelined, flag-synchronised",
-    .kinds = SHM_KINDS,
-    .wants_registered = 1,
-    .available = one_node,
-    .run = shm_run,
-    .model = m_shm,
 };
-
 const struct mb_coll_algo mb_coll_algo_shm_copyin = {
-    .name = "shm-copyin",
-    .description = "shm for unregistered buffers: one copy into node-shared scratch, then as shm",
-    .kinds = SHM_KINDS,
-    .available = one_node,
-    .run = copyin_run,
+    .name = "shm-copyin", .kinds = MB_COLL_ALL_KINDS, .available = one_node, .run = copyin_run,
     .model = mb_coll_model_shm_copyin,
+    .description = "shm for unregistered buffers: one copy into node-shared scratch, then as shm",
 };
 
 /* Node-level pieces for the hierarchical algorithm. */

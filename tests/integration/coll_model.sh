@@ -62,10 +62,19 @@ for np in 1 2 3; do
       [[ " $names " == *" $p "* ]] || fail "auto picked '$p', not a registry algorithm"
       [ "$p" = auto ] && fail "auto picked itself"
     done
-    [ $prof = cheapcma ] && [ $np -ge 2 ] && ! grep -q '^# auto picks for allreduce.*:cma' "$T/out" &&
-      fail "auto picks cma where it is available and the cheapest"
   done
 done
+# auto picks the smallest prediction: with CMA made nearly free, at every size auto's pick is
+# the algorithm whose model column is the smallest (the first of a tie, in registry order)
+# among those that ran beside it. (Which one that is depends on the calibrated flag and
+# latency costs, so no algorithm is named here.)
+expect 0 "all,auto with cheap CMA" -- mpi 2 "$C" --algo all,auto --profile "$T/cheapcma.txt" --coll allreduce \
+  --sizes 13,4104,100003 -n 1 -w 0 -o "$T/argmin.h5" && "$R" --csv "$T/argmin.h5" >"$T/argmin.csv" &&
+  grep '^# auto picks for allreduce' "$T/out" | sed 's/^.*ranks=[0-9]*://' | tr ' ' '\n' | grep : >"$T/picks" &&
+  awk -F, -v picks="$T/picks" 'BEGIN { while ((getline l < picks) > 0) { split(l, a, ":"); pick[a[1]] = a[2] } }
+    NR > 1 && $4 != "auto" && $21 != "nan" && $21 != "" && (!($8 in best) || $21 + 0 < best[$8]) { best[$8] = $21 + 0; who[$8] = $4 }
+    END { for (b in pick) { n++; if (who[b] != pick[b]) { print "size " b ": auto picked " pick[b] ", smallest model " who[b]; bad = 1 } }
+          exit bad || n != 3 }' "$T/argmin.csv" || fail "auto's pick is the smallest prediction at every size"
 # cma refused by the kernel: auto never picks it and still passes
 MB_FAULT_INJECT=cma-refused expect 0 "auto with CMA refused" -- mpi 2 "$C" --algo auto --profile "$T/cheapcma.txt" \
   --coll allreduce --sizes 13,100003,1000000 -n 2 -w 1 -o "$T/nocma.h5" &&
@@ -87,14 +96,15 @@ done
 expect 0 "--algo all runs without auto" -- mpi 2 "$C" --algo all --profile "$T/cal.txt" --sizes 8 -n 1 -w 0 -o "$T/noauto.h5"
 grep -q "algo=auto " "$T/out" && fail "--algo all must not include auto"
 
-# the model column: finite for modelled algorithms, NaN for the rest (mpi's alltoall and barrier)
+# the model column: finite for modelled algorithms, NaN for the rest (mpi is not modelled; alltoall and barrier)
 expect 0 "model column" -- mpi 2 "$C" --profile "$T/cal.txt" --algo mpi,ring,rd,shm,shm-copyin,pool,cma,hier \
   --coll allreduce,alltoall,barrier --sizes 8,100000 -n 2 -w 1 -o "$T/model.h5"
 "$R" --csv "$T/model.h5" >"$T/model.csv" || fail "mb-report reads the model column"
 awk -F, 'NR > 1 {
   nan = ($21 == "nan" || $21 == "NaN" || $21 == "-nan" || $21 == "")
-  if ($3 == "allreduce" && (nan || $21 + 0 <= 0)) { print "not finite: " $2; bad = 1 }
-  if ($3 != "allreduce" && !nan) { print "not NaN: " $2 " " $21; bad = 1 }
+  modelled = ($3 == "allreduce" && $2 !~ /\/mpi\//)
+  if (modelled && (nan || $21 + 0 <= 0)) { print "not finite: " $2; bad = 1 }
+  if (!modelled && !nan) { print "not NaN: " $2 " " $21; bad = 1 }
   n++ } END { exit bad || n < 15 }' "$T/model.csv" || fail "model column: finite for modelled, NaN for unmodelled"
 # without a profile: the column is NaN and the run says why
 expect 0 "no profile" -- mpi 2 "$C" --algo mpi --sizes 8 -n 1 -w 0 -o "$T/noprof.h5" &&

@@ -26,8 +26,6 @@ static void test_table(void)
     prof.ranks = 2, prof.cache_bytes = 1e6, prof.p2p_alpha = 1e-6, prof.flag = 1e-6;
     prof.p2p = prof.reduce = prof.copy = prof.cma = (struct mb_coll_rate){1e-9, 2e-9};
     prof.stream = 1e-9, prof.cma_alpha = 1e-6;
-    for (int k = 0; k < MB_COLL_NKIND; k++)
-        prof.mpi_alpha[k] = 1e-6, prof.mpi[k] = (struct mb_coll_rate){1e-9, 2e-9};
     EXPECT(n > 0 && strcmp(mb_coll_algo_at(0)->name, "mpi") == 0);
     EXPECT(mb_coll_algo_at(n) == NULL && mb_coll_find("no-such-algorithm") == NULL);
     for (size_t i = 0; i < n; i++) {

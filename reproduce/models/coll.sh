@@ -1,0 +1,89 @@
+#!/bin/bash
+# The collectives cost model: calibration, then held-out validation.
+#   reproduce/models/coll.sh [--scale small|full] [--seed N] [--out DIR]
+# Prints CSV on stdout, one row per (algorithm, point), header first:
+#   model,point,set,predicted_s,measured_s
+#     model      the algorithm (auto: the model's pick, run under that label)
+#     point      coll/np<P>[/rpn<L>]/<bytes>B
+#     set        calibration: the calibration's sizes at its rank count, measured after
+#                  calibrating (the model was fitted to microbenchmarks, not to these runs);
+#                heldout: sizes drawn with the seed from mb-coll's held-out grid (never a
+#                  calibration size) at other rank counts and a --ranks-per-node split
+#     predicted_s, measured_s  the model column and the median of the slowest rank, seconds
+# Progress and a summary (held-out median error per algorithm, auto's hit rate and worst
+# slowdown over the held-out points) go to stderr. The profile, result files and CSV stay
+# in --out (default $BUILD/reproduce/models/coll, BUILD=build). Nothing here tunes the model:
+# a new seed is a new draw; say how many draws were made when quoting numbers.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+scale=small seed=1 out=""
+while [ $# -gt 0 ]; do
+  case $1 in
+  --scale) scale=${2:-}; shift 2 ;;
+  --seed) seed=${2:-}; shift 2 ;;
+  --out) out=${2:-}; shift 2 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
+  *) echo "coll.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case $scale in
+small) cal_np=2 held_nps="3 4" points=4 iters=5 ;;
+full) cal_np=2 held_nps="3 4 5 6" points=8 iters=20 ;;
+*) echo "coll.sh: --scale: '$scale' is not small or full" >&2; exit 2 ;;
+esac
+[[ $seed =~ ^[0-9]+$ ]] || { echo "coll.sh: --seed: '$seed' is not a non-negative integer" >&2; exit 2; }
+BUILD=${BUILD:-build}
+C=$root/$BUILD/bin/mb-coll R=$root/$BUILD/bin/mb-report
+[ -x "$C" ] && [ -x "$R" ] || { echo "coll.sh: $C or $R missing (run make)" >&2; exit 2; }
+out=${out:-$root/$BUILD/reproduce/models/coll}
+mkdir -p "$out"
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+mpi() { local np=$1; shift; mpirun -np "$np" --oversubscribe --bind-to none "$@"; }
+prof=$out/profile.txt
+rm -f "$prof" "$out"/*.h5
+
+echo "coll.sh: calibrating at $cal_np ranks (microbenchmarks only)" >&2
+mpi "$cal_np" "$C" --calibrate --profile "$prof" >&2
+common=(--profile "$prof" --coll allreduce --algo all,auto -n "$iters" -w 1)
+
+# rows of one result file: model,point,set,predicted_s,measured_s
+rows() { # file, set, point prefix
+  "$R" --csv "$1" | awk -F, -v set="$2" -v pre="$3" 'NR > 1 {
+    printf "%s,%s/%sB,%s,%s,%s\n", $4, $3 "/" pre, $8, set, $21, $13 }'
+}
+
+echo "model,point,set,predicted_s,measured_s" >"$out/coll.csv"
+echo "coll.sh: calibration set: the calibration sizes at $cal_np ranks" >&2
+mpi "$cal_np" "$C" "${common[@]}" --sizes 65536,1048576,16777216 -o "$out/cal.h5" >/dev/null
+rows "$out/cal.h5" calibration "np$cal_np" >>"$out/coll.csv"
+for np in $held_nps; do
+  echo "coll.sh: held-out: $points sizes drawn with seed $seed at $np ranks" >&2
+  mpi "$np" "$C" "${common[@]}" --heldout "$seed" --heldout-points "$points" -o "$out/held$np.h5" >"$out/held$np.log"
+  rows "$out/held$np.h5" heldout "np$np" >>"$out/coll.csv"
+done
+echo "coll.sh: held-out: the same draw at 4 ranks split into 2 nodes of 2" >&2
+mpi 4 "$C" "${common[@]}" --heldout "$seed" --heldout-points "$points" --ranks-per-node 2 -o "$out/rpn.h5" \
+  >"$out/heldrpn.log"
+rows "$out/rpn.h5" heldout "np4/rpn2" >>"$out/coll.csv"
+
+# summary: held-out median |predicted - measured| / measured per algorithm, and auto
+# against the measured-fastest algorithm at each held-out point
+awk -F, 'NR > 1 && $3 == "heldout" {
+    if ($1 != "auto" && $4 != "nan" && $4 != "" && $5 > 0) { n[$1]++; e[$1, n[$1]] = ($4 > $5 ? $4 - $5 : $5 - $4) / $5 }
+  }
+  END {
+    for (a in n) {
+      m = n[a]; for (i = 1; i <= m; i++) v[i] = e[a, i]
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { x = v[j]; v[j] = v[j - 1]; v[j - 1] = x }
+      med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+      printf "coll.sh: held-out median error %-18s %6.0f%% over %d points\n", a, 100 * med, m > "/dev/stderr"
+    }
+  }' "$out/coll.csv"
+# auto: mb-coll's own comparison of each pick's case with the measured-fastest of the same run
+cat "$out"/held*.log | awk '/^# auto picked the measured-fastest/ {
+    h += $7; c += $9; m = $NF + 0; if (m > worst) worst = m }
+  END { if (c) printf "coll.sh: auto over %d held-out points: the measured-fastest at %d (hit rate %.2f), worst pick %.2fx the fastest\n",
+    c, h, h / c, worst > "/dev/stderr" }'
+cat "$out/coll.csv"
