@@ -1,9 +1,9 @@
 #!/bin/bash
 # The collectives cost model: calibration, then held-out validation.
-#   reproduce/models/coll.sh [--scale small|full] [--seed N] [--out DIR]
+#   reproduce/models/coll.sh [--scale tiny|small|full] [--seed N] [--slurm] [--out DIR]
 # Prints CSV on stdout, one row per (algorithm, point), header first:
 #   model,point,set,predicted_s,measured_s
-#     model      the algorithm (auto: the model's pick, run under that label)
+#     model      coll:<algorithm> (coll:auto: the model's pick, run under that label)
 #     point      coll/np<P>[/rpn<L>]/<bytes>B
 #     set        calibration: the calibration's sizes at its rank count, measured after
 #                  calibrating (the model was fitted to microbenchmarks, not to these runs);
@@ -14,23 +14,26 @@
 # slowdown over the held-out points) go to stderr. The profile, result files and CSV stay
 # in --out (default $BUILD/reproduce/models/coll, BUILD=build). Nothing here tunes the model:
 # a new seed is a new draw; say how many draws were made when quoting numbers.
+# --slurm launches each run with srun --mpi=pmix on the cluster's Slurm instead of mpirun.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small seed=1 out=""
+scale=small seed=1 out="" slurm=0
 while [ $# -gt 0 ]; do
   case $1 in
   --scale) scale=${2:-}; shift 2 ;;
   --seed) seed=${2:-}; shift 2 ;;
   --out) out=${2:-}; shift 2 ;;
+  --slurm) slurm=1; shift ;;
   -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
   *) echo "coll.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 case $scale in
+tiny) cal_np=2 held_nps="3" points=2 iters=3 ;;
 small) cal_np=2 held_nps="3 4" points=4 iters=5 ;;
 full) cal_np=2 held_nps="3 4 5 6" points=8 iters=20 ;;
-*) echo "coll.sh: --scale: '$scale' is not small or full" >&2; exit 2 ;;
+*) echo "coll.sh: --scale: '$scale' is not tiny, small or full" >&2; exit 2 ;;
 esac
 [[ $seed =~ ^[0-9]+$ ]] || { echo "coll.sh: --seed: '$seed' is not a non-negative integer" >&2; exit 2; }
 BUILD=${BUILD:-build}
@@ -40,7 +43,14 @@ out=${out:-$root/$BUILD/reproduce/models/coll}
 mkdir -p "$out"
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-mpi() { local np=$1; shift; mpirun -np "$np" --oversubscribe --bind-to none "$@"; }
+# --slurm: each run is a job step of its own allocation on the cluster's
+# Slurm (srun --mpi=pmix), as the job scripts launch; else a local mpirun.
+if [ $slurm = 1 ]; then
+  command -v srun >/dev/null || { echo "coll.sh: --slurm: srun not found" >&2; exit 2; }
+  mpi() { local np=$1; shift; srun --mpi=pmix --ntasks="$np" --overcommit --cpu-bind=none "$@"; }
+else
+  mpi() { local np=$1; shift; mpirun -np "$np" --oversubscribe --bind-to none "$@"; }
+fi
 prof=$out/profile.txt
 rm -f "$prof" "$out"/*.h5
 
@@ -50,8 +60,9 @@ common=(--profile "$prof" --coll allreduce --algo all,auto -n "$iters" -w 1)
 
 # rows of one result file: model,point,set,predicted_s,measured_s
 rows() { # file, set, point prefix
-  "$R" --csv "$1" | awk -F, -v set="$2" -v pre="$3" 'NR > 1 {
-    printf "%s,%s/%sB,%s,%s,%s\n", $4, $3 "/" pre, $8, set, $21, $13 }'
+  # a not-modelled algorithm (mpi: its prediction is nan) has no row to compare
+  "$R" --csv "$1" | awk -F, -v set="$2" -v pre="$3" 'NR > 1 && $21 != "nan" && $21 != "" {
+    printf "coll:%s,%s/%sB,%s,%s,%s\n", $4, $3 "/" pre, $8, set, $21, $13 }'
 }
 
 echo "model,point,set,predicted_s,measured_s" >"$out/coll.csv"
@@ -71,7 +82,7 @@ rows "$out/rpn.h5" heldout "np4/rpn2" >>"$out/coll.csv"
 # summary: held-out median |predicted - measured| / measured per algorithm, and auto
 # against the measured-fastest algorithm at each held-out point
 awk -F, 'NR > 1 && $3 == "heldout" {
-    if ($1 != "auto" && $4 != "nan" && $4 != "" && $5 > 0) { n[$1]++; e[$1, n[$1]] = ($4 > $5 ? $4 - $5 : $5 - $4) / $5 }
+    if ($1 != "coll:auto" && $4 != "nan" && $4 != "" && $5 > 0) { n[$1]++; e[$1, n[$1]] = ($4 > $5 ? $4 - $5 : $5 - $4) / $5 }
   }
   END {
     for (a in n) {

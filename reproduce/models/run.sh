@@ -39,7 +39,7 @@ csvs=()
 reproduce/models/tpc.sh --scale "$scale" --seed "$seed" "${slurm[@]}" --out "$out/tpc" --data "$data" >"$out/tpc.csv"
 csvs+=("$out/tpc.csv")
 if [ -x reproduce/models/coll.sh ]; then
-  reproduce/models/coll.sh --scale "$scale" "${slurm[@]}" --out "$out/coll" >"$out/coll.csv"
+  reproduce/models/coll.sh --scale "$scale" --seed "$seed" "${slurm[@]}" --out "$out/coll" >"$out/coll.csv"
   csvs+=("$out/coll.csv")
 else
   echo "run.sh: reproduce/models/coll.sh absent: the collectives model is not in this run" >&2

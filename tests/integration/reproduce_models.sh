@@ -37,7 +37,7 @@ md = open(sys.argv[2]).read().splitlines()
 for r in csv.DictReader(open(sys.argv[1])):
     if r["set"] == "heldout":
         p, m = float(r["predicted_s"]), float(r["measured_s"])
-        want = f"| tpc | {r['point']} | {p:.4g} | {m:.4g} | {100 * abs(p - m) / m:.1f}% |"
+        want = f"| {r['model']} | {r['point']} | {p:.4g} | {m:.4g} | {100 * abs(p - m) / m:.1f}% |"
         assert want in md, want
 PY
   # the held-out names (configurations) are none of the calibration ones
