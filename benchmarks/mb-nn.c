@@ -33,7 +33,8 @@ enum { C_BLOCK = 1, C_ADAM = 2 };
 
 static const struct mb_opt nn_opts[] = {
     {"model", 0, MB_OPT_STR, &opt.model, "gpt-bench", NULL, 0, 0,
-     "GPT preset whose block is measured (see nn_gpt_preset)", "NAME"},
+     "GPT preset whose block is measured (see nn_gpt_preset), or a shape: "
+     "layers=,hidden=,heads=,seq=,vocab= (nn_gpt_config_parse)", "NAME|SPEC"},
     {"batch", 0, MB_OPT_INT, &opt.batch, "4", NULL, 1, 4096, "sequences per micro-batch", "B"},
     {"adam-elems", 0, MB_OPT_SIZE, &opt.adam_elems, "16M", NULL, 1024, 1e10,
      "parameters updated by the Adam case", "N"},
@@ -96,9 +97,15 @@ static void prepare_one(void *st, long long iter);
 
 static int validate(struct mb_run *run)
 {
-    if (nn_gpt_preset(opt.model, &cfg) != 0) {
+    char perr[160];
+    if (!strchr(opt.model, '=') && nn_gpt_preset(opt.model, &cfg) != 0) {
         if (run->rank == 0)
-            mb_warn("--model: unknown preset '%s' (accepts gpt-tiny, gpt-small, gpt-bench, gpt-6b ... gpt-412b)", opt.model);
+            mb_warn("--model: unknown preset '%s' (accepts gpt-tiny, gpt-small, gpt-bench, gpt-6b ... gpt-412b, or layers=,hidden=,heads=,seq=,vocab=)", opt.model);
+        return MB_EXIT_USAGE;
+    }
+    if (strchr(opt.model, '=') && nn_gpt_config_parse(opt.model, &cfg, perr, sizeof(perr)) != 0) {
+        if (run->rank == 0)
+            mb_warn("--%s", perr);
         return MB_EXIT_USAGE;
     }
     if (cfg.seq < 2) {
@@ -467,8 +474,9 @@ static int iterate(void *st, long long iter, double *elapsed)
         for (int i = 0; i < s->ng; i++) {
             const struct nn_gemm_shape *g = &s->g[i];
             int lda = g->ta ? g->M : g->K, ldb = g->tb ? g->K : g->N;
-            /* with --recompute the block runs its forward twice: so does the peer */
-            int reps = g->count * (opt.recompute && !g->backward ? 2 : 1);
+            /* with --recompute the block reruns its forward GEMMs but W2's:
+             * so does the peer */
+            int reps = g->count * (opt.recompute && g->recomputed ? 2 : 1);
             for (int r = 0; r < reps; r++)
                 cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
                             g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K, 1.0f, s->A[i], lda,

@@ -37,7 +37,9 @@ void nn_gpt_layer_account(const struct nn_gpt_config *cfg, int B, struct nn_prec
         o->act_intra_bytes = ea * (M * (H + 3 * H + H + H + 2 * F) + (uint64_t)B * A * S * S) + 8 * M;
         o->flops_fwd = 2 * m * h * (3 * h + h + 2 * f) + 4 * m * s * h;
         o->flops_bwd = 2 * o->flops_fwd;
-        o->flops_recompute = o->flops_fwd;
+        /* the partial recompute (intra.c) rebuilds the saved tensors and
+         * never reruns the W2 GEMM, whose output is the next block's input */
+        o->flops_recompute = o->flops_fwd - 2 * m * f * h;
     } else {
         o->kind = NN_LAYER_HEAD;
         o->params = 2 * H + H * V;
@@ -83,17 +85,17 @@ int nn_block_gemm_shapes(const struct nn_gpt_config *c, int B, struct nn_gemm_sh
     struct nn_gemm_shape s[32];
     int n = 0;
     for (int i = 0; i < 4; i++)
-        s[n++] = (struct nn_gemm_shape){0, 0, M, lin[i][0], lin[i][1], 1, 0};
-    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 0}; /* scores = Q K^T */
-    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 0}; /* out = P V */
+        s[n++] = (struct nn_gemm_shape){0, 0, M, lin[i][0], lin[i][1], 1, 0, i != 3};
+    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 0, 1}; /* scores = Q K^T */
+    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 0, 1}; /* out = P V */
     for (int i = 0; i < 4; i++) {
-        s[n++] = (struct nn_gemm_shape){1, 0, lin[i][1], lin[i][0], M, 1, 1}; /* dW = x^T dy */
-        s[n++] = (struct nn_gemm_shape){0, 1, M, lin[i][1], lin[i][0], 1, 1}; /* dx = dy W^T */
+        s[n++] = (struct nn_gemm_shape){1, 0, lin[i][1], lin[i][0], M, 1, 1, 0}; /* dW = x^T dy */
+        s[n++] = (struct nn_gemm_shape){0, 1, M, lin[i][1], lin[i][0], 1, 1, 0}; /* dx = dy W^T */
     }
-    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 1}; /* dP = dO V^T */
-    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1}; /* dV = P^T dO */
-    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 1}; /* dQ = dS K */
-    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1}; /* dK = dS^T Q */
+    s[n++] = (struct nn_gemm_shape){0, 1, S, S, D, BA, 1, 0}; /* dP = dO V^T */
+    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0}; /* dV = P^T dO */
+    s[n++] = (struct nn_gemm_shape){0, 0, S, D, S, BA, 1, 0}; /* dQ = dS K */
+    s[n++] = (struct nn_gemm_shape){1, 0, S, D, S, BA, 1, 0}; /* dK = dS^T Q */
     for (int i = 0; i < n && i < max; i++)
         out[i] = s[i];
     return n < max ? n : max;

@@ -13,31 +13,51 @@
 
 int nn_block_forward_fused(struct nn_layer *l, const float *x, float *out)
 {
+    return nn_block_forward_steps(l, x, out, NN_BLOCK_ALL_STEPS);
+}
+
+/* The forward as steps, so a partial recompute runs only those it needs:
+ * 0 LN1 (xhat1, rstd1, y) | 1 QKV GEMM (qkv; needs 0's y) | 2 attention
+ * (probs, att) | 3 Wo GEMM, residual, LN2 (x1, xhat2, rstd2, y) | 4 W1
+ * GEMM, GELU (h1, gl; needs 3's y) | 5 W2 GEMM, residual (out) and the
+ * saved input. */
+int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsigned steps)
+{
     struct nn_workspace *w = l->ws;
     int M = (int)l->inter.shape[0], H = l->cfg.hidden, F = l->cfg.ffn;
     size_t m = (size_t)M, h = (size_t)H, f = (size_t)F;
     size_t B = (size_t)l->B, S = (size_t)l->cfg.seq, A = (size_t)l->cfg.heads;
     struct nn_blockp p = nn_blockp_split(nn_weights(l), h, f);
-    nn_store_f32(l->inter.data, l->inter.dtype, x, m * h);
+    if (steps & 1u << 5)
+        nn_store_f32(l->inter.data, l->inter.dtype, x, m * h);
 
     float *xhat1 = nn_act(l, NN_XHAT1), *qkv = nn_act(l, NN_QKV), *probs = nn_act(l, NN_PROBS);
     float *att = nn_act(l, NN_ATT), *xhat2 = nn_act(l, NN_XHAT2), *h1 = nn_act(l, NN_H1);
     float *gl = nn_act(l, NN_GL);
-    nn_residual_layernorm_fwd(x, NULL, NULL, NULL, p.g1, p.b1, w->y, xhat1, nn_act(l, NN_RSTD1),
-                              m, h, NN_LN_EPS);
-    GEMM(0, 0, M, 3 * H, H, 1.0f, w->y, H, p.Wqkv, 3 * H, 0.0f, qkv, 3 * H);
-    nn_add_bias_par(qkv, p.bqkv, m, 3 * h);
-    if (nn_attn_fwd_batched(qkv, probs, att, B, S, A, h / A) != 0)
+    if (steps & 1u << 0)
+        nn_residual_layernorm_fwd(x, NULL, NULL, NULL, p.g1, p.b1, w->y, xhat1,
+                                  nn_act(l, NN_RSTD1), m, h, NN_LN_EPS);
+    if (steps & 1u << 1) {
+        GEMM(0, 0, M, 3 * H, H, 1.0f, w->y, H, p.Wqkv, 3 * H, 0.0f, qkv, 3 * H);
+        nn_add_bias_par(qkv, p.bqkv, m, 3 * h);
+    }
+    if ((steps & 1u << 2) && nn_attn_fwd_batched(qkv, probs, att, B, S, A, h / A) != 0)
         return -1;
-    /* x1 = (x + att Wo) + bo, then LN2(x1), one sweep */
-    GEMM(0, 0, M, H, H, 1.0f, att, H, p.Wo, H, 0.0f, w->x1, H);
-    nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2, nn_act(l, NN_RSTD2),
-                              m, h, NN_LN_EPS);
-    GEMM(0, 0, M, F, H, 1.0f, w->y, H, p.W1, F, 0.0f, h1, F);
-    nn_bias_gelu_fwd(h1, p.bf1, gl, m, f);
-    /* out = (x1 + gl W2) + b2 */
-    GEMM(0, 0, M, H, F, 1.0f, gl, F, p.W2, H, 0.0f, out, H);
-    nn_residual_bias(out, w->x1, p.bf2, out, m, h);
+    if (steps & 1u << 3) {
+        /* x1 = (x + att Wo) + bo, then LN2(x1), one sweep */
+        GEMM(0, 0, M, H, H, 1.0f, att, H, p.Wo, H, 0.0f, w->x1, H);
+        nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2,
+                                  nn_act(l, NN_RSTD2), m, h, NN_LN_EPS);
+    }
+    if (steps & 1u << 4) {
+        GEMM(0, 0, M, F, H, 1.0f, w->y, H, p.W1, F, 0.0f, h1, F);
+        nn_bias_gelu_fwd(h1, p.bf1, gl, m, f);
+    }
+    if (steps & 1u << 5) {
+        /* out = (x1 + gl W2) + b2 */
+        GEMM(0, 0, M, H, F, 1.0f, gl, F, p.W2, H, 0.0f, out, H);
+        nn_residual_bias(out, w->x1, p.bf2, out, m, h);
+    }
     nn_act_save(l);
     return 0;
 }

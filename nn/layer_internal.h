@@ -7,6 +7,7 @@
 #define NN_MAX_INTRA 10
 
 struct nn_workspace {
+    struct nn_alloc alloc;
     size_t M, H, F, S, A, V;
     float *W, *G;                      /* fp32 weights / gradients of one layer */
     float *y, *qkv, *probs, *att, *x1, *xhat1, *xhat2, *h1, *gl, *logits;
@@ -24,7 +25,14 @@ struct nn_layer {
     int nintra;
     struct nn_tensor intra[NN_MAX_INTRA];
     float *wsbuf[NN_MAX_INTRA];        /* fp32 working buffer of each intra tensor */
-    int live;
+    int live;                          /* every intra tensor present */
+    struct nn_alloc alloc;
+    /* own allocations (NULL: none, or bound / dropped); tensors are views */
+    void *own_params, *own_grads, *own_inter, *own_aux, *own_intra[NN_MAX_INTRA];
+    int present[NN_MAX_INTRA];         /* contents valid */
+    float *redirect[NN_MAX_INTRA];     /* partial recompute: where a present tensor's
+                                        * step writes instead of over it */
+    int redo;                          /* inside a recompute: nn_act_save skips present ones */
     double count;                      /* head: counted targets of the last forward */
     int fused;                         /* blocks: fused kernels (1) or the reference ops (0) */
 };
@@ -70,7 +78,19 @@ int nn_block_forward(struct nn_layer *l, const float *x, float *out);
 int nn_block_backward(struct nn_layer *l, const float *dout, float *din);
 int nn_block_forward_fused(struct nn_layer *l, const float *x, float *out);
 int nn_block_backward_fused(struct nn_layer *l, const float *dout, float *din);
+/* Forward steps of the fused block, bit i = step i (intra.c says which
+ * tensors each step writes); NN_BLOCK_ALL_STEPS also writes the output
+ * and the saved input. */
+#define NN_BLOCK_STEPS 5
+#define NN_BLOCK_ALL_STEPS 0x3fu
+int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsigned steps);
 int nn_head_forward(struct nn_layer *l, const float *x, const int32_t *targets, double *loss);
+/* intra.c: memory of one tensor from the layer's allocator, zeroed. */
+void *nn_layer_alloc(struct nn_layer *l, size_t bytes);
+/* Rebuilds the intra tensors that are not present (backward calls it). */
+int nn_layer_recompute(struct nn_layer *l);
+/* Gives every released tensor without memory its own allocation. */
+int nn_layer_intra_home(struct nn_layer *l);
 int nn_head_backward(struct nn_layer *l, float *din);
 
 #endif

@@ -189,6 +189,14 @@ struct nn_gpt_config {
     int ffn;      /* MLP width, 4 * hidden */
 };
 
+/* Parses "layers=8,hidden=1024,heads=16,seq=128,vocab=50257[,ffn=4096]",
+ * optionally after a preset name whose values the keys then override
+ * ("gpt-13b,layers=4"). Without a preset every key but ffn (default
+ * 4*hidden) is required. 0, or -1 with one line in err naming the bad key
+ * or value (unknown key, repeated key, not a positive integer, missing
+ * key, hidden not a multiple of heads). */
+int nn_gpt_config_parse(const char *spec, struct nn_gpt_config *cfg, char *err, size_t errlen);
+
 /* Named presets: "gpt-6b", "gpt-13b", "gpt-30b", "gpt-70b", "gpt-135b",
  * "gpt-175b", "gpt-276b", "gpt-412b" (Ratel Table IV, seq 1024, vocab
  * 50257) and small ones that run here: "gpt-tiny", "gpt-small",
@@ -228,12 +236,14 @@ void nn_gpt_account(const struct nn_gpt_config *cfg, int B, struct nn_precision 
                     struct nn_layer_account *total);
 
 /* The GEMMs one block runs, forward then backward (the attention ones
- * batched: count = B*A). FLOPs of a block = sum 2*M*N*K*count. mb-nn runs
+ * batched: count = B*A). FLOPs of a block = sum 2*M*N*K*count; its
+ * recompute FLOPs the same over the `recomputed` ones. mb-nn runs
  * exactly these through plain cblas_sgemm as its peer. Returns the number
  * written (at most max). */
 struct nn_gemm_shape {
     int ta, tb, M, N, K, count;
     int backward;
+    int recomputed; /* a forward GEMM that a dropped block's backward reruns */
 };
 int nn_block_gemm_shapes(const struct nn_gpt_config *cfg, int B, struct nn_gemm_shape *out,
                          int max);
@@ -246,10 +256,26 @@ void nn_block_elementwise_bytes(const struct nn_gpt_config *cfg, int B, double *
 
 struct nn_layer;
 
+/* Where layers and workspaces get their memory: alloc returns bytes
+ * (a multiple of 64) aligned to 64, or NULL when it refuses (a capped
+ * arena that is full); free takes back what alloc gave. nn_layer_new and
+ * nn_workspace_new use aligned_alloc/free (nn_alloc_default()). */
+struct nn_alloc {
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p);
+    void *ctx;
+};
+struct nn_alloc nn_alloc_default(void);
+
 /* Scratch shared by all layers of a model (fp32 working copies of
  * weights, activations and gradients); one per model, sized for it. */
 struct nn_workspace;
 struct nn_workspace *nn_workspace_new(const struct nn_gpt_config *cfg, int B);
+/* Bytes it takes (what a capped arena must hold for it). */
+size_t nn_workspace_bytes(const struct nn_gpt_config *cfg, int B);
+/* The same from allocator a (NULL: the default); NULL when it refuses. */
+struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *cfg, int B,
+                                            const struct nn_alloc *a);
 void nn_workspace_free(struct nn_workspace *ws);
 
 /* Creates layer i of cfg for micro-batch B with the given storage types,
@@ -257,13 +283,34 @@ void nn_workspace_free(struct nn_workspace *ws);
  * 0). NULL on allocation failure. */
 struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                               int layer, uint64_t seed, struct nn_workspace *ws);
+/* nn_layer_new with every tensor of the layer from allocator a (NULL: the
+ * default). flags NN_LAYER_BIND_PARAMS / NN_LAYER_BIND_GRADS: no storage
+ * of its own for the parameters / gradients; the caller binds memory
+ * before forward / backward (parameters then uninitialised: see
+ * nn_layer_init_params). */
+#define NN_LAYER_BIND_PARAMS 1u
+#define NN_LAYER_BIND_GRADS 2u
+struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
+                                    struct nn_precision prec, int layer, uint64_t seed,
+                                    struct nn_workspace *ws, const struct nn_alloc *a,
+                                    unsigned flags);
 void nn_layer_free(struct nn_layer *l);
+/* The layer's parameters (gradients) become caller memory mem of
+ * param_bytes (grad_bytes) from nn_layer_account, used as it is (no
+ * copy); the layer's own storage, if any, is given back. The caller keeps
+ * mem alive while the layer uses it and frees it. 0, or -1 (mem NULL). */
+int nn_layer_bind_params(struct nn_layer *l, void *mem);
+int nn_layer_bind_grads(struct nn_layer *l, void *mem);
+/* Writes the GPT-2 initialisation of layer `layer` from seed into the
+ * layer's parameters (what nn_layer_new does): same seed, same bits. */
+void nn_layer_init_params(struct nn_layer *l, uint64_t seed);
 enum nn_layer_kind nn_layer_kind(const struct nn_layer *l);
 /* The layer's parameters and gradients, each one contiguous tensor (its
  * storage dtype), so they can be sharded, offloaded and updated in place. */
 struct nn_tensor *nn_layer_params(struct nn_layer *l);
 struct nn_tensor *nn_layer_grads(struct nn_layer *l);
-/* Its saved activations: inter (the input) and the intra-block tensors. */
+/* Its saved activations: inter (the input) and the intra-block tensors
+ * (views; data NULL while released or dropped and not attached). */
 struct nn_tensor *nn_layer_act_inter(struct nn_layer *l);
 size_t nn_layer_act_intra(struct nn_layer *l, struct nn_tensor **out, size_t max);
 /* Sizes and FLOPs as allocated (equal to nn_gpt_layer_account). */
@@ -281,7 +328,38 @@ int nn_layer_forward_head(struct nn_layer *l, const float *in, const int32_t *ta
 int nn_layer_backward(struct nn_layer *l, const float *dout, float *din);
 /* Frees the intra-block activations' contents (keeps the inter one). */
 void nn_layer_drop_intra(struct nn_layer *l);
+/* 1 when every intra tensor is present (backward recomputes nothing). */
 int nn_layer_intra_live(const struct nn_layer *l);
+
+/* Per intra tensor i in [0, nn_layer_act_intra count): swap it out and in
+ * without free or realloc, or leave it to be recomputed.
+ * account: its bytes and the forward FLOPs of the step that produces it
+ * (a step's FLOPs split among its outputs; elementwise work counts 0, as
+ * in nn_gpt_layer_account). name: "xhat1", "qkv", "probs", ... 0 / -1. */
+int nn_layer_intra_account(const struct nn_layer *l, int i, uint64_t *bytes, double *flops);
+const char *nn_layer_intra_name(const struct nn_layer *l, int i);
+/* The same without allocating, for any shape: the number of intra tensors
+ * of layer `layer` (9 per block, 3 for the head, 0 for the embedding) and
+ * tensor i's bytes and FLOPs. 0 / -1. */
+int nn_gpt_intra_count(const struct nn_gpt_config *cfg, int layer);
+int nn_gpt_intra_account(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         int layer, int i, uint64_t *bytes, double *flops);
+/* release: the layer stops using tensor i's contents and hands back the
+ * memory they are in (to copy out and then reuse); NULL when i is out of
+ * range or already released. attach: tensor i gets memory again, mem
+ * (NULL: the layer's own allocation) of its bytes, with valid contents
+ * (valid = 1: swapped back in) or to be recomputed (0). Backward attaches
+ * the own allocation to any released tensor left without memory and
+ * recomputes only the forward steps the invalid tensors need (fused
+ * path; the reference path and the head rerun their whole forward),
+ * writing nothing into the present ones: gradients bit-identical to a
+ * run that released nothing (fp32 storage). 0 / -1. */
+void *nn_layer_intra_release(struct nn_layer *l, int i);
+int nn_layer_intra_attach(struct nn_layer *l, int i, void *mem, int valid);
+int nn_layer_intra_present(const struct nn_layer *l, int i);
+/* FLOPs (counted as in the accounting) that the next backward will spend
+ * recomputing, given what is released or dropped now. */
+double nn_layer_recompute_flops(const struct nn_layer *l);
 void nn_layer_zero_grad(struct nn_layer *l);
 /* Blocks run the fused kernels (1, the default) or the unfused reference
  * ops (0), which the tests compare them against. MB_NN_REFERENCE=1 in the

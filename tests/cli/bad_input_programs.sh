@@ -53,6 +53,8 @@ for np in 1; do
   # mb-nn
   bad $np mb-nn "unknown option '--frobnicate'" --frobnicate
   bad $np mb-nn "--model: unknown preset 'gpt-nosuch'" --model gpt-nosuch
+  bad $np mb-nn "--model: unknown key 'layrs'" --model layrs=2,hidden=64,heads=4,seq=8,vocab=16
+  bad $np mb-nn "--model: hidden=60 is not a multiple of heads=8" --model layers=2,hidden=60,heads=8,seq=8,vocab=16
   bad $np mb-nn "--cases: 'blk' is not a comma-separated list" --cases blk
   bad $np mb-nn "--batch: '0' is out of range" --batch 0
   bad $np mb-nn "--adam-elems: '12Q' is not a size" --adam-elems 12Q

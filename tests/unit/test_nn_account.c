@@ -36,16 +36,19 @@ int main(void)
         double B = 32, s = 1024;
         nn_gpt_layer_account(&c, 32, mixed, 1, &blk);
         EXPECT(blk.flops_fwd == 24 * B * s * h * h + 4 * B * s * s * h);
-        EXPECT(blk.flops_bwd == 2 * blk.flops_fwd && blk.flops_recompute == blk.flops_fwd);
+        EXPECT(blk.flops_bwd == 2 * blk.flops_fwd && blk.flops_recompute == blk.flops_fwd - 8 * B * s * h * h);
         EXPECT(blk.act_inter_bytes == (uint64_t)(2 * B * s * h));
         EXPECT(blk.act_intra_bytes == (uint64_t)(2 * (B * s * 14 * h + B * c.heads * s * s) + 8 * B * s));
         /* the GEMM list is the FLOP count */
         struct nn_gemm_shape g[32];
         int n = nn_block_gemm_shapes(&c, 32, g, 32);
-        double f = 0, fb = 0;
-        for (int k = 0; k < n; k++)
-            *(g[k].backward ? &fb : &f) += 2.0 * g[k].M * g[k].N * (double)g[k].K * g[k].count;
-        EXPECT(f == blk.flops_fwd && fb == blk.flops_bwd);
+        double f = 0, fb = 0, fr = 0;
+        for (int k = 0; k < n; k++) {
+            double fl = 2.0 * g[k].M * g[k].N * (double)g[k].K * g[k].count;
+            *(g[k].backward ? &fb : &f) += fl;
+            fr += g[k].recomputed ? fl : 0;
+        }
+        EXPECT(f == blk.flops_fwd && fb == blk.flops_bwd && fr == blk.flops_recompute);
     }
     /* Ratel's 13B numbers: 14P = 182 GB; inter-block activations at B=32
      * are 12.5 GiB (2 B s h L) */

@@ -1,0 +1,86 @@
+/* The activation policies mb-ratel compares (--act): Algorithm 1 and the
+ * baselines' fixed rules, each a swap set priced by the same model, and
+ * the per-layer masks a trainer releases by. */
+#include "ratel.h"
+
+#include <string.h>
+
+static const char *const act_names[RATEL_ACT_COUNT] = {"ratel", "swap-all", "inter-block",
+                                                       "recompute-all", "host-only"};
+
+const char *ratel_act_name(enum ratel_act a)
+{
+    return (unsigned)a < RATEL_ACT_COUNT ? act_names[a] : "?";
+}
+
+int ratel_act_parse(const char *s, enum ratel_act *out)
+{
+    for (int i = 0; i < RATEL_ACT_COUNT; i++)
+        if (!strcmp(s, act_names[i])) {
+            *out = (enum ratel_act)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* A fixed rule: swap[i] = rule(unit i). */
+static int fixed(const struct ratel_model *m, const struct ratel_hw *hw,
+                 const struct ratel_unit *u, int n, int which, unsigned char *swap,
+                 struct ratel_choice *out)
+{
+    memset(out, 0, sizeof(*out));
+    double a = 0, fr = m->flops_rc_all;
+    for (int i = 0; i < n; i++) {
+        if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
+            return -1;
+        swap[i] = which == RATEL_ACT_SWAP_ALL || (which == RATEL_ACT_INTER_BLOCK && u[i].inter);
+        if (swap[i]) {
+            a += u[i].bytes;
+            fr -= u[i].flops;
+            out->nswap++;
+        }
+    }
+    out->a_g2m = a;
+    out->flops_r = fr > 0 ? fr : 0;
+    ratel_iter_time(m, hw, a, out->flops_r, &out->t);
+    out->steps = 1;
+    out->which_case = which == RATEL_ACT_SWAP_ALL ? 2 : 1;
+    return 0;
+}
+
+int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
+                     const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                     unsigned char *swap, struct ratel_choice *out)
+{
+    switch (act) {
+    case RATEL_ACT_RATEL:
+        return ratel_algorithm1(m, hw, u, n, c1, swap, out);
+    case RATEL_ACT_HOST_ONLY:
+        return ratel_algorithm1_capped(m, hw, u, n, c1, hw->mem_avail, swap, out);
+    case RATEL_ACT_SWAP_ALL:
+    case RATEL_ACT_INTER_BLOCK:
+    case RATEL_ACT_RECOMPUTE_ALL:
+        return fixed(m, hw, u, n, act, swap, out);
+    default:
+        return -1;
+    }
+}
+
+unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char *swap, int layer,
+                          int *inter)
+{
+    unsigned mask = 0;
+    if (inter)
+        *inter = 0;
+    for (int i = 0; i < n; i++) {
+        if (u[i].layer != layer || !swap[i])
+            continue;
+        if (u[i].inter) {
+            if (inter)
+                *inter = 1;
+        } else if (u[i].tensor >= 0 && u[i].tensor < 32) {
+            mask |= 1u << u[i].tensor;
+        }
+    }
+    return mask;
+}

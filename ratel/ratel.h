@@ -1,0 +1,211 @@
+/* movebench ratel/: Ratel's (ICDE'25, "LoHan") planning math for
+ * fine-tuning a GPT whose states live on storage: the iteration-time
+ * model (Eqs. 1-5), Algorithm 1 (which activations to swap out of the
+ * device and which to recompute, Eqs. 6-8, cases 1-3), and the --plan
+ * accounting (bytes per tier, fit under device / host / storage budgets,
+ * the largest model per host budget). No I/O, no threads: a trainer feeds
+ * it rates from a profiling iteration and executes the plan with nn/'s
+ * per-tensor release/attach. Depends on nn/ and common/ only.
+ * Background: shared/papers/ratel.md. */
+#ifndef MB_RATEL_H
+#define MB_RATEL_H
+
+#include "../nn/nn.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ===== inputs of the model (the paper's Table I) ======================== */
+
+/* Rates from the profiling iteration; bytes/s and FLOP/s. The paper has
+ * one BW_G for the duplex device link; we keep a rate per direction. */
+struct ratel_hw {
+    double gemm_flops;   /* THP_G: measured GEMM rate of the device */
+    double link_g2m;     /* device -> host (activations out, G16 out) */
+    double link_m2g;     /* host -> device (P16 in, activations back) */
+    double stor_read;    /* BW_S2M: storage -> host */
+    double stor_write;   /* BW_M2S: host -> storage */
+    double mem_avail;    /* MEM_M^avail: host bytes free for activations */
+};
+
+/* Per-iteration totals of the model being trained. */
+struct ratel_model {
+    double params;       /* P */
+    double flops_fwd;    /* FLOP_f (backward without recompute = 2 FLOP_f) */
+    double flops_rc_all; /* FLOP_r when nothing intra is swapped (the paper:
+                          * FLOP_f; with nn/'s partial recompute: the sum of
+                          * the units' FLOPs) */
+    double act_all;      /* A_all: every unit's bytes */
+    double act_inter;    /* A_interBlock: the minimum to swap */
+};
+
+/* One swappable tensor (Algorithm 1's "layer": Ratel decides per
+ * operator output). OB = flops / bytes. */
+struct ratel_unit {
+    double bytes, flops;
+    int inter;           /* 1: an inter-block activation (a block's input) */
+    int layer, tensor;   /* nn layer index; intra tensor index (-1: inter) */
+};
+
+/* ===== iteration-time model (Eqs. 1-5) ================================== */
+
+enum ratel_bound {
+    RATEL_BOUND_COMPUTE = 0, /* device GEMMs (+ recompute in backward) */
+    RATEL_BOUND_G2M,         /* device -> host link */
+    RATEL_BOUND_M2G,         /* host -> device link */
+    RATEL_BOUND_STORAGE      /* storage, reads + writes (simplex) */
+};
+const char *ratel_bound_name(enum ratel_bound b);
+
+struct ratel_times {
+    double t_f, t_b, t_iter;
+    double f_terms[4], b_terms[4]; /* each max's terms, by enum ratel_bound */
+    enum ratel_bound bound_f, bound_b;
+    double act_storage;            /* alpha * A_G2M: swapped bytes on storage */
+};
+/* T_f = max(FLOP_f/THP, A/BW_g2m, 2P/BW_m2g, 2P/BW_S2M + aA/BW_M2S)
+ * T_b = max((2 FLOP_f + FLOP_r)/THP, 2P/BW_g2m, (2P + A)/BW_m2g,
+ *           (14P + aA)/BW_S2M + 14P/BW_M2S),  aA = max(0, A - MEM_avail).
+ * A = a_g2m, FLOP_r = flops_r. */
+void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, double a_g2m,
+                     double flops_r, struct ratel_times *out);
+
+/* ===== Algorithm 1 ======================================================= */
+
+/* The two readings of case 1 (shared/papers/ratel.md 4.5):
+ * RATEL_CASE1_BYTES: the paper's pseudo-code: every unit, inter-block ones
+ *   included, walked by OB; at least A_interBlock bytes are swapped,
+ *   whichever tensors they are.
+ * RATEL_CASE1_INTER: the inter-block tensors are always swapped (a block's
+ *   input is what recomputation starts from); the walk is over the
+ *   intra-block units. */
+enum ratel_case1 { RATEL_CASE1_INTER = 0, RATEL_CASE1_BYTES = 1 };
+/* "inter" / "bytes": 0 and *out, or -1. */
+int ratel_case1_parse(const char *s, enum ratel_case1 *out);
+
+struct ratel_choice {
+    int which_case;      /* 1: rising (swap the minimum), 2: falling (swap all), 3: interior */
+    double a_g2m;        /* bytes swapped */
+    double flops_r;      /* recompute FLOPs left (Eq. 7) */
+    int nswap;           /* units swapped */
+    struct ratel_times t;
+    int steps;           /* prefixes evaluated */
+};
+/* Walks the units by decreasing OB from full recomputation, evaluating
+ * ratel_iter_time after each, and stops at the first step that does not
+ * improve once at least A_interBlock bytes are swapped (the model is
+ * convex in A_G2M, so that is the minimum). swap[i] = 1 for the units
+ * chosen (caller's array of n). 0, or -1 (n < 0, a unit with bytes <= 0). */
+int ratel_algorithm1(const struct ratel_model *m, const struct ratel_hw *hw,
+                     const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                     unsigned char *swap, struct ratel_choice *out);
+/* The same walk never swapping more than cap bytes (Ratel+CpuAct: cap =
+ * MEM_avail, no activations on storage): a unit that would overflow it is
+ * skipped for the smaller ones after it; -1 also when A_interBlock is not
+ * reached under cap. */
+int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *hw,
+                            const struct ratel_unit *u, int n, enum ratel_case1 c1, double cap,
+                            unsigned char *swap, struct ratel_choice *out);
+/* Fig. 9b's curve: the model at every prefix of the walk's order (the
+ * inter-block units first under RATEL_CASE1_INTER), from the starting
+ * point to everything swapped, whether or not Algorithm 1 would stop.
+ * pts[k]: A_G2M, FLOP_r and the times after k units. Writes at most max;
+ * returns the number of points (walked units + 1), or -1. */
+struct ratel_point {
+    double a_g2m, flops_r;
+    struct ratel_times t;
+};
+int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
+                const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
+                int max);
+/* Iteration time of an arbitrary swap set under the same model (FLOP_r =
+ * flops_rc_all - the swapped units' FLOPs): the brute-force reference. */
+double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
+                      const struct ratel_unit *u, int n, const unsigned char *swap);
+
+/* ===== activation policies (mb-ratel --act) =============================== */
+
+/* ratel: Algorithm 1; swap-all (G10-like); inter-block (ZeRO-Infinity:
+ * block inputs out, the rest recomputed); recompute-all (nothing out:
+ * block inputs stay on the device); host-only (Algorithm 1 capped at
+ * MEM_avail, Ratel+CpuAct). */
+enum ratel_act {
+    RATEL_ACT_RATEL = 0,
+    RATEL_ACT_SWAP_ALL,
+    RATEL_ACT_INTER_BLOCK,
+    RATEL_ACT_RECOMPUTE_ALL,
+    RATEL_ACT_HOST_ONLY,
+    RATEL_ACT_COUNT
+};
+const char *ratel_act_name(enum ratel_act a);
+/* A name above: 0 and *out, or -1. */
+int ratel_act_parse(const char *s, enum ratel_act *out);
+/* swap[] and the choice (priced by the model) under policy act. -1: a
+ * bad table, or host-only when A_interBlock does not fit in MEM_avail. */
+int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
+                     const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                     unsigned char *swap, struct ratel_choice *out);
+/* Of the units of nn layer `layer`: the intra tensors to swap (bit i =
+ * intra tensor i, the argument of nn_layer_intra_release) and whether its
+ * input is swapped (*inter, may be NULL). */
+unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char *swap, int layer,
+                          int *inter);
+
+/* ===== a GPT's units and totals ========================================== */
+
+/* Units of cfg at micro-batch B: per block its input (inter) and its 9
+ * intra tensors, the head's input and 3 intra tensors (nn_gpt_intra_*).
+ * Writes at most max; returns the count (call with max 0 to size). */
+int ratel_gpt_units(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                    struct ratel_unit *out, int max);
+/* The model's totals from nn_gpt_account and the units. */
+void ratel_gpt_model(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                     struct ratel_model *m);
+
+/* ===== --plan: bytes per tier and fit ===================================== */
+
+struct ratel_budget {
+    uint64_t dev_mem;    /* device arena */
+    uint64_t host_mem;   /* host budget */
+    uint64_t storage;    /* storage capacity, 0: unlimited */
+    int host_only_act;   /* 1: activations may not go to storage (Ratel+CpuAct) */
+};
+
+struct ratel_plan {
+    uint64_t params;
+    /* storage: P32 + Adam m, v + P16 = 14P (nn_gpt_account: opt_bytes +
+     * param_bytes), plus the activations that overflow the host */
+    uint64_t stor_states, stor_act;
+    /* host: P16 staging (2 layers), G16 landing (2 layers), the optimizer's
+     * in-flight tensors (3 layers of P32, m, v, P16: read-ahead R(i-1),
+     * Adam C(i), write-behind W(i+1)), then swapped activations */
+    uint64_t host_fixed, host_act;
+    /* device: workspace + the largest layer's P16 and G16, twice (double
+     * buffering), its inter and intra activations */
+    uint64_t dev_need;
+    uint64_t act_swap;   /* bytes swapped (the argument) */
+    int fits_dev, fits_host, fits_storage, fits;
+    char why[160];       /* the first budget that does not fit, or "" */
+};
+/* Plans cfg at batch B swapping act_swap bytes (< act_inter: act_inter). */
+void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                const struct ratel_budget *b, uint64_t act_swap, struct ratel_plan *out);
+/* --plan's table: a line per tier (device, host, storage) with what it
+ * holds, its bytes, the budget and fits/over, then the verdict. Returns
+ * what snprintf would (truncated when >= len). */
+int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, char *buf,
+                      size_t len);
+/* The largest of the Table IV presets (gpt-6b ... gpt-412b) that fits at
+ * batch B swapping A_interBlock: its name, or NULL when none does. */
+const char *ratel_largest_preset(int B, struct nn_precision prec, const struct ratel_budget *b,
+                                 struct ratel_plan *out);
+/* The most layers (1..max_layers) of cfg's shape that fit (Fig. 6's
+ * "binary search L"): 0 when even one does not. */
+int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         const struct ratel_budget *b, int max_layers);
+/* The largest micro-batch (1..max_batch) of cfg that fits (a --batch
+ * over it is refused before any work): 0 when B = 1 does not. */
+int ratel_largest_batch(const struct nn_gpt_config *cfg, struct nn_precision prec,
+                        const struct ratel_budget *b, int max_batch);
+
+#endif

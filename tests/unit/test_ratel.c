@@ -1,0 +1,434 @@
+/* ratel/: the iteration-time model's terms by hand (duplex link, simplex
+ * storage, overflow to storage), Algorithm 1 on synthetic tables that
+ * must give cases 1, 2 and 3 under both readings of case 1, and equal a
+ * brute-force minimum (every subset where units are the same size, every
+ * feasible prefix otherwise); a GPT's unit table against nn's accounting;
+ * --plan's storage bytes equal to nn_gpt_account (14P = 182 GB at 13B),
+ * every Table IV preset up to gpt-412b planned, fit flags, the largest
+ * model per budget. */
+#include "check.h"
+
+#include "../../ratel/ratel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) + 1e-300; }
+
+static void test_times(void)
+{
+    struct ratel_model m = {.params = 10, .flops_fwd = 600, .flops_rc_all = 300,
+                            .act_all = 1000, .act_inter = 100};
+    struct ratel_hw hw = {.gemm_flops = 10, .link_g2m = 2, .link_m2g = 4, .stor_read = 5,
+                          .stor_write = 1, .mem_avail = 150};
+    struct ratel_times t;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.act_storage, 50));
+    EXPECT(near(t.f_terms[RATEL_BOUND_COMPUTE], 60));
+    EXPECT(near(t.f_terms[RATEL_BOUND_G2M], 100));       /* 200 B / 2 */
+    EXPECT(near(t.f_terms[RATEL_BOUND_M2G], 5));         /* 2P / 4 */
+    EXPECT(near(t.f_terms[RATEL_BOUND_STORAGE], 4 + 50)); /* 2P/5 + aA/1 */
+    EXPECT(near(t.b_terms[RATEL_BOUND_COMPUTE], (1200 + 120) / 10.0));
+    EXPECT(near(t.b_terms[RATEL_BOUND_G2M], 10));
+    EXPECT(near(t.b_terms[RATEL_BOUND_M2G], (20 + 200) / 4.0));
+    EXPECT(near(t.b_terms[RATEL_BOUND_STORAGE], (140 + 50) / 5.0 + 140 / 1.0));
+    EXPECT(t.bound_f == RATEL_BOUND_G2M && near(t.t_f, 100));
+    EXPECT(t.bound_b == RATEL_BOUND_STORAGE && near(t.t_b, 178));
+    EXPECT(near(t.t_iter, 278));
+    /* within host memory nothing goes to storage */
+    ratel_iter_time(&m, &hw, 150, 0, &t);
+    EXPECT(t.act_storage == 0);
+    EXPECT(!strcmp(ratel_bound_name(RATEL_BOUND_STORAGE), "storage"));
+}
+
+/* 2 inter units then NU-2 intra ones, all of 100 bytes unless varied */
+#define NU 12
+static void table(struct ratel_unit *u, struct ratel_model *m, struct nn_rng *r, int vary)
+{
+    double flops = 0, bytes = 0;
+    for (int i = 0; i < NU; i++) {
+        int inter = i < 2;
+        double b = vary ? 50 + 100 * nn_rng_uniform(r) : 100;
+        /* inter-block units: the lowest OB, but not 0, so that swapping
+         * everything can be best (case 2) under either reading */
+        double f = inter ? 5 * b : r ? 20000 * nn_rng_uniform(r) : 1000.0 * (NU - i);
+        u[i] = (struct ratel_unit){b, f, inter, i / 2, inter ? -1 : i};
+        flops += f;
+        bytes += b;
+    }
+    *m = (struct ratel_model){.params = 1, .flops_fwd = flops, .flops_rc_all = flops,
+                              .act_all = bytes, .act_inter = u[0].bytes + u[1].bytes};
+}
+
+static int feasible(const struct ratel_unit *u, const struct ratel_model *m, unsigned mask,
+                    enum ratel_case1 c1)
+{
+    double a = 0;
+    for (int i = 0; i < NU; i++) {
+        if (c1 == RATEL_CASE1_INTER && u[i].inter && !(mask >> i & 1))
+            return 0;
+        a += (mask >> i & 1) ? u[i].bytes : 0;
+    }
+    return a >= m->act_inter;
+}
+
+/* The minimum over every feasible subset. */
+static double brute_subsets_cap(const struct ratel_model *m, const struct ratel_hw *hw,
+                                const struct ratel_unit *u, enum ratel_case1 c1, double cap)
+{
+    double best = INFINITY;
+    unsigned char s[NU];
+    for (unsigned mask = 0; mask < 1u << NU; mask++) {
+        double a = 0;
+        for (int i = 0; i < NU; i++)
+            a += (mask >> i & 1) ? u[i].bytes : 0;
+        if (!feasible(u, m, mask, c1) || a > cap)
+            continue;
+        for (int i = 0; i < NU; i++)
+            s[i] = mask >> i & 1;
+        best = fmin(best, ratel_eval_set(m, hw, u, NU, s));
+    }
+    return best;
+}
+
+static double brute_subsets(const struct ratel_model *m, const struct ratel_hw *hw,
+                            const struct ratel_unit *u, enum ratel_case1 c1)
+{
+    return brute_subsets_cap(m, hw, u, c1, INFINITY);
+}
+
+/* The minimum over feasible prefixes of the OB order (sorted here by a
+ * plain selection, independent of ratel's qsort). */
+static double brute_prefixes(const struct ratel_model *m, const struct ratel_hw *hw,
+                             const struct ratel_unit *u, enum ratel_case1 c1)
+{
+    int ord[NU], n = 0;
+    unsigned char s[NU] = {0}, used[NU] = {0};
+    for (int i = 0; i < NU; i++)
+        if (c1 == RATEL_CASE1_INTER && u[i].inter) {
+            s[i] = 1;
+            used[i] = 1;
+        }
+    for (;;) {
+        int k = -1;
+        for (int i = 0; i < NU; i++)
+            if (!used[i] && (k < 0 || u[i].flops / u[i].bytes > u[k].flops / u[k].bytes))
+                k = i;
+        if (k < 0)
+            break;
+        used[k] = 1;
+        ord[n++] = k;
+    }
+    double best = INFINITY, a = 0;
+    for (int i = 0; i < NU; i++)
+        a += s[i] ? u[i].bytes : 0;
+    for (int j = 0; j <= n; j++) {
+        if (j > 0) {
+            s[ord[j - 1]] = 1;
+            a += u[ord[j - 1]].bytes;
+        }
+        if (a >= m->act_inter)
+            best = fmin(best, ratel_eval_set(m, hw, u, NU, s));
+    }
+    return best;
+}
+
+static void test_cases(void)
+{
+    struct ratel_unit u[NU];
+    struct ratel_model m;
+    table(u, &m, NULL, 0);
+    /* forward never the bottleneck here; backward: GEMMs + recompute
+     * against the host->device link that brings swapped bytes back */
+    const struct { const char *name; struct ratel_hw hw; int want; } c[] = {
+        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12}, 2},
+        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12}, 1},
+        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12}, 3},
+    };
+    for (int k = 0; k < 3; k++)
+        for (int r = 0; r < 2; r++) {
+            enum ratel_case1 c1 = r ? RATEL_CASE1_BYTES : RATEL_CASE1_INTER;
+            unsigned char s[NU];
+            struct ratel_choice ch;
+            EXPECT(ratel_algorithm1(&m, &c[k].hw, u, NU, c1, s, &ch) == 0);
+            double bf = brute_subsets(&m, &c[k].hw, u, c1);
+            fprintf(stderr, "%-10s case1=%s: case %d, %d units, A %.0f, T %.6g (brute force %.6g)\n",
+                    c[k].name, r ? "bytes" : "inter", ch.which_case, ch.nswap, ch.a_g2m,
+                    ch.t.t_iter, bf);
+            EXPECT(ch.which_case == c[k].want);
+            EXPECT(near(ch.t.t_iter, bf));
+            EXPECT(near(ratel_eval_set(&m, &c[k].hw, u, NU, s), ch.t.t_iter));
+            EXPECT(ch.a_g2m >= m.act_inter);
+            if (c1 == RATEL_CASE1_INTER)
+                EXPECT(s[0] && s[1]);
+            if (c[k].want == 2)
+                EXPECT(ch.nswap == NU && near(ch.a_g2m, m.act_all));
+            if (c[k].want == 1)
+                EXPECT(near(ch.a_g2m, m.act_inter));
+        }
+    /* the two readings differ in case 1: BYTES swaps the two best intra
+     * tensors instead of the inter-block ones */
+    unsigned char s[NU];
+    struct ratel_choice ch;
+    ratel_algorithm1(&m, &c[1].hw, u, NU, RATEL_CASE1_BYTES, s, &ch);
+    EXPECT(!s[0] && !s[1] && s[2] && s[3] && ch.nswap == 2);
+    /* bad tables */
+    u[5].bytes = 0;
+    EXPECT(ratel_algorithm1(&m, &c[0].hw, u, NU, RATEL_CASE1_INTER, s, &ch) == -1);
+    enum ratel_case1 p;
+    EXPECT(ratel_case1_parse("bytes", &p) == 0 && p == RATEL_CASE1_BYTES);
+    EXPECT(ratel_case1_parse("inter", &p) == 0 && p == RATEL_CASE1_INTER);
+    EXPECT(ratel_case1_parse("both", &p) == -1);
+}
+
+/* Random tables and rates: equal sizes against every subset, unequal
+ * ones against every prefix (Eq. 7 interpolates; whole units are a
+ * knapsack the greedy order need not solve). */
+static void test_random(void)
+{
+    struct nn_rng r;
+    nn_rng_seed(&r, 2025);
+    int cases[4] = {0}, bad = 0, host_refused = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        struct ratel_unit u[NU];
+        struct ratel_model m;
+        int vary = trial % 2;
+        table(u, &m, &r, vary);
+        m.params = 100 * nn_rng_uniform(&r);
+        struct ratel_hw hw = {exp(4 * nn_rng_normal(&r)), exp(4 * nn_rng_normal(&r)),
+                              exp(4 * nn_rng_normal(&r)), exp(2 * nn_rng_normal(&r)) * 100,
+                              exp(2 * nn_rng_normal(&r)) * 100, 1200 * nn_rng_uniform(&r)};
+        for (int c1 = 0; c1 < 2; c1++) {
+            unsigned char s[NU];
+            struct ratel_choice ch;
+            ratel_algorithm1(&m, &hw, u, NU, (enum ratel_case1)c1, s, &ch);
+            double ref = vary ? brute_prefixes(&m, &hw, u, (enum ratel_case1)c1)
+                              : brute_subsets(&m, &hw, u, (enum ratel_case1)c1);
+            if (!near(ch.t.t_iter, ref)) {
+                bad++;
+                fprintf(stderr, "trial %d case1=%d: algorithm %.17g, brute force %.17g\n", trial,
+                        c1, ch.t.t_iter, ref);
+            }
+            cases[ch.which_case]++;
+            /* the sweep (Fig. 9b's curve): unimodal, its feasible minimum
+             * is Algorithm 1's pick */
+            struct ratel_point pts[NU + 1];
+            int np = ratel_sweep(&m, &hw, u, NU, (enum ratel_case1)c1, pts, NU + 1);
+            EXPECT(np == (c1 == RATEL_CASE1_INTER ? NU - 2 : NU) + 1);
+            double smin = INFINITY;
+            int rises = 0, unimodal = 1;
+            for (int j = 0; j < np; j++) {
+                if (pts[j].a_g2m >= m.act_inter)
+                    smin = fmin(smin, pts[j].t.t_iter);
+                if (j > 0 && pts[j].t.t_iter > pts[j - 1].t.t_iter * (1 + 1e-12))
+                    rises = 1;
+                else if (j > 0 && rises && pts[j].t.t_iter < pts[j - 1].t.t_iter * (1 - 1e-12))
+                    unimodal = 0;
+            }
+            EXPECT(unimodal && near(smin, ch.t.t_iter));
+            if (vary)
+                continue;
+            /* the policies: Algorithm 1 is never worse than a fixed rule
+             * that is feasible; host-only is the capped brute force */
+            unsigned char s2[NU];
+            struct ratel_choice c2;
+            EXPECT(ratel_act_choose(RATEL_ACT_SWAP_ALL, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(ch.t.t_iter <= c2.t.t_iter * (1 + 1e-12) && c2.nswap == NU);
+            EXPECT(ratel_act_choose(RATEL_ACT_INTER_BLOCK, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(ch.t.t_iter <= c2.t.t_iter * (1 + 1e-12) && near(c2.a_g2m, m.act_inter));
+            EXPECT(ratel_act_choose(RATEL_ACT_RECOMPUTE_ALL, &m, &hw, u, NU, c1, s2, &c2) == 0);
+            EXPECT(c2.a_g2m == 0 && c2.nswap == 0 && c2.flops_r == m.flops_rc_all);
+            int rc = ratel_act_choose(RATEL_ACT_HOST_ONLY, &m, &hw, u, NU, c1, s2, &c2);
+            double capped = brute_subsets_cap(&m, &hw, u, (enum ratel_case1)c1, hw.mem_avail);
+            if (m.act_inter > hw.mem_avail) {
+                EXPECT(rc == -1 && isinf(capped));
+                host_refused++;
+            } else if (!(rc == 0 && c2.a_g2m <= hw.mem_avail && near(c2.t.t_iter, capped))) {
+                bad++;
+                fprintf(stderr, "trial %d case1=%d: host-only %.17g (rc %d), brute force %.17g\n",
+                        trial, c1, c2.t.t_iter, rc, capped);
+            }
+        }
+    }
+    EXPECT(host_refused > 0);
+    fprintf(stderr, "random tables: cases 1/2/3 = %d/%d/%d\n", cases[1], cases[2], cases[3]);
+    EXPECT(bad == 0);
+    EXPECT(cases[1] > 0 && cases[2] > 0 && cases[3] > 0);
+}
+
+static void test_gpt_units(void)
+{
+    struct nn_precision mixed = {NN_F16, NN_F16, NN_F16};
+    struct nn_gpt_config c;
+    nn_gpt_preset("gpt-13b", &c);
+    int B = 32, n = ratel_gpt_units(&c, B, mixed, NULL, 0);
+    EXPECT(n == c.layers * 10 + 4);
+    struct ratel_unit *u = malloc((size_t)n * sizeof(*u));
+    EXPECT(ratel_gpt_units(&c, B, mixed, u, n) == n);
+    struct ratel_model m;
+    ratel_gpt_model(&c, B, mixed, &m);
+    struct nn_layer_account t, e;
+    nn_gpt_account(&c, B, mixed, &t);
+    nn_gpt_layer_account(&c, B, mixed, 0, &e);
+    double bytes = 0, flops = 0, inter = 0;
+    for (int i = 0; i < n; i++) {
+        bytes += u[i].bytes;
+        flops += u[i].flops;
+        inter += u[i].inter ? u[i].bytes : 0;
+    }
+    EXPECT(bytes == m.act_all && flops == m.flops_rc_all && inter == m.act_inter);
+    EXPECT(m.act_all == (double)(t.act_inter_bytes + t.act_intra_bytes - e.act_inter_bytes));
+    EXPECT(m.params == (double)t.params && m.flops_fwd == t.flops_fwd);
+    /* per block the partial recompute never reruns the W2 GEMM */
+    double Mt = (double)B * c.seq;
+    EXPECT(near(m.flops_rc_all, t.flops_fwd - c.layers * 2 * Mt * c.ffn * c.hidden));
+    EXPECT(fabs(m.flops_rc_all - t.flops_recompute) <= 1e-12 * t.flops_recompute);
+    /* the choice as per-layer release masks: their bytes add up */
+    {
+        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
+        unsigned char *s = malloc((size_t)n);
+        struct ratel_choice ch;
+        EXPECT(ratel_algorithm1(&m, &hw0, u, n, RATEL_CASE1_INTER, s, &ch) == 0);
+        double sum = 0;
+        for (int l = 1; l <= c.layers + 1; l++) {
+            int in;
+            unsigned mask = ratel_layer_mask(u, n, s, l, &in);
+            struct nn_layer_account a;
+            nn_gpt_layer_account(&c, B, mixed, l, &a);
+            sum += in ? (double)a.act_inter_bytes : 0;
+            EXPECT(in); /* the inter reading swaps every block input */
+            for (int i = 0; i < nn_gpt_intra_count(&c, l); i++) {
+                uint64_t b;
+                nn_gpt_intra_account(&c, B, mixed, l, i, &b, NULL);
+                sum += (mask >> i & 1) ? (double)b : 0;
+            }
+        }
+        EXPECT(sum == ch.a_g2m);
+        free(s);
+    }
+    enum ratel_act act;
+    for (int i = 0; i < RATEL_ACT_COUNT; i++)
+        EXPECT(ratel_act_parse(ratel_act_name((enum ratel_act)i), &act) == 0 && (int)act == i);
+    EXPECT(ratel_act_parse("swap-some", &act) == -1);
+    /* the paper's 13B setting (RTX 4090 ~155 TFLOPS measured, 21 GB/s per
+     * direction, 12 SSDs ~32 GB/s, 768 GB host): informational */
+    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
+    for (int b = 24; b <= 60; b += 12) {
+        struct ratel_model mb;
+        int nb = ratel_gpt_units(&c, b, mixed, u, n);
+        ratel_gpt_model(&c, b, mixed, &mb);
+        unsigned char *s = malloc((size_t)nb);
+        struct ratel_choice ch;
+        EXPECT(ratel_algorithm1(&mb, &hw, u, nb, RATEL_CASE1_INTER, s, &ch) == 0);
+        fprintf(stderr, "13B batch %d: case %d, swap %.1f GB of %.1f, T_f %.2f s (%s), T_b %.2f s (%s)\n",
+                b, ch.which_case, ch.a_g2m / 1e9, mb.act_all / 1e9, ch.t.t_f,
+                ratel_bound_name(ch.t.bound_f), ch.t.t_b, ratel_bound_name(ch.t.bound_b));
+        free(s);
+    }
+    free(u);
+}
+
+static void test_plan(void)
+{
+    struct nn_precision mixed = {NN_F16, NN_F16, NN_F16};
+    const uint64_t G = 1000000000ull;
+    /* nn/ keeps fp32 working copies of a layer's activations (the
+     * workspace) beside their fp16 storage: 41 GB of device at 13B,
+     * batch 32, where the paper's GPU fits 24 GB with FlashAttention */
+    struct ratel_budget big = {80 * G, 768 * G, 0, 0};
+    struct nn_gpt_config c;
+    nn_gpt_preset("gpt-13b", &c);
+    struct ratel_plan p;
+    ratel_plan(&c, 32, mixed, &big, 0, &p);
+    struct nn_layer_account t;
+    nn_gpt_account(&c, 32, mixed, &t);
+    EXPECT(p.stor_states == t.opt_bytes + t.param_bytes && p.stor_states == 14 * t.params);
+    fprintf(stderr, "13B: P %.3g, 14P %.1f GB, device %.2f GB, host buffers %.1f GB\n",
+            (double)p.params, p.stor_states / 1e9, p.dev_need / 1e9, p.host_fixed / 1e9);
+    EXPECT(fabs(p.stor_states / 1e9 - 182) / 182 < 0.015);
+    EXPECT(p.fits && p.why[0] == 0);
+    char table[1024];
+    EXPECT(ratel_plan_format(&p, &big, table, sizeof(table)) < (int)sizeof(table));
+    fputs(table, stderr);
+    EXPECT(strstr(table, "storage") && strstr(table, "183.476") && strstr(table, ": fits"));
+    /* swapping the minimum: A_interBlock (the paper's 12.5 GiB for the 40
+     * blocks, plus the head's input) lands in host memory */
+    struct nn_layer_account head;
+    nn_gpt_layer_account(&c, 32, mixed, c.layers + 1, &head);
+    EXPECT(fabs((p.act_swap - head.act_inter_bytes) / (1024.0 * 1024 * 1024) - 12.5) < 0.05);
+    EXPECT(p.stor_act == 0 && p.host_act == p.act_swap);
+    /* every Table IV preset plans, up to gpt-412b */
+    const char *names[] = {"gpt-6b", "gpt-13b", "gpt-30b", "gpt-70b", "gpt-135b",
+                           "gpt-175b", "gpt-276b", "gpt-412b"};
+    uint64_t prev = 0;
+    for (int i = 0; i < 8; i++) {
+        struct nn_gpt_config ci;
+        EXPECT(nn_gpt_preset(names[i], &ci) == 0);
+        ratel_plan(&ci, 8, mixed, &big, 0, &p);
+        nn_gpt_account(&ci, 8, mixed, &t);
+        EXPECT(p.stor_states == 14 * t.params && p.stor_states > prev);
+        prev = p.stor_states;
+    }
+    EXPECT(fabs(prev / 1e12 - 14 * 412e9 / 1e12) / (14 * 0.412) < 0.05);
+    struct ratel_plan best;
+    const char *largest = ratel_largest_preset(8, mixed, &big, &best);
+    EXPECT(largest && !strcmp(largest, "gpt-412b") && best.fits);
+    /* a device too small for one layer: nothing fits, and the reason says so */
+    struct ratel_budget tiny_dev = {1 * G, 768 * G, 0, 0};
+    EXPECT(ratel_largest_preset(8, mixed, &tiny_dev, NULL) == NULL);
+    ratel_plan(&c, 8, mixed, &tiny_dev, 0, &p);
+    EXPECT(!p.fits && !p.fits_dev && strstr(p.why, "device") != NULL);
+    ratel_plan_format(&p, &tiny_dev, table, sizeof(table));
+    EXPECT(strstr(table, "does not fit: device") != NULL);
+    /* storage capacity bounds the states */
+    struct ratel_budget small_disk = {80 * G, 768 * G, 100 * G, 0};
+    ratel_plan(&c, 8, mixed, &small_disk, 0, &p);
+    EXPECT(!p.fits_storage && strstr(p.why, "storage") != NULL);
+    /* activations overflow the host to storage, unless host-only */
+    struct ratel_budget lowhost = {80 * G, 16 * G, 0, 0};
+    ratel_plan(&c, 32, mixed, &lowhost, 0, &p);
+    EXPECT(p.fits && p.stor_act > 0 && p.host_act + p.stor_act == p.act_swap);
+    lowhost.host_only_act = 1;
+    ratel_plan(&c, 32, mixed, &lowhost, 0, &p);
+    EXPECT(!p.fits_host && strstr(p.why, "host") != NULL);
+    /* Fig. 8's comparison: with activations host-only, the host budget
+     * bounds the layer count; the largest fits, one more does not */
+    int prev_l = 0;
+    for (uint64_t h = 32; h <= 512; h *= 2) {
+        struct ratel_budget b = {80 * G, h * G, 0, 1};
+        int L = ratel_largest_layers(&c, 32, mixed, &b, 4096);
+        struct nn_gpt_config cl = c;
+        cl.layers = L;
+        ratel_plan(&cl, 32, mixed, &b, 0, &p);
+        EXPECT(L == 0 || p.fits);
+        cl.layers = L + 1;
+        ratel_plan(&cl, 32, mixed, &b, 0, &p);
+        EXPECT(!p.fits);
+        EXPECT(L >= prev_l);
+        fprintf(stderr, "host-only activations, %3llu GB host: %d layers of 13B's shape\n",
+                (unsigned long long)h, L);
+        prev_l = L;
+    }
+    EXPECT(prev_l > 40);
+    /* the largest batch: it fits, one more does not (the device's
+     * per-layer working set grows with B) */
+    struct ratel_budget b24 = {24 * G, 256 * G, 0, 0};
+    int Bmax = ratel_largest_batch(&c, mixed, &b24, 4096);
+    ratel_plan(&c, Bmax, mixed, &b24, 0, &p);
+    EXPECT(Bmax >= 1 && p.fits);
+    ratel_plan(&c, Bmax + 1, mixed, &b24, 0, &p);
+    EXPECT(!p.fits && !p.fits_dev);
+    fprintf(stderr, "13B, 24 GB device: batch up to %d\n", Bmax);
+    EXPECT(ratel_largest_batch(&c, mixed, &tiny_dev, 4096) == 0);
+}
+
+int main(void)
+{
+    test_times();
+    test_cases();
+    test_random();
+    test_gpt_units();
+    test_plan();
+    return TEST_EXIT();
+}
