@@ -34,15 +34,24 @@ static int by_ob(const void *a, const void *b)
     return x->idx - y->idx;
 }
 
+/* A_G2M and FLOP_r (Eq. 7) of a swap set. */
+static void set_totals(const struct ratel_model *m, const struct ratel_unit *u, int n,
+                       const unsigned char *swap, double *a, double *fr)
+{
+    *a = 0;
+    *fr = m->flops_rc_all;
+    for (int i = 0; i < n; i++)
+        if (swap[i]) {
+            *a += u[i].bytes;
+            *fr -= u[i].flops;
+        }
+}
+
 double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
                       const struct ratel_unit *u, int n, const unsigned char *swap)
 {
-    double a = 0, fr = m->flops_rc_all;
-    for (int i = 0; i < n; i++)
-        if (swap[i]) {
-            a += u[i].bytes;
-            fr -= u[i].flops;
-        }
+    double a, fr;
+    set_totals(m, u, n, swap, &a, &fr);
     struct ratel_times t;
     ratel_iter_time(m, hw, a, fr > 0 ? fr : 0, &t);
     return t.t_iter;
@@ -80,12 +89,8 @@ int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
         free(swap);
         return -1;
     }
-    double a = 0, fr = m->flops_rc_all;
-    for (int i = 0; i < n; i++)
-        if (swap[i]) {
-            a += u[i].bytes;
-            fr -= u[i].flops;
-        }
+    double a, fr;
+    set_totals(m, u, n, swap, &a, &fr);
     for (int j = 0; j <= nk; j++) {
         if (j > 0) {
             a += u[k[j - 1].idx].bytes;
@@ -121,12 +126,8 @@ int ratel_algorithm1_capped(const struct ratel_model *m, const struct ratel_hw *
         free(k);
         return -1;
     }
-    double a = 0, fr = m->flops_rc_all;
-    for (int i = 0; i < n; i++)
-        if (swap[i]) {
-            a += u[i].bytes;
-            fr -= u[i].flops;
-        }
+    double a, fr;
+    set_totals(m, u, n, swap, &a, &fr);
     memset(out, 0, sizeof(*out));
     struct ratel_times t, best;
     ratel_iter_time(m, hw, a, fr > 0 ? fr : 0, &t);
