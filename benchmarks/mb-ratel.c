@@ -19,7 +19,7 @@
 static struct {
     char *model, *dir;
     long long batch, files;
-    int system, act, order, case1, plan, trace;
+    int system, act, order, case1, plan, trace, budget_how;
     size_t dev_mem, host_mem, storage;
     double link_gbps, file_gbps;
     struct nn_gpt_config cfg;
@@ -46,6 +46,9 @@ static const struct mb_opt ratel_opts[] = {
     {"storage", 0, MB_OPT_SIZE, &opt.storage, "0", NULL, 0, 1e18, "--plan: storage capacity (0: unlimited)", "SIZE"},
     {"link-gbps", 0, MB_OPT_DOUBLE, &opt.link_gbps, "0", NULL, 0, 1e6,
      "device-host link per direction, 1e9 B/s (0: memcpy speed)", "GBPS"},
+    {"budget-method", 0, MB_OPT_CHOICE, &opt.budget_how, "none", "auto|cgroup|mlock|none", 0, 0,
+     "also hold the whole process (dev-mem + host-mem + the store's buffers + 64 MiB) to a memory budget "
+     "(mlock pins the rest of the machine's memory: not on a shared host)", "HOW"},
     {"plan", 0, MB_OPT_FLAG, &opt.plan, NULL, NULL, 0, 0, "print bytes per tier and fit, allocate nothing", NULL},
     {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
@@ -161,6 +164,43 @@ static int plan(struct mb_run *run)
     return 0;
 }
 
+static struct mb_budget budget_held;
+static volatile int budget_on;
+static struct mb_ostore *volatile store_open;
+
+/* However the run ends: no state files left, the budget's cgroup left. */
+static void cleanup_signal_safe(void *ctx)
+{
+    (void)ctx;
+    if (store_open)
+        mb_ostore_unlink(store_open);
+    if (budget_on)
+        mb_budget_release_signal(&budget_held);
+}
+
+/* The trainer's arenas are capped already; the budget holds what they do
+ * not see (the store's buffers, the page cache of the state files). The
+ * reference model is made before, outside it. */
+static int budget_enforce(void)
+{
+    if (opt.budget_how == MB_BUDGET_NONE)
+        return 0;
+    struct nn_layer_account a;
+    uint64_t most = 0;
+    for (int i = 0; i < opt.cfg.layers + 2; i++) {
+        nn_gpt_layer_account(&opt.cfg, (int)opt.batch, PREC, i, &a);
+        most = a.params > most ? a.params : most;
+    }
+    size_t bytes = opt.dev_mem + opt.host_mem + (size_t)(3 * 14 * most) + ((size_t)64 << 20);
+    char err[700];
+    if (mb_budget_enforce(&budget_held, bytes, (enum mb_budget_how)opt.budget_how, err, sizeof(err)) != 0)
+        return mb_warn("--budget-method: cannot enforce %zu bytes: %s", bytes, err), -1;
+    budget_on = 1;
+    if (budget_held.cgroup[0] && mb_budget_watch(&budget_held) != 0)
+        return mb_warn("--budget-method: no thread to watch %s", budget_held.cgroup), -1;
+    return 0;
+}
+
 struct st {
     struct mb_run *run;
     const char *name;
@@ -214,14 +254,18 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         .case1 = (enum ratel_case1)opt.case1, .order = (enum mb_ostore_order)opt.order,
         .dir = opt.dir, .nfiles = (int)opt.files, .file_gbps = opt.file_gbps, .dev_mem = opt.dev_mem,
         .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span};
-    if (!(s->t = ratel_trainer_new(&o, s->err, sizeof(s->err))))
-        return mb_warn("%s", s->err), -1;
-    run->emulation = MB_LINK_EMULATION "; device memory: a capped host arena (dev-mem); host memory: a capped arena (host-mem)";
     if (run->common.check) {
         s->ref = nn_gpt_new(&opt.cfg, (int)opt.batch, PREC, (uint64_t)run->common.seed);
         if (!s->ref || nn_adam_state_init(&s->rs, s->ref) != 0)
             return mb_warn("out of memory: the reference model (--no-check skips it)"), -1;
     }
+    mb_cleanup_add(cleanup_signal_safe, NULL);
+    if (budget_enforce() != 0)
+        return -1;
+    if (!(s->t = ratel_trainer_new(&o, s->err, sizeof(s->err))))
+        return mb_warn("%s", s->err), -1;
+    store_open = ratel_trainer_store(s->t);
+    run->emulation = MB_LINK_EMULATION "; device memory: a capped host arena (dev-mem); host memory: a capped arena (host-mem)";
     return 0;
 }
 
@@ -238,6 +282,12 @@ static int iterate(void *state, long long iter, double *elapsed)
     struct st *s = state;
     if (ratel_trainer_step(s->t, s->tok, s->tgt, s->err, sizeof(s->err)) != 0) {
         mb_warn("%s: step %lld: %s", s->name, s->steps + 1, s->err);
+        return -1;
+    }
+    uint64_t peak;
+    if (budget_on && mb_budget_exceeded(&budget_held, &peak)) {
+        mb_warn("%s: step %lld: --budget-method %s: %llu bytes charged at the limit %zu", s->name, s->steps + 1,
+                budget_held.method, (unsigned long long)peak, budget_held.bytes);
         return -1;
     }
     struct ratel_trainer_stats st;
@@ -358,7 +408,14 @@ static void teardown(void *state)
         record(s);
     if (mb_trace_enabled())
         mb_trace_gather(s->run->comm, &s->run->result);
+    store_open = NULL;
     ratel_trainer_free(s->t);
+    if (budget_on) {
+        mb_metric_case_int(&s->run->result, s->name, "budget_peak_bytes", (long long)mb_budget_peak(&budget_held));
+        mb_metric_case_str(&s->run->result, s->name, "budget_method", budget_held.method);
+        budget_on = 0;
+        mb_budget_release(&budget_held);
+    }
     if (s->ref) {
         nn_adam_state_free(&s->rs);
         nn_gpt_free(s->ref);

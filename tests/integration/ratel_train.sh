@@ -33,6 +33,14 @@ for k in tokens_per_s flop_rate cblas_sgemm_rate link_h2d_bytes link_d2h_bytes l
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$k recorded and positive (got '$v')"
 done
 
+# the process under a cgroup budget (where the machine gives one)
+"$R" "${tiny[@]}" --budget-method cgroup -o "$T/bud.h5" >"$T/out" 2>&1
+case $? in
+  0) [ -n "$(metric "$T/bud.h5" "$c" budget_peak_bytes)" ] || fail "budget peak recorded" ;;
+  *) grep -q "cannot enforce" "$T/out" && echo "note: no cgroup here: $(head -1 "$T/out")" ||
+       { fail "budgeted run"; tail -5 "$T/out" >&2; } ;;
+esac
+
 expect 0 "traced run passes" -- "$R" "${tiny[@]}" --trace -o "$T/tr.h5" &&
   expect 0 "chrome trace written" -- "$BIN/mb-report" --chrome-trace "$T/tr.json" "$T/tr.h5" &&
   for span in fwd bwd h2d d2h read write update; do
