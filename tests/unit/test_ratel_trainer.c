@@ -7,6 +7,7 @@
  * small (the tier, the bytes asked and free). */
 #include "check.h"
 
+#include "../../common/common.h"
 #include "../../ratel/ratel.h"
 
 #include <stdlib.h>
@@ -53,9 +54,10 @@ static struct ratel_trainer_opts opts(const struct nn_gpt_config *cfg, const cha
     return o;
 }
 
-/* Runs STEPS steps; 0 when every layer's P32 and P16 equal the reference's. */
+/* Runs STEPS steps; 0 when every layer's P32 and P16 equal the reference's.
+ * *swapped: the activation bytes the last step sent over the link. */
 static int run_same(const struct ratel_trainer_opts *o, const struct data *d, struct nn_gpt *ref,
-                    struct nn_adam_state *rs, const char *what)
+                    struct nn_adam_state *rs, const char *what, uint64_t *swapped)
 {
     char err[512];
     struct ratel_trainer *t = ratel_trainer_new(o, err, sizeof(err));
@@ -85,6 +87,14 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     }
     struct ratel_trainer_stats st;
     ratel_trainer_stats(t, &st);
+    *swapped = st.act_swapped;
+    struct mb_link_stats h2d;
+    mb_link_stats(ratel_trainer_link(t), MB_LINK_H2D, &h2d);
+    /* P16 crosses the link twice per step (forward, backward) but on no-offload */
+    if (o->system != RATEL_SYS_NO_OFFLOAD && !(h2d.bytes >= 2 * STEPS * ratel_trainer_layer_params(t, 0)))
+        bad = 1, fprintf(stderr, "%s: %llu bytes host to device\n", what, (unsigned long long)h2d.bytes);
+    if (st.steps != STEPS || !(st.loss > 0))
+        bad = 1, fprintf(stderr, "%s: %d steps, loss %g\n", what, st.steps, st.loss);
     fprintf(stderr, "%-40s loss %.6f swapped %8llu B, choice case %d (%d units): %s\n", what,
             st.loss, (unsigned long long)st.act_swapped, st.choice.which_case, st.choice.nswap,
             bad ? "DIFFERS" : "bit-identical");
@@ -141,6 +151,7 @@ int main(void)
         }
         struct ratel_trainer_opts o = opts(&cfg, dir);
         char what[128];
+        uint64_t sw, swapped[RATEL_ACT_COUNT] = {0};
         for (int sys = 0; sys < RATEL_SYS_COUNT; sys++) {
             o.system = (enum ratel_system)sys;
             int norders = sys == RATEL_SYS_RATEL ? 3 : 1;
@@ -152,16 +163,24 @@ int main(void)
                     snprintf(what, sizeof(what), "%s %s %s %s", c ? "parsed" : "gpt-tiny",
                              ratel_system_name(o.system), mb_ostore_order_names[ord],
                              ratel_act_name(o.act));
-                    EXPECT(run_same(&o, &d, ref, &rs, what) == 0);
+                    EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+                    if (sys == RATEL_SYS_RATEL)
+                        swapped[act] = sw;
+                    else
+                        EXPECT(sw == (sys == RATEL_SYS_ZERO_INFINITY ? swapped[RATEL_ACT_INTER_BLOCK] : 0));
                 }
         }
+        /* the policies move what they say: everything, block inputs, nothing */
+        EXPECT(swapped[RATEL_ACT_SWAP_ALL] > swapped[RATEL_ACT_INTER_BLOCK]);
+        EXPECT(swapped[RATEL_ACT_INTER_BLOCK] > 0 && swapped[RATEL_ACT_RECOMPUTE_ALL] == 0);
+        EXPECT(swapped[RATEL_ACT_RATEL] >= swapped[RATEL_ACT_INTER_BLOCK]);
         /* a link and storage rate cap change the timing, never the bits */
         o.system = RATEL_SYS_RATEL;
         o.order = MB_OSTORE_OPTIMIZED;
         o.act = RATEL_ACT_RATEL;
         o.link_gbps = 0.5;
         o.file_gbps = 0.5;
-        EXPECT(run_same(&o, &d, ref, &rs, "capped link and files") == 0);
+        EXPECT(run_same(&o, &d, ref, &rs, "capped link and files", &sw) == 0);
         o.link_gbps = o.file_gbps = 0;
         if (c == 0) {
             setenv("MB_FAULT_INJECT", "corrupt-state", 1);
@@ -171,6 +190,14 @@ int main(void)
                 fprintf(stderr, "corrupt-state %s: \"%s\"\n", mb_ostore_order_names[ord], err);
                 EXPECT(strstr(err, "offset") && strstr(err, "L"));
             }
+            /* other seeds, other tensors and blocks: each named */
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                o.seed = seed;
+                run_fail(&o, &d, err, sizeof(err));
+                fprintf(stderr, "corrupt-state seed %llu: \"%s\"\n", (unsigned long long)seed, err);
+                EXPECT(strstr(err, "CRC32C mismatch") && strstr(err, "offset"));
+            }
+            o.seed = SEED;
             setenv("MB_FAULT_INJECT", "write-error", 1);
             run_fail(&o, &d, err, sizeof(err));
             fprintf(stderr, "write-error: \"%s\"\n", err);
@@ -193,6 +220,15 @@ int main(void)
             free(d.tgt[s]);
         }
     }
+    for (int i = 0; i < RATEL_SYS_COUNT; i++) {
+        enum ratel_system sy;
+        EXPECT(ratel_system_parse(ratel_system_name((enum ratel_system)i), &sy) == 0 && (int)sy == i);
+    }
+    enum ratel_system sy;
+    EXPECT(ratel_system_parse("zero", &sy) == -1);
+    struct nn_gpt_config tiny;
+    nn_gpt_preset("gpt-tiny", &tiny);
+    EXPECT(ratel_gemm_peer_rate(&tiny, B, NULL) > 0);
     rmdir(dir);
     return TEST_EXIT();
 }
