@@ -140,13 +140,12 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     t->host_g16 = calloc((size_t)t->nl, sizeof(void *));
     t->lname = calloc((size_t)t->nl, sizeof(*t->lname));
     t->act_host = calloc((size_t)t->nl, sizeof(*t->act_host));
-    t->act_dev = calloc((size_t)t->nl, sizeof(*t->act_dev));
     t->inter_host = calloc((size_t)t->nl, sizeof(void *));
     t->p32 = calloc((size_t)t->nl, sizeof(float *));
     t->m = calloc((size_t)t->nl, sizeof(float *));
     t->v = calloc((size_t)t->nl, sizeof(float *));
     t->p16 = calloc((size_t)t->nl, sizeof(uint16_t *));
-    if (!t->layer || !t->np || !t->host_g16 || !t->lname || !t->act_host || !t->act_dev ||
+    if (!t->layer || !t->np || !t->host_g16 || !t->lname || !t->act_host ||
         !t->inter_host || !t->p32 || !t->m || !t->v || !t->p16) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -155,9 +154,26 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
         snprintf(err, errlen, "%s", mb_arena_error(t->dev));
         return -1;
     }
+    t->states_on_store = o->system == RATEL_SYS_RATEL || o->system == RATEL_SYS_ZERO_INFINITY;
+    t->release_acts = t->states_on_store;
+    unsigned bind = NN_LAYER_BIND_PARAMS | NN_LAYER_BIND_GRADS |
+                    (t->release_acts ? NN_LAYER_BIND_INTRA : 0u);
+    size_t region = 64;
+    for (int i = 0; i < t->nl; i++) {
+        size_t sum = 0;
+        for (int j = 0; j < nn_gpt_intra_count(&o->cfg, i); j++) {
+            uint64_t bytes;
+            nn_gpt_intra_account(&o->cfg, B, o->prec, i, j, &bytes, NULL);
+            sum += ((size_t)bytes + 63) / 64 * 64;
+        }
+        region = sum > region ? sum : region;
+    }
+    for (int k = 0; t->release_acts && k < 2; k++)
+        if (!(t->region[k] = take(t->dev, region, err, errlen)))
+            return -1;
     for (int i = 0; i < t->nl; i++) {
         t->layer[i] = nn_layer_new_alloc(&o->cfg, B, o->prec, i, o->seed, t->ws, &t->dev_alloc,
-                                         NN_LAYER_BIND_PARAMS | NN_LAYER_BIND_GRADS);
+                                         bind);
         if (!t->layer[i]) {
             snprintf(err, errlen, "%s", mb_arena_error(t->dev));
             return -1;
@@ -179,8 +195,6 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
         if (t->o.system != RATEL_SYS_NO_OFFLOAD &&
             !(t->host_g16[i] = take(t->host, t->np[i] * 2, err, errlen)))
             return -1;
-    t->states_on_store = o->system == RATEL_SYS_RATEL || o->system == RATEL_SYS_ZERO_INFINITY;
-    t->release_acts = t->states_on_store;
     if (t->states_on_store && open_store(t, err, errlen) != 0)
         return -1;
     t->nu = ratel_gpt_units(&o->cfg, B, o->prec, NULL, 0);
@@ -282,7 +296,6 @@ void ratel_trainer_free(struct ratel_trainer *t)
     free(t->host_g16);
     free(t->lname);
     free(t->act_host);
-    free(t->act_dev);
     free(t->inter_host);
     free(t->p32);
     free(t->m);

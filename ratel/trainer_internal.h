@@ -35,7 +35,10 @@ struct ratel_trainer {
     int nu;
     unsigned char *swap;
     void *(*act_host)[TR_MAX_INTRA];     /* per layer: where swapped tensors landed */
-    void *(*act_dev)[TR_MAX_INTRA];      /* and where they were on the device */
+    /* ratel, zero-infinity: every layer's intra tensors in one of two
+     * shared device regions (layer parity), as the plan counts them */
+    char *region[2];
+    mb_link_ticket region_d2h[2];        /* the last copy out of each region */
     void **inter_host;
     long long t;                         /* Adam's step count */
     mb_link_ticket act_d2h;              /* the last activation copied out */

@@ -47,6 +47,21 @@ static void *stage_ready(struct ratel_trainer *t, int i, int s)
 
 /* ---- activations ------------------------------------------------------ */
 
+/* Layer i's intra tensors get memory in device region r (its own offsets
+ * there), contents to be written (forward) or recomputed (backward). */
+static int attach_region(struct ratel_trainer *t, int i, int r)
+{
+    struct nn_layer *l = t->layer[i];
+    char *p = t->region[r];
+    uint64_t bytes;
+    for (int j = 0; nn_layer_intra_account(l, j, &bytes, NULL) == 0; j++) {
+        if (nn_layer_intra_attach(l, j, p, 0) != 0)
+            return -1;
+        p += (bytes + 63) / 64 * 64;
+    }
+    return 0;
+}
+
 static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
 {
     struct nn_layer *l = t->layer[i];
@@ -60,7 +75,6 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
         if (mask >> j & 1) {
             if (!(t->act_host[i][j] = mb_arena_alloc(t->host, bytes, 64, err, errlen)))
                 return -1;
-            t->act_dev[i][j] = ts[j]->data;
             t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->act_host[i][j], ts[j]->data, bytes);
             t->st.act_swapped += bytes;
         }
@@ -78,22 +92,27 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
         t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->inter_host[i], x->data, bytes);
         t->st.act_swapped += bytes;
     }
+    t->region_d2h[i & 1] = t->act_d2h;
     return 0;
 }
 
-/* The device copies are overwritten first (the memory would have been
- * reused), so what backward reads really came back over the link. */
-static int swap_in(struct ratel_trainer *t, int i)
+/* Into region r: the swapped tensors copied back (the region holds
+ * another layer's data by now, so what backward reads really came back
+ * over the link), the rest left to be recomputed there. */
+static int swap_in(struct ratel_trainer *t, int i, int r)
 {
     struct nn_layer *l = t->layer[i];
     mb_link_wait(t->link, t->act_d2h);
+    if (attach_region(t, i, r) != 0)
+        return -1;
+    struct nn_tensor *ts[TR_MAX_INTRA];
+    nn_layer_act_intra(l, ts, TR_MAX_INTRA);
     mb_link_ticket last = 0;
     int any = 0;
     uint64_t bytes;
     for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
         if (t->act_host[i][j] && nn_layer_intra_account(l, j, &bytes, NULL) == 0) {
-            memset(t->act_dev[i][j], 0xa5, bytes);
-            last = mb_link_copy(t->link, MB_LINK_H2D, t->act_dev[i][j], t->act_host[i][j], bytes);
+            last = mb_link_copy(t->link, MB_LINK_H2D, ts[j]->data, t->act_host[i][j], bytes);
             any = 1;
         }
     if (t->inter_host[i]) {
@@ -105,7 +124,7 @@ static int swap_in(struct ratel_trainer *t, int i)
     if (any)
         mb_link_wait(t->link, last);
     for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
-        if (t->act_host[i][j] && nn_layer_intra_attach(l, j, t->act_dev[i][j], 1) != 0)
+        if (t->act_host[i][j] && nn_layer_intra_attach(l, j, ts[j]->data, 1) != 0)
             return -1;
     return 0;
 }
@@ -124,6 +143,13 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
             return -1;
         struct nn_layer *l = t->layer[i];
         nn_layer_bind_params(l, stage_ready(t, i, s));
+        if (t->release_acts && i > 0) { /* the region's last user copied out */
+            mb_link_wait(t->link, t->region_d2h[i & 1]);
+            if (attach_region(t, i, i & 1) != 0) {
+                snprintf(err, errlen, "layer %d: attaching its activations failed", i);
+                return -1;
+            }
+        }
         double t0 = mb_now();
         int rc;
         if (i == 0)
@@ -186,7 +212,7 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             mb_link_wait(t->link, t->g16_tk[g]);
         nn_layer_bind_grads(l, t->dev_g16[g]);
         nn_layer_zero_grad(l);
-        if (t->release_acts && i > 0 && swap_in(t, i) != 0) {
+        if (t->release_acts && i > 0 && swap_in(t, i, k & 1) != 0) {
             snprintf(err, errlen, "layer %d: attaching a swapped activation failed", i);
             return -1;
         }
