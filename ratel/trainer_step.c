@@ -174,19 +174,28 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
     return 0;
 }
 
-/* Layer i's gradients (device slot g) go where its update runs. */
-static int update(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
+/* Layer i's gradients (device slot g) start toward where its update runs:
+ * no-offload updates on the device now; the others copy G16 out. */
+static void update(struct ratel_trainer *t, int i, int g)
+{
+    uint64_t n = t->np[i];
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+        nn_adam_step(&t->o.hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->dev_g16[g], t->o.prec.grad,
+                     1.0f, t->p16[i], t->o.prec.param);
+    else
+        t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+}
+
+/* Layer i's G16 has landed (waited for one layer later, so the copy
+ * overlaps the next layer's backward): its update runs (zero-offload) or
+ * is handed to the store (ratel). */
+static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
 {
     const struct nn_adam *hp = &t->o.hp;
     enum nn_dtype gd = t->o.prec.grad, pd = t->o.prec.param;
     uint64_t n = t->np[i];
-    if (t->o.system == RATEL_SYS_NO_OFFLOAD) {
-        nn_adam_step(hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->dev_g16[g], gd, 1.0f, t->p16[i], pd);
-        return 0;
-    }
-    t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
-    if (t->o.system == RATEL_SYS_ZERO_INFINITY)
-        return 0; /* after the whole backward */
+    if (i < 0 || t->o.system == RATEL_SYS_NO_OFFLOAD || t->o.system == RATEL_SYS_ZERO_INFINITY)
+        return 0; /* no-offload: done; zero-infinity: after the whole backward */
     mb_link_wait(t->link, t->g16_tk[g]);
     if (t->o.system == RATEL_SYS_ZERO_OFFLOAD) {
         double t0 = mb_now();
@@ -199,7 +208,7 @@ static int update(struct ratel_trainer *t, int i, int g, char *err, size_t errle
 
 static int backward(struct ratel_trainer *t, double *recompute, char *err, size_t errlen)
 {
-    int cur = 0, top = t->nl - 1;
+    int cur = 0, top = t->nl - 1, prev = -1, prev_g = 0;
     if (stage_begin(t, top, 0, err, errlen) || stage_mid(t, top, 0, err, errlen))
         return -1;
     for (int k = 0; k < t->nl; k++) {
@@ -231,11 +240,16 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             snprintf(err, errlen, "layer %d: backward failed", i);
             return -1;
         }
-        if (update(t, i, g, err, errlen) != 0)
+        update(t, i, g);
+        if (land(t, prev, prev_g, err, errlen) != 0)
             return -1;
+        prev = i;
+        prev_g = g;
         if (i > 0 && stage_mid(t, i - 1, s ^ 1, err, errlen))
             return -1;
     }
+    if (land(t, prev, prev_g, err, errlen) != 0)
+        return -1;
     if (t->o.system == RATEL_SYS_ZERO_INFINITY) {
         mb_link_wait(t->link, t->g16_tk[(t->nl - 1) & 1]);
         for (int i = top; i >= 0; i--)
