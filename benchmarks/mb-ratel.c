@@ -136,10 +136,10 @@ static int print_plan(void)
     struct ratel_plan lp;
     const char *big = ratel_largest_preset((int)opt.batch, PREC, &b, &lp);
     printf("# largest Table IV preset for these budgets: %s\n", big ? big : "none");
-    b.host_only_act = 1;
+    printf("# largest batch: %d\n", ratel_largest_batch(&opt.cfg, PREC, &b, 1 << 20));
+    b.host_only_act = 1; /* the variant whose size the host budget bounds (ratel/README.md) */
     printf("# largest layer count of this shape, activations in host memory only: %d\n",
            ratel_largest_layers(&opt.cfg, (int)opt.batch, PREC, &b, 4096));
-    printf("# largest batch: %d\n", ratel_largest_batch(&opt.cfg, PREC, &b, 1 << 20));
     return p.fits ? 0 : 1;
 }
 

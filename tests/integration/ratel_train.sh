@@ -52,6 +52,9 @@ expect 0 "--plan at 13B" -- "$R" --plan --model gpt-13b --batch 16 --dev-mem 48G
   has "largest Table IV preset for these budgets: gpt-" "largest preset printed"
 }
 
+expect 0 "--plan with a small device" -- "$R" --plan --model gpt-13b --batch 16 --dev-mem 8G --host-mem 256G &&
+  has "does not fit: device: needs [0-9.]+ GB" "the tier that does not fit named"
+
 expect 1 "corrupt state caught" -- env MB_FAULT_INJECT=corrupt-state "$R" "${tiny[@]}" -o "$T/c.h5" &&
   has "L[0-9]+\.(P32|m|v): CRC32C mismatch .*at offset [0-9]+" "corruption named by tensor and offset"
 expect 1 "write error caught" -- env MB_FAULT_INJECT=write-error "$R" "${tiny[@]}" -o "$T/w.h5" &&
