@@ -130,7 +130,7 @@ static int add_intra(struct nn_layer *l, enum nn_dtype dt, size_t rows, size_t c
 {
     int i = l->nintra++;
     l->wsbuf[i] = ws;
-    return alloc1(l, &l->intra[i], &l->own_intra[i], dt, rows, cols);
+    return alloc1(l, &l->intra[i], l->bind_intra ? NULL : &l->own_intra[i], dt, rows, cols);
 }
 
 /* GPT-2 initialisation of a block or head parameter vector. */
@@ -203,6 +203,7 @@ struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
     l->prec = prec;
     l->ws = ws;
     l->alloc = alloc ? *alloc : nn_alloc_default();
+    l->bind_intra = (flags & NN_LAYER_BIND_INTRA) != 0;
     const char *ref = getenv("MB_NN_REFERENCE");
     l->fused = !(ref && ref[0] == '1');
     size_t M = (size_t)B * (size_t)cfg->seq, H = (size_t)cfg->hidden, F = (size_t)cfg->ffn;
@@ -224,7 +225,7 @@ struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
             size_t shape[4] = {(size_t)B, A, S, S};
             int i = l->nintra++;
             l->wsbuf[i] = ws->probs;
-            rc |= tensor_new(l, &l->intra[i], &l->own_intra[i], prec.act, 4, shape);
+            rc |= tensor_new(l, &l->intra[i], l->bind_intra ? NULL : &l->own_intra[i], prec.act, 4, shape);
         }
         rc |= add_intra(l, prec.act, M, H, ws->att);
         rc |= add_intra(l, prec.act, M, H, ws->xhat2);

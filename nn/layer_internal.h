@@ -25,6 +25,7 @@ struct nn_layer {
     struct nn_tensor params, grads, inter;
     struct nn_tensor aux;              /* head: the targets (part of its inter bytes) */
     int nintra;
+    int bind_intra;                    /* NN_LAYER_BIND_INTRA: no own_intra at creation */
     struct nn_tensor intra[NN_MAX_INTRA];
     float *wsbuf[NN_MAX_INTRA];        /* fp32 working buffer of each intra tensor */
     int live;                          /* every intra tensor present */

@@ -297,6 +297,11 @@ struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_
  * nn_layer_init_params). */
 #define NN_LAYER_BIND_PARAMS 1u
 #define NN_LAYER_BIND_GRADS 2u
+/* No memory of its own for the intra-block activations either: the caller
+ * attaches memory (nn_layer_intra_attach) to every intra tensor before
+ * each forward and backward, so layers can share one buffer (a trainer
+ * that swaps or recomputes them). Otherwise backward allocates them. */
+#define NN_LAYER_BIND_INTRA 4u
 struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
                                     struct nn_precision prec, int layer, uint64_t seed,
                                     struct nn_workspace *ws, const struct nn_alloc *a,

@@ -208,4 +208,92 @@ int ratel_largest_layers(const struct nn_gpt_config *cfg, int B, struct nn_preci
 int ratel_largest_batch(const struct nn_gpt_config *cfg, struct nn_precision prec,
                         const struct ratel_budget *b, int max_batch);
 
+/* ===== the trainer (trainer.c): mb-ratel's mechanism ======================
+ * One GPT trained layer by layer the way Ratel runs it, with every tier
+ * emulated on this host: the device is an mb_arena of dev_mem that nn's
+ * layers, workspace and hidden states are allocated from (nn's allocator
+ * hook); the host is an mb_arena of host_mem (P16 staging, G16 landing,
+ * swapped activations); the link between them is an mb_link (P16 staged
+ * per layer, double-buffered; G16 copied out as produced; swapped
+ * activations out after forward and back before backward); P32, m, v and
+ * P16 live in an mb_ostore on dir, updated by mb_ostore_step with
+ * nn_adam_step (synchronous: every step drained before the next forward).
+ * Systems: ratel (states on storage, the order given, --act's policy),
+ * zero-infinity (states on storage, the optimizer after backward in the
+ * serial order, block inputs swapped, the rest recomputed), zero-offload
+ * (states in host memory, Adam on the host as gradients arrive,
+ * activations kept on the device) and no-offload (everything on the
+ * device). The first step is the profiling iteration: it runs the
+ * inter-block policy, measures the GEMM, link and storage rates, and the
+ * policy's choice for the later steps is made from them. */
+#include "../offload/aio.h"
+
+enum ratel_system {
+    RATEL_SYS_RATEL = 0,
+    RATEL_SYS_ZERO_OFFLOAD,
+    RATEL_SYS_ZERO_INFINITY,
+    RATEL_SYS_NO_OFFLOAD,
+    RATEL_SYS_COUNT
+};
+const char *ratel_system_name(enum ratel_system s);
+int ratel_system_parse(const char *s, enum ratel_system *out);
+
+struct ratel_trainer_opts {
+    struct nn_gpt_config cfg;
+    int batch;
+    struct nn_precision prec;   /* param and grad 16-bit (P16, G16) */
+    uint64_t seed;              /* parameters (as nn_gpt_new) and fault positions */
+    enum ratel_system system;
+    enum ratel_act act;
+    enum ratel_case1 case1;
+    enum mb_ostore_order order;
+    const char *dir;            /* the store's folder (ratel, zero-infinity) */
+    int nfiles;
+    double file_gbps;           /* per-file rate cap, <= 0: none */
+    uint64_t dev_mem, host_mem; /* arena capacities */
+    double link_gbps;           /* per direction, <= 0: memcpy speed */
+    struct nn_adam hp;
+    /* optional trace spans (what: "fwd", "bwd", "read", "write", "update",
+     * "h2d", "d2h"; name: the layer or extent) */
+    void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
+    void *span_ctx;
+};
+
+struct ratel_trainer_stats {
+    int steps;
+    double loss;                /* the last step's */
+    double fwd_s, bwd_s, step_s, gemm_flops_done, recompute_flops;
+    uint64_t act_swapped;       /* bytes out over the link, the last step */
+    struct ratel_choice choice; /* the policy's, made after the profiling step */
+    struct ratel_hw hw;         /* measured in the profiling step */
+    int choice_made;
+    uint64_t dev_peak, host_peak;
+};
+
+struct ratel_trainer;
+/* Creates the arenas, link, store and layers and writes the initial
+ * states. NULL with one line in err (an arena overrun names the tier, the
+ * bytes asked and free; a store failure names the file). */
+struct ratel_trainer *ratel_trainer_new(const struct ratel_trainer_opts *o, char *err,
+                                        size_t errlen);
+/* One synchronous step on tokens/targets (batch * seq each). 0, or -1 with
+ * err (a corrupt state names the tensor and offset). */
+int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tokens, const int32_t *targets,
+                       char *err, size_t errlen);
+/* Layer i's fp32 master weights (P32) and fp16 working copy (P16) now.
+ * 0 or -1 with err. */
+int ratel_trainer_params(struct ratel_trainer *t, int layer, float *p32, uint16_t *p16, char *err,
+                         size_t errlen);
+int ratel_trainer_layers(const struct ratel_trainer *t);
+uint64_t ratel_trainer_layer_params(const struct ratel_trainer *t, int layer);
+void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_stats *out);
+/* Link and store counters (NULL store: states not on storage). */
+struct mb_link *ratel_trainer_link(struct ratel_trainer *t);
+struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t);
+void ratel_trainer_free(struct ratel_trainer *t);
+
+/* cblas_sgemm's rate (FLOP/s) over one block's GEMMs (nn_block_gemm_shapes),
+ * timed now (the trainer's FLOP rate's peer); 0 when out of memory. */
+double ratel_gemm_peer_rate(const struct nn_gpt_config *cfg, int B, double *seconds);
+
 #endif

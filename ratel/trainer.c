@@ -1,0 +1,307 @@
+/* The trainer's set-up: arenas (device, host), link, store, layers bound
+ * to the device's P16 and G16 slots, the initial states; its counters and
+ * the parameters read back (tests). One step is in trainer_step.c. */
+#include "trainer_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sys_names[RATEL_SYS_COUNT] = {"ratel", "zero-offload", "zero-infinity",
+                                                       "no-offload"};
+
+const char *ratel_system_name(enum ratel_system s)
+{
+    return s >= 0 && s < RATEL_SYS_COUNT ? sys_names[s] : "?";
+}
+
+int ratel_system_parse(const char *s, enum ratel_system *out)
+{
+    for (int i = 0; i < RATEL_SYS_COUNT; i++)
+        if (strcmp(s, sys_names[i]) == 0) {
+            *out = (enum ratel_system)i;
+            return 0;
+        }
+    return -1;
+}
+
+void tr_span(struct ratel_trainer *t, const char *what, const char *name, double t0, double t1)
+{
+    if (t->o.on_span)
+        t->o.on_span(t->o.span_ctx, what, name, t0, t1);
+}
+
+/* nn's allocator hook over the device arena: a bump arena, so free gives
+ * nothing back (the trainer's tensors live as long as it does). */
+static void *dev_alloc(void *ctx, size_t bytes)
+{
+    return mb_arena_alloc(ctx, bytes, 64, NULL, 0);
+}
+static void dev_free(void *ctx, void *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+static void on_copy(void *ctx, int dir, size_t bytes, double start, double end)
+{
+    (void)bytes;
+    tr_span(ctx, dir == MB_LINK_H2D ? "h2d" : "d2h", "link", start, end);
+}
+
+static void on_store_span(void *ctx, const char *what, const char *name, double start, double end)
+{
+    tr_span(ctx, what, name, start, end);
+}
+
+/* The update mb_ostore_step runs: nn's Adam on the store's buffers. */
+static int adam_update(void *ctx, int i, const struct mb_ostore_state *st, const void *grad,
+                       char *err, size_t errlen)
+{
+    struct ratel_trainer *t = ctx;
+    (void)i;
+    (void)err;
+    (void)errlen;
+    nn_adam_step(&t->o.hp, t->t, st->n, st->p32, st->m, st->v, grad, t->o.prec.grad, 1.0f,
+                 st->p16, t->o.prec.param);
+    return 0;
+}
+
+static void *take(struct mb_arena *a, size_t bytes, char *err, size_t errlen)
+{
+    return mb_arena_alloc(a, bytes ? bytes : 64, 64, err, errlen);
+}
+
+/* The initial states of layer i (as nn_gpt_new makes them, then as
+ * nn_adam_state_init reads them): P16 from the seed, P32 its fp32 value,
+ * m = v = 0; written where the system keeps them. */
+static int init_states(struct ratel_trainer *t, int i, float *p32, float *zero, char *err,
+                       size_t errlen)
+{
+    uint64_t n = t->np[i];
+    nn_layer_bind_params(t->layer[i], t->dev_p16[0]);
+    nn_layer_init_params(t->layer[i], t->o.seed);
+    nn_load_f32(p32, t->dev_p16[0], t->o.prec.param, n);
+    if (t->states_on_store) {
+        int rc = mb_ostore_rw(t->store, MB_AIO_WRITE, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_P32),
+                              0, n * 4, p32, err, errlen);
+        rc = rc ? rc : mb_ostore_rw(t->store, MB_AIO_WRITE, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_M), 0, n * 4, zero, err, errlen);
+        rc = rc ? rc : mb_ostore_rw(t->store, MB_AIO_WRITE, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_V), 0, n * 4, zero, err, errlen);
+        rc = rc ? rc : mb_ostore_rw(t->store, MB_AIO_WRITE, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_P16), 0, n * 2, t->dev_p16[0], err, errlen);
+        return rc;
+    }
+    struct mb_arena *a = t->o.system == RATEL_SYS_NO_OFFLOAD ? t->dev : t->host;
+    if (!(t->p32[i] = take(a, n * 4, err, errlen)) || !(t->m[i] = take(a, n * 4, err, errlen)) ||
+        !(t->v[i] = take(a, n * 4, err, errlen)) || !(t->p16[i] = take(a, n * 2, err, errlen)))
+        return -1;
+    memcpy(t->p32[i], p32, n * 4);
+    memset(t->m[i], 0, n * 4);
+    memset(t->v[i], 0, n * 4);
+    memcpy(t->p16[i], t->dev_p16[0], n * 2);
+    return 0;
+}
+
+static int open_store(struct ratel_trainer *t, char *err, size_t errlen)
+{
+    struct mb_ostore_tensor *ts = t->ts = calloc((size_t)t->nl, sizeof(*ts));
+    if (!ts) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < t->nl; i++)
+        ts[i] = (struct mb_ostore_tensor){t->lname[i], t->np[i]};
+    struct mb_ostore_opts so = {
+        .dir = t->o.dir, .nfiles = t->o.nfiles, .file_gbps = t->o.file_gbps,
+        .order = t->o.system == RATEL_SYS_ZERO_INFINITY ? MB_OSTORE_SERIAL : t->o.order,
+        .update = adam_update, .ctx = t, .tensors = ts, .ntensors = t->nl, .seed = t->o.seed,
+        .on_span = on_store_span, .span_ctx = t};
+    t->store = mb_ostore_open(&so, err, errlen);
+    return t->store ? 0 : -1;
+}
+
+static int setup(struct ratel_trainer *t, char *err, size_t errlen)
+{
+    const struct ratel_trainer_opts *o = &t->o;
+    int B = o->batch;
+    size_t M = (size_t)B * (size_t)o->cfg.seq, H = (size_t)o->cfg.hidden;
+    if (nn_dtype_size(o->prec.param) != 2 || nn_dtype_size(o->prec.grad) != 2) {
+        snprintf(err, errlen, "--precision: parameters and gradients must be 16-bit (P16, G16)");
+        return -1;
+    }
+    if (!(t->dev = mb_arena_new("dev-mem", o->dev_mem, NULL, err, errlen)) ||
+        !(t->host = mb_arena_new("host-mem", o->host_mem, NULL, err, errlen)))
+        return -1;
+    t->dev_alloc = (struct nn_alloc){dev_alloc, dev_free, t->dev};
+    struct mb_link_opts lo = {{o->link_gbps, o->link_gbps}, 0, {-1, -1}, on_copy, t};
+    if (!(t->link = mb_link_new(&lo, err, errlen)))
+        return -1;
+    t->layer = calloc((size_t)t->nl, sizeof(*t->layer));
+    t->np = calloc((size_t)t->nl, sizeof(*t->np));
+    t->host_g16 = calloc((size_t)t->nl, sizeof(void *));
+    t->lname = calloc((size_t)t->nl, sizeof(*t->lname));
+    t->act_host = calloc((size_t)t->nl, sizeof(*t->act_host));
+    t->inter_host = calloc((size_t)t->nl, sizeof(void *));
+    t->p32 = calloc((size_t)t->nl, sizeof(float *));
+    t->m = calloc((size_t)t->nl, sizeof(float *));
+    t->v = calloc((size_t)t->nl, sizeof(float *));
+    t->p16 = calloc((size_t)t->nl, sizeof(uint16_t *));
+    if (!t->layer || !t->np || !t->host_g16 || !t->lname || !t->act_host ||
+        !t->inter_host || !t->p32 || !t->m || !t->v || !t->p16) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (!(t->ws = nn_workspace_new_alloc(&o->cfg, B, &t->dev_alloc))) {
+        snprintf(err, errlen, "%s", mb_arena_error(t->dev));
+        return -1;
+    }
+    t->states_on_store = o->system == RATEL_SYS_RATEL || o->system == RATEL_SYS_ZERO_INFINITY;
+    t->release_acts = t->states_on_store;
+    unsigned bind = NN_LAYER_BIND_PARAMS | NN_LAYER_BIND_GRADS |
+                    (t->release_acts ? NN_LAYER_BIND_INTRA : 0u);
+    size_t region = 64;
+    for (int i = 0; i < t->nl; i++) {
+        size_t sum = 0;
+        for (int j = 0; j < nn_gpt_intra_count(&o->cfg, i); j++) {
+            uint64_t bytes;
+            nn_gpt_intra_account(&o->cfg, B, o->prec, i, j, &bytes, NULL);
+            sum += ((size_t)bytes + 63) / 64 * 64;
+        }
+        region = sum > region ? sum : region;
+    }
+    for (int k = 0; t->release_acts && k < 2; k++)
+        if (!(t->region[k] = take(t->dev, region, err, errlen)))
+            return -1;
+    for (int i = 0; i < t->nl; i++) {
+        t->layer[i] = nn_layer_new_alloc(&o->cfg, B, o->prec, i, o->seed, t->ws, &t->dev_alloc,
+                                         bind);
+        if (!t->layer[i]) {
+            snprintf(err, errlen, "%s", mb_arena_error(t->dev));
+            return -1;
+        }
+        struct nn_layer_account a;
+        nn_layer_account(t->layer[i], &a);
+        t->np[i] = a.params;
+        t->max_np = a.params > t->max_np ? a.params : t->max_np;
+        snprintf(t->lname[i], sizeof(t->lname[i]), "L%d", i);
+    }
+    for (int k = 0; k < 2; k++)
+        if (!(t->h[k] = take(t->dev, M * H * 4, err, errlen)) ||
+            !(t->dh[k] = take(t->dev, M * H * 4, err, errlen)) ||
+            !(t->dev_p16[k] = take(t->dev, t->max_np * 2, err, errlen)) ||
+            !(t->dev_g16[k] = take(t->dev, t->max_np * 2, err, errlen)) ||
+            !(t->host_p16[k] = take(t->host, t->max_np * 2, err, errlen)))
+            return -1;
+    for (int i = 0; i < t->nl; i++)
+        if (t->o.system != RATEL_SYS_NO_OFFLOAD &&
+            !(t->host_g16[i] = take(t->host, t->np[i] * 2, err, errlen)))
+            return -1;
+    if (t->states_on_store && open_store(t, err, errlen) != 0)
+        return -1;
+    t->nu = ratel_gpt_units(&o->cfg, B, o->prec, NULL, 0);
+    t->u = calloc((size_t)t->nu + 1, sizeof(*t->u));
+    t->swap = calloc((size_t)t->nu + 1, 1);
+    if (!t->u || !t->swap) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    ratel_gpt_units(&o->cfg, B, o->prec, t->u, t->nu);
+    float *p32 = malloc(t->max_np * 4), *zero = calloc(t->max_np, 4);
+    int rc = p32 && zero ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+    for (int i = 0; rc == 0 && i < t->nl; i++)
+        rc = init_states(t, i, p32, zero, err, errlen);
+    free(p32);
+    free(zero);
+    return rc;
+}
+
+struct ratel_trainer *ratel_trainer_new(const struct ratel_trainer_opts *o, char *err,
+                                        size_t errlen)
+{
+    struct ratel_trainer *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->o = *o;
+    if (o->dir)
+        snprintf(t->dir, sizeof(t->dir), "%s", o->dir);
+    t->o.dir = t->dir;
+    t->nl = o->cfg.layers + 2;
+    if (setup(t, err, errlen) != 0) {
+        ratel_trainer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+int ratel_trainer_params(struct ratel_trainer *t, int i, float *p32, uint16_t *p16, char *err,
+                         size_t errlen)
+{
+    if (i < 0 || i >= t->nl) {
+        snprintf(err, errlen, "no layer %d", i);
+        return -1;
+    }
+    uint64_t n = t->np[i];
+    if (!t->states_on_store) {
+        memcpy(p32, t->p32[i], n * 4);
+        memcpy(p16, t->p16[i], n * 2);
+        return 0;
+    }
+    if (mb_ostore_rw(t->store, MB_AIO_READ, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_P32), 0,
+                     n * 4, p32, err, errlen) != 0)
+        return -1;
+    return mb_ostore_rw(t->store, MB_AIO_READ, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_P16),
+                        0, n * 2, p16, err, errlen);
+}
+
+int ratel_trainer_layers(const struct ratel_trainer *t) { return t->nl; }
+
+uint64_t ratel_trainer_layer_params(const struct ratel_trainer *t, int i)
+{
+    return i >= 0 && i < t->nl ? t->np[i] : 0;
+}
+
+void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_stats *out)
+{
+    *out = t->st;
+    out->dev_peak = mb_arena_peak(t->dev);
+    out->host_peak = mb_arena_peak(t->host);
+}
+
+struct mb_link *ratel_trainer_link(struct ratel_trainer *t) { return t->link; }
+struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t) { return t->store; }
+
+void ratel_trainer_free(struct ratel_trainer *t)
+{
+    if (!t)
+        return;
+    if (t->store)
+        mb_ostore_close(t->store);
+    if (t->link)
+        mb_link_free(t->link);
+    for (int i = 0; t->layer && i < t->nl; i++)
+        if (t->layer[i])
+            nn_layer_free(t->layer[i]);
+    if (t->ws)
+        nn_workspace_free(t->ws);
+    if (t->dev)
+        mb_arena_free(t->dev);
+    if (t->host)
+        mb_arena_free(t->host);
+    free(t->ts);
+    free(t->layer);
+    free(t->np);
+    free(t->host_g16);
+    free(t->lname);
+    free(t->act_host);
+    free(t->inter_host);
+    free(t->p32);
+    free(t->m);
+    free(t->v);
+    free(t->p16);
+    free(t->u);
+    free(t->swap);
+    free(t);
+}

@@ -1,0 +1,52 @@
+/* The trainer's parts shared by trainer.c (set-up, states, counters) and
+ * trainer_step.c (one step: the passes, the swaps, the updates). */
+#ifndef MB_RATEL_TRAINER_INTERNAL_H
+#define MB_RATEL_TRAINER_INTERNAL_H
+
+#include "../common/common.h"
+#include "ratel.h"
+
+#define TR_MAX_INTRA 16
+
+struct ratel_trainer {
+    struct ratel_trainer_opts o;
+    char dir[4096];
+    int nl;                              /* layers + 2 */
+    struct mb_arena *dev, *host;
+    struct nn_alloc dev_alloc;
+    struct nn_workspace *ws;
+    struct nn_layer **layer;
+    uint64_t *np;                        /* parameters per layer */
+    uint64_t max_np;
+    float *h[2], *dh[2];                 /* device hidden states */
+    void *dev_p16[2], *dev_g16[2];       /* device slots (double-buffered) */
+    void *host_p16[2];                   /* host staging */
+    void **host_g16;                     /* host landing, per layer (lives until the drain) */
+    mb_link_ticket p16_tk[2], g16_tk[2];
+    struct mb_ostore_io *p16_io[2];
+    struct mb_link *link;
+    struct mb_ostore *store;
+    struct mb_ostore_tensor *ts;         /* the store keeps this table */
+    /* zero-offload (host arena) and no-offload (device arena) states */
+    float **p32, **m, **v;
+    uint16_t **p16;
+    /* activations */
+    struct ratel_unit *u;
+    int nu;
+    unsigned char *swap;
+    void *(*act_host)[TR_MAX_INTRA];     /* per layer: where swapped tensors landed */
+    /* ratel, zero-infinity: every layer's intra tensors in one of two
+     * shared device regions (layer parity), as the plan counts them */
+    char *region[2];
+    mb_link_ticket region_d2h[2];        /* the last copy out of each region */
+    void **inter_host;
+    long long t;                         /* Adam's step count */
+    mb_link_ticket act_d2h;              /* the last activation copied out */
+    int states_on_store, release_acts;
+    char (*lname)[32];
+    struct ratel_trainer_stats st;
+};
+
+void tr_span(struct ratel_trainer *t, const char *what, const char *name, double t0, double t1);
+
+#endif

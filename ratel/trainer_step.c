@@ -1,0 +1,347 @@
+/* One synchronous step of the trainer: forward layer by layer with each
+ * layer's P16 staged from where the states live (storage -> host ->
+ * device, double-buffered), the policy's activations swapped out over
+ * the link and the rest released; backward with the swapped ones brought
+ * back and the rest recomputed by nn, each layer's G16 copied out and its
+ * update started as soon as it lands (ratel) or after the whole backward
+ * (zero-infinity); every update drained before the step returns. */
+#include "trainer_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- P16 staging: begin (storage read submitted), mid (read waited, link
+ * copy queued), ready (link copy waited: the device pointer to bind) ---- */
+
+static int stage_begin(struct ratel_trainer *t, int i, int s, char *err, size_t errlen)
+{
+    if (!t->states_on_store)
+        return 0;
+    return mb_ostore_submit(t->store, MB_AIO_READ, mb_ostore_tensor_extent(t->store, i, MB_OSTORE_P16),
+                            0, t->np[i] * 2, t->host_p16[s], &t->p16_io[s], err, errlen);
+}
+
+static int stage_mid(struct ratel_trainer *t, int i, int s, char *err, size_t errlen)
+{
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+        return 0;
+    const void *src = t->p16[i];
+    if (t->states_on_store) {
+        int rc = mb_ostore_wait(t->p16_io[s], err, errlen);
+        t->p16_io[s] = NULL;
+        if (rc != 0)
+            return -1;
+        src = t->host_p16[s];
+    }
+    t->p16_tk[s] = mb_link_copy(t->link, MB_LINK_H2D, t->dev_p16[s], src, t->np[i] * 2);
+    return 0;
+}
+
+static void *stage_ready(struct ratel_trainer *t, int i, int s)
+{
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+        return t->p16[i];
+    mb_link_wait(t->link, t->p16_tk[s]);
+    return t->dev_p16[s];
+}
+
+/* ---- activations ------------------------------------------------------ */
+
+/* Layer i's intra tensors get memory in device region r (its own offsets
+ * there), contents to be written (forward) or recomputed (backward). */
+static int attach_region(struct ratel_trainer *t, int i, int r)
+{
+    struct nn_layer *l = t->layer[i];
+    char *p = t->region[r];
+    uint64_t bytes;
+    for (int j = 0; nn_layer_intra_account(l, j, &bytes, NULL) == 0; j++) {
+        if (nn_layer_intra_attach(l, j, p, 0) != 0)
+            return -1;
+        p += (bytes + 63) / 64 * 64;
+    }
+    return 0;
+}
+
+static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
+{
+    struct nn_layer *l = t->layer[i];
+    int inter = 0;
+    unsigned mask = ratel_layer_mask(t->u, t->nu, t->swap, i, &inter);
+    struct nn_tensor *ts[TR_MAX_INTRA];
+    int k = (int)nn_layer_act_intra(l, ts, TR_MAX_INTRA);
+    for (int j = 0; j < k; j++) {
+        size_t bytes = nn_tensor_bytes(ts[j]);
+        t->act_host[i][j] = NULL;
+        if (mask >> j & 1) {
+            if (!(t->act_host[i][j] = mb_arena_alloc(t->host, bytes, 64, err, errlen)))
+                return -1;
+            t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->act_host[i][j], ts[j]->data, bytes);
+            t->st.act_swapped += bytes;
+        }
+        if (!nn_layer_intra_release(l, j)) {
+            snprintf(err, errlen, "layer %d: intra tensor %d not present after forward", i, j);
+            return -1;
+        }
+    }
+    t->inter_host[i] = NULL;
+    if (inter) {
+        struct nn_tensor *x = nn_layer_act_inter(l);
+        size_t bytes = nn_tensor_bytes(x);
+        if (!(t->inter_host[i] = mb_arena_alloc(t->host, bytes, 64, err, errlen)))
+            return -1;
+        t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->inter_host[i], x->data, bytes);
+        t->st.act_swapped += bytes;
+    }
+    t->region_d2h[i & 1] = t->act_d2h;
+    return 0;
+}
+
+/* Into region r: the swapped tensors copied back (the region holds
+ * another layer's data by now, so what backward reads really came back
+ * over the link), the rest left to be recomputed there. */
+static int swap_in(struct ratel_trainer *t, int i, int r)
+{
+    struct nn_layer *l = t->layer[i];
+    mb_link_wait(t->link, t->act_d2h);
+    if (attach_region(t, i, r) != 0)
+        return -1;
+    struct nn_tensor *ts[TR_MAX_INTRA];
+    nn_layer_act_intra(l, ts, TR_MAX_INTRA);
+    mb_link_ticket last = 0;
+    int any = 0;
+    uint64_t bytes;
+    for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
+        if (t->act_host[i][j] && nn_layer_intra_account(l, j, &bytes, NULL) == 0) {
+            last = mb_link_copy(t->link, MB_LINK_H2D, ts[j]->data, t->act_host[i][j], bytes);
+            any = 1;
+        }
+    if (t->inter_host[i]) {
+        struct nn_tensor *x = nn_layer_act_inter(l);
+        memset(x->data, 0xa5, nn_tensor_bytes(x));
+        last = mb_link_copy(t->link, MB_LINK_H2D, x->data, t->inter_host[i], nn_tensor_bytes(x));
+        any = 1;
+    }
+    if (any)
+        mb_link_wait(t->link, last);
+    for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
+        if (t->act_host[i][j] && nn_layer_intra_attach(l, j, ts[j]->data, 1) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- the passes ------------------------------------------------------- */
+
+static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, double *loss,
+                   double *compute_s, char *err, size_t errlen)
+{
+    int L = t->o.cfg.layers, cur = 0;
+    if (stage_begin(t, 0, 0, err, errlen) || stage_mid(t, 0, 0, err, errlen))
+        return -1;
+    for (int i = 0; i < t->nl; i++) {
+        int s = i & 1;
+        if (i + 1 < t->nl && stage_begin(t, i + 1, s ^ 1, err, errlen))
+            return -1;
+        struct nn_layer *l = t->layer[i];
+        nn_layer_bind_params(l, stage_ready(t, i, s));
+        if (t->release_acts && i > 0) { /* the region's last user copied out */
+            mb_link_wait(t->link, t->region_d2h[i & 1]);
+            if (attach_region(t, i, i & 1) != 0) {
+                snprintf(err, errlen, "layer %d: attaching its activations failed", i);
+                return -1;
+            }
+        }
+        double t0 = mb_now();
+        int rc;
+        if (i == 0)
+            rc = nn_layer_forward(l, tok, t->h[0]);
+        else if (i <= L) {
+            rc = nn_layer_forward(l, t->h[cur], t->h[1 - cur]);
+            cur ^= 1;
+        } else
+            rc = nn_layer_forward_head(l, t->h[cur], tgt, loss);
+        double t1 = mb_now();
+        *compute_s += t1 - t0;
+        tr_span(t, "fwd", t->lname[i], t0, t1);
+        if (rc != 0) {
+            snprintf(err, errlen, "layer %d: forward failed", i);
+            return -1;
+        }
+        if (t->release_acts && i > 0 && swap_out(t, i, err, errlen))
+            return -1;
+        if (i + 1 < t->nl && stage_mid(t, i + 1, s ^ 1, err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
+/* Layer i's gradients (device slot g) start toward where its update runs:
+ * no-offload updates on the device now; the others copy G16 out. */
+static void update(struct ratel_trainer *t, int i, int g)
+{
+    uint64_t n = t->np[i];
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+        nn_adam_step(&t->o.hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->dev_g16[g], t->o.prec.grad,
+                     1.0f, t->p16[i], t->o.prec.param);
+    else
+        t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+}
+
+/* Layer i's G16 has landed (waited for one layer later, so the copy
+ * overlaps the next layer's backward): its update runs (zero-offload) or
+ * is handed to the store (ratel). */
+static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
+{
+    const struct nn_adam *hp = &t->o.hp;
+    enum nn_dtype gd = t->o.prec.grad, pd = t->o.prec.param;
+    uint64_t n = t->np[i];
+    if (i < 0 || t->o.system == RATEL_SYS_NO_OFFLOAD || t->o.system == RATEL_SYS_ZERO_INFINITY)
+        return 0; /* no-offload: done; zero-infinity: after the whole backward */
+    mb_link_wait(t->link, t->g16_tk[g]);
+    if (t->o.system == RATEL_SYS_ZERO_OFFLOAD) {
+        double t0 = mb_now();
+        nn_adam_step(hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->host_g16[i], gd, 1.0f, t->p16[i], pd);
+        tr_span(t, "update", t->lname[i], t0, mb_now());
+        return 0;
+    }
+    return mb_ostore_step(t->store, i, t->host_g16[i], err, errlen);
+}
+
+static int backward(struct ratel_trainer *t, double *recompute, char *err, size_t errlen)
+{
+    int cur = 0, top = t->nl - 1, prev = -1, prev_g = 0;
+    if (stage_begin(t, top, 0, err, errlen) || stage_mid(t, top, 0, err, errlen))
+        return -1;
+    for (int k = 0; k < t->nl; k++) {
+        int i = top - k, s = k & 1, g = k & 1;
+        if (i > 0 && stage_begin(t, i - 1, s ^ 1, err, errlen))
+            return -1;
+        struct nn_layer *l = t->layer[i];
+        nn_layer_bind_params(l, stage_ready(t, i, s));
+        if (t->o.system != RATEL_SYS_NO_OFFLOAD && k >= 2)
+            mb_link_wait(t->link, t->g16_tk[g]);
+        nn_layer_bind_grads(l, t->dev_g16[g]);
+        nn_layer_zero_grad(l);
+        if (t->release_acts && i > 0 && swap_in(t, i, k & 1) != 0) {
+            snprintf(err, errlen, "layer %d: attaching a swapped activation failed", i);
+            return -1;
+        }
+        *recompute += nn_layer_recompute_flops(l);
+        double t0 = mb_now();
+        int rc;
+        if (i == top)
+            rc = nn_layer_backward(l, NULL, t->dh[cur]);
+        else if (i >= 1) {
+            rc = nn_layer_backward(l, t->dh[cur], t->dh[1 - cur]);
+            cur ^= 1;
+        } else
+            rc = nn_layer_backward(l, t->dh[cur], NULL);
+        tr_span(t, "bwd", t->lname[i], t0, mb_now());
+        if (rc != 0) {
+            snprintf(err, errlen, "layer %d: backward failed", i);
+            return -1;
+        }
+        update(t, i, g);
+        if (land(t, prev, prev_g, err, errlen) != 0)
+            return -1;
+        prev = i;
+        prev_g = g;
+        if (i > 0 && stage_mid(t, i - 1, s ^ 1, err, errlen))
+            return -1;
+    }
+    if (land(t, prev, prev_g, err, errlen) != 0)
+        return -1;
+    if (t->o.system == RATEL_SYS_ZERO_INFINITY) {
+        mb_link_wait(t->link, t->g16_tk[(t->nl - 1) & 1]);
+        for (int i = top; i >= 0; i--)
+            if (mb_ostore_step(t->store, i, t->host_g16[i], err, errlen) != 0)
+                return -1;
+    }
+    return t->store ? mb_ostore_drain(t->store, err, errlen) : 0;
+}
+
+/* ---- the policy: the profiling step's rates, then the choice ---------- */
+
+static double rate_of(double bytes, double s, double fallback)
+{
+    return bytes > 0 && s > 0 ? bytes / s : fallback;
+}
+
+static int choose(struct ratel_trainer *t, enum ratel_act act, const struct ratel_hw *hw,
+                  char *err, size_t errlen)
+{
+    struct ratel_model mdl;
+    ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
+    if (ratel_act_choose(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
+        snprintf(err, errlen,
+                 "--act %s: the block inputs alone (%.0f bytes) exceed the host memory free for "
+                 "activations (%.0f bytes)", ratel_act_name(act), mdl.act_inter, hw->mem_avail);
+        return -1;
+    }
+    return 0;
+}
+
+static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_hw *hw)
+{
+    double flops = 0;
+    for (int i = 0; i < t->nl; i++) {
+        struct nn_layer_account a;
+        nn_layer_account(t->layer[i], &a);
+        flops += a.flops_fwd;
+    }
+    struct mb_link_stats ls[2];
+    mb_link_stats(t->link, MB_LINK_H2D, &ls[0]);
+    mb_link_stats(t->link, MB_LINK_D2H, &ls[1]);
+    double link = t->o.link_gbps * 1e9;
+    hw->gemm_flops = rate_of(flops, fwd_compute_s, 1e9);
+    hw->link_m2g = link > 0 ? link : rate_of((double)ls[0].bytes, ls[0].busy_s, 1e10);
+    hw->link_g2m = link > 0 ? link : rate_of((double)ls[1].bytes, ls[1].busy_s, 1e10);
+    struct mb_ostore_stats ss = {0};
+    if (t->store)
+        mb_ostore_stats(t->store, &ss);
+    hw->stor_read = rate_of((double)ss.read_bytes, ss.read_busy_s, 1e12);
+    hw->stor_write = rate_of((double)ss.write_bytes, ss.write_busy_s, 1e12);
+    hw->mem_avail = (double)mb_arena_free_bytes(t->host);
+}
+
+int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, char *err,
+                       size_t errlen)
+{
+    int profiling = t->release_acts && !t->st.choice_made;
+    if (profiling || t->o.system == RATEL_SYS_ZERO_INFINITY) {
+        struct ratel_hw any = {1, 1, 1, 1, 1, 1};
+        if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
+            return -1;
+    }
+    t->t++;
+    t->st.act_swapped = 0;
+    size_t mark = mb_arena_mark(t->host);
+    double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
+    int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
+    double t1 = mb_now();
+    rc = rc ? rc : backward(t, &rec, err, errlen);
+    double t2 = mb_now();
+    mb_arena_release(t->host, mark);
+    if (rc != 0)
+        return -1;
+    t->st.steps++;
+    t->st.loss = loss;
+    t->st.fwd_s = t1 - t0;
+    t->st.bwd_s = t2 - t1;
+    t->st.step_s = t2 - t0;
+    t->st.recompute_flops = rec;
+    double f = 0;
+    for (int i = 0; i < t->nl; i++) {
+        struct nn_layer_account a;
+        nn_layer_account(t->layer[i], &a);
+        f += a.flops_fwd + a.flops_bwd;
+    }
+    t->st.gemm_flops_done = f + rec;
+    if (profiling) {
+        measure(t, fwd_c, &t->st.hw);
+        enum ratel_act act = t->o.system == RATEL_SYS_ZERO_INFINITY ? RATEL_ACT_INTER_BLOCK : t->o.act;
+        if (choose(t, act, &t->st.hw, err, errlen) != 0)
+            return -1;
+        t->st.choice_made = 1;
+    }
+    return 0;
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# mb-ratel on gpt-tiny: every system, optimizer order and activation
+# policy (unit/test_ratel_trainer: every combination) trains 3 steps that validate bit for bit against nn's reference;
+# the result file holds tokens/s, the FLOP rate beside cblas_sgemm's, the
+# link's bytes per direction and T_f/T_b predicted and measured; --trace
+# spans reach mb-report --chrome-trace; --plan's 14P equals
+# nn_gpt_account's at 13B; a corrupt state, a write error and a device
+# arena overrun exit 1 naming what failed; bad input exits 2 in one line.
+. "$(dirname "$0")/../lib.sh"
+R=$BIN/mb-ratel
+D=$T/data
+mkdir -p "$D"
+tiny=(--model gpt-tiny --batch 2 --dir "$D" -n 2 -w 1)
+
+for sys in ratel zero-offload zero-infinity no-offload; do
+  expect 0 "system $sys passes" -- "$R" "${tiny[@]}" --system $sys -o "$T/$sys.h5" && has " pass$" "$sys checked"
+done
+# every order with Ratel's policy, every policy with the optimized order
+# (all 15 pairs: tests/unit/test_ratel_trainer)
+for run in serial:ratel naive:ratel optimized:swap-all optimized:inter-block optimized:recompute-all \
+  optimized:host-only; do
+  ord=${run%:*} act=${run#*:}
+  expect 0 "$ord $act passes" -- "$R" "${tiny[@]}" --optimizer $ord --act $act -o "$T/$ord.$act.h5" &&
+    has " pass$" "$ord $act checked"
+done
+expect 0 "a parsed shape with capped link and files passes" -- "$R" --model layers=3,hidden=32,heads=4,seq=16,vocab=24 \
+  --batch 2 --dir "$D" -n 2 -w 1 --link-gbps 0.5 --file-gbps 0.5 -o "$T/capped.h5" && has " pass$" "capped checked"
+[ -z "$(ls -A "$D")" ] || fail "state files removed at the end"
+
+c=ratel/ratel/optimized
+for k in tokens_per_s flop_rate cblas_sgemm_rate link_h2d_bytes link_d2h_bytes link_h2d_busy_s t_f_predicted_s t_f_measured_s t_b_predicted_s storage_read_bytes; do
+  v=$(metric "$T/ratel.h5" "$c" "$k")
+  awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$k recorded and positive (got '$v')"
+done
+
+# the process under a cgroup budget (where the machine gives one)
+"$R" "${tiny[@]}" --budget-method cgroup -o "$T/bud.h5" >"$T/out" 2>&1
+case $? in
+  0) [ -n "$(metric "$T/bud.h5" "$c" budget_peak_bytes)" ] || fail "budget peak recorded" ;;
+  *) grep -q "cannot enforce" "$T/out" && echo "note: no cgroup here: $(head -1 "$T/out")" ||
+       { fail "budgeted run"; tail -5 "$T/out" >&2; } ;;
+esac
+
+expect 0 "traced run passes" -- "$R" "${tiny[@]}" --trace -o "$T/tr.h5" &&
+  expect 0 "chrome trace written" -- "$BIN/mb-report" --chrome-trace "$T/tr.json" "$T/tr.h5" &&
+  for span in fwd bwd h2d d2h read write update; do
+    grep -q "\"$span\"" "$T/tr.json" || fail "trace has the $span lane"
+  done
+
+expect 0 "--plan at 13B" -- "$R" --plan --model gpt-13b --batch 16 --dev-mem 48G --host-mem 256G && {
+  has "14P = 183476428800 bytes \(nn_gpt_account: 183476428800\)" "14P equals nn_gpt_account (182 GB)"
+  has "largest Table IV preset for these budgets: gpt-" "largest preset printed"
+}
+
+expect 0 "--plan with a small device" -- "$R" --plan --model gpt-13b --batch 16 --dev-mem 8G --host-mem 256G &&
+  has "does not fit: device: needs [0-9.]+ GB" "the tier that does not fit named"
+
+expect 1 "corrupt state caught" -- env MB_FAULT_INJECT=corrupt-state "$R" "${tiny[@]}" -o "$T/c.h5" &&
+  has "L[0-9]+\.(P32|m|v): CRC32C mismatch .*at offset [0-9]+" "corruption named by tensor and offset"
+expect 1 "write error caught" -- env MB_FAULT_INJECT=write-error "$R" "${tiny[@]}" -o "$T/w.h5" &&
+  has "writing L[0-9]+\..* Input/output error" "write error named"
+expect 1 "device arena overrun" -- "$R" "${tiny[@]}" --batch 1 --dev-mem 300K -o "$T/o.h5" &&
+  has "dev-mem: arena overrun: asked [0-9]+ bytes, [0-9]+ free" "overrun names tier, asked and free"
+
+bad() {
+  expect 2 "$1" -- "$R" "${@:3}" -o "$T/bad.h5" && {
+    has "$2" "$1 named"
+    [ "$(wc -l <"$T/out")" = 1 ] || fail "$1: one line"
+  }
+}
+bad "device below a layer" "--dev-mem: .* below one layer's working set; the smallest that fits is [0-9]+" --dev-mem 64K --dir "$D"
+bad "host below a layer" "--host-mem: .* below one layer's working set; the smallest that fits is [0-9]+" --host-mem 8K --dir "$D"
+bad "missing folder" "--dir: $T/nope" --dir "$T/nope"
+bad "unknown act" "--act" --act foo --dir "$D"
+bad "unknown optimizer" "--optimizer" --optimizer bar --dir "$D"
+bad "batch over the limit" "--batch: 100000 is over the plan's limit" --model gpt-small --batch 100000 --dir "$D"
+bad "bad model" "--model" --model layers=x --dir "$D"
+[ ! -e "$T/bad.h5" ] || fail "bad input writes nothing"
+finish

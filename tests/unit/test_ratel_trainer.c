@@ -1,0 +1,234 @@
+/* ratel/'s trainer against nn's whole-model reference: gpt-tiny and a
+ * small parsed shape, 3 synchronous steps, under every system, every
+ * optimizer order and every activation policy: P32 and P16 of every layer
+ * bit-identical to nn_gpt_forward/_backward + nn_gpt_adam_step (same
+ * thread count). Then the failures a run must stop on: a corrupted state
+ * (named by tensor and offset), a write error, and a device arena too
+ * small (the tier, the bytes asked and free). */
+#include "check.h"
+
+#include "../../common/common.h"
+#include "../../ratel/ratel.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* fp32 activations: a tensor recomputed equals its stored copy only when
+ * storing does not round it (nn: bit-identical with fp32 storage) */
+static const struct nn_precision PREC = {NN_F16, NN_F16, NN_F32};
+static const int B = 2, STEPS = 3;
+static const uint64_t SEED = 11;
+
+struct data {
+    int32_t *tok[3], *tgt[3];
+};
+
+static void make_data(const struct nn_gpt_config *cfg, struct data *d)
+{
+    size_t M = (size_t)B * (size_t)cfg->seq;
+    struct nn_rng r;
+    nn_rng_seed(&r, 99);
+    for (int s = 0; s < STEPS; s++) {
+        d->tok[s] = malloc(M * 4);
+        d->tgt[s] = malloc(M * 4);
+        for (size_t i = 0; i < M; i++) {
+            d->tok[s][i] = (int32_t)(nn_rng_next(&r) % (uint64_t)cfg->vocab);
+            d->tgt[s][i] = (int32_t)(nn_rng_next(&r) % (uint64_t)cfg->vocab);
+        }
+    }
+}
+
+static struct ratel_trainer_opts opts(const struct nn_gpt_config *cfg, const char *dir)
+{
+    struct ratel_trainer_opts o = {0};
+    o.cfg = *cfg;
+    o.batch = B;
+    o.prec = PREC;
+    o.seed = SEED;
+    o.dir = dir;
+    o.nfiles = 2;
+    o.dev_mem = 64u << 20;
+    o.host_mem = 64u << 20;
+    o.hp = nn_adam_default();
+    return o;
+}
+
+/* Runs STEPS steps; 0 when every layer's P32 and P16 equal the reference's.
+ * *swapped: the activation bytes the last step sent over the link. */
+static int run_same(const struct ratel_trainer_opts *o, const struct data *d, struct nn_gpt *ref,
+                    struct nn_adam_state *rs, const char *what, uint64_t *swapped)
+{
+    char err[512];
+    struct ratel_trainer *t = ratel_trainer_new(o, err, sizeof(err));
+    if (!t) {
+        fprintf(stderr, "%s: %s\n", what, err);
+        return -1;
+    }
+    int bad = 0;
+    for (int s = 0; s < STEPS && !bad; s++)
+        if (ratel_trainer_step(t, d->tok[s], d->tgt[s], err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s: step %d: %s\n", what, s, err);
+            bad = 1;
+        }
+    for (int i = 0; i < ratel_trainer_layers(t) && !bad; i++) {
+        uint64_t n = ratel_trainer_layer_params(t, i);
+        float *p32 = malloc(n * 4);
+        uint16_t *p16 = malloc(n * 2);
+        if (ratel_trainer_params(t, i, p32, p16, err, sizeof(err)) != 0)
+            bad = 1;
+        else if (n != rs->n[i] || memcmp(p32, rs->p[i], n * 4) != 0 ||
+                 memcmp(p16, nn_layer_params(ref->layer[i])->data, n * 2) != 0) {
+            fprintf(stderr, "%s: layer %d differs from the reference\n", what, i);
+            bad = 1;
+        }
+        free(p32);
+        free(p16);
+    }
+    struct ratel_trainer_stats st;
+    ratel_trainer_stats(t, &st);
+    *swapped = st.act_swapped;
+    struct mb_link_stats h2d;
+    mb_link_stats(ratel_trainer_link(t), MB_LINK_H2D, &h2d);
+    /* P16 crosses the link twice per step (forward, backward) but on no-offload */
+    if (o->system != RATEL_SYS_NO_OFFLOAD && !(h2d.bytes >= 2 * STEPS * ratel_trainer_layer_params(t, 0)))
+        bad = 1, fprintf(stderr, "%s: %llu bytes host to device\n", what, (unsigned long long)h2d.bytes);
+    if (st.steps != STEPS || !(st.loss > 0))
+        bad = 1, fprintf(stderr, "%s: %d steps, loss %g\n", what, st.steps, st.loss);
+    fprintf(stderr, "%-40s loss %.6f swapped %8llu B, choice case %d (%d units): %s\n", what,
+            st.loss, (unsigned long long)st.act_swapped, st.choice.which_case, st.choice.nswap,
+            bad ? "DIFFERS" : "bit-identical");
+    ratel_trainer_free(t);
+    return bad ? -1 : 0;
+}
+
+/* Runs until a step fails; returns the message (empty when none failed). */
+static void run_fail(const struct ratel_trainer_opts *o, const struct data *d, char *err, size_t len)
+{
+    err[0] = 0;
+    struct ratel_trainer *t = ratel_trainer_new(o, err, len);
+    for (int s = 0; t && s < STEPS; s++)
+        if (ratel_trainer_step(t, d->tok[s], d->tgt[s], err, len) != 0)
+            break;
+    if (t) {
+        /* reading every state back catches a corruption the steps did not read */
+        uint64_t n = 0;
+        for (int i = 0; i < ratel_trainer_layers(t); i++)
+            n = ratel_trainer_layer_params(t, i) > n ? ratel_trainer_layer_params(t, i) : n;
+        float *p32 = malloc(n * 4);
+        uint16_t *p16 = malloc(n * 2);
+        for (int i = 0; !err[0] && i < ratel_trainer_layers(t); i++)
+            ratel_trainer_params(t, i, p32, p16, err, len);
+        free(p32);
+        free(p16);
+        ratel_trainer_free(t);
+    }
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/mb-ratel-trainer-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "SKIP: no temporary folder\n");
+        return 77;
+    }
+    const char *shapes[] = {"gpt-tiny", "layers=3,hidden=32,heads=4,seq=16,vocab=24"};
+    for (int c = 0; c < 2; c++) {
+        struct nn_gpt_config cfg;
+        char err[512];
+        EXPECT(nn_gpt_config_parse(shapes[c], &cfg, err, sizeof(err)) == 0);
+        struct data d;
+        make_data(&cfg, &d);
+        struct nn_gpt *ref = nn_gpt_new(&cfg, B, PREC, SEED);
+        struct nn_adam_state rs;
+        EXPECT(ref && nn_adam_state_init(&rs, ref) == 0);
+        struct nn_adam hp = nn_adam_default();
+        for (int s = 0; s < STEPS; s++) {
+            double loss;
+            nn_gpt_zero_grad(ref);
+            EXPECT(nn_gpt_forward(ref, d.tok[s], d.tgt[s], &loss) == 0 && nn_gpt_backward(ref) == 0);
+            nn_gpt_adam_step(ref, &rs, &hp, 1.0f);
+        }
+        struct ratel_trainer_opts o = opts(&cfg, dir);
+        char what[128];
+        uint64_t sw, swapped[RATEL_ACT_COUNT] = {0};
+        for (int sys = 0; sys < RATEL_SYS_COUNT; sys++) {
+            o.system = (enum ratel_system)sys;
+            int norders = sys == RATEL_SYS_RATEL ? 3 : 1;
+            int nacts = sys == RATEL_SYS_RATEL ? RATEL_ACT_COUNT : 1;
+            for (int ord = 0; ord < norders; ord++)
+                for (int act = 0; act < nacts; act++) {
+                    o.order = (enum mb_ostore_order)ord;
+                    o.act = (enum ratel_act)act;
+                    snprintf(what, sizeof(what), "%s %s %s %s", c ? "parsed" : "gpt-tiny",
+                             ratel_system_name(o.system), mb_ostore_order_names[ord],
+                             ratel_act_name(o.act));
+                    EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+                    if (sys == RATEL_SYS_RATEL)
+                        swapped[act] = sw;
+                    else
+                        EXPECT(sw == (sys == RATEL_SYS_ZERO_INFINITY ? swapped[RATEL_ACT_INTER_BLOCK] : 0));
+                }
+        }
+        /* the policies move what they say: everything, block inputs, nothing */
+        EXPECT(swapped[RATEL_ACT_SWAP_ALL] > swapped[RATEL_ACT_INTER_BLOCK]);
+        EXPECT(swapped[RATEL_ACT_INTER_BLOCK] > 0 && swapped[RATEL_ACT_RECOMPUTE_ALL] == 0);
+        EXPECT(swapped[RATEL_ACT_RATEL] >= swapped[RATEL_ACT_INTER_BLOCK]);
+        /* a link and storage rate cap change the timing, never the bits */
+        o.system = RATEL_SYS_RATEL;
+        o.order = MB_OSTORE_OPTIMIZED;
+        o.act = RATEL_ACT_RATEL;
+        o.link_gbps = 0.5;
+        o.file_gbps = 0.5;
+        EXPECT(run_same(&o, &d, ref, &rs, "capped link and files", &sw) == 0);
+        o.link_gbps = o.file_gbps = 0;
+        if (c == 0) {
+            setenv("MB_FAULT_INJECT", "corrupt-state", 1);
+            for (int ord = 0; ord < 3; ord++) {
+                o.order = (enum mb_ostore_order)ord;
+                run_fail(&o, &d, err, sizeof(err));
+                fprintf(stderr, "corrupt-state %s: \"%s\"\n", mb_ostore_order_names[ord], err);
+                EXPECT(strstr(err, "offset") && strstr(err, "L"));
+            }
+            /* other seeds, other tensors and blocks: each named */
+            for (uint64_t seed = 1; seed <= 4; seed++) {
+                o.seed = seed;
+                run_fail(&o, &d, err, sizeof(err));
+                fprintf(stderr, "corrupt-state seed %llu: \"%s\"\n", (unsigned long long)seed, err);
+                EXPECT(strstr(err, "CRC32C mismatch") && strstr(err, "offset"));
+            }
+            o.seed = SEED;
+            setenv("MB_FAULT_INJECT", "write-error", 1);
+            run_fail(&o, &d, err, sizeof(err));
+            fprintf(stderr, "write-error: \"%s\"\n", err);
+            EXPECT(err[0] != 0);
+            unsetenv("MB_FAULT_INJECT");
+            o.dev_mem = 16384;
+            EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
+            fprintf(stderr, "small device: \"%s\"\n", err);
+            EXPECT(strstr(err, "dev-mem") && strstr(err, "asked") && strstr(err, "free"));
+            o.dev_mem = 64u << 20;
+            o.host_mem = 4096;
+            EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
+            fprintf(stderr, "small host: \"%s\"\n", err);
+            EXPECT(strstr(err, "host-mem") && strstr(err, "asked"));
+        }
+        nn_adam_state_free(&rs);
+        nn_gpt_free(ref);
+        for (int s = 0; s < STEPS; s++) {
+            free(d.tok[s]);
+            free(d.tgt[s]);
+        }
+    }
+    for (int i = 0; i < RATEL_SYS_COUNT; i++) {
+        enum ratel_system sy;
+        EXPECT(ratel_system_parse(ratel_system_name((enum ratel_system)i), &sy) == 0 && (int)sy == i);
+    }
+    enum ratel_system sy;
+    EXPECT(ratel_system_parse("zero", &sy) == -1);
+    struct nn_gpt_config tiny;
+    nn_gpt_preset("gpt-tiny", &tiny);
+    EXPECT(ratel_gemm_peer_rate(&tiny, B, NULL) > 0);
+    rmdir(dir);
+    return TEST_EXIT();
+}
