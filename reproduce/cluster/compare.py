@@ -5,6 +5,7 @@ where hier wins against the best of the others.
     python -m reproduce.cluster.compare --gbps R -o compare.md RESULT.h5..."""
 import argparse
 import math
+import os
 
 from reproduce import mbresults as mb
 
@@ -16,6 +17,19 @@ def floor_s(nnodes, nbytes, gbps):
     return 2.0 * (nnodes - 1) / nnodes * nbytes / (gbps * 1e9 / 8.0)
 
 
+def load_note(run):
+    """uptime before and after the run, from run.sh's load-*.txt beside the result file."""
+    src = str(run.get("source_file", ""))
+    path = os.path.join(os.path.dirname(src), os.path.basename(src).replace("cluster-", "load-", 1)[:-3] + ".txt")
+    try:
+        with open(path) as f:
+            loads = [ln.split("load average:")[-1].strip() for ln in f if "load average" in ln]
+    except OSError:
+        return "Load when measured: not recorded."
+    when = "before; after" if len(loads) == 2 else "before"
+    return f"Load average (1, 5, 15 min) {when}: " + "; ".join(loads) + "."
+
+
 def table(run, rows, gbps):
     n = int(run.get("nnodes", 1))
     if n < 2:
@@ -24,7 +38,7 @@ def table(run, rows, gbps):
     sizes = sorted({s for _, s in by})
     algos = [a for a in ALGOS if any((a, s) in by for s in sizes)]
     out = [f"### {n} nodes x {int(run.get('nranks', 0)) // max(n, 1)} ranks ({run.get('nranks', '?')} ranks)", "",
-           f"Links: {run.get('emulation', '?')}. Load when measured: see the run log.", "",
+           f"Links: {run.get('emulation', '?')}. {load_note(run)}", "",
            "| size | floor (ms) | " + " | ".join(f"{a} ms (x floor)" for a in algos) + " | hier vs best other |",
            "|---|---|" + "---|" * len(algos) + "---|"]
     wins = []

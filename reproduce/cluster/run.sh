@@ -45,10 +45,12 @@ for n in $nodes; do
     { cat "$out/vcluster-up-$n.log" >&2; exit 1; }
   S=/run/movebench-vcluster/shared
   echo "run.sh: $n nodes x $ppn ranks, links $(cat /run/movebench-vcluster/emulation); load: $(uptime)" >&2
+  uptime >"$out/results/load-${n}nodes-$stamp.txt"   # beside the result: compare.md quotes it
   tools/vcluster mpirun -np $((n * ppn)) --map-by "ppr:$ppn:node" --bind-to none "${BUILD:-build}/bin/mb-coll" \
     --algo "$algos" --coll allreduce --sizes "$sizes" -n "$iters" -w 1 --agg-iters 1 -o "$S/cluster-$n.h5" \
     | tee "$out/mb-coll-$n-$stamp.log"
   cp "$S/cluster-$n.h5" "$out/results/cluster-${n}nodes-$stamp.h5"
+  uptime >>"$out/results/load-${n}nodes-$stamp.txt"
   tools/vcluster down >/dev/null
 done
 files=()
