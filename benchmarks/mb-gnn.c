@@ -28,6 +28,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct {
     int generate;
@@ -115,6 +116,7 @@ static char system_choices[256];   /* --system's, from the systems table */
 static struct gnn_trainer_cfg tcfg; /* every system's trainer, from the options */
 static struct gnn_header hdr;        /* of --data (training) */
 static struct gnn_budget budget;
+static char *budget_ranks; /* rank 0: each rank's host and budget, "; "-separated */
 static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
 static char ds_label[96];
@@ -212,6 +214,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_int(c, "model_cores", gnn_usable_cores());
     mb_kv_str(c, "budget_method", budget.on ? budget.b.method : "none");
     mb_kv_str(c, "budget_detail", budget.on ? budget.b.detail : "no --mem-budget given");
+    mb_kv_str(c, "budget_ranks", budget_ranks ? budget_ranks : "no budget enforced");
     static const char *const how[] = {"auto", "cgroup", "mlock", "none"};
     mb_kv_str(c, "budget_method_requested", how[opt.budget_how]);
     mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
@@ -243,6 +246,30 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
 }
 
 /* ---- plan ------------------------------------------------------------- */
+
+/* Collective: each rank's host, whether it created its node's budget or
+ * joined it, and where the budget is, gathered on rank 0, so the result
+ * file shows that each node's ranks share one budget of their own. */
+enum { BUDGET_WHERE = 640 };
+static void gather_budget_ranks(struct mb_run *run)
+{
+    char mine[BUDGET_WHERE], host[64] = "?";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(mine, sizeof(mine), "rank %d on %s %s %s", run->rank, host, budget.b.owner ? "created" : "joined",
+             budget.b.cgroup[0] ? budget.b.cgroup : budget.b.method);
+    size_t n = (size_t)run->nranks;
+    char *all = run->rank == 0 ? malloc(n * BUDGET_WHERE) : NULL;
+    MPI_Gather(mine, BUDGET_WHERE, MPI_CHAR, all, BUDGET_WHERE, MPI_CHAR, 0, run->comm);
+    if (run->rank != 0 || !all)
+        return;
+    budget_ranks = calloc(n, BUDGET_WHERE + 2);
+    for (size_t r = 0; budget_ranks && r < n; r++) {
+        if (r)
+            strcat(budget_ranks, "; ");
+        strcat(budget_ranks, all + r * BUDGET_WHERE);
+    }
+    free(all);
+}
 
 static struct mb_case *cases;
 
@@ -290,6 +317,8 @@ static int plan(struct mb_run *run)
     }
     if (gnn_budget_enforce(&budget, run->comm, opt.mem_budget, (enum mb_budget_how)opt.budget_how) != 0)
         return -1;
+    if (budget.on)
+        gather_budget_ranks(run);
     char err[256];
     if (run->nranks > 1) {
         coll = mb_coll_ctx_create(run->comm, 0, err, sizeof(err));

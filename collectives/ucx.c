@@ -137,6 +137,23 @@ static void wait_all(struct mb_coll_ctx *c, int phase, uint64_t seq)
         wait_rank(c, phase, (c->rank + j) % c->size, seq);
 }
 
+/* A barrier over the context's communicator that progresses the worker
+ * while it waits. Where UCX emulates RMA with active messages (TCP), a
+ * peer's get from this rank completes only while this rank progresses:
+ * a rank that finished its own get and sat in MPI_Barrier left a peer's
+ * get from it unserved for ever (the probe hung, or ended in "Endpoint
+ * timeout", at 4 ranks over TCP). */
+static void progress_barrier(struct mb_coll_ctx *c, ucp_worker_h worker)
+{
+    MPI_Request rq;
+    int done = 0;
+    double t0 = 0;
+    MPI_Ibarrier(c->comm, &rq);
+    for (unsigned spin = 0; MPI_Test(&rq, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done; spin++)
+        if (!worker || !ucp_worker_progress(worker))
+            backoff(c, &t0, spin);
+}
+
 /* ---- set-up ------------------------------------------------------------ */
 
 /* Every rank's blob of bytes (a packed rkey, a worker address), gathered:
@@ -240,7 +257,7 @@ static void ucx_free(struct mb_coll_ctx *c, void *state)
     if (!u)
         return;
     /* nobody reads anyone's memory any more once all are here */
-    MPI_Barrier(c->comm);
+    progress_barrier(c, u->worker);
     size_t slot = mb_coll_index(&mb_coll_algo_ucx);
     for (struct mb_coll_reg *r = c->regs; r; r = r->next)
         if (r->algo_state[slot]) {
@@ -374,13 +391,13 @@ static int flags_and_probe(struct mb_coll_ctx *c, int ok, char *why, size_t len)
         int q = (c->rank + 1) % p;
         uint64_t v = 1;
         atomic_store(&u->flags[0], 0x6d62756378ull); /* slot 0 of ARRIVE, reset below */
-        MPI_Barrier(c->comm);
+        MPI_Barrier(c->comm); /* no get in flight yet */
         ucs_status_ptr_t req = get(u, q, &v, u->peer_flags[q], u->flags_rkey[q], 8);
         if (wait_req(c, req) != 0 || v != 0x6d62756378ull) {
             snprintf(why, len, "ucp_get_nbx from rank %d failed", q);
             ok = 0;
         }
-        MPI_Barrier(c->comm); /* every probe read before the reset */
+        progress_barrier(c, u->worker); /* every probe read before the reset; serving the peers' gets */
         atomic_store(&u->flags[0], 0);
     }
     return ok;

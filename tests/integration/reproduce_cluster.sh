@@ -1,0 +1,32 @@
+# reproduce/cluster on its committed reference (2 and 4 emulated nodes x 2
+# ranks, 10 Gbit/s tbf links): compare.py writes the link floor
+# 2(N-1)/N * S / rate of each size (64 MiB: 53.687 ms at 2 nodes, 80.531 ms
+# at 4) and, for every algorithm at 64 MiB, the median read here from the
+# result file with its multiple of that floor; plot.py draws the figure;
+# a bad --gbps is refused. Needs no root: the measurement is the reference.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+ref=reproduce/cluster/reference
+files=("$ref"/cluster-2nodes-*.h5 "$ref"/cluster-4nodes-*.h5)
+for f in "${files[@]}"; do [ -f "$f" ] || { fail "no committed reference $f"; finish; }; done
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+
+expect 0 "compare.py on the reference" -- "$py" -m reproduce.cluster.compare --gbps 10 -o "$T/compare.md" "${files[@]}"
+grep -q '^| 64 MiB | 53\.687 |' "$T/compare.md" || fail "compare.md: 64 MiB at 2 nodes lacks the floor 53.687 ms"
+grep -q '^| 64 MiB | 80\.531 |' "$T/compare.md" || fail "compare.md: 64 MiB at 4 nodes lacks the floor 80.531 ms"
+for f in "${files[@]}"; do
+  n=$(h5dump -a /nnodes "$f" 2>/dev/null | sed -n 's/^ *(0): //p')
+  for a in hier ring rabenseifner ucx mpi; do
+    t=$("$BIN/mb-report" --csv "$f" | awk -F, -v a="$a" '$4 == a && $8 == 67108864 {print $13}')
+    [ -n "$t" ] || { fail "$f: no $a case at 64 MiB"; continue; }
+    cell=$(awk -v t="$t" -v n="$n" 'BEGIN { fl = 2 * (n - 1) / n * 67108864 / 1.25e9; printf "%.3f (%.1fx)", t * 1e3, t / fl }')
+    awk -v n="$n" '/^### / {on = ($2 == n)} on && /^\| 64 MiB \|/' "$T/compare.md" | grep -qF "| $cell |" ||
+      fail "compare.md at $n nodes: no cell '$cell' for $a at 64 MiB"
+  done
+done
+grep -q '^hier wins at 2 nodes: ' "$T/compare.md" || fail "compare.md does not say where hier wins at 2 nodes"
+expect 0 "plot.py on the reference" -- "$py" -m reproduce.cluster.plot --gbps 10 -o "$T/fig" "${files[@]}"
+for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
+expect 2 "--gbps 0" -- "$py" -m reproduce.cluster.compare --gbps 0 -o "$T/bad.md" "${files[@]}" && has -- '--gbps' "names the flag"
+[ -e "$T/bad.md" ] && fail "a refused compare wrote a file"
+finish
