@@ -60,8 +60,9 @@ int mb_coll_start(struct mb_coll_ctx *ctx, const struct mb_coll_args *a, const s
 {
     *reqp = NULL;
     if (a->kind != MB_COLL_ALLGATHER && a->kind != MB_COLL_REDUCE_SCATTER) {
-        snprintf(err, errlen, "nonblocking %s: only the ring's allgather and reduce_scatter_block are",
-                 mb_coll_kind_names[a->kind]);
+        const char *what = (unsigned)a->kind < MB_COLL_NKIND ? mb_coll_kind_names[a->kind] : "unknown collective";
+        snprintf(err, errlen, "nonblocking %s: not implemented (the nonblocking ring does allgather and "
+                 "reduce_scatter_block)", what);
         return -1;
     }
     size_t es = mb_coll_dtype_size(a->dtype), blk = a->count * es;
