@@ -85,6 +85,37 @@ const char *mb_coll_pool_error(const struct mb_coll_ctx *ctx);
 /* "PATH (tmpfs)" etc., "" when no pool is open. */
 const char *mb_coll_pool_backing(const struct mb_coll_ctx *ctx);
 
+/* ---- nonblocking ring (nb.c) ------------------------------------------
+ * The ring's allgather and reduce_scatter_block as a request: started,
+ * advanced by mb_coll_progress (MPI_Isend/Irecv + MPI_Test: this Open MPI
+ * has no asynchronous progress, so data moves only inside progress calls,
+ * from any one thread at a time under MPI_THREAD_MULTIPLE), finished by
+ * mb_coll_req_wait. Results are bit-identical to the blocking `ring`.
+ * Every rank starts its requests on a context in the same order; several
+ * may be in flight at once, each with its own tag. The buffers belong to
+ * the request until it is waited for. */
+
+/* Pacing: consulted before each send with its bytes; 1 sends it now, 0
+ * holds it until a later progress call asks again (a token bucket says 0
+ * until it has the tokens). fn NULL: never held. */
+typedef int (*mb_coll_pace_fn)(void *pace_ctx, size_t bytes);
+struct mb_coll_pace {
+    mb_coll_pace_fn fn;
+    void *ctx;
+};
+struct mb_coll_req;
+/* a->kind MB_COLL_ALLGATHER or MB_COLL_REDUCE_SCATTER (args as for run(),
+ * sendbuf NULL in place); pace may be NULL. Local (no communication yet):
+ * 0 and *req, or -1 with the reason in err. */
+int mb_coll_start(struct mb_coll_ctx *ctx, const struct mb_coll_args *a, const struct mb_coll_pace *pace,
+                  struct mb_coll_req **req, char *err, size_t errlen);
+/* Advances req as far as it can without blocking: 1 complete, 0 not yet,
+ * -1 an MPI call failed. */
+int mb_coll_progress(struct mb_coll_req *req);
+/* Progresses req to completion and frees it: MPI_SUCCESS or -1. (Named
+ * apart from internal.h's flag wait, mb_coll_wait.) */
+int mb_coll_req_wait(struct mb_coll_req *req);
+
 struct mb_coll_model_in; /* one prediction's inputs (collectives/model.h) */
 
 /* One algorithm (fio-style ops table): one file defines it, one row of

@@ -64,6 +64,7 @@ struct mb_coll_ctx {
     struct mb_coll_slot *slots;            /* [mb_coll_nalgos()]: each algorithm's own, registry order */
     void *tmp;                             /* private temporary */
     size_t tmp_bytes;
+    uint64_t nb_started;                   /* nonblocking requests started (nb.c: each one's tag) */
 };
 
 /* Where an algorithm's own state lives in ctx: its slot, by its position

@@ -466,6 +466,19 @@ int nn_block_case_check(struct nn_block_case *c, char *msg, size_t len);
 /* About the bytes a case allocates (check: with its reference). */
 double nn_block_case_bytes(const struct nn_gpt_config *cfg, int B, int check);
 
+/* FSDP sharding over W ranks (rank in [0, W)): the flat parameter tensor
+ * of numel elements is padded with zeros to W * S elements, S =
+ * ceil(numel / W), as FSDP pads its flat parameter, so every rank's shard
+ * has S elements (the per-rank count of allgather / reduce_scatter_block).
+ * Returns S; *off = rank * S, this shard's first element in the flat
+ * tensor; *n = its real elements (min(S, numel - off), 0 when the shard is
+ * all padding); the shard's last S - *n elements are the padding, at most
+ * W - 1 elements in all and only on the last ranks. 0 with *off = *n = 0
+ * when W < 1 or rank is out of range. */
+size_t nn_shard_range(size_t numel, int rank, int W, size_t *off, size_t *n);
+/* The same for layer l's parameter tensor (nn_layer_params(l)->numel). */
+size_t nn_layer_shard(const struct nn_layer *l, int rank, int W, size_t *off, size_t *n);
+
 /* ===== whole GPT (layers in order) ====================================== */
 
 struct nn_gpt {

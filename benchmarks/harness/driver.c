@@ -390,6 +390,33 @@ static int start(struct mb_run *run, char **out_path)
     return agree_max(run->comm, probe ? MB_EXIT_USAGE : 0);
 }
 
+static const char *thread_level_name(int level)
+{
+    return level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+           : level == MPI_THREAD_MULTIPLE   ? "MPI_THREAD_MULTIPLE"
+                                            : "unknown";
+}
+
+/* 1 (with one line from rank 0) when the MPI library provides a lower
+ * thread level than the program asked for: a progress thread would race
+ * the library. MB_FAULT_INJECT=thread-single plays a library that
+ * provides only MPI_THREAD_SINGLE (this Open MPI provides every level). */
+static int refuse_thread_level(struct mb_run *run)
+{
+    const char *f = mb_fault();
+    if (f && strcmp(f, "thread-single") == 0)
+        run->thread_provided = MPI_THREAD_SINGLE;
+    if (!agree_max(run->comm, run->thread_provided < run->thread_requested))
+        return 0;
+    if (run->rank == 0)
+        mb_warn("MPI thread level: the MPI library provides %s, %s needs %s",
+                thread_level_name(run->thread_provided), run->bench->name,
+                thread_level_name(run->thread_requested));
+    return 1;
+}
+
 static void fill_metadata(struct mb_run *run, struct mb_counters *ctr)
 {
     struct mb_result *r = &run->result;
@@ -400,6 +427,8 @@ static void fill_metadata(struct mb_run *run, struct mb_counters *ctr)
     mb_kv_int(&r->root, "seed", run->common.seed);
     mb_kv_str(&r->root, "papi_unavailable", mb_counters_unavailable(ctr));
     mb_options_config(run->bench, &run->common, &r->config);
+    mb_kv_str(&r->config, "mpi_thread_requested", thread_level_name(run->thread_requested));
+    mb_kv_str(&r->config, "mpi_thread_provided", thread_level_name(run->thread_provided));
     if (run->bench->config)
         run->bench->config(run, &r->config);
     for (const char *const *l = run->bench->label_names; l && *l && r->nlabels < MB_MAX_LABELS; l++)
@@ -495,10 +524,16 @@ static int run_cases(struct mb_run *run, struct mb_counters *ctr, int *any_fail)
 int mb_main(const struct mb_bench *bench, int argc, char **argv)
 {
     mb_set_progname(bench->name);
-    MPI_Init(&argc, &argv);
-    struct mb_run run = {.bench = bench, .comm = MPI_COMM_WORLD, .argc = argc, .argv = argv, .emulation = "none"};
+    int requested = bench->thread_level ? bench->thread_level : MPI_THREAD_SINGLE, provided;
+    MPI_Init_thread(&argc, &argv, requested, &provided);
+    struct mb_run run = {.bench = bench, .comm = MPI_COMM_WORLD, .argc = argc, .argv = argv, .emulation = "none",
+                         .thread_requested = requested, .thread_provided = provided};
     MPI_Comm_rank(run.comm, &run.rank);
     MPI_Comm_size(run.comm, &run.nranks);
+    if (refuse_thread_level(&run)) {
+        finalize();
+        return MB_EXIT_USAGE;
+    }
     mb_result_init(&run.result);
 
     char *out_path = NULL;

@@ -330,6 +330,7 @@ struct mb_run {
     struct mb_case *cases;
     size_t ncases;
     long long batch;       /* calls per timed sample of the case being measured (1 in its warm-up) */
+    int thread_requested, thread_provided; /* MPI_Init_thread's (struct mb_bench.thread_level) */
 };
 
 struct mb_bench {
@@ -344,6 +345,12 @@ struct mb_bench {
      * driver prepares k iterations, times their k iterate calls back to
      * back (the sample is the block's time / k) and then checks each. */
     int max_batch;
+    /* The MPI thread level mb_main asks MPI_Init_thread for (MPI_THREAD_*;
+     * 0, unset, asks for MPI_THREAD_SINGLE): a program that calls MPI from
+     * a thread of its own (a progress thread: MPI_THREAD_MULTIPLE) says so
+     * here. A library that provides less ends the run before any work, one
+     * line and exit 2; both levels are recorded in /config. */
+    int thread_level;
 
     /* After parsing, before any work: return 0, or print one line naming
      * the flag and return MB_EXIT_USAGE. Runs on every rank. */
