@@ -22,6 +22,7 @@ static struct {
     unsigned kernels;
     char *grid, *dims, *algo, *profile;
     double scale_down;
+    long long blas_threads;
 } opt;
 
 static char kernel_choices[256];
@@ -36,6 +37,8 @@ static const struct mb_opt pb_opts[] = {
      "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
     {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,
      "collectives registry algorithm for the broadcasts and reductions", "NAME"},
+    {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
+     "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "cost-model profile for the communication terms (default: profiles/<host>.txt)", "FILE"},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
@@ -230,6 +233,8 @@ static int plan(struct mb_run *run)
         return MB_EXIT_USAGE;
     }
     have_grid = 1;
+    if (opt.blas_threads > 0)
+        openblas_set_num_threads((int)opt.blas_threads);
     mb_finalize_add(free_grid, NULL);
     mb_coll_model_shape(grid.row_ctx, &axis_shape[MB_PB_ROW]);
     mb_coll_model_shape(grid.col_ctx, &axis_shape[MB_PB_COL]);
