@@ -2,7 +2,7 @@
  * of P ranks, one ghost cell per side, exchanged with Isend/Irecv before
  * each sweep (A, then B); MPI_PROC_NULL beyond the ends, and the global
  * end points are never updated. TSTEPS - 1 steps, as DaCe. */
-#include "polybench.h"
+#include "stencil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,10 +65,9 @@ static void reset(struct mb_pb_inst *in)
     }
 }
 
-static int halo(const struct mb_pb_inst *in, const struct j1 *s, double *x)
+static int halo(const struct mb_pb_inst *in, const void *state, double *x)
 {
-    if (in->skip_halo)
-        return MPI_SUCCESS;
+    const struct j1 *s = state;
     MPI_Request rq[4];
     MPI_Irecv(x, 1, MPI_DOUBLE, s->left, 0, in->g->line, &rq[0]);
     MPI_Irecv(x + s->nl + 1, 1, MPI_DOUBLE, s->right, 1, in->g->line, &rq[1]);
@@ -77,8 +76,9 @@ static int halo(const struct mb_pb_inst *in, const struct j1 *s, double *x)
     return MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
 }
 
-static void sweep(const struct j1 *s, const double *x, double *y)
+static void sweep(const void *state, const double *x, double *y)
 {
+    const struct j1 *s = state;
     for (long long i = s->lo; i <= s->hi; i++)
         y[i] = W * (x[i - 1] + x[i] + x[i + 1]);
 }
@@ -86,16 +86,8 @@ static void sweep(const struct j1 *s, const double *x, double *y)
 static int run(struct mb_pb_inst *in)
 {
     struct j1 *s = in->priv;
-    for (long long t = 1; t < in->s.tsteps; t++) {
-        int rc = halo(in, s, s->a);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        sweep(s, s->a, s->b);
-        if ((rc = halo(in, s, s->b)) != MPI_SUCCESS)
-            return rc;
-        sweep(s, s->b, s->a);
-    }
-    return MPI_SUCCESS;
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = halo, .sweep = sweep};
+    return mb_pb_stencil_run(in, s, &st);
 }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)

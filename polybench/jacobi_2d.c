@@ -2,7 +2,7 @@
  * ghost frame, four neighbours from MPI_Cart_shift (MPI_PROC_NULL at the
  * edges), 8 requests per exchange (Isend/Irecv; columns as a vector
  * type); the global boundary is never updated. TSTEPS - 1 steps. */
-#include "polybench.h"
+#include "stencil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +75,9 @@ static void reset(struct mb_pb_inst *in)
         }
 }
 
-static int halo(const struct mb_pb_inst *in, const struct j2 *s, double *x)
+static int halo(const struct mb_pb_inst *in, const void *state, double *x)
 {
-    if (in->skip_halo)
-        return MPI_SUCCESS;
+    const struct j2 *s = state;
     MPI_Comm c = in->g->cart;
     long long ld = s->ld, rl = s->rl, cl = s->cl;
     MPI_Request rq[8];
@@ -93,8 +92,9 @@ static int halo(const struct mb_pb_inst *in, const struct j2 *s, double *x)
     return MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
 }
 
-static void sweep(const struct j2 *s, const double *x, double *y)
+static void sweep(const void *state, const double *x, double *y)
 {
+    const struct j2 *s = state;
     long long ld = s->ld;
     for (long long i = s->ilo; i <= s->ihi; i++)
         for (long long j = s->jlo; j <= s->jhi; j++)
@@ -105,16 +105,8 @@ static void sweep(const struct j2 *s, const double *x, double *y)
 static int run(struct mb_pb_inst *in)
 {
     struct j2 *s = in->priv;
-    for (long long t = 1; t < in->s.tsteps; t++) {
-        int rc = halo(in, s, s->a);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        sweep(s, s->a, s->b);
-        if ((rc = halo(in, s, s->b)) != MPI_SUCCESS)
-            return rc;
-        sweep(s, s->b, s->a);
-    }
-    return MPI_SUCCESS;
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = halo, .sweep = sweep};
+    return mb_pb_stencil_run(in, s, &st);
 }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)
