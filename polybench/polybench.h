@@ -87,7 +87,7 @@ struct mb_pb_traffic {
         enum mb_pb_axis axis;
         size_t count;  /* doubles per call */
         double calls;
-    } coll[4];
+    } coll[8];
     double halos;      /* halo exchanges (one per array per step) */
     double halo_bytes; /* the largest message of one exchange */
 };
