@@ -6,11 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* M x N, or N x N for the kernels with one size */
+static long long rows_of(const struct mb_pb_sizes *s) { return s->d[0]; }
+static long long cols_of(const struct mb_pb_sizes *s) { return s->nd == 1 ? s->d[0] : s->d[1]; }
+
 int mb_pb_mv_divides(const struct mb_pb_sizes *s, int px, int py, char *why, size_t len)
 {
-    if (s->d[0] % px || s->d[1] % py) {
-        snprintf(why, len, "M=%lld, N=%lld: the %dx%d grid needs M %% %d and N %% %d == 0", s->d[0], s->d[1], px, py,
-                 px, py);
+    if (rows_of(s) % px || cols_of(s) % py) {
+        if (s->nd == 1)
+            snprintf(why, len, "N=%lld: the %dx%d grid needs N %% %d and N %% %d == 0", s->d[0], px, py, px, py);
+        else
+            snprintf(why, len, "M=%lld, N=%lld: the %dx%d grid needs M %% %d and N %% %d == 0", s->d[0], s->d[1], px,
+                     py, px, py);
         return -1;
     }
     return 0;
@@ -19,7 +26,7 @@ int mb_pb_mv_divides(const struct mb_pb_sizes *s, int px, int py, char *why, siz
 int mb_pb_mv_init(struct mb_pb_inst *in, struct mb_pb_mv *v)
 {
     const struct mb_pb_grid *g = in->g;
-    v->m = in->s.d[0], v->n = in->s.d[1], v->ml = v->m / g->px, v->nl = v->n / g->py;
+    v->m = rows_of(&in->s), v->n = cols_of(&in->s), v->ml = v->m / g->px, v->nl = v->n / g->py;
     v->a = malloc((size_t)(v->ml * v->nl) * sizeof(double));
     v->xin = calloc((size_t)v->nl + 1, sizeof(double));
     v->yin = calloc((size_t)v->ml + 1, sizeof(double));
@@ -53,8 +60,8 @@ void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, s
     memset(t, 0, sizeof(*t));
     t->ncoll = 2;
     t->coll[0].kind = t->coll[1].kind = MB_COLL_ALLREDUCE;
-    t->coll[0].axis = MB_PB_ROW, t->coll[0].count = (size_t)(s->d[0] / g->px), t->coll[0].calls = 1;
-    t->coll[1].axis = MB_PB_COL, t->coll[1].count = (size_t)(s->d[1] / g->py), t->coll[1].calls = 1;
+    t->coll[0].axis = MB_PB_ROW, t->coll[0].count = (size_t)(rows_of(s) / g->px), t->coll[0].calls = 1;
+    t->coll[1].axis = MB_PB_COL, t->coll[1].count = (size_t)(cols_of(s) / g->py), t->coll[1].calls = 1;
 }
 
 void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v)
