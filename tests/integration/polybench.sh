@@ -15,10 +15,10 @@ run_np() { # NP ARGS...: a run that must pass every check
   local np=$1; shift
   local out="$T/ok.$np.$RANDOM.h5"
   if expect 0 "np $np $*" -- timeout 300 mpirun --oversubscribe --bind-to none -np "$np" "$PB" "${V[@]}" -o "$out" "$@"; then
-    for k in atax bicg doitgen gemm gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
       [ -n "$(attr "$out" "sizes_$k")" ] || fail "np $np $*: /config lacks sizes_$k"
     done
-    [ "$(grep -c ' pass$' "$T/out")" = 10 ] || fail "np $np $*: not 10 passing cases"
+    [ "$(grep -c ' pass$' "$T/out")" = 11 ] || fail "np $np $*: not 11 passing cases"
   fi
 }
 run_np 1
@@ -28,7 +28,7 @@ run_np 3 --grid 1x3
 run_np 3 --grid 3x1
 
 # corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
-for k in atax bicg doitgen gemm gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
   MB_FAULT_INJECT=corrupt expect 1 "corrupt $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" --seed 11 \
     -o "$T/c.$k.h5" && has "check failed: $k/[a-z]+/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k"
 done
