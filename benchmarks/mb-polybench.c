@@ -74,9 +74,12 @@ static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char 
         char *end;
         long long v = strtoll(p, &end, 10);
         if (end == p || v < 1 || v > (1LL << 31) || (*end && *end != ',') || n >= want) {
-            snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s%s%s%s%s)", opt.dims, k->name, want,
-                     k->dim_names[0], k->nd > 1 ? "," : "", k->nd > 1 ? k->dim_names[1] : "", k->nd > 2 ? "," : "",
-                     k->nd > 2 ? k->dim_names[2] : "", k->tsteps ? ",TSTEPS" : "");
+            char names[128];
+            size_t used = 0;
+            for (int i = 0; i < k->nd && used < sizeof(names); i++)
+                used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
+            snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", opt.dims, k->name, want, names,
+                     k->tsteps ? ",TSTEPS" : "");
             return -1;
         }
         if (n < k->nd)

@@ -58,5 +58,7 @@ bad 2 "--grid 2by1: expected PxQ" --grid 2by1
 bad 3 "--dims: M=10, N=10: the 1x3 grid needs" --grid 1x3 --kernel atax --dims 10,10
 bad 4 "--dims: gemm M=8, N=8, K=7: the 2x2 grid needs" --kernel gemm --dims 8,8,7
 bad 1 "--dims: needs exactly one --kernel" --dims 10,10
+bad 1 "--dims 1,2,x: k3mm takes 5 positive integers \\(M,N,K,R,S\\)" --kernel k3mm --dims 1,2,x
+bad 1 "--dims 8: jacobi_2d takes 2 values, not 1" --kernel jacobi_2d --dims 8
 bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
 exit $((failures > 0))
