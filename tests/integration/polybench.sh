@@ -1,7 +1,7 @@
 #!/bin/bash
 # mb-polybench: every kernel matches its serial double reference at DaCe's
 # validation sizes (--scale-down 100) at P = 1, 2, 4 (oversubscribed) and
-# on --grid 1x3 and 3x1 (P = 3 is not in DaCe's table); the sizes reach
+# on --grid 1x3 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d (and jacobi_1d); bad input exits 2 with
@@ -26,6 +26,7 @@ run_np 2
 run_np 4
 run_np 3 --grid 1x3
 run_np 3 --grid 3x1
+run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
 
 # corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
 for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
