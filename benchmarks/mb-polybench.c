@@ -1,0 +1,403 @@
+/* mb-polybench: DaCe's distributed polybench (SC'21) in C/MPI, one case per
+ * kernel x variant at this run's P (polybench/polybench.h holds the
+ * kernels, sizes and grids). Sizes follow DaCe's weak-scaling rule
+ * (adjust_size) unless --dims names them; the grid is DaCe's table or
+ * --grid. Timing as DaCe: warm-up, then barrier, call, barrier; the
+ * harness keeps the slowest rank per iteration and every sample. Each
+ * call is checked against the serial double reference of every rank's
+ * block. Model: max(FLOPs at the dgemm rate, bytes at the memcpy rate,
+ * both measured at the start of this run with all ranks at once) plus
+ * mb_coll_model for the registry calls and alpha + bytes * beta (the
+ * profile's p2p terms) per halo exchange. */
+#include "harness/harness.h"
+#include "../polybench/polybench.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+    unsigned kernels;
+    char *grid, *dims, *algo, *profile;
+    double scale_down;
+    long long blas_threads;
+} opt;
+
+static char kernel_choices[256];
+
+static const struct mb_opt pb_opts[] = {
+    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0, "kernels to run", "LIST"},
+    {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
+     "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
+    {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
+     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes)", "F"},
+    {"dims", 0, MB_OPT_STR, &opt.dims, NULL, NULL, 0, 0,
+     "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
+    {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,
+     "collectives registry algorithm for the broadcasts and reductions", "NAME"},
+    {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
+     "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
+    {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
+     "cost-model profile for the communication terms (default: profiles/<host>.txt)", "FILE"},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const label_names[] = {"kernel", "variant", "P", "grid", "sizes", NULL};
+
+struct pb_case {
+    const struct mb_pb_kernel *k;
+    struct mb_pb_sizes s;
+    char sizes[128];
+};
+
+static int px, py;
+static struct pb_case pcases[32];
+static struct mb_pb_grid grid;
+static int have_grid;
+static double dgemm_flops_s, memcpy_bytes_s; /* per rank, all ranks at once */
+static struct mb_coll_profile profile;
+static int have_profile;
+static char grid_str[32], p_str[16];
+static struct mb_coll_shape axis_shape[2]; /* of the row and column communicators (collective to measure) */
+
+static int fault_is(const char *name) { return mb_fault() && strcmp(mb_fault(), name) == 0; }
+
+static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char *err, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    s->nd = k->nd;
+    int want = k->nd + (k->tsteps ? 1 : 0), n = 0;
+    const char *p = opt.dims;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 1 || v > (1LL << 31) || (*end && *end != ',') || n >= want) {
+            char names[128];
+            size_t used = 0;
+            for (int i = 0; i < k->nd && used < sizeof(names); i++)
+                used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
+            snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", opt.dims, k->name, want, names,
+                     k->tsteps ? ",TSTEPS" : "");
+            return -1;
+        }
+        if (n < k->nd)
+            s->d[n] = v;
+        else
+            s->tsteps = v < 2 ? 2 : v;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    if (n != want) {
+        snprintf(err, len, "--dims %s: %s takes %d values, not %d", opt.dims, k->name, want, n);
+        return -1;
+    }
+    return 0;
+}
+
+static size_t selected(const struct mb_pb_kernel **ks)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < mb_pb_nkernels(); i++)
+        if (opt.kernels & (1u << i))
+            ks[n++] = mb_pb_kernel_at(i);
+    return n;
+}
+
+static int validate(struct mb_run *run)
+{
+    char err[512] = "";
+    const struct mb_pb_kernel *ks[32];
+    size_t nk = selected(ks);
+    if (opt.grid) {
+        if (mb_pb_grid_parse(opt.grid, &px, &py) != 0)
+            snprintf(err, sizeof(err), "--grid %s: expected PxQ with P, Q >= 1", opt.grid);
+        else if ((long long)px * py != run->nranks)
+            snprintf(err, sizeof(err), "--grid %s: %lld ranks, but the run has %d", opt.grid, (long long)px * py,
+                     run->nranks);
+    } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
+        snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
+                 "with --grid PxQ", run->nranks);
+    if (!*err && !mb_coll_find(opt.algo))
+        snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
+    if (!*err && opt.dims && nk != 1)
+        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
+    for (size_t i = 0; i < nk && !*err; i++) {
+        struct pb_case *pc = &pcases[i];
+        pc->k = ks[i];
+        if (opt.dims) {
+            if (parse_dims(ks[i], &pc->s, err, sizeof(err)) != 0)
+                break;
+        } else
+            mb_pb_sizes_at(ks[i], run->nranks, px, py, opt.scale_down, &pc->s);
+        char why[256];
+        if (ks[i]->divides(&pc->s, px, py, why, sizeof(why)) != 0)
+            snprintf(err, sizeof(err), "%s: %s", opt.dims ? "--dims" : "--scale-down/--grid", why);
+        mb_pb_sizes_str(ks[i], &pc->s, pc->sizes, sizeof(pc->sizes));
+    }
+    if (!*err && mb_fault() && !fault_is("corrupt") && !fault_is("skip-halo") && !fault_is("hang") &&
+        !fault_is("result-enospc"))
+        snprintf(err, sizeof(err), "MB_FAULT_INJECT=%s: mb-polybench knows corrupt and skip-halo", mb_fault());
+    if (!*err)
+        return 0;
+    if (run->rank == 0)
+        mb_warn("%s", err);
+    return MB_EXIT_USAGE;
+}
+
+static void config(struct mb_run *run, struct mb_kvlist *cfg)
+{
+    (void)run;
+    mb_kv_int(cfg, "grid_px", px);
+    mb_kv_int(cfg, "grid_py", py);
+    const struct mb_pb_kernel *ks[32];
+    size_t nk = selected(ks);
+    for (size_t i = 0; i < nk; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "sizes_%s", pcases[i].k->name);
+        mb_kv_str(cfg, key, pcases[i].sizes);
+    }
+}
+
+/* The rates the model uses, measured now with every rank at once. */
+static void measure_rates(struct mb_run *run)
+{
+    const int n = 384;
+    const size_t bytes = (size_t)32 << 20;
+    double *a = malloc((size_t)n * n * sizeof(double)), *b = malloc((size_t)n * n * sizeof(double)),
+           *c = calloc((size_t)n * n, sizeof(double));
+    char *x = malloc(bytes), *y = malloc(bytes);
+    if (!a || !b || !c || !x || !y)
+        mb_die(1, "out of memory measuring the dgemm and memcpy rates");
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        a[i] = (double)(i % 7), b[i] = (double)(i % 5);
+    memset(x, 1, bytes);
+    memset(y, 2, bytes);
+    double gemm_best = 1e30, copy_best = 1e30;
+    for (int rep = 0; rep < 4; rep++) {
+        MPI_Barrier(run->comm);
+        double t0 = MPI_Wtime();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 1.0, c, n);
+        double t1 = MPI_Wtime();
+        MPI_Barrier(run->comm);
+        double t2 = MPI_Wtime();
+        memcpy(y, x, bytes);
+        double t3 = MPI_Wtime();
+        if (rep) { /* the first is a warm-up */
+            gemm_best = t1 - t0 < gemm_best ? t1 - t0 : gemm_best;
+            copy_best = t3 - t2 < copy_best ? t3 - t2 : copy_best;
+        }
+    }
+    /* the slowest rank's best: all ranks share the machine */
+    MPI_Allreduce(MPI_IN_PLACE, &gemm_best, 1, MPI_DOUBLE, MPI_MAX, run->comm);
+    MPI_Allreduce(MPI_IN_PLACE, &copy_best, 1, MPI_DOUBLE, MPI_MAX, run->comm);
+    dgemm_flops_s = 2.0 * n * n * n / gemm_best;
+    memcpy_bytes_s = 2.0 * (double)bytes / copy_best; /* read + write */
+    free(a), free(b), free(c), free(x), free(y);
+    mb_metric_run_dbl(&run->result, "dgemm_GFlops_per_rank", dgemm_flops_s / 1e9);
+    mb_metric_run_dbl(&run->result, "memcpy_GBps_per_rank", memcpy_bytes_s / 1e9);
+    if (run->rank == 0 && !run->common.quiet)
+        printf("# rates with %d ranks at once, per rank: dgemm %.2f GFLOP/s (n=%d), memcpy %.2f GB/s (read+write, "
+               "%zu MiB)\n", run->nranks, dgemm_flops_s / 1e9, n, memcpy_bytes_s / 1e9, bytes >> 20);
+}
+
+static void load_profile(struct mb_run *run)
+{
+    char path[1024], err[512] = "";
+    if (opt.profile)
+        snprintf(path, sizeof(path), "%s", opt.profile);
+    else
+        mb_coll_profile_default(path, sizeof(path));
+    if (run->rank == 0) {
+        have_profile = access(path, F_OK) == 0 && mb_coll_profile_read(path, &profile, err, sizeof(err)) == 0;
+        if (!have_profile && !run->common.quiet)
+            printf("# no cost-model profile %s%s%s: communication terms are NaN at P > 1 (mb-coll --calibrate "
+                   "makes one)\n", path, *err ? ": " : "", err);
+    }
+    MPI_Bcast(&have_profile, 1, MPI_INT, 0, run->comm);
+    MPI_Bcast(&profile, (int)sizeof(profile), MPI_BYTE, 0, run->comm);
+}
+
+static void free_grid(void *arg)
+{
+    (void)arg;
+    if (have_grid)
+        mb_pb_grid_free(&grid);
+    have_grid = 0;
+}
+
+static int plan(struct mb_run *run)
+{
+    char err[512] = "";
+    if (mb_pb_grid_create(run->comm, px, py, opt.algo, &grid, err, sizeof(err)) != 0) {
+        if (run->rank == 0)
+            mb_warn("%s", err);
+        return MB_EXIT_USAGE;
+    }
+    have_grid = 1;
+    if (opt.blas_threads > 0)
+        openblas_set_num_threads((int)opt.blas_threads);
+    mb_finalize_add(free_grid, NULL);
+    mb_coll_model_shape(grid.row_ctx, &axis_shape[MB_PB_ROW]);
+    mb_coll_model_shape(grid.col_ctx, &axis_shape[MB_PB_COL]);
+    measure_rates(run);
+    load_profile(run);
+    snprintf(grid_str, sizeof(grid_str), "%dx%d", px, py);
+    snprintf(p_str, sizeof(p_str), "%d", run->nranks);
+    const struct mb_pb_kernel *ks[32];
+    size_t nk = selected(ks);
+    run->cases = calloc(nk, sizeof(*run->cases));
+    if (!run->cases)
+        mb_die(1, "out of memory planning the cases");
+    for (size_t i = 0; i < nk; i++) {
+        struct mb_case *c = &run->cases[run->ncases++];
+        struct pb_case *pc = &pcases[i];
+        c->user = pc;
+        c->labels[0] = pc->k->name;
+        c->labels[1] = pc->k->variant;
+        c->labels[2] = p_str;
+        c->labels[3] = grid_str;
+        c->labels[4] = pc->sizes;
+        c->bytes = (uint64_t)pc->k->bytes(&pc->s);
+        c->count = (uint64_t)pc->k->flops(&pc->s);
+        snprintf(c->name, sizeof(c->name), "%s/%s/P%d", pc->k->name, pc->k->variant, run->nranks);
+        snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
+                 grid_str, pc->sizes);
+    }
+    return 0;
+}
+
+struct st {
+    struct mb_run *run;
+    struct mb_pb_inst *in;
+    const char *name;
+    int corrupt_here;
+};
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **state)
+{
+    const struct pb_case *pc = c->user;
+    char err[512];
+    struct st *s = calloc(1, sizeof(*s));
+    if (!s) {
+        mb_warn("out of memory: the case's state");
+        return -1;
+    }
+    *state = s;
+    s->run = run;
+    s->name = c->name;
+    s->in = mb_pb_open(pc->k, &grid, &pc->s, fault_is("skip-halo"), err, sizeof(err));
+    if (!s->in) {
+        if (run->rank == 0)
+            mb_warn("%s: %s", c->name, err);
+        return -1;
+    }
+    /* MB_FAULT_INJECT=corrupt: one element of one rank's block, both drawn from --seed */
+    uint64_t seed = (uint64_t)run->common.seed;
+    s->corrupt_here = fault_is("corrupt") && (int)(mb_mix64(seed) % (uint64_t)run->nranks) == grid.rank;
+    return 0;
+}
+
+static void prepare(void *state, long long iter)
+{
+    (void)iter;
+    struct st *s = state;
+    mb_pb_reset(s->in);
+}
+
+static int iterate(void *state, long long iter, double *elapsed)
+{
+    (void)iter, (void)elapsed;
+    struct st *s = state;
+    int rc = mb_pb_run(s->in);
+    MPI_Barrier(grid.cart); /* DaCe times "call; Barrier" */
+    if (rc != MPI_SUCCESS)
+        mb_warn("%s: MPI error %d in the call", s->name, rc);
+    return rc != MPI_SUCCESS;
+}
+
+static int check(void *state, long long iter, char *msg, size_t len)
+{
+    (void)iter;
+    struct st *s = state;
+    if (s->corrupt_here)
+        mb_pb_corrupt(s->in, mb_mix64((uint64_t)s->run->common.seed + 1));
+    return mb_pb_check(s->in, msg, len);
+}
+
+static void teardown(void *state)
+{
+    struct st *s = state;
+    mb_pb_close(s->in);
+    free(s);
+}
+
+static double axis_coll_s(const struct mb_pb_traffic *t, int i, const char *algo)
+{
+    int size = t->coll[i].axis == MB_PB_ROW ? py : px;
+    if (size < 2)
+        return 0;
+    if (!have_profile)
+        return NAN;
+    struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
+                             .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
+    return t->coll[i].calls * mb_coll_model(&profile, algo, &a, &axis_shape[t->coll[i].axis]);
+}
+
+/* Rank 0 only (the harness calls it there): nothing collective. */
+static double model(struct mb_run *run, const struct mb_case *c)
+{
+    const struct pb_case *pc = c->user;
+    struct mb_pb_traffic t;
+    pc->k->traffic(&pc->s, &grid, &t);
+    double compute = pc->k->flops(&pc->s) / run->nranks / dgemm_flops_s;
+    double memory = pc->k->bytes(&pc->s) / run->nranks / memcpy_bytes_s;
+    double comm = 0;
+    for (int i = 0; i < t.ncoll; i++)
+        comm += axis_coll_s(&t, i, opt.algo);
+    if (t.halos > 0 && run->nranks > 1)
+        comm += have_profile ? t.halos * (profile.p2p_alpha + t.halo_bytes * profile.p2p.mem) : NAN;
+    mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
+    mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
+    mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);
+    return (compute > memory ? compute : memory) + comm;
+}
+
+/* GFLOP/s and GB/s from the closed forms at each case's median. */
+static void finish(struct mb_run *run)
+{
+    if (run->rank != 0)
+        return;
+    for (size_t i = 0; i < run->result.ncases; i++) {
+        const struct mb_case_result *r = &run->result.cases[i];
+        mb_metric_case_dbl(&run->result, r->name, "gflops", (double)r->count / r->stats.median / 1e9);
+        mb_metric_case_dbl(&run->result, r->name, "gbps", (double)r->bytes / r->stats.median / 1e9);
+    }
+}
+
+static const struct mb_bench bench = {
+    .name = "mb-polybench",
+    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes",
+    .opts = pb_opts,
+    .label_names = label_names,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .prepare = prepare,
+    .iterate = iterate,
+    .check = check,
+    .teardown = teardown,
+    .model = model,
+    .finish = finish,
+};
+
+int main(int argc, char **argv)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < mb_pb_nkernels() && used < sizeof(kernel_choices); i++)
+        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s", i ? "|" : "",
+                                 mb_pb_kernel_at(i)->name);
+    return mb_main(&bench, argc, argv);
+}

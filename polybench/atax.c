@@ -1,0 +1,81 @@
+/* atax, y = A^T (A x) (polybench): A x summed over each grid row, then
+ * A^T of that summed over each grid column; y's block cy is on every
+ * rank of grid column cy. */
+#include "matvec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct atax {
+    struct mb_pb_mv v;
+};
+
+static double a_at(long long m, long long n, long long i, long long j) { return (double)((i + j) % n) / (5.0 * (double)m); }
+static double x_at(long long n, long long j) { return 1.0 + (double)j / (double)n; }
+
+static int init(struct mb_pb_inst *in)
+{
+    struct atax *s = calloc(1, sizeof(*s));
+    in->priv = s;
+    if (!s || mb_pb_mv_init(in, &s->v) != 0) {
+        snprintf(in->err, sizeof(in->err), "out of memory");
+        return -1;
+    }
+    in->nout = 1;
+    in->out[0] = (struct mb_pb_block){.name = "y", .data = s->v.colsum, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
+                                      .row0 = 0, .col0 = in->g->cy * s->v.nl};
+    return 0;
+}
+
+static void reset(struct mb_pb_inst *in)
+{
+    struct mb_pb_mv *v = &((struct atax *)in->priv)->v;
+    long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl;
+    for (long long i = 0; i < v->ml; i++)
+        for (long long j = 0; j < v->nl; j++)
+            v->a[i * v->nl + j] = a_at(v->m, v->n, i0 + i, j0 + j);
+    for (long long j = 0; j < v->nl; j++)
+        v->xin[j] = x_at(v->n, j0 + j);
+}
+
+static int run(struct mb_pb_inst *in)
+{
+    struct mb_pb_mv *v = &((struct atax *)in->priv)->v;
+    int rc = mb_pb_mv_rowsum(in, v, v->xin);
+    return rc == MPI_SUCCESS ? mb_pb_mv_colsum(in, v, v->rowsum) : rc;
+}
+
+static void reference(const struct mb_pb_inst *in, int o, double *ref)
+{
+    const struct mb_pb_mv *v = &((const struct atax *)in->priv)->v;
+    const struct mb_pb_block *b = &in->out[o];
+    for (long long j = 0; j < b->cols; j++)
+        ref[j] = 0;
+    for (long long i = 0; i < v->m; i++) {
+        double t = 0;
+        for (long long j = 0; j < v->n; j++)
+            t += a_at(v->m, v->n, i, j) * x_at(v->n, j);
+        for (long long j = 0; j < b->cols; j++)
+            ref[j] += a_at(v->m, v->n, i, b->col0 + j) * t;
+    }
+}
+
+static double flops(const struct mb_pb_sizes *s) { return 4.0 * s->d[0] * s->d[1]; }
+
+/* A read twice (two products), x, the temporary and y */
+static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (2.0 * s->d[0] * s->d[1] + 2.0 * s->d[0] + 2.0 * s->d[1]); }
+
+static void fini(struct mb_pb_inst *in)
+{
+    struct atax *s = in->priv;
+    if (s)
+        mb_pb_mv_fini(in, &s->v);
+    free(s);
+}
+
+const struct mb_pb_kernel mb_pb_kernel_atax = {
+    .name = "atax", .variant = "allreduce", .nd = 2, .dim_names = {"M", "N"},
+    .base = {20000, 25000}, .scaled = 3, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID,
+    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference,
+    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini,
+};

@@ -1,0 +1,138 @@
+/* gemver (polybench, A N x N): A += u1 v1^T + u2 v2^T on each block,
+ * x = beta A^T y + z summed over each grid column (x's block cy), then
+ * w = alpha A x summed over each grid row (w's block cx), through the
+ * registry's allreduce. */
+#include "matvec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ALPHA 1.5
+#define BETA 1.2
+
+struct gemver {
+    struct mb_pb_mv v;           /* v.yin: y over the rows */
+    double *u1, *u2, *w;         /* ml */
+    double *v1, *v2, *z, *x;     /* nl */
+};
+
+static double a_at(long long n, long long i, long long j) { return (double)(i * j % n) / (double)n; }
+/* polybench's vectors: u1 = i, the others ((i + 1) / n) / div */
+static double vec_at(long long n, long long i, double div) { return div == 0 ? (double)i : ((double)(i + 1) / (double)n) / div; }
+static double ahat_at(long long n, long long i, long long j)
+{
+    return a_at(n, i, j) + vec_at(n, i, 0) * vec_at(n, j, 4) + vec_at(n, i, 2) * vec_at(n, j, 6);
+}
+
+static int init(struct mb_pb_inst *in)
+{
+    struct gemver *s = calloc(1, sizeof(*s));
+    in->priv = s;
+    if (!s || mb_pb_mv_init(in, &s->v) != 0) {
+        snprintf(in->err, sizeof(in->err), "out of memory");
+        return -1;
+    }
+    size_t ml = (size_t)s->v.ml, nl = (size_t)s->v.nl;
+    s->u1 = calloc(ml, sizeof(double)), s->u2 = calloc(ml, sizeof(double)), s->w = calloc(ml, sizeof(double));
+    s->v1 = calloc(nl, sizeof(double)), s->v2 = calloc(nl, sizeof(double)), s->z = calloc(nl, sizeof(double));
+    s->x = calloc(nl, sizeof(double));
+    if (!s->u1 || !s->u2 || !s->w || !s->v1 || !s->v2 || !s->z || !s->x) {
+        snprintf(in->err, sizeof(in->err), "out of memory");
+        return -1;
+    }
+    in->nout = 2;
+    in->out[0] = (struct mb_pb_block){.name = "x", .data = s->x, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
+                                      .col0 = in->g->cy * s->v.nl};
+    in->out[1] = (struct mb_pb_block){.name = "w", .data = s->w, .rows = 1, .cols = s->v.ml, .ld = s->v.ml,
+                                      .col0 = in->g->cx * s->v.ml};
+    return 0;
+}
+
+static void reset(struct mb_pb_inst *in)
+{
+    struct gemver *s = in->priv;
+    struct mb_pb_mv *v = &s->v;
+    long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl, n = v->n;
+    for (long long i = 0; i < v->ml; i++)
+        for (long long j = 0; j < v->nl; j++)
+            v->a[i * v->nl + j] = a_at(n, i0 + i, j0 + j);
+    for (long long i = 0; i < v->ml; i++) {
+        s->u1[i] = vec_at(n, i0 + i, 0), s->u2[i] = vec_at(n, i0 + i, 2);
+        v->yin[i] = vec_at(n, i0 + i, 8), s->w[i] = 0;
+    }
+    for (long long j = 0; j < v->nl; j++) {
+        s->v1[j] = vec_at(n, j0 + j, 4), s->v2[j] = vec_at(n, j0 + j, 6);
+        s->z[j] = vec_at(n, j0 + j, 9), s->x[j] = 0;
+    }
+}
+
+static int run(struct mb_pb_inst *in)
+{
+    struct gemver *s = in->priv;
+    struct mb_pb_mv *v = &s->v;
+    for (long long i = 0; i < v->ml; i++)
+        for (long long j = 0; j < v->nl; j++)
+            v->a[i * v->nl + j] += s->u1[i] * s->v1[j] + s->u2[i] * s->v2[j];
+    int rc = mb_pb_mv_colsum(in, v, v->yin);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (long long j = 0; j < v->nl; j++)
+        s->x[j] += BETA * v->colsum[j] + s->z[j];
+    if ((rc = mb_pb_mv_rowsum(in, v, s->x)) != MPI_SUCCESS)
+        return rc;
+    for (long long i = 0; i < v->ml; i++)
+        s->w[i] += ALPHA * v->rowsum[i];
+    return MPI_SUCCESS;
+}
+
+static void reference(const struct mb_pb_inst *in, int o, double *ref)
+{
+    const struct mb_pb_mv *v = &((const struct gemver *)in->priv)->v;
+    const struct mb_pb_block *b = &in->out[o];
+    long long n = v->n;
+    double *x = malloc((size_t)n * sizeof(double));
+    if (!x) { /* NaN: the check then fails */
+        for (long long e = 0; e < b->cols; e++)
+            ref[e] = 0.0 / 0.0;
+        return;
+    }
+    for (long long j = 0; j < n; j++) {
+        double sum = 0;
+        for (long long i = 0; i < n; i++)
+            sum += ahat_at(n, i, j) * vec_at(n, i, 8);
+        x[j] = BETA * sum + vec_at(n, j, 9);
+    }
+    for (long long e = 0; e < b->cols; e++) {
+        long long g = b->col0 + e;
+        if (o == 0) {
+            ref[e] = x[g];
+            continue;
+        }
+        double sum = 0;
+        for (long long j = 0; j < n; j++)
+            sum += ahat_at(n, g, j) * x[j];
+        ref[e] = ALPHA * sum;
+    }
+    free(x);
+}
+
+static double flops(const struct mb_pb_sizes *s) { return 10.0 * (double)s->d[0] * (double)s->d[0]; }
+
+/* A read and written by the update, read by each product; the vectors */
+static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[0] + 10.0 * (double)s->d[0]); }
+
+static void fini(struct mb_pb_inst *in)
+{
+    struct gemver *s = in->priv;
+    if (!s)
+        return;
+    mb_pb_mv_fini(in, &s->v);
+    free(s->u1), free(s->u2), free(s->w), free(s->v1), free(s->v2), free(s->z), free(s->x), free(s);
+}
+
+const struct mb_pb_kernel mb_pb_kernel_gemver = {
+    .name = "gemver", .variant = "allreduce", .nd = 1, .dim_names = {"N"},
+    .base = {10000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID,
+    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference,
+    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini,
+};

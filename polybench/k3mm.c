@@ -1,0 +1,158 @@
+/* k3mm (polybench 3mm), G = (A B)(C D) with A M x K, B K x N, C N x R,
+ * D R x S; variant summa: E = A B, F = C D, G = E F, three SUMMA products
+ * (summa.h; E's and F's blocks are the third product's A and B). */
+#include "summa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct k3mm {
+    long long m, n, k, r, s;
+    double *a, *b, *c, *d, *e, *f, *g;
+    struct mb_pb_summa su;
+};
+
+/* polybench's init (ni = M, nj = N, nk = K, nm = R, nl = S), at global indices */
+static double a_at(const void *p, long long i, long long k) { const struct k3mm *s = p; return (double)((i * k + 1) % s->m) / (5.0 * (double)s->m); }
+static double b_at(const void *p, long long k, long long j) { const struct k3mm *s = p; return (double)((k * (j + 1) + 2) % s->n) / (5.0 * (double)s->n); }
+static double c_at(const void *p, long long j, long long m) { const struct k3mm *s = p; return (double)(j * (m + 3) % s->s) / (5.0 * (double)s->s); }
+static double d_at(const void *p, long long m, long long l) { const struct k3mm *s = p; return (double)((m * (l + 2) + 2) % s->k) / (5.0 * (double)s->k); }
+
+static int divides(const struct mb_pb_sizes *z, int px, int py, char *why, size_t len)
+{
+    long long m = z->d[0], n = z->d[1], k = z->d[2], r = z->d[3], s = z->d[4];
+    if (mb_pb_summa_divides(m, n, k, px, py) && mb_pb_summa_divides(n, s, r, px, py) &&
+        mb_pb_summa_divides(m, s, n, px, py))
+        return 0;
+    snprintf(why, len, "k3mm M=%lld, N=%lld, K=%lld, R=%lld, S=%lld: the %dx%d grid needs M and N %% %d, N and S %% %d, "
+             "K, R and N %% %lld == 0", m, n, k, r, s, px, py, px, py, mb_pb_lcm(px, py));
+    return -1;
+}
+
+static int init(struct mb_pb_inst *in)
+{
+    const struct mb_pb_grid *g = in->g;
+    struct k3mm *s = calloc(1, sizeof(*s));
+    in->priv = s;
+    if (!s) {
+        snprintf(in->err, sizeof(in->err), "out of memory");
+        return -1;
+    }
+    s->m = in->s.d[0], s->n = in->s.d[1], s->k = in->s.d[2], s->r = in->s.d[3], s->s = in->s.d[4];
+    long long px = g->px, py = g->py;
+    s->a = malloc((size_t)(s->m / px * (s->k / py)) * sizeof(double));
+    s->b = malloc((size_t)(s->k / px * (s->n / py)) * sizeof(double));
+    s->c = malloc((size_t)(s->n / px * (s->r / py)) * sizeof(double));
+    s->d = malloc((size_t)(s->r / px * (s->s / py)) * sizeof(double));
+    s->e = malloc((size_t)(s->m / px * (s->n / py)) * sizeof(double));
+    s->f = malloc((size_t)(s->n / px * (s->s / py)) * sizeof(double));
+    s->g = malloc((size_t)(s->m / px * (s->s / py)) * sizeof(double));
+    long long maxm = s->m > s->n ? s->m : s->n, maxn = s->n > s->s ? s->n : s->s;
+    long long maxk = s->k > s->r ? s->k : s->r;
+    maxk = maxk > s->n ? maxk : s->n;
+    if (mb_pb_summa_init(&s->su, g, maxm, maxn, maxk) != 0 || !s->a || !s->b || !s->c || !s->d || !s->e || !s->f ||
+        !s->g) {
+        snprintf(in->err, sizeof(in->err), "out of memory for the blocks");
+        return -1;
+    }
+    long long ml = s->m / px, sl = s->s / py;
+    in->nout = 1;
+    in->out[0] = (struct mb_pb_block){.name = "G", .data = s->g, .rows = ml, .cols = sl, .ld = sl,
+                                      .row0 = g->cx * ml, .col0 = g->cy * sl};
+    return 0;
+}
+
+static void reset(struct mb_pb_inst *in)
+{
+    struct k3mm *s = in->priv;
+    const struct mb_pb_grid *g = in->g;
+    long long px = g->px, py = g->py;
+    mb_pb_fill_block(s->a, s->m / px, s->k / py, s->k / py, g->cx * (s->m / px), g->cy * (s->k / py), a_at, s);
+    mb_pb_fill_block(s->b, s->k / px, s->n / py, s->n / py, g->cx * (s->k / px), g->cy * (s->n / py), b_at, s);
+    mb_pb_fill_block(s->c, s->n / px, s->r / py, s->r / py, g->cx * (s->n / px), g->cy * (s->r / py), c_at, s);
+    mb_pb_fill_block(s->d, s->r / px, s->s / py, s->s / py, g->cx * (s->r / px), g->cy * (s->s / py), d_at, s);
+}
+
+static int run(struct mb_pb_inst *in)
+{
+    struct k3mm *s = in->priv;
+    const struct mb_pb_grid *g = in->g;
+    int rc = mb_pb_summa(&s->su, g, s->m, s->n, s->k, 1.0, s->a, s->b, 0.0, s->e);
+    if (rc == MPI_SUCCESS)
+        rc = mb_pb_summa(&s->su, g, s->n, s->s, s->r, 1.0, s->c, s->d, 0.0, s->f);
+    return rc == MPI_SUCCESS ? mb_pb_summa(&s->su, g, s->m, s->s, s->n, 1.0, s->e, s->f, 0.0, s->g) : rc;
+}
+
+static void reference(const struct mb_pb_inst *in, int o, double *ref)
+{
+    (void)o;
+    const struct mb_pb_block *b = &in->out[0];
+    const struct k3mm *s = in->priv;
+    double *e = malloc((size_t)s->n * sizeof(double)), *f = malloc((size_t)(s->n * b->cols) * sizeof(double));
+    if (!e || !f) { /* NaN: the check then fails */
+        for (long long x = 0; x < b->rows * b->cols; x++)
+            ref[x] = 0.0 / 0.0;
+        free(e), free(f);
+        return;
+    }
+    for (long long j = 0; j < s->n; j++) /* F's columns of this block */
+        for (long long l = 0; l < b->cols; l++) {
+            double sum = 0;
+            for (long long m = 0; m < s->r; m++)
+                sum += c_at(s, j, m) * d_at(s, m, b->col0 + l);
+            f[j * b->cols + l] = sum;
+        }
+    for (long long i = 0; i < b->rows; i++) {
+        for (long long j = 0; j < s->n; j++) {
+            double sum = 0;
+            for (long long k = 0; k < s->k; k++)
+                sum += a_at(s, b->row0 + i, k) * b_at(s, k, j);
+            e[j] = sum;
+        }
+        for (long long l = 0; l < b->cols; l++) {
+            double sum = 0;
+            for (long long j = 0; j < s->n; j++)
+                sum += e[j] * f[j * b->cols + l];
+            ref[i * b->cols + l] = sum;
+        }
+    }
+    free(e), free(f);
+}
+
+static double flops(const struct mb_pb_sizes *z)
+{
+    double m = z->d[0], n = z->d[1], k = z->d[2], r = z->d[3], s = z->d[4];
+    return 2.0 * (m * n * k + n * s * r + m * s * n);
+}
+
+static double bytes(const struct mb_pb_sizes *z)
+{
+    double m = z->d[0], n = z->d[1], k = z->d[2], r = z->d[3], s = z->d[4];
+    return 8.0 * (m * k + k * n + n * r + r * s + 2.0 * m * n + 2.0 * n * s + m * s);
+}
+
+static void traffic(const struct mb_pb_sizes *z, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
+{
+    memset(t, 0, sizeof(*t));
+    mb_pb_summa_traffic(z->d[0], z->d[1], z->d[2], g, t);
+    mb_pb_summa_traffic(z->d[1], z->d[4], z->d[3], g, t);
+    mb_pb_summa_traffic(z->d[0], z->d[4], z->d[1], g, t);
+}
+
+static void fini(struct mb_pb_inst *in)
+{
+    struct k3mm *s = in->priv;
+    if (!s)
+        return;
+    free(s->a), free(s->b), free(s->c), free(s->d), free(s->e), free(s->f), free(s->g);
+    mb_pb_summa_fini(&s->su, in->g);
+    free(s);
+}
+
+const struct mb_pb_kernel mb_pb_kernel_k3mm = {
+    .name = "k3mm", .variant = "summa", .nd = 5, .dim_names = {"M", "N", "K", "R", "S"},
+    .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
+    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
+    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
+};

@@ -1,0 +1,74 @@
+/* Block matrix-vector products with row and column reductions (atax, bicg). */
+#include "matvec.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* M x N, or N x N for the kernels with one size */
+static long long rows_of(const struct mb_pb_sizes *s) { return s->d[0]; }
+static long long cols_of(const struct mb_pb_sizes *s) { return s->nd == 1 ? s->d[0] : s->d[1]; }
+
+int mb_pb_mv_divides(const struct mb_pb_sizes *s, int px, int py, char *why, size_t len)
+{
+    if (rows_of(s) % px || cols_of(s) % py) {
+        if (s->nd == 1)
+            snprintf(why, len, "N=%lld: the %dx%d grid needs N %% %d and N %% %d == 0", s->d[0], px, py, px, py);
+        else
+            snprintf(why, len, "M=%lld, N=%lld: the %dx%d grid needs M %% %d and N %% %d == 0", s->d[0], s->d[1], px,
+                     py, px, py);
+        return -1;
+    }
+    return 0;
+}
+
+int mb_pb_mv_init(struct mb_pb_inst *in, struct mb_pb_mv *v)
+{
+    const struct mb_pb_grid *g = in->g;
+    v->m = rows_of(&in->s), v->n = cols_of(&in->s), v->ml = v->m / g->px, v->nl = v->n / g->py;
+    v->a = malloc((size_t)(v->ml * v->nl) * sizeof(double));
+    v->xin = calloc((size_t)v->nl + 1, sizeof(double));
+    v->yin = calloc((size_t)v->ml + 1, sizeof(double));
+    v->rowpart = mb_pb_buf(g, MB_PB_ROW, (size_t)v->ml);
+    v->rowsum = mb_pb_buf(g, MB_PB_ROW, (size_t)v->ml);
+    v->colpart = mb_pb_buf(g, MB_PB_COL, (size_t)v->nl);
+    v->colsum = mb_pb_buf(g, MB_PB_COL, (size_t)v->nl);
+    if (!v->a || !v->xin || !v->yin || !v->rowpart || !v->rowsum || !v->colpart || !v->colsum) {
+        snprintf(in->err, sizeof(in->err), "out of memory for the %lldx%lld block", v->ml, v->nl);
+        return -1;
+    }
+    return 0;
+}
+
+int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *xin)
+{
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, xin, 1, 0.0,
+                v->rowpart, 1);
+    return mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
+}
+
+int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin)
+{
+    cblas_dgemv(CblasRowMajor, CblasTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, yin, 1, 0.0,
+                v->colpart, 1);
+    return mb_pb_allreduce(in->g, MB_PB_COL, v->colpart, v->colsum, (size_t)v->nl);
+}
+
+void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->ncoll = 2;
+    t->coll[0].kind = t->coll[1].kind = MB_COLL_ALLREDUCE;
+    t->coll[0].axis = MB_PB_ROW, t->coll[0].count = (size_t)(rows_of(s) / g->px), t->coll[0].calls = 1;
+    t->coll[1].axis = MB_PB_COL, t->coll[1].count = (size_t)(cols_of(s) / g->py), t->coll[1].calls = 1;
+}
+
+void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v)
+{
+    free(v->a), free(v->xin), free(v->yin);
+    mb_pb_buf_free(in->g, MB_PB_ROW, v->rowpart);
+    mb_pb_buf_free(in->g, MB_PB_ROW, v->rowsum);
+    mb_pb_buf_free(in->g, MB_PB_COL, v->colpart);
+    mb_pb_buf_free(in->g, MB_PB_COL, v->colsum);
+}

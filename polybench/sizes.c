@@ -1,0 +1,68 @@
+/* DaCe's weak-scaling size rule (adjust_size) and the kernel table. */
+#include "polybench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MB_PB_KERNEL(n) extern const struct mb_pb_kernel mb_pb_kernel_##n;
+#include "kernels.def"
+#undef MB_PB_KERNEL
+
+static const struct mb_pb_kernel *const kernels[] = {
+#define MB_PB_KERNEL(n) &mb_pb_kernel_##n,
+#include "kernels.def"
+#undef MB_PB_KERNEL
+};
+
+size_t mb_pb_nkernels(void) { return sizeof(kernels) / sizeof(kernels[0]); }
+
+const struct mb_pb_kernel *mb_pb_kernel_at(size_t i) { return i < mb_pb_nkernels() ? kernels[i] : NULL; }
+
+const struct mb_pb_kernel *mb_pb_find(const char *name)
+{
+    for (size_t i = 0; i < mb_pb_nkernels(); i++)
+        if (strcmp(kernels[i]->name, name) == 0)
+            return kernels[i];
+    return NULL;
+}
+
+long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long divisor)
+{
+    double f = scale == MB_PB_SQRT ? sqrt((double)p) : scale == MB_PB_CBRT ? cbrt((double)p) : (double)p;
+    double candidate = size * f;
+    if (divisor < 1)
+        divisor = 1;
+    return (long long)(ceil(candidate / (double)divisor) * (double)divisor);
+}
+
+void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double scale_down,
+                    struct mb_pb_sizes *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->nd = k->nd;
+    long long div = k->divisor == MB_PB_DIV_P ? p : (px > py ? px : py);
+    if (p == 1)
+        div = 1;
+    for (int i = 0; i < k->nd; i++) {
+        double base = ceil((double)k->base[i] / scale_down);
+        if (base < 1)
+            base = 1;
+        out->d[i] = (k->scaled >> i) & 1 ? mb_pb_adjust(base, k->scale, p, div) : (long long)base;
+    }
+    if (k->tsteps) {
+        out->tsteps = (long long)ceil((double)k->tsteps / scale_down);
+        if (out->tsteps < 2)
+            out->tsteps = 2;
+    }
+}
+
+void mb_pb_sizes_str(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->nd && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", i ? "," : "", k->dim_names[i], s->d[i]);
+    if (s->tsteps && used < len)
+        snprintf(buf + used, len - used, ",TSTEPS=%lld", s->tsteps);
+}

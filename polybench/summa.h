@@ -1,0 +1,36 @@
+/* SUMMA on the grid, shared by gemm, k2mm and k3mm. Internal to
+ * polybench/. A product C (m x n) = alpha A (m x k) B (k x n) + beta C
+ * with DaCe's blocks: A m/Px x k/Py, B k/Px x n/Py, C m/Px x n/Py (so a
+ * product's C is laid out as the next product's A). k is cut into
+ * lcm(Px, Py) panels: A's panel is broadcast along the grid row from the
+ * column holding it, B's along the grid column from the row holding it
+ * (through the registry), then dgemm. */
+#ifndef MB_PB_SUMMA_H
+#define MB_PB_SUMMA_H
+
+#include "polybench.h"
+
+struct mb_pb_summa {
+    double *apanel, *bpanel;
+    size_t acap, bcap; /* doubles */
+};
+
+long long mb_pb_lcm(long long a, long long b);
+/* Panels for products up to these sizes (every rank: registered buffers
+ * are collective). 0 or -1. */
+int mb_pb_summa_init(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long max_m, long long max_n,
+                     long long max_k);
+int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
+                double alpha, const double *a, const double *b, double beta, double *c);
+/* Whether the grid divides m (by Px), n (by Py) and k (by lcm(Px, Py)). */
+int mb_pb_summa_divides(long long m, long long n, long long k, int px, int py);
+/* The product's registry calls into t (two entries) for the model. */
+void mb_pb_summa_traffic(long long m, long long n, long long k, const struct mb_pb_grid *g,
+                         struct mb_pb_traffic *t);
+/* dst[rows x cols, ld] = f(ctx, row0 + i, col0 + j): a rank's block of a
+ * global array given by its init formula */
+void mb_pb_fill_block(double *dst, long long rows, long long cols, long long ld, long long row0, long long col0,
+                      double (*f)(const void *ctx, long long i, long long j), const void *ctx);
+void mb_pb_summa_fini(struct mb_pb_summa *su, const struct mb_pb_grid *g);
+
+#endif

@@ -1,0 +1,65 @@
+#!/bin/bash
+# mb-polybench: every kernel matches its serial double reference at DaCe's
+# validation sizes (--scale-down 100) at P = 1, 2, 4 (oversubscribed) and
+# on --grid 1x3 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
+# /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
+# from --seed) exits 1 naming kernel, rank and global index for every
+# kernel; skip-halo fails jacobi_2d (and jacobi_1d); bad input exits 2 with
+# one line.
+. "$(dirname "$0")/../lib.sh"
+cd "$T"
+PB="$BIN/mb-polybench"
+V=(--scale-down 100 -n 2 -w 1)
+
+run_np() { # NP ARGS...: a run that must pass every check
+  local np=$1; shift
+  local out="$T/ok.$np.$RANDOM.h5"
+  if expect 0 "np $np $*" -- timeout 300 mpirun --oversubscribe --bind-to none -np "$np" "$PB" "${V[@]}" -o "$out" "$@"; then
+    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+      [ -n "$(attr "$out" "sizes_$k")" ] || fail "np $np $*: /config lacks sizes_$k"
+    done
+    [ "$(grep -c ' pass$' "$T/out")" = 11 ] || fail "np $np $*: not 11 passing cases"
+  fi
+}
+run_np 1
+run_np 2
+run_np 4
+run_np 3 --grid 1x3
+run_np 3 --grid 3x1
+run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
+
+# corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
+for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+  MB_FAULT_INJECT=corrupt expect 1 "corrupt $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" --seed 11 \
+    -o "$T/c.$k.h5" && has "check failed: $k/[a-z]+/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k"
+done
+# a different seed may hit another rank: still caught
+MB_FAULT_INJECT=corrupt expect 1 "corrupt gemm seed 5" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --kernel gemm --seed 5 \
+  -o "$T/c5.h5" && has "check failed: gemm/summa/P2: rank [01]" "corrupt gemm seed 5"
+
+# skip-halo: the stencils must fail without their halo exchanges
+for k in jacobi_2d jacobi_1d; do
+  MB_FAULT_INJECT=skip-halo expect 1 "skip-halo $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" \
+    -o "$T/h.$k.h5" && has "check failed: $k/halo/P4" "skip-halo $k"
+done
+
+# bad input: exit 2, one line of the program's own (mpirun's notices aside)
+bad() { # NP PATTERN ARGS...
+  local np=$1 pat=$2; shift 2
+  expect 2 "bad $*" -- timeout 60 mpirun --oversubscribe --bind-to none -np "$np" "$PB" -o "$T/never.h5" "$@" && has "^mb-polybench: $pat" "bad $*"
+  local lines
+  lines=$(awk '/^--------------------+$/ {m = !m; next} !m' "$T/out" | wc -l)
+  [ "$lines" = 1 ] || fail "bad $*: $lines lines, expected one"
+  [ ! -e "$T/never.h5" ] || { fail "bad $*: a result file was written"; rm -f "$T/never.h5"; }
+}
+bad 1 "--kernel: 'k5mm' is not a comma-separated list" --kernel k5mm
+bad 3 "--grid: 3 ranks are not in DaCe's grid table"
+bad 3 "--grid 2x2: 4 ranks, but the run has 3" --grid 2x2
+bad 2 "--grid 2by1: expected PxQ" --grid 2by1
+bad 3 "--dims: M=10, N=10: the 1x3 grid needs" --grid 1x3 --kernel atax --dims 10,10
+bad 4 "--dims: gemm M=8, N=8, K=7: the 2x2 grid needs" --kernel gemm --dims 8,8,7
+bad 1 "--dims: needs exactly one --kernel" --dims 10,10
+bad 1 "--dims 1,2,x: k3mm takes 5 positive integers \\(M,N,K,R,S\\)" --kernel k3mm --dims 1,2,x
+bad 1 "--dims 8: jacobi_2d takes 2 values, not 1" --kernel jacobi_2d --dims 8
+bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
+exit $((failures > 0))

@@ -1,0 +1,96 @@
+/* polybench/: DaCe's grid table, --grid parsing and the weak-scaling size
+ * rule (adjust_size: size * f(P) rounded up to a multiple of the divisor)
+ * for every P of the table, against values worked out by hand from
+ * DaCe's base sizes, e.g. atax at P = 2: 20000 * sqrt(2) = 28284.27,
+ * / max(1, 2) = 14142.1 -> 14143 * 2 = 28286; jacobi_2d at P = 256:
+ * 500 * 16 / 256 = 31.25 -> 32 * 256 = 8192. */
+#include "../../polybench/polybench.h"
+#include "check.h"
+
+#include <string.h>
+
+static const int ps[9] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+static const int pxs[9] = {1, 1, 2, 2, 4, 4, 8, 8, 16}, pys[9] = {1, 2, 2, 4, 4, 8, 8, 16, 16};
+
+struct expect_row {
+    const char *kernel;
+    long long d[9][5];
+};
+
+static const struct expect_row expected[] = {
+    {"atax", {{20000, 25000}, {28286, 35356}, {40000, 50000}, {56572, 70712}, {80000, 100000}, {113144, 141424},
+              {160000, 200000}, {226288, 282848}, {320000, 400000}}},
+    {"bicg", {{25000, 20000}, {35356, 28286}, {50000, 40000}, {70712, 56572}, {100000, 80000}, {141424, 113144},
+              {200000, 160000}, {282848, 226288}, {400000, 320000}}},
+    {"doitgen", {{128, 512, 512}, {256, 512, 512}, {512, 512, 512}, {1024, 512, 512}, {2048, 512, 512},
+                 {4096, 512, 512}, {8192, 512, 512}, {16384, 512, 512}, {32768, 512, 512}}},
+    {"gemm", {{8000, 9200, 5200}, {10080, 11592, 6552}, {12700, 14606, 8256}, {16000, 18400, 10400},
+              {20160, 23184, 13104}, {25400, 29216, 16512}, {32000, 36800, 20800}, {40320, 46368, 26208},
+              {50800, 58432, 33024}}},
+    {"gemver", {{10000}, {14144}, {20000}, {28288}, {40000}, {56576}, {80000}, {113152}, {160000}}},
+    {"gesummv", {{22400}, {31680}, {44800}, {63360}, {89600}, {126720}, {179200}, {253440}, {358400}}},
+    {"k2mm", {{6400, 7200, 4400, 4800}, {8064, 9072, 5544, 6048}, {10160, 11430, 6986, 7620}, {12800, 14400, 8800, 9600},
+              {16128, 18144, 11088, 12096}, {20320, 22864, 13976, 15240}, {25600, 28800, 17600, 19200},
+              {32256, 36288, 22176, 24192}, {40640, 45728, 27952, 30480}}},
+    {"k3mm", {{6400, 7200, 4000, 4400, 4800}, {8064, 9072, 5040, 5544, 6048}, {10160, 11430, 6350, 6986, 7620},
+              {12800, 14400, 8000, 8800, 9600}, {16128, 18144, 10080, 11088, 12096}, {20320, 22864, 12704, 13976, 15240},
+              {25600, 28800, 16000, 17600, 19200}, {32256, 36288, 20160, 22176, 24192},
+              {40640, 45728, 25408, 27952, 30480}}},
+    {"mvt", {{22000}, {31114}, {44000}, {62228}, {88000}, {124456}, {176000}, {248912}, {352000}}},
+    {"jacobi_1d", {{24000}, {48000}, {96000}, {192000}, {384000}, {768000}, {1536000}, {3072000}, {6144000}}},
+    {"jacobi_2d", {{500}, {708}, {1000}, {1416}, {2000}, {2848}, {4032}, {5760}, {8192}}},
+};
+
+int main(void)
+{
+    int px, py;
+    for (int i = 0; i < 9; i++) {
+        EXPECT(mb_pb_grid_table(ps[i], &px, &py) == 0);
+        EXPECT(px == pxs[i] && py == pys[i]);
+    }
+    EXPECT(mb_pb_grid_table(3, &px, &py) != 0);
+    EXPECT(mb_pb_grid_table(5, &px, &py) != 0);
+    EXPECT(mb_pb_grid_table(512, &px, &py) != 0);
+    EXPECT(mb_pb_grid_parse("1x3", &px, &py) == 0 && px == 1 && py == 3);
+    EXPECT(mb_pb_grid_parse("4X2", &px, &py) == 0 && px == 4 && py == 2);
+    EXPECT(mb_pb_grid_parse("0x3", &px, &py) != 0);
+    EXPECT(mb_pb_grid_parse("3", &px, &py) != 0);
+    EXPECT(mb_pb_grid_parse("2x3x4", &px, &py) != 0);
+    EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
+
+    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]));
+    for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
+        const struct mb_pb_kernel *kern = mb_pb_find(expected[k].kernel);
+        EXPECT(kern != NULL);
+        if (!kern)
+            continue;
+        for (int i = 0; i < 9; i++) {
+            struct mb_pb_sizes s;
+            mb_pb_sizes_at(kern, ps[i], pxs[i], pys[i], 1.0, &s);
+            for (int d = 0; d < kern->nd; d++)
+                if (s.d[d] != expected[k].d[i][d]) {
+                    fprintf(stderr, "%s P=%d %s = %lld, expected %lld\n", kern->name, ps[i], kern->dim_names[d],
+                            s.d[d], expected[k].d[i][d]);
+                    test_failures++;
+                }
+            /* DaCe's rounding makes every table grid divide its sizes */
+            char why[256];
+            EXPECT(kern->divides(&s, pxs[i], pys[i], why, sizeof(why)) == 0);
+            EXPECT(s.tsteps == kern->tsteps);
+        }
+    }
+    /* validation sizes (DaCe: base / 100, TSTEPS too) and a grid that does not divide */
+    const struct mb_pb_kernel *j2 = mb_pb_find("jacobi_2d"), *gemm = mb_pb_find("gemm");
+    struct mb_pb_sizes s;
+    mb_pb_sizes_at(j2, 1, 1, 1, 100, &s);
+    EXPECT(s.d[0] == 5 && s.tsteps == 10);
+    mb_pb_sizes_at(gemm, 4, 2, 2, 100, &s);
+    EXPECT(s.d[0] == 128 && s.d[1] == 148 && s.d[2] == 84); /* 80*1.5874=126.99 -> 128; 92 -> 146.04 -> 148; 52 -> 82.5 -> 84 */
+    s.d[2] = 85;
+    char why[256] = "";
+    EXPECT(gemm->divides(&s, 2, 2, why, sizeof(why)) != 0 && strstr(why, "K=85"));
+    EXPECT(mb_pb_adjust(24000, MB_PB_LINEAR, 3, 3) == 72000);
+    EXPECT(mb_pb_adjust(10, MB_PB_SQRT, 2, 1) == 15); /* 14.14 rounds up */
+    EXPECT(mb_pb_find("nosuch") == NULL);
+    return TEST_EXIT();
+}
