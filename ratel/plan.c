@@ -1,9 +1,11 @@
 /* --plan: where every byte of a Ratel run lives, from nn_gpt_account and
  * nn_workspace_bytes without allocating, and whether it fits the device,
  * host and storage budgets. Placement as in the paper: P32, Adam m, v and
- * P16 on storage (14P); the device holds one layer at a time
- * (double-buffered P16 in, G16 out); swapped activations go to the host
- * up to what its fixed buffers leave, the rest to storage. */
+ * P16 on storage (14P); the device holds what the trainer allocates
+ * (ratel_dev_bytes: one layer's parameters at a time, double-buffered P16
+ * in and G16 out, two shared intra regions, every layer's input); swapped
+ * activations go to the host up to what its fixed buffers leave, the rest
+ * to storage. */
 #include "ratel.h"
 
 #include <stdio.h>
@@ -19,7 +21,7 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     nn_gpt_account(cfg, B, prec, &t);
     o->params = t.params;
     o->stor_states = t.opt_bytes + t.param_bytes;
-    uint64_t maxp = 0, maxpb = 0, maxgb = 0, maxact = 0, inter = 0, all = 0;
+    uint64_t maxp = 0, maxpb = 0, maxgb = 0, inter = 0, all = 0;
     for (int l = 0; l <= cfg->layers + 1; l++) {
         struct nn_layer_account a;
         nn_gpt_layer_account(cfg, B, prec, l, &a);
@@ -27,14 +29,13 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
         maxpb = a.param_bytes > maxpb ? a.param_bytes : maxpb;
         maxgb = a.grad_bytes > maxgb ? a.grad_bytes : maxgb;
         uint64_t act = a.act_inter_bytes + a.act_intra_bytes;
-        maxact = act > maxact ? act : maxact;
         if (l >= 1) {
             inter += a.act_inter_bytes;
             all += act;
         }
     }
     o->act_swap = act_swap < inter ? inter : act_swap > all ? all : act_swap;
-    o->dev_need = (uint64_t)nn_workspace_bytes(cfg, B) + 2 * maxpb + 2 * maxgb + maxact;
+    o->dev_need = ratel_dev_bytes(cfg, B, prec, RATEL_SYS_RATEL);
     /* P16 staging and G16 landing, double-buffered; the optimizer's three
      * tensors in flight (P32, m, v in; P16 out): 14 bytes per parameter */
     o->host_fixed = 2 * maxpb + 2 * maxgb + 3 * 14 * maxp;
@@ -46,7 +47,7 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     o->fits_storage = !bud->storage || o->stor_states + o->stor_act <= bud->storage;
     o->fits = o->fits_dev && o->fits_host && o->fits_storage;
     if (!o->fits_dev)
-        snprintf(o->why, sizeof(o->why), "device: needs %.3f GB (one layer + workspace), budget %.3f GB",
+        snprintf(o->why, sizeof(o->why), "device: needs %.3f GB (ratel_dev_bytes), budget %.3f GB",
                  gb(o->dev_need), gb(bud->dev_mem));
     else if (!o->fits_host)
         snprintf(o->why, sizeof(o->why), "host: needs %.3f GB%s, budget %.3f GB",
@@ -65,7 +66,7 @@ int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, 
         snprintf(cap, sizeof(cap), "%.3f", gb(b->storage));
     return snprintf(buf, len,
                     "%-8s %12s %12s  %s\n"
-                    "%-8s %12.3f %12.3f  %-4s one layer (P16, G16 twice; activations) + workspace\n"
+                    "%-8s %12.3f %12.3f  %-4s P16, G16 slots twice; layer inputs; 2 intra regions; workspace\n"
                     "%-8s %12.3f %12.3f  %-4s buffers %.3f GB + activations %.3f GB%s\n"
                     "%-8s %12.3f %12s  %-4s P32+m+v+P16 (14P) %.3f GB + activations %.3f GB\n"
                     "params %.4g, activations swapped %.3f GB: %s%s\n",

@@ -40,6 +40,7 @@ struct ratel_trainer {
     char *region[2];
     mb_link_ticket region_d2h[2];        /* the last copy out of each region */
     void **inter_host;
+    void **inter_dev;                    /* inputs kept on the device this step */
     long long t;                         /* Adam's step count */
     mb_link_ticket act_d2h;              /* the last activation copied out */
     int states_on_store, release_acts;

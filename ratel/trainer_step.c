@@ -54,6 +54,14 @@ static int attach_region(struct ratel_trainer *t, int i, int r)
     struct nn_layer *l = t->layer[i];
     char *p = t->region[r];
     uint64_t bytes;
+    /* the input first: in the region when it is swapped out, else in the
+     * step's own device buffer (its slot in the region then stays unused) */
+    if (i > 0) {
+        size_t in = nn_tensor_bytes(nn_layer_act_inter(l));
+        if (nn_layer_bind_inter(l, t->inter_dev[i] ? t->inter_dev[i] : (void *)p) != 0)
+            return -1;
+        p += (in + 63) / 64 * 64;
+    }
     for (int j = 0; nn_layer_intra_account(l, j, &bytes, NULL) == 0; j++) {
         if (nn_layer_intra_attach(l, j, p, 0) != 0)
             return -1;
@@ -94,6 +102,22 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     }
     t->region_d2h[i & 1] = t->act_d2h;
     return 0;
+}
+
+/* A layer input the policy does not swap stays on the device the whole
+ * step: a buffer of its own from the device arena (given back at the
+ * step's end), so a policy that keeps inputs needs more than --plan's
+ * device bytes, which count the inputs swapped (the paper's minimum). */
+static int keep_input(struct ratel_trainer *t, int i, char *err, size_t errlen)
+{
+    int inter = 0;
+    ratel_layer_mask(t->u, t->nu, t->swap, i, &inter);
+    t->inter_dev[i] = NULL;
+    if (inter)
+        return 0;
+    size_t in = nn_tensor_bytes(nn_layer_act_inter(t->layer[i]));
+    t->inter_dev[i] = mb_arena_alloc(t->dev, (in + 63) / 64 * 64, 64, err, errlen);
+    return t->inter_dev[i] ? 0 : -1;
 }
 
 /* Into region r: the swapped tensors copied back (the region holds
@@ -144,6 +168,8 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
         struct nn_layer *l = t->layer[i];
         nn_layer_bind_params(l, stage_ready(t, i, s));
         if (t->release_acts && i > 0) { /* the region's last user copied out */
+            if (keep_input(t, i, err, errlen) != 0)
+                return -1;
             mb_link_wait(t->link, t->region_d2h[i & 1]);
             if (attach_region(t, i, i & 1) != 0) {
                 snprintf(err, errlen, "layer %d: attaching its activations failed", i);
@@ -314,13 +340,14 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     }
     t->t++;
     t->st.act_swapped = 0;
-    size_t mark = mb_arena_mark(t->host);
+    size_t mark = mb_arena_mark(t->host), dev_mark = mb_arena_mark(t->dev);
     double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
     double t1 = mb_now();
     rc = rc ? rc : backward(t, &rec, err, errlen);
     double t2 = mb_now();
     mb_arena_release(t->host, mark);
+    mb_arena_release(t->dev, dev_mark);
     if (rc != 0)
         return -1;
     t->st.steps++;
