@@ -98,7 +98,7 @@ static int validate(struct mb_run *run)
                      opt.dev_mem, (unsigned long long)p1.dev_need);
         else if (!p1.fits_host)
             snprintf(err, sizeof(err), "--host-mem: %zu bytes is below one layer's working set; the smallest that fits is %llu",
-                     opt.host_mem, (unsigned long long)(p1.host_fixed + (b.host_only_act ? p1.host_act : 0)));
+                     opt.host_mem, (unsigned long long)(p1.host_fixed + p1.host_store + (b.host_only_act ? p1.host_act : 0)));
         else
             snprintf(err, sizeof(err), "--storage: %s", p1.why);
         return usage(run, err);

@@ -56,6 +56,7 @@ struct mb_ostore {
     /* the store's thread (naive, optimized) */
     pthread_t tid;
     int thread_started, stop;
+    uint64_t updated;           /* steps whose update ran (their gradient is free) */
     pthread_cond_t more, idle;
     struct ostore_job { int i; const void *grad; } *q;
     size_t qcap, qhead, qtail;  /* FIFO [qhead, qtail) */

@@ -36,14 +36,20 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     }
     o->act_swap = act_swap < inter ? inter : act_swap > all ? all : act_swap;
     o->dev_need = ratel_dev_bytes(cfg, B, prec, RATEL_SYS_RATEL);
-    /* P16 staging and G16 landing, double-buffered; the optimizer's three
-     * tensors in flight (P32, m, v in; P16 out): 14 bytes per parameter */
-    o->host_fixed = 2 * maxpb + 2 * maxgb + 3 * 14 * maxp;
-    uint64_t avail = bud->host_mem > o->host_fixed ? bud->host_mem - o->host_fixed : 0;
+    /* the host arena: P16 staging and G16 landing, two slots each of the
+     * largest layer, as the trainer takes them (64-byte rounded); beside it
+     * mb_ostore's three sets of P32, m, v in and P16 out (14 bytes per
+     * parameter), outside the arena but in the host's memory */
+    (void)maxpb;
+    (void)maxgb;
+    o->host_fixed = 4 * ((maxp * 2 + 63) / 64 * 64);
+    o->host_store = 3 * 14 * maxp;
+    uint64_t fixed = o->host_fixed + o->host_store;
+    uint64_t avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
     o->host_act = o->act_swap < avail ? o->act_swap : avail;
     o->stor_act = o->act_swap - o->host_act;
     o->fits_dev = o->dev_need <= bud->dev_mem;
-    o->fits_host = o->host_fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
+    o->fits_host = fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
     o->fits_storage = !bud->storage || o->stor_states + o->stor_act <= bud->storage;
     o->fits = o->fits_dev && o->fits_host && o->fits_storage;
     if (!o->fits_dev)
@@ -51,7 +57,7 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
                  gb(o->dev_need), gb(bud->dev_mem));
     else if (!o->fits_host)
         snprintf(o->why, sizeof(o->why), "host: needs %.3f GB%s, budget %.3f GB",
-                 gb(o->host_fixed + (bud->host_only_act ? o->act_swap : 0)),
+                 gb(fixed + (bud->host_only_act ? o->act_swap : 0)),
                  bud->host_only_act ? " (buffers + activations)" : " (buffers)", gb(bud->host_mem));
     else if (!o->fits_storage)
         snprintf(o->why, sizeof(o->why), "storage: needs %.3f GB, capacity %.3f GB",
@@ -72,8 +78,8 @@ int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, 
                     "params %.4g, activations swapped %.3f GB: %s%s\n",
                     "tier", "need GB", "budget GB", "",
                     "device", gb(p->dev_need), gb(b->dev_mem), p->fits_dev ? "fits" : "over",
-                    "host", gb(p->host_fixed + p->host_act), gb(b->host_mem),
-                    p->fits_host ? "fits" : "over", gb(p->host_fixed), gb(p->host_act),
+                    "host", gb(p->host_fixed + p->host_store + p->host_act), gb(b->host_mem),
+                    p->fits_host ? "fits" : "over", gb(p->host_fixed + p->host_store), gb(p->host_act),
                     b->host_only_act ? " (host-only)" : "",
                     "storage", gb(p->stor_states + p->stor_act), cap,
                     p->fits_storage ? "fits" : "over", gb(p->stor_states), gb(p->stor_act),

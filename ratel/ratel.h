@@ -180,6 +180,9 @@ struct ratel_plan {
      * in-flight tensors (3 layers of P32, m, v, P16: read-ahead R(i-1),
      * Adam C(i), write-behind W(i+1)), then swapped activations */
     uint64_t host_fixed, host_act;
+    /* host_fixed: the trainer's host arena without activations, exactly;
+     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each) */
+    uint64_t host_store;
     /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
     uint64_t dev_need;
     uint64_t act_swap;   /* bytes swapped (the argument) */

@@ -184,9 +184,18 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
             !(t->dev_g16[k] = take(t->dev, t->max_np * 2, err, errlen)) ||
             !(t->host_p16[k] = take(t->host, t->max_np * 2, err, errlen)))
             return -1;
-    for (int i = 0; i < t->nl; i++)
-        if (t->o.system != RATEL_SYS_NO_OFFLOAD &&
-            !(t->host_g16[i] = take(t->host, t->np[i] * 2, err, errlen)))
+    /* G16 lands in two host slots, alternating in backward order (layer i
+     * is the (nl-1-i)-th), a slot reused once the store's update of its
+     * last gradient ran; zero-infinity runs Adam after the whole backward,
+     * so every layer's gradient lands in its own buffer */
+    void *slot[2] = {NULL, NULL};
+    int per_layer = o->system == RATEL_SYS_ZERO_INFINITY;
+    for (int k = 0; o->system != RATEL_SYS_NO_OFFLOAD && !per_layer && k < 2; k++)
+        if (!(slot[k] = take(t->host, t->max_np * 2, err, errlen)))
+            return -1;
+    for (int i = 0; i < t->nl && o->system != RATEL_SYS_NO_OFFLOAD; i++)
+        if (!(t->host_g16[i] = per_layer ? take(t->host, t->np[i] * 2, err, errlen)
+                                         : slot[(t->nl - 1 - i) & 1]))
             return -1;
     if (t->states_on_store && open_store(t, err, errlen) != 0)
         return -1;

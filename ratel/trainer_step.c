@@ -202,14 +202,21 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
 
 /* Layer i's gradients (device slot g) start toward where its update runs:
  * no-offload updates on the device now; the others copy G16 out. */
-static void update(struct ratel_trainer *t, int i, int g)
+static int update(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
 {
     uint64_t n = t->np[i];
-    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD) {
         nn_adam_step(&t->o.hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->dev_g16[g], t->o.prec.grad,
                      1.0f, t->p16[i], t->o.prec.param);
-    else
-        t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+        return 0;
+    }
+    /* ratel: the host slot is free once the store's update of the
+     * gradient it held (two layers up) has run */
+    if (t->o.system == RATEL_SYS_RATEL && t->g16_step[g] &&
+        mb_ostore_wait_updated(t->store, t->g16_step[g], err, errlen) != 0)
+        return -1;
+    t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+    return 0;
 }
 
 /* Layer i's G16 has landed (waited for one layer later, so the copy
@@ -229,6 +236,7 @@ static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
         tr_span(t, "update", t->lname[i], t0, mb_now());
         return 0;
     }
+    t->g16_step[g] = ++t->queued;
     return mb_ostore_step(t->store, i, t->host_g16[i], err, errlen);
 }
 
@@ -266,8 +274,7 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             snprintf(err, errlen, "layer %d: backward failed", i);
             return -1;
         }
-        update(t, i, g);
-        if (land(t, prev, prev_g, err, errlen) != 0)
+        if (update(t, i, g, err, errlen) != 0 || land(t, prev, prev_g, err, errlen) != 0)
             return -1;
         prev = i;
         prev_g = g;

@@ -103,6 +103,22 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     if (st.dev_peak != need)
         bad = 1, fprintf(stderr, "%s: device peak %llu, ratel_dev_bytes %llu\n", what,
                          (unsigned long long)st.dev_peak, (unsigned long long)need);
+    /* the host arena's peak: the plan's fixed host bytes (two P16 and two
+     * G16 slots) plus the most activations a step swapped, to the byte */
+    if (o->system == RATEL_SYS_RATEL) {
+        struct ratel_budget bud = {0};
+        bud.dev_mem = bud.host_mem = 1ull << 40;
+        struct ratel_plan pl;
+        ratel_plan(&o->cfg, o->batch, o->prec, &bud, 0, &pl);
+        /* the profiling step swaps the blocks' and the head's inputs, the others the choice */
+        uint64_t in = (uint64_t)(o->cfg.layers + 1) * o->batch * o->cfg.seq * o->cfg.hidden *
+                      nn_dtype_size(o->prec.act);
+        uint64_t most = st.act_swapped > in ? st.act_swapped : in;
+        if (st.host_peak != pl.host_fixed + most)
+            bad = 1, fprintf(stderr, "%s: host peak %llu, plan %llu + swapped %llu\n", what,
+                             (unsigned long long)st.host_peak, (unsigned long long)pl.host_fixed,
+                             (unsigned long long)st.act_swapped);
+    }
     if (st.steps != STEPS || !(st.loss > 0))
         bad = 1, fprintf(stderr, "%s: %d steps, loss %g\n", what, st.steps, st.loss);
     fprintf(stderr, "%-40s loss %.6f swapped %8llu B, choice case %d (%d units): %s\n", what,
