@@ -390,6 +390,7 @@ static void record(struct st *s)
         mb_metric_case_int(r, cn, "storage_write_bytes", (long long)os.write_bytes);
         mb_metric_case_dbl(r, cn, "storage_read_busy_s", os.read_busy_s);
         mb_metric_case_dbl(r, cn, "storage_write_busy_s", os.write_busy_s);
+        mb_metric_case_dbl(r, cn, "storage_io_busy_s", os.io_busy_s);
         mb_metric_case_dbl(r, cn, "optimizer_stall_s", os.stall_s);
         mb_ostore_emulation(so, emu, sizeof(emu));
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");

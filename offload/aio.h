@@ -508,6 +508,7 @@ struct mb_ostore_opts {
 struct mb_ostore_stats {
     uint64_t read_bytes, write_bytes, reads, writes, steps;
     double read_busy_s, write_busy_s; /* time with a read (write) in flight */
+    double io_busy_s;           /* time with either in flight (they share a file) */
     double update_s;            /* in the update callback */
     double stall_s;             /* steps waiting for their reads */
 };

@@ -47,7 +47,7 @@ struct mb_ostore {
     pthread_mutex_t mu;         /* buckets, stats, CRC tables, first error */
     struct mb_rate rate[MB_STORAGE_MAX_FILES];
     struct mb_ostore_stats st;
-    double busy_until[2];
+    double busy_until[3];       /* read, write, either */
     char failure[512];
     int failed;
 

@@ -331,8 +331,15 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_
     struct mb_ostore_stats ss = {0};
     if (t->store)
         mb_ostore_stats(t->store, &ss);
-    hw->stor_read = rate_of((double)ss.read_bytes, ss.read_busy_s, 1e12);
-    hw->stor_write = rate_of((double)ss.write_bytes, ss.write_busy_s, 1e12);
+    /* Eq. 5 adds read and write time, as if they ran in turn, and they do:
+     * a file (its rate cap) serves both. So each term's rate is the files'
+     * rate with the device to itself: bytes of both over the time either was
+     * in flight. Each direction's bytes over its own busy time was measured
+     * while the other shared the files (the optimized order overlaps them),
+     * about half the rate, and the storage term came out twice too long. */
+    double both = rate_of((double)(ss.read_bytes + ss.write_bytes), ss.io_busy_s, 1e12);
+    hw->stor_read = ss.read_bytes ? both : rate_of(0, 0, 1e12);
+    hw->stor_write = ss.write_bytes ? both : rate_of(0, 0, 1e12);
     hw->mem_avail = (double)mb_arena_free_bytes(t->host);
 }
 
