@@ -298,6 +298,8 @@ static int iterate(void *state, long long iter, double *elapsed)
 {
     (void)iter, (void)elapsed;
     struct st *s = state;
+    struct ratel_trainer_stats before;
+    ratel_trainer_stats(s->t, &before);
     if (ratel_trainer_step(s->t, s->tok, s->tgt, s->err, sizeof(s->err)) != 0) {
         mb_warn("%s: step %lld: %s", s->name, s->steps + 1, s->err);
         return -1;
@@ -310,8 +312,9 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     struct ratel_trainer_stats st;
     ratel_trainer_stats(s->t, &st);
-    /* the profiling step (the first) runs another policy: not counted */
-    if (s->steps++ > 0 || !st.choice_made) {
+    /* the steps up to the profiling one (the second) run another policy: not counted */
+    s->steps++;
+    if (before.choice_made || !st.choice_made) {
         s->timed_steps++;
         s->step_s += st.step_s;
         s->compute_flops += st.gemm_flops_done;

@@ -346,8 +346,13 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_
 int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, char *err,
                        size_t errlen)
 {
-    int profiling = t->release_acts && !t->st.choice_made;
-    if (profiling || t->o.system == RATEL_SYS_ZERO_INFINITY) {
+    /* the first step only warms up (first touch of the arenas, the BLAS,
+     * link and store threads started): its GEMM rate came out several times
+     * below a later step's, so T_f and T_b were predicted far too long; the
+     * second step is the profiling one */
+    int before_choice = t->release_acts && !t->st.choice_made;
+    int profiling = before_choice && t->st.steps >= 1;
+    if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
         struct ratel_hw any = {1, 1, 1, 1, 1, 1};
         if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
             return -1;
