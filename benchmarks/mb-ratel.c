@@ -98,7 +98,7 @@ static int validate(struct mb_run *run)
                      opt.dev_mem, (unsigned long long)p1.dev_need);
         else if (!p1.fits_host)
             snprintf(err, sizeof(err), "--host-mem: %zu bytes is below one layer's working set; the smallest that fits is %llu",
-                     opt.host_mem, (unsigned long long)(p1.host_fixed + (b.host_only_act ? p1.host_act : 0)));
+                     opt.host_mem, (unsigned long long)(p1.host_fixed + p1.host_store + (b.host_only_act ? p1.host_act : 0)));
         else
             snprintf(err, sizeof(err), "--storage: %s", p1.why);
         return usage(run, err);
@@ -298,6 +298,8 @@ static int iterate(void *state, long long iter, double *elapsed)
 {
     (void)iter, (void)elapsed;
     struct st *s = state;
+    struct ratel_trainer_stats before;
+    ratel_trainer_stats(s->t, &before);
     if (ratel_trainer_step(s->t, s->tok, s->tgt, s->err, sizeof(s->err)) != 0) {
         mb_warn("%s: step %lld: %s", s->name, s->steps + 1, s->err);
         return -1;
@@ -310,8 +312,9 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     struct ratel_trainer_stats st;
     ratel_trainer_stats(s->t, &st);
-    /* the profiling step (the first) runs another policy: not counted */
-    if (s->steps++ > 0 || !st.choice_made) {
+    /* the steps up to the profiling one (the second) run another policy: not counted */
+    s->steps++;
+    if (before.choice_made || !st.choice_made) {
         s->timed_steps++;
         s->step_s += st.step_s;
         s->compute_flops += st.gemm_flops_done;
@@ -390,6 +393,7 @@ static void record(struct st *s)
         mb_metric_case_int(r, cn, "storage_write_bytes", (long long)os.write_bytes);
         mb_metric_case_dbl(r, cn, "storage_read_busy_s", os.read_busy_s);
         mb_metric_case_dbl(r, cn, "storage_write_busy_s", os.write_busy_s);
+        mb_metric_case_dbl(r, cn, "storage_io_busy_s", os.io_busy_s);
         mb_metric_case_dbl(r, cn, "optimizer_stall_s", os.stall_s);
         mb_ostore_emulation(so, emu, sizeof(emu));
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");

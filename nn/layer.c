@@ -217,7 +217,7 @@ struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
         rc |= alloc1(l, &l->inter, &l->own_inter, NN_I32, M, 0);
         break;
     case NN_LAYER_BLOCK:
-        rc |= alloc1(l, &l->inter, &l->own_inter, prec.act, M, H);
+        rc |= alloc1(l, &l->inter, flags & NN_LAYER_BIND_INTER ? NULL : &l->own_inter, prec.act, M, H);
         rc |= add_intra(l, prec.act, M, H, ws->xhat1);
         rc |= add_intra(l, NN_F32, M, 0, NULL); /* rstd1 */
         rc |= add_intra(l, prec.act, M, 3 * H, ws->qkv);
@@ -234,7 +234,7 @@ struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
         rc |= add_intra(l, prec.act, M, F, ws->gl);
         break;
     case NN_LAYER_HEAD:
-        rc |= alloc1(l, &l->inter, &l->own_inter, prec.act, M, H);
+        rc |= alloc1(l, &l->inter, flags & NN_LAYER_BIND_INTER ? NULL : &l->own_inter, prec.act, M, H);
         rc |= add_intra(l, prec.act, M, H, ws->xhat1);
         rc |= add_intra(l, NN_F32, M, 0, NULL); /* rstd */
         rc |= add_intra(l, prec.act, M, V, ws->logits);
@@ -301,6 +301,7 @@ static int bind(struct nn_layer *l, struct nn_tensor *t, void **own, void *mem)
 
 int nn_layer_bind_params(struct nn_layer *l, void *mem) { return bind(l, &l->params, &l->own_params, mem); }
 int nn_layer_bind_grads(struct nn_layer *l, void *mem) { return bind(l, &l->grads, &l->own_grads, mem); }
+int nn_layer_bind_inter(struct nn_layer *l, void *mem) { return bind(l, &l->inter, &l->own_inter, mem); }
 
 float *nn_act(struct nn_layer *l, int i)
 {

@@ -302,6 +302,11 @@ struct nn_layer *nn_layer_new(const struct nn_gpt_config *cfg, int B, struct nn_
  * each forward and backward, so layers can share one buffer (a trainer
  * that swaps or recomputes them). Otherwise backward allocates them. */
 #define NN_LAYER_BIND_INTRA 4u
+/* No memory of its own for a block's or the head's input (its inter
+ * activation; the embedding keeps its token ids, the head its targets):
+ * the caller binds it (nn_layer_bind_inter) before each forward and
+ * backward, so a trainer that swaps the inputs out shares their buffers. */
+#define NN_LAYER_BIND_INTER 8u
 struct nn_layer *nn_layer_new_alloc(const struct nn_gpt_config *cfg, int B,
                                     struct nn_precision prec, int layer, uint64_t seed,
                                     struct nn_workspace *ws, const struct nn_alloc *a,
@@ -313,6 +318,8 @@ void nn_layer_free(struct nn_layer *l);
  * mem alive while the layer uses it and frees it. 0, or -1 (mem NULL). */
 int nn_layer_bind_params(struct nn_layer *l, void *mem);
 int nn_layer_bind_grads(struct nn_layer *l, void *mem);
+/* The same for the layer's input (nn_layer_act_inter's bytes). */
+int nn_layer_bind_inter(struct nn_layer *l, void *mem);
 /* Writes the GPT-2 initialisation of layer `layer` from seed into the
  * layer's parameters (what nn_layer_new does): same seed, same bits. */
 void nn_layer_init_params(struct nn_layer *l, uint64_t seed);

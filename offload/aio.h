@@ -589,6 +589,7 @@ struct mb_ostore_opts {
 struct mb_ostore_stats {
     uint64_t read_bytes, write_bytes, reads, writes, steps;
     double read_busy_s, write_busy_s; /* time with a read (write) in flight */
+    double io_busy_s;           /* time with either in flight (they share a file) */
     double update_s;            /* in the update callback */
     double stall_s;             /* steps waiting for their reads */
 };
@@ -620,6 +621,10 @@ int mb_ostore_rw(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len,
  * store's order; naive and optimized return once the step is queued.
  * 0, or -1 with the first failure of any step so far. */
 int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen);
+/* Waits until the first n steps since open have run their update (so
+ * their gradients may be reused: a caller double-buffers them); 0, or -1
+ * with the first failure. */
+int mb_ostore_wait_updated(struct mb_ostore *s, uint64_t n, char *err, size_t errlen);
 /* Waits until every queued step is done; 0, or -1 with the first failure. */
 int mb_ostore_drain(struct mb_ostore *s, char *err, size_t errlen);
 void mb_ostore_stats(struct mb_ostore *s, struct mb_ostore_stats *out);

@@ -343,9 +343,21 @@ int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen)
 {
     struct mb_ostore *s = io->s;
     struct ostore_extent *e = &s->ext[io->ext];
+    double t_in = mb_now();
     int failed = io->nreq ? mb_aio_wait(io->t) : 0;
+    double t_aio = mb_now();
     mb_rate_pace(io->until);
     double t1 = mb_now();
+    /* when the transfer ended, not when the caller came to wait (a
+     * read-ahead waited after Adam would count Adam as storage time): the
+     * engine's completion if the wait blocked, else before the wait; the
+     * capped file's bucket end when later */
+    int blocked = t_aio - t_in > 1e-4;
+    double end = blocked ? t_aio : s->o.file_gbps > 0 ? io->t0 : t_in;
+    if (s->o.file_gbps > 0 && io->until > end)
+        end = io->until;
+    if (end > t1)
+        end = t1;
     int rc = 0;
 
     pthread_mutex_lock(&s->mu);
@@ -363,10 +375,16 @@ int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen)
         s->st.reads++;
     double *busy = d ? &s->st.write_busy_s : &s->st.read_busy_s;
     double from = io->t0 > s->busy_until[d] ? io->t0 : s->busy_until[d];
-    if (t1 > from)
-        *busy += t1 - from;
-    if (t1 > s->busy_until[d])
-        s->busy_until[d] = t1;
+    if (end > from)
+        *busy += end - from;
+    if (end > s->busy_until[d])
+        s->busy_until[d] = end;
+    /* either direction in flight: a file's bucket serves both in turn */
+    from = io->t0 > s->busy_until[2] ? io->t0 : s->busy_until[2];
+    if (end > from)
+        s->st.io_busy_s += end - from;
+    if (end > s->busy_until[2])
+        s->busy_until[2] = end;
     uint64_t b0 = io->off / s->block, nb = (io->len + s->block - 1) / s->block;
     if (failed) {
         for (int r = 0; r < io->nreq; r++)

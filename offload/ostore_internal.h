@@ -47,7 +47,7 @@ struct mb_ostore {
     pthread_mutex_t mu;         /* buckets, stats, CRC tables, first error */
     struct mb_rate rate[MB_STORAGE_MAX_FILES];
     struct mb_ostore_stats st;
-    double busy_until[2];
+    double busy_until[3];       /* read, write, either */
     char failure[512];
     int failed;
 
@@ -56,6 +56,7 @@ struct mb_ostore {
     /* the store's thread (naive, optimized) */
     pthread_t tid;
     int thread_started, stop;
+    uint64_t updated;           /* steps whose update ran (their gradient is free) */
     pthread_cond_t more, idle;
     struct ostore_job { int i; const void *grad; } *q;
     size_t qcap, qhead, qtail;  /* FIFO [qhead, qtail) */

@@ -198,6 +198,8 @@ static void *store_main(void *arg)
             ostore_fail(s, err);
 
         pthread_mutex_lock(&s->mu);
+        if (j.i >= 0)
+            s->updated++;
         s->busy = 0;
         if (s->qhead == s->qtail)
             s->qhead = s->qtail = 0;
@@ -242,9 +244,21 @@ int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size
             ostore_fail(s, err);
             return -1;
         }
+        pthread_mutex_lock(&s->mu);
+        s->updated++;
+        pthread_mutex_unlock(&s->mu);
         return 0;
     }
     return enqueue(s, i, grad, err, errlen);
+}
+
+int mb_ostore_wait_updated(struct mb_ostore *s, uint64_t n, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->updated < n && s->thread_started)
+        pthread_cond_wait(&s->idle, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return first_failure(s, err, errlen);
 }
 
 int mb_ostore_drain(struct mb_ostore *s, char *err, size_t errlen)

@@ -1,9 +1,11 @@
 /* --plan: where every byte of a Ratel run lives, from nn_gpt_account and
  * nn_workspace_bytes without allocating, and whether it fits the device,
  * host and storage budgets. Placement as in the paper: P32, Adam m, v and
- * P16 on storage (14P); the device holds one layer at a time
- * (double-buffered P16 in, G16 out); swapped activations go to the host
- * up to what its fixed buffers leave, the rest to storage. */
+ * P16 on storage (14P); the device holds what the trainer allocates
+ * (ratel_dev_bytes: one layer's parameters at a time, double-buffered P16
+ * in and G16 out, two shared intra regions, every layer's input); swapped
+ * activations go to the host up to what its fixed buffers leave, the rest
+ * to storage. */
 #include "ratel.h"
 
 #include <stdio.h>
@@ -19,7 +21,7 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     nn_gpt_account(cfg, B, prec, &t);
     o->params = t.params;
     o->stor_states = t.opt_bytes + t.param_bytes;
-    uint64_t maxp = 0, maxpb = 0, maxgb = 0, maxact = 0, inter = 0, all = 0;
+    uint64_t maxp = 0, maxpb = 0, maxgb = 0, inter = 0, all = 0;
     for (int l = 0; l <= cfg->layers + 1; l++) {
         struct nn_layer_account a;
         nn_gpt_layer_account(cfg, B, prec, l, &a);
@@ -27,30 +29,35 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
         maxpb = a.param_bytes > maxpb ? a.param_bytes : maxpb;
         maxgb = a.grad_bytes > maxgb ? a.grad_bytes : maxgb;
         uint64_t act = a.act_inter_bytes + a.act_intra_bytes;
-        maxact = act > maxact ? act : maxact;
         if (l >= 1) {
             inter += a.act_inter_bytes;
             all += act;
         }
     }
     o->act_swap = act_swap < inter ? inter : act_swap > all ? all : act_swap;
-    o->dev_need = (uint64_t)nn_workspace_bytes(cfg, B) + 2 * maxpb + 2 * maxgb + maxact;
-    /* P16 staging and G16 landing, double-buffered; the optimizer's three
-     * tensors in flight (P32, m, v in; P16 out): 14 bytes per parameter */
-    o->host_fixed = 2 * maxpb + 2 * maxgb + 3 * 14 * maxp;
-    uint64_t avail = bud->host_mem > o->host_fixed ? bud->host_mem - o->host_fixed : 0;
+    o->dev_need = ratel_dev_bytes(cfg, B, prec, RATEL_SYS_RATEL);
+    /* the host arena: P16 staging and G16 landing, two slots each of the
+     * largest layer, as the trainer takes them (64-byte rounded); beside it
+     * mb_ostore's three sets of P32, m, v in and P16 out (14 bytes per
+     * parameter), outside the arena but in the host's memory */
+    (void)maxpb;
+    (void)maxgb;
+    o->host_fixed = 4 * ((maxp * 2 + 63) / 64 * 64);
+    o->host_store = 3 * 14 * maxp;
+    uint64_t fixed = o->host_fixed + o->host_store;
+    uint64_t avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
     o->host_act = o->act_swap < avail ? o->act_swap : avail;
     o->stor_act = o->act_swap - o->host_act;
     o->fits_dev = o->dev_need <= bud->dev_mem;
-    o->fits_host = o->host_fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
+    o->fits_host = fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
     o->fits_storage = !bud->storage || o->stor_states + o->stor_act <= bud->storage;
     o->fits = o->fits_dev && o->fits_host && o->fits_storage;
     if (!o->fits_dev)
-        snprintf(o->why, sizeof(o->why), "device: needs %.3f GB (one layer + workspace), budget %.3f GB",
+        snprintf(o->why, sizeof(o->why), "device: needs %.3f GB (ratel_dev_bytes), budget %.3f GB",
                  gb(o->dev_need), gb(bud->dev_mem));
     else if (!o->fits_host)
         snprintf(o->why, sizeof(o->why), "host: needs %.3f GB%s, budget %.3f GB",
-                 gb(o->host_fixed + (bud->host_only_act ? o->act_swap : 0)),
+                 gb(fixed + (bud->host_only_act ? o->act_swap : 0)),
                  bud->host_only_act ? " (buffers + activations)" : " (buffers)", gb(bud->host_mem));
     else if (!o->fits_storage)
         snprintf(o->why, sizeof(o->why), "storage: needs %.3f GB, capacity %.3f GB",
@@ -65,14 +72,14 @@ int ratel_plan_format(const struct ratel_plan *p, const struct ratel_budget *b, 
         snprintf(cap, sizeof(cap), "%.3f", gb(b->storage));
     return snprintf(buf, len,
                     "%-8s %12s %12s  %s\n"
-                    "%-8s %12.3f %12.3f  %-4s one layer (P16, G16 twice; activations) + workspace\n"
+                    "%-8s %12.3f %12.3f  %-4s P16, G16 slots twice; layer inputs; 2 intra regions; workspace\n"
                     "%-8s %12.3f %12.3f  %-4s buffers %.3f GB + activations %.3f GB%s\n"
                     "%-8s %12.3f %12s  %-4s P32+m+v+P16 (14P) %.3f GB + activations %.3f GB\n"
                     "params %.4g, activations swapped %.3f GB: %s%s\n",
                     "tier", "need GB", "budget GB", "",
                     "device", gb(p->dev_need), gb(b->dev_mem), p->fits_dev ? "fits" : "over",
-                    "host", gb(p->host_fixed + p->host_act), gb(b->host_mem),
-                    p->fits_host ? "fits" : "over", gb(p->host_fixed), gb(p->host_act),
+                    "host", gb(p->host_fixed + p->host_store + p->host_act), gb(b->host_mem),
+                    p->fits_host ? "fits" : "over", gb(p->host_fixed + p->host_store), gb(p->host_act),
                     b->host_only_act ? " (host-only)" : "",
                     "storage", gb(p->stor_states + p->stor_act), cap,
                     p->fits_storage ? "fits" : "over", gb(p->stor_states), gb(p->stor_act),

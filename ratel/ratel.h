@@ -180,8 +180,10 @@ struct ratel_plan {
      * in-flight tensors (3 layers of P32, m, v, P16: read-ahead R(i-1),
      * Adam C(i), write-behind W(i+1)), then swapped activations */
     uint64_t host_fixed, host_act;
-    /* device: workspace + the largest layer's P16 and G16, twice (double
-     * buffering), its inter and intra activations */
+    /* host_fixed: the trainer's host arena without activations, exactly;
+     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each) */
+    uint64_t host_store;
+    /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
     uint64_t dev_need;
     uint64_t act_swap;   /* bytes swapped (the argument) */
     int fits_dev, fits_host, fits_storage, fits;
@@ -236,6 +238,15 @@ enum ratel_system {
     RATEL_SYS_COUNT
 };
 const char *ratel_system_name(enum ratel_system s);
+/* dev_bytes.c: the device arena's bytes exactly as the trainer of system
+ * sys allocates them (its peak; --plan's device need is the ratel one):
+ * nn's workspace, two shared intra regions (ratel, zero-infinity) or every
+ * layer's own intra tensors, every layer's input, two hidden states and
+ * their gradients, two P16 and two G16 slots (no-offload: the states). */
+uint64_t ratel_dev_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                         enum ratel_system sys);
+/* One shared region: the largest layer's intra tensors, each 64-aligned. */
+uint64_t ratel_dev_region_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec);
 int ratel_system_parse(const char *s, enum ratel_system *out);
 
 struct ratel_trainer_opts {

@@ -69,7 +69,8 @@ static int adam_update(void *ctx, int i, const struct mb_ostore_state *st, const
 
 static void *take(struct mb_arena *a, size_t bytes, char *err, size_t errlen)
 {
-    return mb_arena_alloc(a, bytes ? bytes : 64, 64, err, errlen);
+    /* rounded up, so the arena's peak is the sum ratel_dev_bytes counts */
+    return mb_arena_alloc(a, bytes ? (bytes + 63) / 64 * 64 : 64, 64, err, errlen);
 }
 
 /* The initial states of layer i (as nn_gpt_new makes them, then as
@@ -141,12 +142,13 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     t->lname = calloc((size_t)t->nl, sizeof(*t->lname));
     t->act_host = calloc((size_t)t->nl, sizeof(*t->act_host));
     t->inter_host = calloc((size_t)t->nl, sizeof(void *));
+    t->inter_dev = calloc((size_t)t->nl, sizeof(void *));
     t->p32 = calloc((size_t)t->nl, sizeof(float *));
     t->m = calloc((size_t)t->nl, sizeof(float *));
     t->v = calloc((size_t)t->nl, sizeof(float *));
     t->p16 = calloc((size_t)t->nl, sizeof(uint16_t *));
     if (!t->layer || !t->np || !t->host_g16 || !t->lname || !t->act_host ||
-        !t->inter_host || !t->p32 || !t->m || !t->v || !t->p16) {
+        !t->inter_host || !t->inter_dev || !t->p32 || !t->m || !t->v || !t->p16) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -157,17 +159,8 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     t->states_on_store = o->system == RATEL_SYS_RATEL || o->system == RATEL_SYS_ZERO_INFINITY;
     t->release_acts = t->states_on_store;
     unsigned bind = NN_LAYER_BIND_PARAMS | NN_LAYER_BIND_GRADS |
-                    (t->release_acts ? NN_LAYER_BIND_INTRA : 0u);
-    size_t region = 64;
-    for (int i = 0; i < t->nl; i++) {
-        size_t sum = 0;
-        for (int j = 0; j < nn_gpt_intra_count(&o->cfg, i); j++) {
-            uint64_t bytes;
-            nn_gpt_intra_account(&o->cfg, B, o->prec, i, j, &bytes, NULL);
-            sum += ((size_t)bytes + 63) / 64 * 64;
-        }
-        region = sum > region ? sum : region;
-    }
+                    (t->release_acts ? NN_LAYER_BIND_INTRA | NN_LAYER_BIND_INTER : 0u);
+    size_t region = (size_t)ratel_dev_region_bytes(&o->cfg, B, o->prec);
     for (int k = 0; t->release_acts && k < 2; k++)
         if (!(t->region[k] = take(t->dev, region, err, errlen)))
             return -1;
@@ -191,9 +184,18 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
             !(t->dev_g16[k] = take(t->dev, t->max_np * 2, err, errlen)) ||
             !(t->host_p16[k] = take(t->host, t->max_np * 2, err, errlen)))
             return -1;
-    for (int i = 0; i < t->nl; i++)
-        if (t->o.system != RATEL_SYS_NO_OFFLOAD &&
-            !(t->host_g16[i] = take(t->host, t->np[i] * 2, err, errlen)))
+    /* G16 lands in two host slots, alternating in backward order (layer i
+     * is the (nl-1-i)-th), a slot reused once the store's update of its
+     * last gradient ran; zero-infinity runs Adam after the whole backward,
+     * so every layer's gradient lands in its own buffer */
+    void *slot[2] = {NULL, NULL};
+    int per_layer = o->system == RATEL_SYS_ZERO_INFINITY;
+    for (int k = 0; o->system != RATEL_SYS_NO_OFFLOAD && !per_layer && k < 2; k++)
+        if (!(slot[k] = take(t->host, t->max_np * 2, err, errlen)))
+            return -1;
+    for (int i = 0; i < t->nl && o->system != RATEL_SYS_NO_OFFLOAD; i++)
+        if (!(t->host_g16[i] = per_layer ? take(t->host, t->np[i] * 2, err, errlen)
+                                         : slot[(t->nl - 1 - i) & 1]))
             return -1;
     if (t->states_on_store && open_store(t, err, errlen) != 0)
         return -1;
@@ -297,6 +299,7 @@ void ratel_trainer_free(struct ratel_trainer *t)
     free(t->lname);
     free(t->act_host);
     free(t->inter_host);
+    free(t->inter_dev);
     free(t->p32);
     free(t->m);
     free(t->v);

@@ -21,7 +21,9 @@ struct ratel_trainer {
     float *h[2], *dh[2];                 /* device hidden states */
     void *dev_p16[2], *dev_g16[2];       /* device slots (double-buffered) */
     void *host_p16[2];                   /* host staging */
-    void **host_g16;                     /* host landing, per layer (lives until the drain) */
+    void **host_g16;                     /* host landing of layer i: one of two slots
+                                          * (zero-infinity: its own, all live until Adam) */
+    uint64_t g16_step[2], queued;        /* the store step that last read each slot */
     mb_link_ticket p16_tk[2], g16_tk[2];
     struct mb_ostore_io *p16_io[2];
     struct mb_link *link;
@@ -40,6 +42,7 @@ struct ratel_trainer {
     char *region[2];
     mb_link_ticket region_d2h[2];        /* the last copy out of each region */
     void **inter_host;
+    void **inter_dev;                    /* inputs kept on the device this step */
     long long t;                         /* Adam's step count */
     mb_link_ticket act_d2h;              /* the last activation copied out */
     int states_on_store, release_acts;

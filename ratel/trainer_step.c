@@ -54,6 +54,14 @@ static int attach_region(struct ratel_trainer *t, int i, int r)
     struct nn_layer *l = t->layer[i];
     char *p = t->region[r];
     uint64_t bytes;
+    /* the input first: in the region when it is swapped out, else in the
+     * step's own device buffer (its slot in the region then stays unused) */
+    if (i > 0) {
+        size_t in = nn_tensor_bytes(nn_layer_act_inter(l));
+        if (nn_layer_bind_inter(l, t->inter_dev[i] ? t->inter_dev[i] : (void *)p) != 0)
+            return -1;
+        p += (in + 63) / 64 * 64;
+    }
     for (int j = 0; nn_layer_intra_account(l, j, &bytes, NULL) == 0; j++) {
         if (nn_layer_intra_attach(l, j, p, 0) != 0)
             return -1;
@@ -94,6 +102,22 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     }
     t->region_d2h[i & 1] = t->act_d2h;
     return 0;
+}
+
+/* A layer input the policy does not swap stays on the device the whole
+ * step: a buffer of its own from the device arena (given back at the
+ * step's end), so a policy that keeps inputs needs more than --plan's
+ * device bytes, which count the inputs swapped (the paper's minimum). */
+static int keep_input(struct ratel_trainer *t, int i, char *err, size_t errlen)
+{
+    int inter = 0;
+    ratel_layer_mask(t->u, t->nu, t->swap, i, &inter);
+    t->inter_dev[i] = NULL;
+    if (inter)
+        return 0;
+    size_t in = nn_tensor_bytes(nn_layer_act_inter(t->layer[i]));
+    t->inter_dev[i] = mb_arena_alloc(t->dev, (in + 63) / 64 * 64, 64, err, errlen);
+    return t->inter_dev[i] ? 0 : -1;
 }
 
 /* Into region r: the swapped tensors copied back (the region holds
@@ -144,6 +168,8 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
         struct nn_layer *l = t->layer[i];
         nn_layer_bind_params(l, stage_ready(t, i, s));
         if (t->release_acts && i > 0) { /* the region's last user copied out */
+            if (keep_input(t, i, err, errlen) != 0)
+                return -1;
             mb_link_wait(t->link, t->region_d2h[i & 1]);
             if (attach_region(t, i, i & 1) != 0) {
                 snprintf(err, errlen, "layer %d: attaching its activations failed", i);
@@ -176,14 +202,21 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
 
 /* Layer i's gradients (device slot g) start toward where its update runs:
  * no-offload updates on the device now; the others copy G16 out. */
-static void update(struct ratel_trainer *t, int i, int g)
+static int update(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
 {
     uint64_t n = t->np[i];
-    if (t->o.system == RATEL_SYS_NO_OFFLOAD)
+    if (t->o.system == RATEL_SYS_NO_OFFLOAD) {
         nn_adam_step(&t->o.hp, t->t, n, t->p32[i], t->m[i], t->v[i], t->dev_g16[g], t->o.prec.grad,
                      1.0f, t->p16[i], t->o.prec.param);
-    else
-        t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+        return 0;
+    }
+    /* ratel: the host slot is free once the store's update of the
+     * gradient it held (two layers up) has run */
+    if (t->o.system == RATEL_SYS_RATEL && t->g16_step[g] &&
+        mb_ostore_wait_updated(t->store, t->g16_step[g], err, errlen) != 0)
+        return -1;
+    t->g16_tk[g] = mb_link_copy(t->link, MB_LINK_D2H, t->host_g16[i], t->dev_g16[g], n * 2);
+    return 0;
 }
 
 /* Layer i's G16 has landed (waited for one layer later, so the copy
@@ -203,6 +236,7 @@ static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
         tr_span(t, "update", t->lname[i], t0, mb_now());
         return 0;
     }
+    t->g16_step[g] = ++t->queued;
     return mb_ostore_step(t->store, i, t->host_g16[i], err, errlen);
 }
 
@@ -240,8 +274,7 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             snprintf(err, errlen, "layer %d: backward failed", i);
             return -1;
         }
-        update(t, i, g);
-        if (land(t, prev, prev_g, err, errlen) != 0)
+        if (update(t, i, g, err, errlen) != 0 || land(t, prev, prev_g, err, errlen) != 0)
             return -1;
         prev = i;
         prev_g = g;
@@ -298,29 +331,42 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_
     struct mb_ostore_stats ss = {0};
     if (t->store)
         mb_ostore_stats(t->store, &ss);
-    hw->stor_read = rate_of((double)ss.read_bytes, ss.read_busy_s, 1e12);
-    hw->stor_write = rate_of((double)ss.write_bytes, ss.write_busy_s, 1e12);
+    /* Eq. 5 adds read and write time, as if they ran in turn, and they do:
+     * a file (its rate cap) serves both. So each term's rate is the files'
+     * rate with the device to itself: bytes of both over the time either was
+     * in flight. Each direction's bytes over its own busy time was measured
+     * while the other shared the files (the optimized order overlaps them),
+     * about half the rate, and the storage term came out twice too long. */
+    double both = rate_of((double)(ss.read_bytes + ss.write_bytes), ss.io_busy_s, 1e12);
+    hw->stor_read = ss.read_bytes ? both : rate_of(0, 0, 1e12);
+    hw->stor_write = ss.write_bytes ? both : rate_of(0, 0, 1e12);
     hw->mem_avail = (double)mb_arena_free_bytes(t->host);
 }
 
 int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, char *err,
                        size_t errlen)
 {
-    int profiling = t->release_acts && !t->st.choice_made;
-    if (profiling || t->o.system == RATEL_SYS_ZERO_INFINITY) {
+    /* the first step only warms up (first touch of the arenas, the BLAS,
+     * link and store threads started): its GEMM rate came out several times
+     * below a later step's, so T_f and T_b were predicted far too long; the
+     * second step is the profiling one */
+    int before_choice = t->release_acts && !t->st.choice_made;
+    int profiling = before_choice && t->st.steps >= 1;
+    if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
         struct ratel_hw any = {1, 1, 1, 1, 1, 1};
         if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
             return -1;
     }
     t->t++;
     t->st.act_swapped = 0;
-    size_t mark = mb_arena_mark(t->host);
+    size_t mark = mb_arena_mark(t->host), dev_mark = mb_arena_mark(t->dev);
     double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
     double t1 = mb_now();
     rc = rc ? rc : backward(t, &rec, err, errlen);
     double t2 = mb_now();
     mb_arena_release(t->host, mark);
+    mb_arena_release(t->dev, dev_mark);
     if (rc != 0)
         return -1;
     t->st.steps++;

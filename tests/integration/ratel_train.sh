@@ -59,7 +59,13 @@ expect 1 "corrupt state caught" -- env MB_FAULT_INJECT=corrupt-state "$R" "${tin
   has "L[0-9]+\.(P32|m|v): CRC32C mismatch .*at offset [0-9]+" "corruption named by tensor and offset"
 expect 1 "write error caught" -- env MB_FAULT_INJECT=write-error "$R" "${tiny[@]}" -o "$T/w.h5" &&
   has "writing L[0-9]+\..* Input/output error" "write error named"
-expect 1 "device arena overrun" -- "$R" "${tiny[@]}" --batch 1 --dev-mem 300K -o "$T/o.h5" &&
+expect 0 "exactly the plan's device bytes" -- "$R" "${tiny[@]}" --batch 1 --dev-mem 331648 -o "$T/x.h5" &&
+  has " pass$" "trained at the planned device bytes"
+expect 2 "one byte under the plan" -- "$R" "${tiny[@]}" --batch 1 --dev-mem 331647 -o "$T/x1.h5" &&
+  has "the smallest that fits is 331648" "refusal names the planned bytes"
+# the plan's device bytes (331648 at batch 1) count the inputs swapped;
+# recompute-all keeps them on the device, so 324K (331776) overruns mid-step
+expect 1 "device arena overrun" -- "$R" "${tiny[@]}" --batch 1 --act recompute-all --dev-mem 324K -o "$T/o.h5" &&
   has "dev-mem: arena overrun: asked [0-9]+ bytes, [0-9]+ free" "overrun names tier, asked and free"
 
 bad() {

@@ -93,6 +93,32 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     /* P16 crosses the link twice per step (forward, backward) but on no-offload */
     if (o->system != RATEL_SYS_NO_OFFLOAD && !(h2d.bytes >= 2 * STEPS * ratel_trainer_layer_params(t, 0)))
         bad = 1, fprintf(stderr, "%s: %llu bytes host to device\n", what, (unsigned long long)h2d.bytes);
+    /* the device arena's peak is what ratel_dev_bytes (--plan) counts, to the byte */
+    uint64_t need = ratel_dev_bytes(&o->cfg, o->batch, o->prec, o->system);
+    /* recompute-all keeps every block's and the head's input on the device */
+    if (o->act == RATEL_ACT_RECOMPUTE_ALL &&
+        (o->system == RATEL_SYS_RATEL || o->system == RATEL_SYS_ZERO_INFINITY))
+        need += (uint64_t)(o->cfg.layers + 1) *
+                (((uint64_t)o->batch * o->cfg.seq * o->cfg.hidden * nn_dtype_size(o->prec.act) + 63) / 64 * 64);
+    if (st.dev_peak != need)
+        bad = 1, fprintf(stderr, "%s: device peak %llu, ratel_dev_bytes %llu\n", what,
+                         (unsigned long long)st.dev_peak, (unsigned long long)need);
+    /* the host arena's peak: the plan's fixed host bytes (two P16 and two
+     * G16 slots) plus the most activations a step swapped, to the byte */
+    if (o->system == RATEL_SYS_RATEL) {
+        struct ratel_budget bud = {0};
+        bud.dev_mem = bud.host_mem = 1ull << 40;
+        struct ratel_plan pl;
+        ratel_plan(&o->cfg, o->batch, o->prec, &bud, 0, &pl);
+        /* the profiling step swaps the blocks' and the head's inputs, the others the choice */
+        uint64_t in = (uint64_t)(o->cfg.layers + 1) * o->batch * o->cfg.seq * o->cfg.hidden *
+                      nn_dtype_size(o->prec.act);
+        uint64_t most = st.act_swapped > in ? st.act_swapped : in;
+        if (st.host_peak != pl.host_fixed + most)
+            bad = 1, fprintf(stderr, "%s: host peak %llu, plan %llu + swapped %llu\n", what,
+                             (unsigned long long)st.host_peak, (unsigned long long)pl.host_fixed,
+                             (unsigned long long)st.act_swapped);
+    }
     if (st.steps != STEPS || !(st.loss > 0))
         bad = 1, fprintf(stderr, "%s: %d steps, loss %g\n", what, st.steps, st.loss);
     fprintf(stderr, "%-40s loss %.6f swapped %8llu B, choice case %d (%d units): %s\n", what,
@@ -203,6 +229,20 @@ int main(void)
             fprintf(stderr, "write-error: \"%s\"\n", err);
             EXPECT(err[0] != 0);
             unsetenv("MB_FAULT_INJECT");
+            /* exactly the planned device memory trains; one byte less is refused */
+            struct ratel_budget bud = {0};
+            bud.dev_mem = bud.host_mem = 1ull << 40;
+            struct ratel_plan pl;
+            ratel_plan(&o.cfg, o.batch, o.prec, &bud, 0, &pl);
+            EXPECT(o.system == RATEL_SYS_RATEL && pl.dev_need == ratel_dev_bytes(&o.cfg, o.batch, o.prec, o.system));
+            o.dev_mem = pl.dev_need;
+            run_fail(&o, &d, err, sizeof(err));
+            fprintf(stderr, "device at the plan's %llu bytes: \"%s\"\n", (unsigned long long)pl.dev_need, err);
+            EXPECT(err[0] == 0);
+            o.dev_mem = pl.dev_need - 1;
+            EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
+            fprintf(stderr, "one byte under the plan: \"%s\"\n", err);
+            EXPECT(strstr(err, "dev-mem") && strstr(err, "asked") && strstr(err, "free"));
             o.dev_mem = 16384;
             EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
             fprintf(stderr, "small device: \"%s\"\n", err);

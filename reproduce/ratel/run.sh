@@ -1,0 +1,71 @@
+#!/bin/bash
+# The Ratel study, end to end: mb-ratel per system against batch (Fig. 5),
+# per activation policy with T_f/T_b predicted and measured (Fig. 9b),
+# optimized against naive Adam ordering (Fig. 7), 1/2/4 rate-capped files
+# (Fig. 10, emulated), --plan's largest model for a 24 GB device and 256 GB
+# host (Fig. 6); then plot.py draws the figure and compare.py writes compare.md.
+#   reproduce/ratel/run.sh [--scale tiny|small] [--slurm] [--dir DIR] [--out DIR]
+#     --scale tiny    gpt-tiny, batches 1 2, files 1 2 (seconds; the tests)
+#     --scale small   gpt-small, batches 1 2 4, files 1 2 4 (a few minutes here)
+#     --slurm         each measurement is one job of job_scripts/mb-ratel.sbatch (sbatch --wait)
+#     --dir DIR       the state files (default $MB_RATEL_DIR, else $BUILD/ratel-data; node-local disk)
+#     --out DIR       figure, compare.md, results (default $BUILD/reproduce/ratel)
+# Emulation (see README.md): the device is an arena, the device-host link an
+# mb_link token bucket (--link-gbps 4), each SSD a file with a rate cap
+# (--file-gbps 1). Local runs use the job script, which runs the program
+# directly outside Slurm.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+scale=small slurm=0 out="" dir=""
+while [ $# -gt 0 ]; do
+  case $1 in
+  --scale) scale=${2:-}; shift 2 ;;
+  --slurm) slurm=1; shift ;;
+  --dir) dir=${2:-}; shift 2 ;;
+  --out) out=${2:-}; shift 2 ;;
+  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
+  *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case $scale in
+tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
+small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
+*) echo "run.sh: --scale must be tiny or small, not '$scale'" >&2; exit 2 ;;
+esac
+out=${out:-$root/${BUILD:-build}/reproduce/ratel}
+export MB_RATEL_DIR=${dir:-${MB_RATEL_DIR:-$root/${BUILD:-build}/ratel-data}}
+export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
+py=$(reproduce/python.sh)
+mkdir -p "$MB_RESULTS" "$MB_RATEL_DIR"
+emu=(--link-gbps 4 --file-gbps 1)
+mid=$(awk '{print $2 ? $2 : $1}' <<<"$batches")
+runs=()   # a name, then mb-ratel's flags
+for b in $batches; do
+  for s in ratel zero-infinity zero-offload; do runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]}"); done
+  runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]}")
+done
+for a in ratel swap-all inter-block recompute-all; do runs+=("act-$a --model $model --batch $mid --act $a --files 2 ${emu[*]}"); done
+for f in $files_list; do runs+=("files$f --model $model --batch $mid --files $f ${emu[*]}"); done
+t0=$SECONDS
+data=()
+for r in "${runs[@]}"; do
+  read -r name flags <<<"$r"
+  log=$out/$name.log
+  # shellcheck disable=SC2086 # flags are words
+  if [ $slurm = 1 ]; then
+    sbatch --wait --quiet --job-name="mb-ratel-$name" --output="$log" --export=ALL job_scripts/mb-ratel.sbatch $flags ||
+      { echo "run.sh: job $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  else
+    bash job_scripts/mb-ratel.sbatch $flags >"$log" 2>&1 ||
+      { echo "run.sh: $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  fi
+  f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
+  [ -f "$f" ] || { echo "run.sh: no result file named in $log" >&2; exit 1; }
+  data+=("$f")
+done
+# Fig. 6: the largest Table IV model --plan fits with a 24 GB device and 256 GB host
+"${BUILD:-build}"/bin/mb-ratel --plan --model gpt-13b --batch 8 --dev-mem 24G --host-mem 256G >"$out/plan.txt"
+echo "run.sh: measured in $((SECONDS - t0)) s ($(uptime | sed 's/.*load/load/'))" >&2
+"$py" -m reproduce.ratel.plot -o "$out/ratel" "${data[@]}"
+"$py" -m reproduce.ratel.compare -o "$out/compare.md" --plan "$out/plan.txt" "${data[@]}"
