@@ -28,7 +28,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static struct {
     int generate;
@@ -247,30 +246,6 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
 
 /* ---- plan ------------------------------------------------------------- */
 
-/* Collective: each rank's host, whether it created its node's budget or
- * joined it, and where the budget is, gathered on rank 0, so the result
- * file shows that each node's ranks share one budget of their own. */
-enum { BUDGET_WHERE = 640 };
-static void gather_budget_ranks(struct mb_run *run)
-{
-    char mine[BUDGET_WHERE], host[64] = "?";
-    gethostname(host, sizeof(host) - 1);
-    snprintf(mine, sizeof(mine), "rank %d on %s %s %s", run->rank, host, budget.b.owner ? "created" : "joined",
-             budget.b.cgroup[0] ? budget.b.cgroup : budget.b.method);
-    size_t n = (size_t)run->nranks;
-    char *all = run->rank == 0 ? malloc(n * BUDGET_WHERE) : NULL;
-    MPI_Gather(mine, BUDGET_WHERE, MPI_CHAR, all, BUDGET_WHERE, MPI_CHAR, 0, run->comm);
-    if (run->rank != 0 || !all)
-        return;
-    budget_ranks = calloc(n, BUDGET_WHERE + 2);
-    for (size_t r = 0; budget_ranks && r < n; r++) {
-        if (r)
-            strcat(budget_ranks, "; ");
-        strcat(budget_ranks, all + r * BUDGET_WHERE);
-    }
-    free(all);
-}
-
 static struct mb_case *cases;
 
 /* Before MPI_Finalize (MPI still usable): the collectives context goes,
@@ -318,7 +293,7 @@ static int plan(struct mb_run *run)
     if (gnn_budget_enforce(&budget, run->comm, opt.mem_budget, (enum mb_budget_how)opt.budget_how) != 0)
         return -1;
     if (budget.on)
-        gather_budget_ranks(run);
+        budget_ranks = gnn_budget_ranks(&budget, run->comm);
     char err[256];
     if (run->nranks > 1) {
         coll = mb_coll_ctx_create(run->comm, 0, err, sizeof(err));

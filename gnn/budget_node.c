@@ -5,7 +5,9 @@
 #include "gnn.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int gnn_budget_enforce(struct gnn_budget *g, MPI_Comm comm, size_t bytes, enum mb_budget_how how)
 {
@@ -98,4 +100,30 @@ void gnn_cleanup_signal_safe(void *budget)
     gnn_generate_cleanup();
     if (g && g->on)
         mb_budget_release_signal(&g->b);
+}
+
+enum { BUDGET_WHERE = 640 }; /* bytes of one rank's line */
+
+char *gnn_budget_ranks(const struct gnn_budget *g, MPI_Comm comm)
+{
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    char mine[BUDGET_WHERE], host[64] = "?";
+    gethostname(host, sizeof(host) - 1);
+    snprintf(mine, sizeof(mine), "rank %d on %s %s %s", rank, host, g->b.owner ? "created" : "joined",
+             g->b.cgroup[0] ? g->b.cgroup : g->b.method);
+    size_t n = (size_t)nranks;
+    char *all = rank == 0 ? malloc(n * BUDGET_WHERE) : NULL;
+    MPI_Gather(mine, BUDGET_WHERE, MPI_CHAR, all, BUDGET_WHERE, MPI_CHAR, 0, comm);
+    if (rank != 0 || !all)
+        return NULL;
+    char *list = calloc(n, BUDGET_WHERE + 2);
+    for (size_t r = 0; list && r < n; r++) {
+        if (r)
+            strcat(list, "; ");
+        strcat(list, all + r * BUDGET_WHERE);
+    }
+    free(all);
+    return list;
 }

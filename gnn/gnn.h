@@ -743,6 +743,11 @@ struct gnn_budget {
 /* Collective over comm: enforces `bytes` for every rank of each node.
  * 0 (bytes 0: nothing to do), or -1 on every rank (a failing rank warns). */
 int gnn_budget_enforce(struct gnn_budget *g, MPI_Comm comm, size_t bytes, enum mb_budget_how how);
+/* Collective over comm: each rank's host, whether it created its node's
+ * budget or joined it, and where the budget is, "; "-separated, gathered
+ * on rank 0 (malloc'd; NULL elsewhere or out of memory), so a result file
+ * shows that each node's ranks share one budget of their own. */
+char *gnn_budget_ranks(const struct gnn_budget *g, MPI_Comm comm);
 /* A limit hit: one line naming the budget and the peak into msg; 1, or 0. */
 int gnn_budget_hit(const struct gnn_budget *g, char *msg, size_t len);
 /* The upper bound runs outside: leave (0 or -1 with err), enter again
