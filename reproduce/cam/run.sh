@@ -20,16 +20,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 out="" dir=""
-while [ $# -gt 0 ]; do
-  case $1 in
-  --scale) scale=${2:-}; shift 2 ;;
-  --slurm) slurm=1; shift ;;
-  --dir) dir=${2:-}; shift 2 ;;
-  --out) out=${2:-}; shift 2 ;;
-  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-  *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
+source reproduce/opts.sh
+study_opts run.sh "scale slurm dir out" "$0" "$@"
 # Per scale: the I/O sweep's flags, the file counts, and each app's flags.
 case $scale in
 tiny)

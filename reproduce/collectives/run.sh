@@ -20,17 +20,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 np=2 nodes="" out=""
-while [ $# -gt 0 ]; do
-  case $1 in
-  --scale) scale=${2:-}; shift 2 ;;
-  --slurm) slurm=1; shift ;;
-  --np) np=${2:-}; shift 2 ;;
-  --nodes) nodes=${2:-}; shift 2 ;;
-  --out) out=${2:-}; shift 2 ;;
-  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-  *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
+source reproduce/opts.sh
+study_opts run.sh "scale slurm np nodes out" "$0" "$@"
 case $scale in
 small) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast MB_MINBYTES=8 MB_MAXBYTES=4M \
          MB_STEPFACTOR=2 MB_ITERS=50 MB_WARMUP=5; nodes=${nodes:-1} ;;

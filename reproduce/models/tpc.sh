@@ -22,17 +22,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small seed=1 slurm=0 out="" data=""
-while [ $# -gt 0 ]; do
-  case $1 in
-  --scale) scale=${2:-}; shift 2 ;;
-  --seed) seed=${2:-}; shift 2 ;;
-  --slurm) slurm=1; shift ;;
-  --out) out=${2:-}; shift 2 ;;
-  --data) data=${2:-}; shift 2 ;;
-  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-  *) echo "tpc.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
+source reproduce/opts.sh
+study_opts tpc.sh "scale seed slurm out data" "$0" "$@"
 case $scale in
 tiny) epochs=2 batches=4 profile=4 ;;
 small) epochs=3 batches=20 profile=20 ;;

@@ -18,16 +18,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 out="" dir=""
-while [ $# -gt 0 ]; do
-  case $1 in
-  --scale) scale=${2:-}; shift 2 ;;
-  --slurm) slurm=1; shift ;;
-  --dir) dir=${2:-}; shift 2 ;;
-  --out) out=${2:-}; shift 2 ;;
-  -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
-  *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
+source reproduce/opts.sh
+study_opts run.sh "scale slurm dir out" "$0" "$@"
 case $scale in
 tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
 small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
