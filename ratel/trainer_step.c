@@ -226,9 +226,9 @@ static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
 {
     const struct nn_adam *hp = &t->o.hp;
     enum nn_dtype gd = t->o.prec.grad, pd = t->o.prec.param;
-    uint64_t n = t->np[i];
     if (i < 0 || t->o.system == RATEL_SYS_NO_OFFLOAD || t->o.system == RATEL_SYS_ZERO_INFINITY)
         return 0; /* no-offload: done; zero-infinity: after the whole backward */
+    uint64_t n = t->np[i]; /* (i is -1 past the first layer: read only after the check) */
     mb_link_wait(t->link, t->g16_tk[g]);
     if (t->o.system == RATEL_SYS_ZERO_OFFLOAD) {
         double t0 = mb_now();

@@ -77,9 +77,8 @@ int main(void)
     EXPECT(h2d.bytes == (uint64_t)N * BYTES && h2d.copies == N);
     EXPECT(d2h.bytes == (uint64_t)N * BYTES && d2h.copies == N);
     EXPECT(h2d.paced_s == 0 || h2d.paced_s < 1e-3); /* unlimited: the bucket never holds it */
-    /* N x BYTES at 0.2e9 B/s, less the bucket's first chunk: a floor */
-    double floor_s = ((double)N * BYTES - (double)(64 << 10)) / 0.2e9;
-    EXPECT(d2h.busy_s >= floor_s * 0.999);
+    /* (no floor on busy_s: tests assert no timings; the bucket having held
+     * the paced direction at all is what the counters must show) */
     EXPECT(d2h.paced_s > 0 && d2h.paced_s <= d2h.busy_s);
     EXPECT(isfinite(d2h.cpu_s) && d2h.cpu_s >= 0);
     mb_link_free(l); /* joins the copy threads: their callbacks are visible */
