@@ -418,7 +418,7 @@ void nn_layer_set_stage_times(struct nn_layer *l, struct nn_stage_times *acc);
 #define NN_GEMM_PEER_MAX 32
 struct nn_gemm_peer {
     struct nn_gemm_shape g[NN_GEMM_PEER_MAX];
-    int ng, recompute;         /* recompute: the forward GEMMs run twice */
+    int ng, recompute;         /* recompute: the GEMMs marked recomputed run twice */
     float **A, **B, **C;       /* operands of g[i] (C row-major M x N) */
     double t[NN_GEMM_PEER_MAX]; /* seconds of g[i] (all its count) in the last run */
 };
