@@ -283,7 +283,15 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     if (!(s->t = ratel_trainer_new(&o, s->err, sizeof(s->err))))
         return mb_warn("%s", s->err), -1;
     store_open = ratel_trainer_store(s->t);
-    run->emulation = MB_LINK_EMULATION "; device memory: a capped host arena (dev-mem); host memory: a capped arena (host-mem)";
+    /* the run's emulation says all of it: link, arenas and, when capped,
+     * the files standing for SSDs (per case too, as storage_emulation) */
+    static char emulation[1024];
+    char files[512] = "";
+    if (store_open)
+        mb_ostore_emulation(store_open, files, sizeof(files));
+    snprintf(emulation, sizeof(emulation), "%s; device memory: a capped host arena (dev-mem); host memory: a capped "
+             "arena (host-mem)%s%s", MB_LINK_EMULATION, files[0] ? "; storage: " : "", files);
+    run->emulation = emulation;
     return 0;
 }
 
