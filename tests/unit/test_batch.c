@@ -7,6 +7,7 @@
  * (one MPI_Init per process). */
 #include "../../benchmarks/harness/harness.h"
 #include "check.h"
+#include "one_case_fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,15 +35,7 @@ static int violations, case_limit;
 
 static int plan(struct mb_run *run)
 {
-    static struct mb_case c;
-    memset(&c, 0, sizeof(c));
-    snprintf(c.name, sizeof(c.name), "c");
-    snprintf(c.group, sizeof(c.group), "g");
-    c.bytes = c.count = 8;
-    c.max_batch = case_limit;
-    run->cases = &c;
-    run->ncases = 1;
-    return 0;
+    return one_case_plan(run, case_limit);
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **st)

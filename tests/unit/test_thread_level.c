@@ -7,6 +7,7 @@
  * per process). */
 #include "../../benchmarks/harness/harness.h"
 #include "check.h"
+#include "one_case_fixture.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,14 +19,7 @@ static long long iterations; /* in the child: iterate calls made */
 
 static int plan(struct mb_run *run)
 {
-    static struct mb_case c;
-    memset(&c, 0, sizeof(c));
-    snprintf(c.name, sizeof(c.name), "c");
-    snprintf(c.group, sizeof(c.group), "g");
-    c.bytes = c.count = 8;
-    run->cases = &c;
-    run->ncases = 1;
-    return 0;
+    return one_case_plan(run, 0);
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **st)
