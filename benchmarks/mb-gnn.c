@@ -219,28 +219,11 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_str(c, "budget_precheck", !opt.mem_budget ? "n/a" : precheck ? "every budgeted system's need checked before any work"
                                                                         : "skipped (MB_GNN_BUDGET_PRECHECK=0)");
     mb_kv_str(c, "budget_scope", "every system but inmem (the in-memory upper bound runs outside the budget)");
-    /* inmem's exemption, as each method allows it */
-    mb_kv_str(c, "budget_inmem",
-              !budget.on                ? "no budget enforced"
-              : budget.b.cgroup[0]      ? "exempt: inmem leaves the budget's cgroup and rejoins it after"
-              : strcmp(budget.b.method, "mlock") != 0 ? "no budget enforced (--budget-method none)"
-              : budget.b.pinned || budget.b.pinned_bytes
-                  ? "exempt: the first rank of the node releases its pin for inmem and pins the same bytes again after"
-                  : "exempt: nothing was pinned (available memory already within the budget)");
-    mb_kv_str(c, "model", "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x "
-                          "max(T_pipe, T_ssd = storage bytes / the engine's rate at the pipeline's depth, T_pcie, "
-                          "T_cpu = every thread's CPU time / cores); T_pipe = mean-value analysis of the slots "
-                          "circulating through sampler, storage, lookup, completion and training, CPU demands "
-                          "stretched by core sharing (fixed point by bisection); inputs per batch from a profiling "
-                          "run of --profile-batches batches before the first epoch (profile/ keys); nopipe: the same "
-                          "stations with one batch in flight (docs/models.md, gnn/README.md)");
+    mb_kv_str(c, "budget_inmem", gnn_budget_inmem_text(&budget));
+    mb_kv_str(c, "model", gnn_tpc_model_text);
     mb_kv_str(c, "model_profile", opt.profile ? opt.profile : "this-machine (calibrated by this run's profiling run)");
     mb_kv_str(c, "model_point_set", opt.model_set);
-    mb_kv_str(c, "floor_estimate",
-              "an estimate, not a bound (systems can run below it): max(inmem epoch time, every rank's storage bytes "
-              "/ the ranks' summed rate on the epoch's own misses, read again at once after it (mmap: the random-read "
-              "rate measured at setup)); it leaves out the pipeline's deeper queue, blocks the host caches between "
-              "the epoch and the re-read, and overlap across ranks (docs/models.md)");
+    mb_kv_str(c, "floor_estimate", gnn_floor_estimate_text);
     (void)run;
 }
 

@@ -127,3 +127,16 @@ char *gnn_budget_ranks(const struct gnn_budget *g, MPI_Comm comm)
     free(all);
     return list;
 }
+
+const char *gnn_budget_inmem_text(const struct gnn_budget *g)
+{
+    if (!g->on)
+        return "no budget enforced";
+    if (g->b.cgroup[0])
+        return "exempt: inmem leaves the budget's cgroup and rejoins it after";
+    if (strcmp(g->b.method, "mlock") != 0)
+        return "no budget enforced (--budget-method none)";
+    if (g->b.pinned || g->b.pinned_bytes)
+        return "exempt: the first rank of the node releases its pin for inmem and pins the same bytes again after";
+    return "exempt: nothing was pinned (available memory already within the budget)";
+}

@@ -640,6 +640,8 @@ struct gnn_profile {
  * Q = p->n_ssd; throughput Bs / T_batch, cost and TPC as gnn_tpc_predict. */
 void gnn_tpc_predict_pipeline(const struct gnn_hw_profile *p, const struct gnn_profile *f, int cores,
                               int slots, struct gnn_prediction *out);
+/* The model above in one paragraph, for a result file's /config. */
+extern const char gnn_tpc_model_text[];
 /* Exact MVA of a closed loop of n customers over k single-server queueing
  * stations with service demands d[k] (s per visit) and a delay of z s per
  * cycle (no queue): the cycle time 1 / X(n). n = 1 gives the sum of d plus
@@ -754,6 +756,9 @@ int gnn_budget_hit(const struct gnn_budget *g, char *msg, size_t len);
  * (a failure is kept in g->broken and warned). */
 int gnn_budget_leave(struct gnn_budget *g, char *err, size_t len);
 void gnn_budget_enter(struct gnn_budget *g);
+/* How the in-memory upper bound is exempt from the budget, as its method
+ * allows it (a constant string). */
+const char *gnn_budget_inmem_text(const struct gnn_budget *g);
 /* Collective over MPI_COMM_WORLD: every rank leaves, the owner removes it. */
 void gnn_budget_release(struct gnn_budget *g);
 /* Async-signal-safe and idempotent: a generate's temporary files go and
@@ -929,6 +934,8 @@ struct gnn_epoch_totals {
     struct gnn_prediction pred;
     double floor_estimate_s;              /* docs/models.md: an estimate, systems can run below it */
 };
+/* What floor_estimate_s is and leaves out, for a result file's /config. */
+extern const char gnn_floor_estimate_text[];
 /* The last epoch's values (time_s, loss, hit rates, stage walls, the model's
  * terms, ...): at most max into out; returns how many. */
 size_t gnn_trainer_epoch_values(const struct gnn_trainer *t, const struct gnn_epoch_totals *e,

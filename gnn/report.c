@@ -147,3 +147,9 @@ size_t gnn_trainer_epoch_values(const struct gnn_trainer *t, const struct gnn_ep
     dbl(&o, "verified_rows", e->verified_rows);
     return o.n;
 }
+
+const char gnn_floor_estimate_text[] =
+    "an estimate, not a bound (systems can run below it): max(inmem epoch time, every rank's storage bytes / the "
+    "ranks' summed rate on the epoch's own misses, read again at once after it (mmap: the random-read rate "
+    "measured at setup)); it leaves out the pipeline's deeper queue, blocks the host caches between the epoch and "
+    "the re-read, and overlap across ranks (docs/models.md)";

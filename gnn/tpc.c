@@ -305,3 +305,11 @@ int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size
         snprintf(p->name, sizeof(p->name), "%s", path);
     return 0;
 }
+
+const char gnn_tpc_model_text[] =
+    "TPC model (Hyperion Eq. 3-4, extended; gnn_tpc_predict_pipeline): epoch = batches x max(T_pipe, T_ssd = "
+    "storage bytes / the engine's rate at the pipeline's depth, T_pcie, T_cpu = every thread's CPU time / cores); "
+    "T_pipe = mean-value analysis of the slots circulating through sampler, storage, lookup, completion and "
+    "training, CPU demands stretched by core sharing (fixed point by bisection); inputs per batch from a profiling "
+    "run of --profile-batches batches before the first epoch (profile/ keys); nopipe: the same stations with one "
+    "batch in flight (docs/models.md, gnn/README.md)";
