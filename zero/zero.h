@@ -1,0 +1,114 @@
+/* zero/ — model-sharded data parallelism (ZeRO-3, ZeRO-Offload, DisDP;
+ * issue 19): the modes mb-zero runs, their step model and measurements. */
+#ifndef MB_ZERO_H
+#define MB_ZERO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "../collectives/coll.h"
+#include "../nn/nn.h"
+
+/* --- model, interference, closed forms (zero/model.c, interference.c, closed_form.c) --- */
+/* (also model_rates.c, calibrate.c and paper_table.c) */
+
+/* The modes the model knows, in mb-zero's --mode order. */
+enum zero_model_mode {
+    ZERO_MODEL_SERIAL,  /* zero3-serial */
+    ZERO_MODEL_OVERLAP, /* zero3-overlap */
+    ZERO_MODEL_OFFLOAD, /* zero-offload */
+    ZERO_MODEL_DISDP,   /* disdp */
+    ZERO_MODEL_NMODES
+};
+extern const char *const zero_model_mode_names[ZERO_MODEL_NMODES]; /* "zero3-serial", ... */
+/* The mode named s: 0 and *m, or -1. */
+int zero_model_mode_parse(const char *s, enum zero_model_mode *m);
+
+/* Bytes one worker sends and receives in one step (closed_form.c). */
+struct zero_wire_bytes {
+    uint64_t send, recv;
+};
+/* Per layer of numel parameters over W workers, param_bytes per
+ * parameter on the wire (gathers, DisDP's pulls) and grad_bytes per
+ * gradient element (reduce-scatter, DisDP's push):
+ *  ZeRO-3 modes: two ring allgathers and one ring reduce_scatter_block
+ *    of the padded shard S = ceil(numel/W) (nn_shard_range): send = recv
+ *    = (W-1)*S*(2*param_bytes + grad_bytes), i.e. 3S(W-1)/W of the
+ *    model's bytes when both are b, plus the padding;
+ *  disdp: the worker pushes its whole gradient once and pulls the
+ *    parameters twice: send = numel*grad_bytes, recv = 2*numel*param_bytes.
+ * 0, or -1 (W < 1, a bad mode or a zero byte width). */
+int zero_closed_form_layer(enum zero_model_mode m, size_t numel, int W, size_t param_bytes, size_t grad_bytes,
+                           struct zero_wire_bytes *out);
+/* The sum over nlayers layers (numel[i] each). 0 or -1. */
+int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, int W, size_t param_bytes,
+                     size_t grad_bytes, struct zero_wire_bytes *out);
+
+/* The step model (model.c). Per layer l: F_l, B_l = forward and backward
+ * FLOPs / gemm_flops; S_l = ceil(numel_l/W) (the padded shard); the wire
+ * time of AG_l (allgather of S_l*param_bytes per rank) and RS_l
+ * (reduce_scatter_block of S_l*grad_bytes) is bytes*(W-1)/R on a paced
+ * link of R = link_gbps*1e9/8 bytes/s per direction, else mb_coll_model's
+ * "ring" on `coll`; O = sum S_l / adam_params_s (the worker's shard).
+ *  zero3-serial  = sum(F_l + AG_l) + sum(B_l + AG_l + RS_l) + O
+ *  zero3-overlap = sum max(F_l, AG_l) + sum max(B_l, AG_l + RS_l) + O
+ *  zero-offload  = the overlap's passes + sum S_l / pool_adam_params_s
+ *  disdp = sum max(F_l, Pull_l) + sum max(B_l, max(Pull_l, Push_l)) + X,
+ *    Pull_l = numel_l*param_bytes / R, Push_l = numel_l*grad_bytes / R
+ *    (unpaced: the profile's p2p_alpha + bytes*p2p.mem); the PS updates
+ *    layer l (backward order) once its gradient arrived and the previous
+ *    update finished, taking P_l = max(numel_l*ps_bytes_per_param /
+ *    storage_Bps, numel_l / adam_params_s); X = what of the PS's last
+ *    update runs past the end of backward (zero/README.md). */
+struct zero_model_layer {
+    uint64_t numel;             /* parameters */
+    double flops_fwd, flops_bwd;
+};
+struct zero_model_in {
+    int W;                      /* workers */
+    int nlayers;
+    const struct zero_model_layer *layers;
+    size_t param_bytes, grad_bytes; /* bytes per element on the wire */
+    double gemm_flops;          /* FLOP/s, cblas_sgemm over nn_block_gemm_shapes */
+    double adam_params_s;       /* CPU Adam (worker shard; the PS's) */
+    double pool_adam_params_s;  /* zero-offload's Adam pool; only that mode needs it */
+    double storage_Bps;         /* PS storage, bytes/s; only disdp needs it */
+    double ps_bytes_per_param;  /* PS storage bytes moved per parameter (26: 12 read, 14 written) */
+    double link_gbps;           /* > 0: paced link per direction; 0: the profile */
+    const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
+};
+struct zero_model_step {
+    double compute;   /* sum F_l + B_l */
+    double wire;      /* the mode's communication alone (per direction, the busier) */
+    double optimizer; /* Adam alone (disdp: the PS's, sum P_l) */
+    double storage;   /* disdp: the PS's storage alone, sum numel*bytes/storage_Bps */
+    double exposed_wire, exposed_optimizer;
+    double step;      /* predicted seconds */
+};
+/* 0, or -1 with one line in err naming the bad or missing input (W, a
+ * layer, a rate that the mode needs missing, not finite or <= 0). */
+int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
+                    char *err, size_t errlen);
+/* Layers 0..cfg->layers+1 of a GPT at micro-batch B (nn_gpt_layer_account)
+ * into out (cfg->layers + 2 entries). */
+void zero_model_gpt_layers(const struct nn_gpt_config *cfg, int B, struct zero_model_layer *out);
+
+/* Calibrated rates, as text ("key = value" lines, '#' comments; the keys
+ * gemm_flops, adam_params_s, pool_adam_params_s, storage_Bps,
+ * ps_bytes_per_param, link_gbps): every key present once, a finite number
+ * >= 0 (link_gbps may be 0; the others > 0). Parsed into in's rates; 0,
+ * or -1 with one line naming the key or line. */
+int zero_model_rates_parse(const char *text, const char *name, struct zero_model_in *in, char *err,
+                           size_t errlen);
+/* Measured in this process: cblas_sgemm over nn_block_gemm_shapes(cfg, B)
+ * (nn_gemm_peer, best of reps passes, checked with Freivalds), FLOP/s;
+ * and nn_adam_step on n fp32 parameters (best of reps), parameters/s.
+ * NaN when out of memory or a check fails. */
+double zero_model_measure_gemm(const struct nn_gpt_config *cfg, int B, int reps);
+double zero_model_measure_adam(size_t n, int reps);
+
+/* --- end of model, interference, closed forms --- */
+
+#endif
