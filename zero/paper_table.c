@@ -66,7 +66,7 @@ void zero_paper_table_print(FILE *f, const struct zero_paper_inputs *p, const st
                "GPU %.0f TFLOP/s [inf], PS storage %.0f GB/s [sec]\n",
             p->micro_batch, p->gpu_flops / 1e12, p->ps_storage_Bps / 1e9);
     fprintf(f, "%-6s %-14s %10s %10s %10s %10s %10s %11s %11s %9s %7s\n", "Gb/s", "mode", "step(s)", "compute",
-            "wire", "exp.wire", "exp.opt", "send(GB)", "recv(GB)", "x disdp", "paper");
+            "wire", "exp.wire", "exp.opt", "send(GB)", "recv(GB)", "/disdp", "paper");
     for (int i = 0; i < ZERO_PAPER_ROWS; i++) {
         const struct zero_paper_row *r = &rows[i];
         char paper[16] = "-";
