@@ -140,6 +140,37 @@ int zero_paper_table(const struct zero_paper_inputs *p, struct zero_paper_row *r
  * beside the zero-offload rows (ZeRO-Infinity's stand-in). */
 void zero_paper_table_print(FILE *f, const struct zero_paper_inputs *p, const struct zero_paper_row *rows);
 
+/* --interference (interference.c), the paper's two microbenchmarks on
+ * CPUs: (1) a ring allgather of coll_bytes per rank alone, then while a
+ * GEMM loops on another thread of the same rank (the same cores: the
+ * paper's +41% for a collective beside a GEMM); (2) an N x N x N sgemm on
+ * gemm_threads OpenBLAS threads alone, then while a memcpy stream runs on
+ * a thread pinned to the last allowed PU (the DMA analogue; unlike a DMA
+ * engine it still uses DRAM bandwidth). Each time is, per repetition, the
+ * slowest rank's, and the median of reps. Every allgather and GEMM result
+ * is checked, and the copy's bytes at the end. */
+struct zero_interference_opts {
+    size_t coll_bytes; /* per rank */
+    int gemm_n;        /* >= 1 */
+    size_t copy_bytes; /* the stream's buffer */
+    int reps;          /* >= 1 */
+    int gemm_threads;  /* 0: the allowed PUs less one (at least 1) */
+    int fault;         /* tests: 1 corrupts an allgather result, 2 a GEMM's */
+};
+struct zero_interference {
+    double coll_alone, coll_with_gemm;  /* seconds */
+    double gemm_alone, gemm_with_copy;  /* seconds */
+    double coll_slowdown, gemm_slowdown; /* with / alone - 1 */
+    double copy_GBps;                   /* the stream's rate while the GEMM ran */
+    int gemm_threads, copy_pu;          /* what ran; copy_pu -1: not pinned (one PU) */
+};
+/* Collective over comm (funneled: only the calling thread makes MPI
+ * calls). 0, or -1 with one line in err (a bad option, memory, an MPI
+ * error, or a check that failed, naming the rank and what), the same
+ * verdict on every rank. */
+int zero_interference_run(MPI_Comm comm, const struct zero_interference_opts *o, struct zero_interference *out,
+                          char *err, size_t errlen);
+
 /* --- end of model, interference, closed forms --- */
 
 #endif
