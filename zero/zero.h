@@ -109,6 +109,17 @@ int zero_model_rates_parse(const char *text, const char *name, struct zero_model
  * NaN when out of memory or a check fails. */
 double zero_model_measure_gemm(const struct nn_gpt_config *cfg, int B, int reps);
 double zero_model_measure_adam(size_t n, int reps);
+/* Storage: writes `bytes` to a new file in dir (O_CREAT|O_EXCL|
+ * O_NOFOLLOW, 1 MiB writes, fsync), drops it from the page cache
+ * (POSIX_FADV_DONTNEED, advisory: a tmpfs keeps it), reads it back,
+ * checks every byte and unlinks it. 0 with bytes/s of each, or -1 with
+ * one line in err naming the path. */
+int zero_model_measure_storage(const char *dir, size_t bytes, double *write_Bps, double *read_Bps, char *err,
+                               size_t errlen);
+/* The PS's storage rate for ps_bytes_per_param = read_per_param +
+ * write_per_param: (r + w) / (r / read_Bps + w / write_Bps) (the PS reads
+ * P32, m, v: 12 B; writes them and the bf16 copy: 14 B). NaN on a rate <= 0. */
+double zero_model_storage_Bps(double read_per_param, double write_per_param, double read_Bps, double write_Bps);
 
 /* The "model, paper's inputs" table (paper_table.c): gpt-175b, W = 8,
  * bf16 on the wire, at 100 and 200 Gb/s, every mode, beside the paper's

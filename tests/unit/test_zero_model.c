@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define T 1e-9
@@ -200,8 +201,24 @@ static void measured(void)
     EXPECT_NEAR(l[1].flops_bwd, 2 * l[1].flops_fwd, 0.5);
 }
 
+static void storage(void)
+{
+    /* 12 B read at 12 B/s and 14 B written at 7 B/s: 26 B in 1 + 2 = 3 s. */
+    EXPECT_NEAR(zero_model_storage_Bps(12, 14, 12, 7), 26.0 / 3, T);
+    EXPECT(isnan(zero_model_storage_Bps(12, 14, 0, 7)));
+    EXPECT(isnan(zero_model_storage_Bps(12, 14, 12, NAN)));
+    double w = 0, r = 0;
+    char err[256];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    EXPECT(zero_model_measure_storage(dir, 3 << 20, &w, &r, err, sizeof err) == 0);
+    EXPECT(w > 0 && r > 0 && isfinite(w) && isfinite(r));
+    EXPECT(zero_model_measure_storage("/nonexistent-dir", 1 << 20, &w, &r, err, sizeof err) == -1);
+    EXPECT(strstr(err, "/nonexistent-dir/zero-storage-") != NULL);
+}
+
 int main(void)
 {
+    storage();
     paced();
     unpaced();
     refusals();
