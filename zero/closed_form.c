@@ -20,36 +20,36 @@ int zero_model_mode_parse(const char *s, enum zero_model_mode *m)
     return -1;
 }
 
-int zero_closed_form_layer(enum zero_model_mode m, size_t numel, int W, size_t param_bytes, size_t grad_bytes,
-                           struct zero_wire_bytes *out)
+int zero_closed_form_layer(enum zero_model_mode m, size_t numel, int W, int micro, size_t param_bytes,
+                           size_t grad_bytes, struct zero_wire_bytes *out)
 {
-    if (W < 1 || param_bytes == 0 || grad_bytes == 0 || (unsigned)m >= ZERO_MODEL_NMODES)
+    if (W < 1 || micro < 1 || param_bytes == 0 || grad_bytes == 0 || (unsigned)m >= ZERO_MODEL_NMODES)
         return -1;
     if (m == ZERO_MODEL_DISDP) {
         out->send = (uint64_t)numel * grad_bytes;
-        out->recv = 2 * (uint64_t)numel * param_bytes;
+        out->recv = 2 * (uint64_t)micro * numel * param_bytes;
         return 0;
     }
     size_t off, n;
     /* A ring over W ranks passes W-1 blocks of the padded shard each way. */
     uint64_t S = nn_shard_range(numel, 0, W, &off, &n);
-    out->send = out->recv = (uint64_t)(W - 1) * S * (2 * param_bytes + grad_bytes);
+    out->send = out->recv = (uint64_t)(W - 1) * S * (2 * (uint64_t)micro * param_bytes + grad_bytes);
     return 0;
 }
 
-int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, int W, size_t param_bytes,
-                     size_t grad_bytes, struct zero_wire_bytes *out)
+int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, int W, int micro,
+                     size_t param_bytes, size_t grad_bytes, struct zero_wire_bytes *out)
 {
     struct zero_wire_bytes sum = {0, 0}, one;
     if (nlayers < 0 || (nlayers > 0 && !numel))
         return -1;
     for (int i = 0; i < nlayers; i++) {
-        if (zero_closed_form_layer(m, numel[i], W, param_bytes, grad_bytes, &one) != 0)
+        if (zero_closed_form_layer(m, numel[i], W, micro, param_bytes, grad_bytes, &one) != 0)
             return -1;
         sum.send += one.send;
         sum.recv += one.recv;
     }
-    if (nlayers == 0 && zero_closed_form_layer(m, 0, W, param_bytes, grad_bytes, &one) != 0)
+    if (nlayers == 0 && zero_closed_form_layer(m, 0, W, micro, param_bytes, grad_bytes, &one) != 0)
         return -1;
     *out = sum;
     return 0;

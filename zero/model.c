@@ -33,6 +33,8 @@ static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, 
         return refuse(err, len, "model: unknown mode %d", (int)m);
     if (in->W < 1)
         return refuse(err, len, "model input W: %d workers (need 1 or more)", in->W);
+    if (in->micro < 1)
+        return refuse(err, len, "model input micro: %d micro-batches per worker (need 1 or more)", in->micro);
     if (in->nlayers < 1 || !in->layers)
         return refuse(err, len, "model input layers: none given");
     if (in->param_bytes == 0 || in->grad_bytes == 0)
@@ -93,72 +95,85 @@ static double stream_s(const struct zero_model_in *in, double bytes)
 
 static double maxd(double a, double b) { return a > b ? a : b; }
 
+/* The wire terms of layer l for one use (a gather or pull) and the last
+ * backward's (gather + reduce, or pull and push in full duplex). */
+struct terms {
+    double F, B, use, last, update;
+    double push; /* disdp: the gradient's push alone */
+};
+
+static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, int i, struct terms *t, char *err,
+                       size_t errlen)
+{
+    const struct zero_model_layer *l = &in->layers[i];
+    t->F = l->flops_fwd / in->gemm_flops;
+    t->B = l->flops_bwd / in->gemm_flops;
+    if (m == ZERO_MODEL_DISDP) {
+        double n = (double)l->numel;
+        double pull = stream_s(in, n * (double)in->param_bytes);
+        double push = stream_s(in, n * (double)in->grad_bytes);
+        t->use = pull;
+        t->last = maxd(pull, push);
+        t->push = push;
+        t->update = maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
+        return 0;
+    }
+    double S = (double)(l->numel / (uint64_t)in->W + (l->numel % (uint64_t)in->W != 0));
+    double ag = ring_s(in, MB_COLL_ALLGATHER, S * (double)in->param_bytes, in->param_bytes);
+    double rs = ring_s(in, MB_COLL_REDUCE_SCATTER, S * (double)in->grad_bytes, in->grad_bytes);
+    if (!isfinite(ag) || !isfinite(rs))
+        return refuse(err, errlen, "model: the collectives profile does not price ring allgather/"
+                                   "reduce_scatter_block at %d ranks", in->W);
+    t->use = ag;
+    t->last = ag + rs;
+    t->update = S / (m == ZERO_MODEL_OFFLOAD ? in->pool_adam_params_s : in->adam_params_s);
+    return 0;
+}
+
+/* A phase term: compute and wire in turn (serial) or overlapped. */
+static double phase(enum zero_model_mode m, double compute, double wire)
+{
+    return m == ZERO_MODEL_SERIAL ? compute + wire : maxd(compute, wire);
+}
+
 int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
                     char *err, size_t errlen)
 {
     if (check_inputs(m, in, err, errlen) != 0)
         return -1;
     struct zero_model_step r = {0};
-    double fwd = 0, bwd = 0, shard_params = 0, ps_done = 0, ps_io = 0, ps_adam = 0;
+    double mb = in->micro, passes = 0, last_bwd = 0;
+    struct terms t;
     for (int i = 0; i < in->nlayers; i++) {
-        const struct zero_model_layer *l = &in->layers[i];
-        double F = l->flops_fwd / in->gemm_flops, B = l->flops_bwd / in->gemm_flops;
-        r.compute += F + B;
-        if (m != ZERO_MODEL_DISDP) {
-            double S = (double)(l->numel / (uint64_t)in->W + (l->numel % (uint64_t)in->W != 0));
-            double ag = ring_s(in, MB_COLL_ALLGATHER, S * (double)in->param_bytes, in->param_bytes);
-            double rs = ring_s(in, MB_COLL_REDUCE_SCATTER, S * (double)in->grad_bytes, in->grad_bytes);
-            if (!isfinite(ag) || !isfinite(rs))
-                return refuse(err, errlen, "model: the collectives profile does not price ring allgather/"
-                                           "reduce_scatter_block at %d ranks", in->W);
-            shard_params += S;
-            r.wire += 2 * ag + rs;
-            if (m == ZERO_MODEL_SERIAL) {
-                fwd += F + ag;
-                bwd += B + ag + rs;
-            } else {
-                fwd += maxd(F, ag);
-                bwd += maxd(B, ag + rs);
-            }
-        } else {
-            double n = (double)l->numel;
-            double pull = stream_s(in, n * (double)in->param_bytes);
-            double push = stream_s(in, n * (double)in->grad_bytes);
-            r.wire += 2 * pull > push ? 2 * pull : push; /* receive 2S, send S: the busier direction */
-            fwd += maxd(F, pull);
-            bwd += maxd(B, maxd(pull, push));
-        }
+        if (layer_terms(m, in, i, &t, err, errlen) != 0)
+            return -1;
+        r.compute += mb * (t.F + t.B);
+        passes += mb * phase(m, t.F, t.use) + (mb - 1) * phase(m, t.B, t.use);
+        last_bwd += phase(m, t.B, t.last);
+        r.optimizer += t.update;
+        if (m == ZERO_MODEL_DISDP) {
+            /* receive 2m pulls, send one push: the busier direction */
+            r.wire += maxd(2 * mb * t.use, t.push);
+            r.storage += (double)in->layers[i].numel * in->ps_bytes_per_param / in->storage_Bps;
+        } else
+            r.wire += (2 * mb - 1) * t.use + t.last;
     }
-    if (m == ZERO_MODEL_DISDP) {
-        /* The PS, layer by layer in backward order: layer l's update starts
-         * when its gradient has arrived (the end of its backward term) and
-         * the previous update is done. */
-        double t = 0;
-        for (int i = in->nlayers - 1; i >= 0; i--) {
-            const struct zero_model_layer *l = &in->layers[i];
-            double n = (double)l->numel;
-            double B = l->flops_bwd / in->gemm_flops;
-            double pull = stream_s(in, n * (double)in->param_bytes);
-            double push = stream_s(in, n * (double)in->grad_bytes);
-            t += maxd(B, maxd(pull, push));
-            double io = n * in->ps_bytes_per_param / in->storage_Bps, adam = n / in->adam_params_s;
-            ps_io += io;
-            ps_adam += adam;
-            ps_done = maxd(ps_done, t) + maxd(io, adam); /* the PS pipelines I/O and Adam */
-        }
-        r.optimizer = ps_adam;
-        r.storage = ps_io;
-        r.exposed_optimizer = maxd(0, ps_done - t);
+    if (m == ZERO_MODEL_SERIAL || m == ZERO_MODEL_OVERLAP) {
+        r.exposed_optimizer = r.optimizer; /* on the compute cores, after backward */
     } else {
-        r.optimizer = shard_params / in->adam_params_s;
-        r.exposed_optimizer = r.optimizer;
-        if (m == ZERO_MODEL_OFFLOAD) {
-            r.optimizer = shard_params / in->pool_adam_params_s;
-            r.exposed_optimizer = r.optimizer; /* after backward, no one-step delay */
+        /* The updates on their own cores (offload pool, PS), in backward
+         * order: layer l's starts once its last backward term has ended
+         * and the previous update is done. */
+        double at = 0, done = 0;
+        for (int i = in->nlayers - 1; i >= 0; i--) {
+            layer_terms(m, in, i, &t, err, errlen); /* priced above: cannot fail */
+            at += phase(m, t.B, t.last);
+            done = maxd(done, at) + t.update;
         }
+        r.exposed_optimizer = maxd(0, done - at);
     }
-    r.step = fwd + bwd + r.exposed_optimizer;
-    r.exposed_wire = fwd + bwd - r.compute;
+    r.step = passes + last_bwd + r.exposed_optimizer;
+    r.exposed_wire = passes + last_bwd - r.compute;
     *out = r;
     return 0;
 }

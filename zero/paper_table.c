@@ -37,7 +37,7 @@ int zero_paper_table(const struct zero_paper_inputs *p, struct zero_paper_row *r
         struct zero_paper_row *r = rows + g * ZERO_MODEL_NMODES;
         for (int m = 0; m < ZERO_MODEL_NMODES; m++) {
             /* On the GPU for ZeRO-3; the host pool for offload; the PS's CPU for disdp. */
-            struct zero_model_in in = {.W = 8, .nlayers = nl, .layers = layers, .param_bytes = 2,
+            struct zero_model_in in = {.W = 8, .micro = 1, .nlayers = nl, .layers = layers, .param_bytes = 2,
                                        .grad_bytes = 2, .gemm_flops = p->gpu_flops,
                                        .adam_params_s = m == ZERO_MODEL_DISDP ? p->cpu_adam_params_s
                                                                               : p->gpu_adam_params_s,
@@ -47,7 +47,7 @@ int zero_paper_table(const struct zero_paper_inputs *p, struct zero_paper_row *r
             r[m].link_gbps = gbps[g];
             r[m].mode = (enum zero_model_mode)m;
             if (zero_model_step(r[m].mode, &in, &r[m].model, err, errlen) != 0 ||
-                zero_closed_form(r[m].mode, numel, nl, in.W, 2, 2, &r[m].bytes) != 0)
+                zero_closed_form(r[m].mode, numel, nl, in.W, 1, 2, 2, &r[m].bytes) != 0)
                 goto out;
         }
         for (int m = 0; m < ZERO_MODEL_NMODES; m++)

@@ -31,44 +31,53 @@ int zero_model_mode_parse(const char *s, enum zero_model_mode *m);
 struct zero_wire_bytes {
     uint64_t send, recv;
 };
-/* Per layer of numel parameters over W workers, param_bytes per
- * parameter on the wire (gathers, DisDP's pulls) and grad_bytes per
- * gradient element (reduce-scatter, DisDP's push):
- *  ZeRO-3 modes: two ring allgathers and one ring reduce_scatter_block
+/* Per layer of numel parameters over W workers that each run `micro`
+ * micro-batches per step (mb-zero gathers a layer before every forward
+ * and backward of every micro-batch, and reduces once per step),
+ * param_bytes per parameter on the wire (gathers, DisDP's pulls) and
+ * grad_bytes per gradient element (reduce-scatter, DisDP's push):
+ *  ZeRO-3 modes: 2*micro ring allgathers and one ring reduce_scatter_block
  *    of the padded shard S = ceil(numel/W) (nn_shard_range): send = recv
- *    = (W-1)*S*(2*param_bytes + grad_bytes), i.e. 3S(W-1)/W of the
- *    model's bytes when both are b, plus the padding;
- *  disdp: the worker pushes its whole gradient once and pulls the
- *    parameters twice: send = numel*grad_bytes, recv = 2*numel*param_bytes.
- * 0, or -1 (W < 1, a bad mode or a zero byte width). */
-int zero_closed_form_layer(enum zero_model_mode m, size_t numel, int W, size_t param_bytes, size_t grad_bytes,
-                           struct zero_wire_bytes *out);
+ *    = (W-1)*S*(2*micro*param_bytes + grad_bytes), i.e. 3S(W-1)/W of the
+ *    model's bytes at micro = 1 when both are b, plus the padding;
+ *  disdp: the worker pushes its accumulated gradient once and pulls the
+ *    parameters twice per micro-batch: send = numel*grad_bytes, recv =
+ *    2*micro*numel*param_bytes.
+ * 0, or -1 (W < 1, micro < 1, a bad mode or a zero byte width). */
+int zero_closed_form_layer(enum zero_model_mode m, size_t numel, int W, int micro, size_t param_bytes,
+                           size_t grad_bytes, struct zero_wire_bytes *out);
 /* The sum over nlayers layers (numel[i] each). 0 or -1. */
-int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, int W, size_t param_bytes,
-                     size_t grad_bytes, struct zero_wire_bytes *out);
+int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, int W, int micro,
+                     size_t param_bytes, size_t grad_bytes, struct zero_wire_bytes *out);
 
-/* The step model (model.c). Per layer l: F_l, B_l = forward and backward
- * FLOPs / gemm_flops; S_l = ceil(numel_l/W) (the padded shard); the wire
- * time of AG_l (allgather of S_l*param_bytes per rank) and RS_l
- * (reduce_scatter_block of S_l*grad_bytes) is bytes*(W-1)/R on a paced
+/* The step model (model.c). Per layer l and micro-batch: F_l, B_l =
+ * forward and backward FLOPs / gemm_flops; S_l = ceil(numel_l/W) (the
+ * padded shard); AG_l (allgather of S_l*param_bytes per rank) and RS_l
+ * (reduce_scatter_block of S_l*grad_bytes) take bytes*(W-1)/R on a paced
  * link of R = link_gbps*1e9/8 bytes/s per direction, else mb_coll_model's
- * "ring" on `coll`; O = sum S_l / adam_params_s (the worker's shard).
- *  zero3-serial  = sum(F_l + AG_l) + sum(B_l + AG_l + RS_l) + O
- *  zero3-overlap = sum max(F_l, AG_l) + sum max(B_l, AG_l + RS_l) + O
- *  zero-offload  = the overlap's passes + sum S_l / pool_adam_params_s
- *  disdp = sum max(F_l, Pull_l) + sum max(B_l, max(Pull_l, Push_l)) + X,
+ * "ring" on `coll`. With m micro-batches per worker (the reduce and the
+ * update once, after the last):
+ *  zero3-serial  = m*sum(F_l + AG_l) + (m-1)*sum(B_l + AG_l)
+ *                  + sum(B_l + AG_l + RS_l) + O,  O = sum S_l / adam_params_s
+ *  zero3-overlap = m*sum max(F_l, AG_l) + (m-1)*sum max(B_l, AG_l)
+ *                  + sum max(B_l, AG_l + RS_l) + O
+ *  zero-offload  = the overlap's passes + X(S_l / pool_adam_params_s)
+ *  disdp = m*sum max(F_l, Pull_l) + (m-1)*sum max(B_l, Pull_l)
+ *          + sum max(B_l, max(Pull_l, Push_l)) + X(P_l),
  *    Pull_l = numel_l*param_bytes / R, Push_l = numel_l*grad_bytes / R
- *    (unpaced: the profile's p2p_alpha + bytes*p2p.mem); the PS updates
- *    layer l (backward order) once its gradient arrived and the previous
- *    update finished, taking P_l = max(numel_l*ps_bytes_per_param /
- *    storage_Bps, numel_l / adam_params_s); X = what of the PS's last
- *    update runs past the end of backward (zero/README.md). */
+ *    (unpaced: the profile's p2p_alpha + bytes*p2p.mem), P_l =
+ *    max(numel_l*ps_bytes_per_param / storage_Bps, numel_l / adam_params_s).
+ * X(U_l): the updates U_l run in backward order on their own cores (the
+ * offload pool, the PS), each once its layer's last backward term has
+ * ended and the previous update is done; X is what runs past the end of
+ * backward (zero/README.md). */
 struct zero_model_layer {
     uint64_t numel;             /* parameters */
     double flops_fwd, flops_bwd;
 };
 struct zero_model_in {
     int W;                      /* workers */
+    int micro;                  /* micro-batches per worker per step (>= 1) */
     int nlayers;
     const struct zero_model_layer *layers;
     size_t param_bytes, grad_bytes; /* bytes per element on the wire */
@@ -83,7 +92,7 @@ struct zero_model_in {
 struct zero_model_step {
     double compute;   /* sum F_l + B_l */
     double wire;      /* the mode's communication alone (per direction, the busier) */
-    double optimizer; /* Adam alone (disdp: the PS's, sum P_l) */
+    double optimizer; /* Adam alone (offload: the pool's; disdp: the PS's) */
     double storage;   /* disdp: the PS's storage alone, sum numel*bytes/storage_Bps */
     double exposed_wire, exposed_optimizer;
     double step;      /* predicted seconds */
@@ -92,7 +101,7 @@ struct zero_model_step {
  * layer, a rate that the mode needs missing, not finite or <= 0). */
 int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
                     char *err, size_t errlen);
-/* Layers 0..cfg->layers+1 of a GPT at micro-batch B (nn_gpt_layer_account)
+/* Layers 0..cfg->layers+1 of a GPT at micro-batch B sequences (nn_gpt_layer_account)
  * into out (cfg->layers + 2 entries). */
 void zero_model_gpt_layers(const struct nn_gpt_config *cfg, int B, struct zero_model_layer *out);
 

@@ -20,7 +20,7 @@ static const struct zero_model_layer layers[2] = {{100, 100, 200}, {300, 400, 80
 
 static struct zero_model_in base(void)
 {
-    struct zero_model_in in = {.W = 2, .nlayers = 2, .layers = layers, .param_bytes = 2, .grad_bytes = 2,
+    struct zero_model_in in = {.W = 2, .micro = 1, .nlayers = 2, .layers = layers, .param_bytes = 2, .grad_bytes = 2,
                                .gemm_flops = 1000, .adam_params_s = 100, .pool_adam_params_s = 400,
                                .storage_Bps = 5200, .ps_bytes_per_param = 26, .link_gbps = 8e-6};
     return in;
@@ -46,10 +46,14 @@ static void paced(void)
     EXPECT_NEAR(s.step, 3.5, T);
     EXPECT_NEAR(s.exposed_wire, 0, T);
     EXPECT_NEAR(s.wire, 1.2, T);
-    /* offload: the overlap's 1.5 + 200/400 on the pool = 2.0. */
+    /* offload: the overlap's 1.5 + the pool's updates (150/400 = 0.375,
+     * 50/400 = 0.125), each after its layer's backward: layer 1's term ends
+     * at 0.8, its update at 1.175; layer 0's ends at 1.0 and its update at
+     * 1.175 + 0.125 = 1.3: 0.3 past backward. */
     EXPECT(zero_model_step(ZERO_MODEL_OFFLOAD, &in, &s, err, sizeof err) == 0);
     EXPECT_NEAR(s.optimizer, 0.5, T);
-    EXPECT_NEAR(s.step, 2.0, T);
+    EXPECT_NEAR(s.exposed_optimizer, 0.3, T);
+    EXPECT_NEAR(s.step, 1.8, T);
     /* disdp: pulls/pushes of the whole layer: 200/1000 = 0.2 and 600/1000
      * = 0.6. fwd max(0.1,0.2)+max(0.4,0.6) = 0.8; bwd max(0.2,0.2)+
      * max(0.8,0.6) = 1.0. PS per layer max(n*26/5200, n/100) = n/100:
@@ -76,6 +80,23 @@ static void paced(void)
     in.storage_Bps = 2;
     EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
     EXPECT_NEAR(s.exposed_optimizer, 0.8 + 3900 + 1300 - 1.0, 1e-6);
+    /* Two micro-batches per worker: gathers (pulls) before each pass,
+     * the reduce-scatter and update once. serial: 2*0.9 + (0.2+0.1 +
+     * 0.8+0.3) + 1.8 + 2.0 = 7.0, wire (2*2-1)*(0.1+0.3) + (0.2+0.6) =
+     * 2.0, compute 3.0; overlap: 2*0.5 + (0.2 + 0.8) + 1.0 + 2.0 = 5.0;
+     * disdp: 2*0.8 + (0.2 + 0.8) + 1.0 + 3.8 (the PS as above) = 7.4,
+     * wire max(4*0.2, 0.2) + max(4*0.6, 0.6) = 3.2. */
+    in = base();
+    in.micro = 2;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 7.0, T);
+    EXPECT_NEAR(s.wire, 2.0, T);
+    EXPECT_NEAR(s.compute, 3.0, T);
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 5.0, T);
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 7.4, T);
+    EXPECT_NEAR(s.wire, 3.2, T);
     /* One worker: ZeRO-3 moves nothing, the shard is the whole layer. */
     in = base();
     in.W = 1;
@@ -139,6 +160,9 @@ static void refusals(void)
     EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "profile"));
     in.link_gbps = -5;
     EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "link_gbps"));
+    in = base();
+    in.micro = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "micro"));
     in = base();
     in.W = 0;
     EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "W"));
