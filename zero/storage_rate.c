@@ -81,3 +81,21 @@ double zero_model_storage_Bps(double read_per_param, double write_per_param, dou
         return NAN;
     return (read_per_param + write_per_param) / (read_per_param / read_Bps + write_per_param / write_Bps);
 }
+
+int zero_model_calibrate(const struct nn_gpt_config *cfg, int B, const char *dir, size_t storage_bytes,
+                         struct zero_model_in *in, char *err, size_t errlen)
+{
+    double g = zero_model_measure_gemm(cfg, B, 3), a = zero_model_measure_adam((size_t)4 << 20, 3), w, r;
+    if (!(g > 0) || !(a > 0)) {
+        snprintf(err, errlen, "model calibration: the %s (%s) failed its check or ran out of memory",
+                 !(g > 0) ? "GEMM rate" : "Adam rate", cfg->name);
+        return -1;
+    }
+    if (zero_model_measure_storage(dir, storage_bytes, &w, &r, err, errlen) != 0)
+        return -1;
+    in->gemm_flops = g;
+    in->adam_params_s = in->pool_adam_params_s = a;
+    in->ps_bytes_per_param = 26;
+    in->storage_Bps = zero_model_storage_Bps(12, 14, r, w);
+    return 0;
+}

@@ -125,6 +125,13 @@ double zero_model_measure_adam(size_t n, int reps);
  * one line in err naming the path. */
 int zero_model_measure_storage(const char *dir, size_t bytes, double *write_Bps, double *read_Bps, char *err,
                                size_t errlen);
+/* Every measured rate of in, in this process: gemm_flops over cfg's
+ * block at B sequences (3 passes), adam_params_s over 4M parameters (also
+ * pool_adam_params_s: the pool runs the same nn_adam_step), storage_Bps
+ * from storage_bytes in dir, ps_bytes_per_param = 26. The link and the
+ * profile are left as they are. 0, or -1 with one line in err. */
+int zero_model_calibrate(const struct nn_gpt_config *cfg, int B, const char *dir, size_t storage_bytes,
+                         struct zero_model_in *in, char *err, size_t errlen);
 /* The PS's storage rate for ps_bytes_per_param = read_per_param +
  * write_per_param: (r + w) / (r / read_Bps + w / write_Bps) (the PS reads
  * P32, m, v: 12 B; writes them and the bf16 copy: 14 B). NaN on a rate <= 0. */

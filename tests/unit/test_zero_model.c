@@ -217,6 +217,18 @@ static void measured(void)
     EXPECT(g > 0 && isfinite(g));
     EXPECT(a > 0 && isfinite(a));
     EXPECT(isnan(zero_model_measure_adam(0, 1)));
+    /* All of them into a model input, then a prediction from it. */
+    struct zero_model_in in = base();
+    char err[256];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    EXPECT(zero_model_calibrate(&cfg, 1, dir, 2 << 20, &in, err, sizeof err) == 0);
+    EXPECT(in.gemm_flops > 0 && in.adam_params_s > 0 && in.storage_Bps > 0 && in.ps_bytes_per_param == 26);
+    struct zero_model_step s;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0 && s.step > 0);
+    printf("measured here (informational): sgemm over gpt-tiny's block %.3g FLOP/s, Adam %.3g params/s, "
+           "storage %.3g B/s\n", in.gemm_flops, in.adam_params_s, in.storage_Bps);
+    EXPECT(zero_model_calibrate(&cfg, 1, "/nonexistent-dir", 1 << 20, &in, err, sizeof err) == -1);
+    EXPECT(strstr(err, "/nonexistent-dir") != NULL);
     /* The GPT's layers: the block's FLOPs are nn_gpt_layer_account's. */
     struct zero_model_layer l[4];
     zero_model_gpt_layers(&cfg, 2, l);
