@@ -229,6 +229,23 @@ static void measured(void)
            "storage %.3g B/s\n", in.gemm_flops, in.adam_params_s, in.storage_Bps);
     EXPECT(zero_model_calibrate(&cfg, 1, "/nonexistent-dir", 1 << 20, &in, err, sizeof err) == -1);
     EXPECT(strstr(err, "/nonexistent-dir") != NULL);
+    /* The model's wire is the closed form's bytes over the paced link:
+     * gpt-tiny's 4 layers over W = 3 with 2 micro-batches, fp32 gathers
+     * and reduce-scatters (ZeRO-3's busier direction either way; DisDP's
+     * receive side, the busier since it pulls 4 times what it pushes). */
+    struct zero_model_layer gl[4];
+    size_t numel[4];
+    zero_model_gpt_layers(&cfg, 1, gl);
+    for (int i = 0; i < 4; i++)
+        numel[i] = gl[i].numel;
+    struct zero_model_in w = base();
+    w.W = 3, w.micro = 2, w.layers = gl, w.nlayers = 4, w.param_bytes = w.grad_bytes = 4, w.link_gbps = 10;
+    for (int m = 0; m < ZERO_MODEL_NMODES; m++) {
+        struct zero_wire_bytes b;
+        EXPECT(zero_closed_form((enum zero_model_mode)m, numel, 4, 3, 2, 4, 4, &b) == 0);
+        EXPECT(zero_model_step((enum zero_model_mode)m, &w, &s, err, sizeof err) == 0);
+        EXPECT_NEAR(s.wire, (double)(b.recv > b.send ? b.recv : b.send) / (10e9 / 8), 1e-15);
+    }
     /* The GPT's layers: the block's FLOPs are nn_gpt_layer_account's. */
     struct zero_model_layer l[4];
     zero_model_gpt_layers(&cfg, 2, l);
