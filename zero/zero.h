@@ -13,7 +13,7 @@
 #include "../nn/nn.h"
 
 /* --- model, interference, closed forms (zero/model.c, interference.c, closed_form.c) --- */
-/* (also model_rates.c, calibrate.c and paper_table.c) */
+/* (also model_rates.c, calibrate.c, storage_rate.c and paper_table.c) */
 
 /* The modes the model knows, in mb-zero's --mode order. */
 enum zero_model_mode {
