@@ -1,0 +1,57 @@
+"""mb-zero's result files as one row per case: the case's mode, aggregation
+and progress (its name, mode/agg/progress), the run's shape and link, the
+per-step measurements of worker 0 and the model's prediction.
+
+The metric names of the model, closed form and --interference (zero/'s
+model.c, closed_form.c, interference.c) are proposed here and wired into
+mb-zero at merge: they are listed once, in MODEL_METRICS and
+INTERFERENCE_METRICS, so aligning them is a one-place change."""
+from reproduce import mbresults
+
+# What mb-zero records per worker (h-zero's benchmarks/mb-zero.c): index = worker.
+WORKER_METRICS = ("worker_sent_bytes_per_step", "worker_recv_bytes_per_step", "worker_compute_s_per_step",
+                  "worker_exposed_comm_s_per_step", "worker_optimizer_s_per_step", "worker_step_s_per_step",
+                  "worker_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step")
+CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_rel_error")
+# zero/model.c and closed_form.c, per case (proposed names).
+MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_exposed_wire_s",
+                 "model_exposed_optimizer_s", "closed_form_send_bytes", "closed_form_recv_bytes",
+                 "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_adam_params_per_s")
+# zero/interference.c, per run (proposed names).
+INTERFERENCE_METRICS = ("interference_coll_alone_s", "interference_coll_with_gemm_s",
+                        "interference_gemm_alone_s", "interference_gemm_with_copy_s",
+                        "interference_copy_GBps")
+MODES = ("zero3-serial", "zero3-overlap", "zero-offload", "disdp")
+
+
+def case_row(run, r):
+    """One summary row r of run as a flat dict."""
+    parts = str(r.get("case", "")).split("/")
+    cfg = run.get("config", {})
+    row = {"mode": parts[0], "agg": parts[1] if len(parts) > 1 else None,
+           "progress": parts[2] if len(parts) > 2 else None, "case": r.get("case"),
+           "W": int(cfg.get("W", 0)), "K": int(cfg.get("K", 0)), "N": int(cfg.get("N", 0)),
+           "model_shape": cfg.get("model_shape"), "t_median": r.get("t_median"), "check": r.get("check"),
+           "run": r.get("run")}
+    for m in WORKER_METRICS:
+        row[m] = mbresults.case_metric(run, r["case"], m)  # worker 0
+    for m in CASE_METRICS + MODEL_METRICS:
+        row[m] = mbresults.case_metric(run, r["case"], m)
+    link = row.get("link_Bps")
+    row["link_gbps"] = link * 8 / 1e9 if link else 0.0
+    return row
+
+
+def rows(paths):
+    runs, summary = mbresults.load_cases(paths, {"mb-zero"}, "reproduce.disdp", "mb-zero results")
+    return runs, [case_row(runs[r["run"]], r) for r in summary]
+
+
+def interference(runs):
+    """The --interference numbers of each run that has them."""
+    out = []
+    for run in runs:
+        v = {m: mbresults.metric(run, m) for m in INTERFERENCE_METRICS}
+        if all(v[m] is not None for m in INTERFERENCE_METRICS[:4]):
+            out.append(v)
+    return out

@@ -1,0 +1,281 @@
+/* zero/model.c and model_rates.c: every term of every mode against values
+ * computed by hand (in the comments) on a two-layer model with round
+ * rates; the unpaced path through a collectives profile; refusal of a
+ * missing or malformed input; the same-run rate measurements give finite
+ * positive rates. */
+#include "../../zero/zero.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T 1e-9
+
+/* Two layers: 100 and 300 parameters, forward 100/400 FLOPs, backward
+ * 200/800, at 1000 FLOP/s: F = 0.1, 0.4 s; B = 0.2, 0.8 s. W = 2, bf16
+ * both ways: shards S = 50, 150. The link moves 1000 B/s per direction
+ * (8e-6 Gb/s): AG = RS = (W-1)*S*2/1000 = 0.1 s and 0.3 s. */
+static const struct zero_model_layer layers[2] = {{100, 100, 200}, {300, 400, 800}};
+
+static struct zero_model_in base(void)
+{
+    struct zero_model_in in = {.W = 2, .micro = 1, .nlayers = 2, .layers = layers, .param_bytes = 2, .grad_bytes = 2,
+                               .gemm_flops = 1000, .adam_params_s = 100, .pool_adam_params_s = 400,
+                               .storage_Bps = 5200, .ps_bytes_per_param = 26, .link_gbps = 8e-6};
+    return in;
+}
+
+static void paced(void)
+{
+    struct zero_model_in in = base();
+    struct zero_model_step s;
+    char err[256];
+    /* serial: fwd (0.1+0.1)+(0.4+0.3) = 0.9; bwd (0.2+0.1+0.1)+(0.8+0.3+0.3)
+     * = 1.8; Adam on the shards (50+150)/100 = 2.0: 4.7 s. */
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.compute, 1.5, T);
+    EXPECT_NEAR(s.wire, 1.2, T); /* 2*0.1+0.1 + 2*0.3+0.3 */
+    EXPECT_NEAR(s.optimizer, 2.0, T);
+    EXPECT_NEAR(s.exposed_optimizer, 2.0, T);
+    EXPECT_NEAR(s.exposed_wire, 1.2, T);
+    EXPECT_NEAR(s.step, 4.7, T);
+    /* overlap: fwd max(0.1,0.1)+max(0.4,0.3) = 0.5; bwd max(0.2,0.2)+
+     * max(0.8,0.6) = 1.0; + 2.0 = 3.5, no wire exposed. */
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 3.5, T);
+    EXPECT_NEAR(s.exposed_wire, 0, T);
+    EXPECT_NEAR(s.wire, 1.2, T);
+    /* offload: the overlap's 1.5 + the pool's updates (150/400 = 0.375,
+     * 50/400 = 0.125), each after its layer's backward: layer 1's term ends
+     * at 0.8, its update at 1.175; layer 0's ends at 1.0 and its update at
+     * 1.175 + 0.125 = 1.3: 0.3 past backward. */
+    EXPECT(zero_model_step(ZERO_MODEL_OFFLOAD, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.optimizer, 0.5, T);
+    EXPECT_NEAR(s.exposed_optimizer, 0.3, T);
+    EXPECT_NEAR(s.step, 1.8, T);
+    /* disdp: pulls/pushes of the whole layer: 200/1000 = 0.2 and 600/1000
+     * = 0.6. fwd max(0.1,0.2)+max(0.4,0.6) = 0.8; bwd max(0.2,0.2)+
+     * max(0.8,0.6) = 1.0. PS per layer max(n*26/5200, n/100) = n/100:
+     * layer 1 arrives at 0.8 and is done at 0.8+3.0 = 3.8; layer 0 arrives
+     * at 1.0, starts at 3.8, done at 4.8: 3.8 s past backward's end. Step
+     * 0.8 + 1.0 + 3.8 = 5.6; Adam alone 4.0, storage alone 2.0; wire the
+     * receive side 2*0.2 + 2*0.6 = 1.6. */
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.exposed_optimizer, 3.8, T);
+    EXPECT_NEAR(s.optimizer, 4.0, T);
+    EXPECT_NEAR(s.storage, 2.0, T);
+    EXPECT_NEAR(s.wire, 1.6, T);
+    EXPECT_NEAR(s.exposed_wire, 0.3, T); /* 1.8 of passes - 1.5 compute */
+    EXPECT_NEAR(s.step, 5.6, T);
+    /* A PS that keeps up (1e6 params/s, 1e9 B/s): only layer 0's update,
+     * max(2.6e-6, 1e-4) = 1e-4, is exposed. */
+    in.adam_params_s = 1e6;
+    in.storage_Bps = 1e9;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.exposed_optimizer, 1e-4, T);
+    EXPECT_NEAR(s.step, 1.8001, T);
+    /* Storage-bound PS (2 B/s): layer 1 takes 300*26/2 = 3900 s from 0.8,
+     * then layer 0 100*26/2 = 1300 s; backward ends at 1.0. */
+    in.storage_Bps = 2;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.exposed_optimizer, 0.8 + 3900 + 1300 - 1.0, 1e-6);
+    /* Two micro-batches per worker: gathers (pulls) before each pass,
+     * the reduce-scatter and update once. serial: 2*0.9 + (0.2+0.1 +
+     * 0.8+0.3) + 1.8 + 2.0 = 7.0, wire (2*2-1)*(0.1+0.3) + (0.2+0.6) =
+     * 2.0, compute 3.0; overlap: 2*0.5 + (0.2 + 0.8) + 1.0 + 2.0 = 5.0;
+     * disdp: 2*0.8 + (0.2 + 0.8) + 1.0 + 3.8 (the PS as above) = 7.4,
+     * wire max(4*0.2, 0.2) + max(4*0.6, 0.6) = 3.2. */
+    in = base();
+    in.micro = 2;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 7.0, T);
+    EXPECT_NEAR(s.wire, 2.0, T);
+    EXPECT_NEAR(s.compute, 3.0, T);
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 5.0, T);
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 7.4, T);
+    EXPECT_NEAR(s.wire, 3.2, T);
+    /* One worker: ZeRO-3 moves nothing, the shard is the whole layer. */
+    in = base();
+    in.W = 1;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.wire, 0, T);
+    EXPECT_NEAR(s.step, 1.5 + 4.0, T);
+    /* Padding: 101 over 2 is a shard of 51: AG 0.102 s. */
+    struct zero_model_layer odd = {101, 0, 0};
+    in = base();
+    in.layers = &odd;
+    in.nlayers = 1;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.wire, 3 * 0.102, T);
+}
+
+static void unpaced(void)
+{
+    /* Per byte 1e-3 s point to point, 0.01 s per message, free copies and
+     * reductions (cache = mem, so the blend does not matter). */
+    struct mb_coll_profile prof;
+    memset(&prof, 0, sizeof prof);
+    prof.ranks = 2;
+    prof.cache_bytes = 1 << 20;
+    prof.p2p_alpha = 0.01;
+    prof.p2p.cache = prof.p2p.mem = 1e-3;
+    prof.stream = prof.cma_alpha = prof.cma.cache = prof.cma.mem = NAN;
+    struct zero_model_in in = base();
+    struct zero_model_step s;
+    char err[256];
+    in.link_gbps = 0;
+    in.coll = &prof;
+    /* ring AG of 100 B per rank over 2: 1*(0.01 + 0.1) = 0.11; RS: the same
+     * (copies and the reduction free); layer 1: 0.31 each. */
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.wire, 3 * 0.11 + 3 * 0.31, T);
+    /* disdp streams: 0.01 + 200e-3 = 0.21, 0.61. */
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.wire, 2 * 0.21 + 2 * 0.61, T);
+}
+
+static void refusals(void)
+{
+    struct zero_model_step s;
+    char err[256];
+    struct zero_model_in in = base();
+    in.gemm_flops = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "gemm_flops"));
+    in = base();
+    in.adam_params_s = NAN;
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == -1 && strstr(err, "adam_params_s"));
+    in = base();
+    in.pool_adam_params_s = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0); /* not needed there */
+    EXPECT(zero_model_step(ZERO_MODEL_OFFLOAD, &in, &s, err, sizeof err) == -1 &&
+           strstr(err, "pool_adam_params_s"));
+    in = base();
+    in.storage_Bps = -1;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == -1 && strstr(err, "storage_Bps"));
+    in = base();
+    in.link_gbps = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "profile"));
+    in.link_gbps = -5;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "link_gbps"));
+    in = base();
+    in.micro = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "micro"));
+    in = base();
+    in.W = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "W"));
+    in = base();
+    struct zero_model_layer bad = {10, NAN, 1};
+    in.layers = &bad;
+    in.nlayers = 1;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "layer 0"));
+    in = base();
+    EXPECT(zero_model_step((enum zero_model_mode)7, &in, &s, err, sizeof err) == -1);
+}
+
+static void rates(void)
+{
+    const char *good = "# calibrated\ngemm_flops = 2e10\nadam_params_s = 5e8\npool_adam_params_s=4e8\n"
+                       "storage_Bps = 1.5e9  # a file\nps_bytes_per_param = 26\nlink_gbps = 0\n";
+    struct zero_model_in in = base();
+    char err[256];
+    EXPECT(zero_model_rates_parse(good, "r.txt", &in, err, sizeof err) == 0);
+    EXPECT(in.gemm_flops == 2e10 && in.adam_params_s == 5e8 && in.pool_adam_params_s == 4e8);
+    EXPECT(in.storage_Bps == 1.5e9 && in.ps_bytes_per_param == 26 && in.link_gbps == 0);
+    struct {
+        const char *text, *says;
+    } bad[] = {
+        {"gemm_flops = 2e10\nadam_params_s = 5e8\npool_adam_params_s=4e8\nstorage_Bps = 1\n"
+         "ps_bytes_per_param = 26\n", "link_gbps missing"},
+        {"gemm_flops = fast\n", "gemm_flops"},
+        {"gemm_flops = 0\n", "gemm_flops"},
+        {"gemm_flops = nan\n", "gemm_flops"},
+        {"link_gbps = -1\n", "link_gbps"},
+        {"gemm_flops = 1\ngemm_flops = 2\n", "twice"},
+        {"gemm_flops 1\n", ":1: expected KEY = VALUE"},
+        {"\n\nwarp = 9\n", ":3: unknown key"},
+        {"", "missing"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct zero_model_in keep = base();
+        err[0] = 0;
+        EXPECT(zero_model_rates_parse(bad[i].text, "r.txt", &keep, err, sizeof err) == -1);
+        EXPECT(strstr(err, bad[i].says) != NULL);
+        EXPECT(keep.gemm_flops == 1000); /* nothing written on a refusal */
+        if (!strstr(err, bad[i].says))
+            fprintf(stderr, "case %zu said: %s\n", i, err);
+    }
+}
+
+static void measured(void)
+{
+    struct nn_gpt_config cfg;
+    EXPECT(nn_gpt_preset("gpt-tiny", &cfg) == 0);
+    double g = zero_model_measure_gemm(&cfg, 1, 2), a = zero_model_measure_adam(4096, 2);
+    EXPECT(g > 0 && isfinite(g));
+    EXPECT(a > 0 && isfinite(a));
+    EXPECT(isnan(zero_model_measure_adam(0, 1)));
+    /* All of them into a model input, then a prediction from it. */
+    struct zero_model_in in = base();
+    char err[256];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    EXPECT(zero_model_calibrate(&cfg, 1, dir, 2 << 20, &in, err, sizeof err) == 0);
+    EXPECT(in.gemm_flops > 0 && in.adam_params_s > 0 && in.storage_Bps > 0 && in.ps_bytes_per_param == 26);
+    struct zero_model_step s;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0 && s.step > 0);
+    printf("measured here (informational): sgemm over gpt-tiny's block %.3g FLOP/s, Adam %.3g params/s, "
+           "storage %.3g B/s\n", in.gemm_flops, in.adam_params_s, in.storage_Bps);
+    EXPECT(zero_model_calibrate(&cfg, 1, "/nonexistent-dir", 1 << 20, &in, err, sizeof err) == -1);
+    EXPECT(strstr(err, "/nonexistent-dir") != NULL);
+    /* The model's wire is the closed form's bytes over the paced link:
+     * gpt-tiny's 4 layers over W = 3 with 2 micro-batches, fp32 gathers
+     * and reduce-scatters (ZeRO-3's busier direction either way; DisDP's
+     * receive side, the busier since it pulls 4 times what it pushes). */
+    struct zero_model_layer gl[4];
+    size_t numel[4];
+    zero_model_gpt_layers(&cfg, 1, gl);
+    for (int i = 0; i < 4; i++)
+        numel[i] = gl[i].numel;
+    struct zero_model_in w = base();
+    w.W = 3, w.micro = 2, w.layers = gl, w.nlayers = 4, w.param_bytes = w.grad_bytes = 4, w.link_gbps = 10;
+    for (int m = 0; m < ZERO_MODEL_NMODES; m++) {
+        struct zero_wire_bytes b;
+        EXPECT(zero_closed_form((enum zero_model_mode)m, numel, 4, 3, 2, 4, 4, &b) == 0);
+        EXPECT(zero_model_step((enum zero_model_mode)m, &w, &s, err, sizeof err) == 0);
+        EXPECT_NEAR(s.wire, (double)(b.recv > b.send ? b.recv : b.send) / (10e9 / 8), 1e-15);
+    }
+    /* The GPT's layers: the block's FLOPs are nn_gpt_layer_account's. */
+    struct zero_model_layer l[4];
+    zero_model_gpt_layers(&cfg, 2, l);
+    EXPECT(l[1].numel == 12704);
+    EXPECT_NEAR(l[1].flops_fwd, 24.0 * 2 * 16 * 32 * 32 + 4.0 * 2 * 16 * 16 * 32, 0.5);
+    EXPECT_NEAR(l[1].flops_bwd, 2 * l[1].flops_fwd, 0.5);
+}
+
+static void storage(void)
+{
+    /* 12 B read at 12 B/s and 14 B written at 7 B/s: 26 B in 1 + 2 = 3 s. */
+    EXPECT_NEAR(zero_model_storage_Bps(12, 14, 12, 7), 26.0 / 3, T);
+    EXPECT(isnan(zero_model_storage_Bps(12, 14, 0, 7)));
+    EXPECT(isnan(zero_model_storage_Bps(12, 14, 12, NAN)));
+    double w = 0, r = 0;
+    char err[256];
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    EXPECT(zero_model_measure_storage(dir, 3 << 20, &w, &r, err, sizeof err) == 0);
+    EXPECT(w > 0 && r > 0 && isfinite(w) && isfinite(r));
+    EXPECT(zero_model_measure_storage("/nonexistent-dir", 1 << 20, &w, &r, err, sizeof err) == -1);
+    EXPECT(strstr(err, "/nonexistent-dir/zero-storage-") != NULL);
+}
+
+int main(void)
+{
+    storage();
+    paced();
+    unpaced();
+    refusals();
+    rates();
+    measured();
+    return TEST_EXIT();
+}

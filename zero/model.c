@@ -1,0 +1,191 @@
+/* The step model of each mode (zero.h, zero/README.md): calibrated rates
+ * in, predicted seconds and each term alone out. Every input a mode needs
+ * is checked first, so a missing or malformed one is refused, never
+ * priced as 0 or NaN. */
+#include "zero.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int refuse(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && len)
+        vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A rate the mode needs: finite and > 0 (written so NaN fails). */
+static int need_positive(const char *name, double v, char *err, size_t len)
+{
+    if (!(v > 0) || !isfinite(v))
+        return refuse(err, len, "model input %s: %g is missing or not a positive number", name, v);
+    return 0;
+}
+
+static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, char *err, size_t len)
+{
+    if ((unsigned)m >= ZERO_MODEL_NMODES)
+        return refuse(err, len, "model: unknown mode %d", (int)m);
+    if (in->W < 1)
+        return refuse(err, len, "model input W: %d workers (need 1 or more)", in->W);
+    if (in->micro < 1)
+        return refuse(err, len, "model input micro: %d micro-batches per worker (need 1 or more)", in->micro);
+    if (in->nlayers < 1 || !in->layers)
+        return refuse(err, len, "model input layers: none given");
+    if (in->param_bytes == 0 || in->grad_bytes == 0)
+        return refuse(err, len, "model input param_bytes/grad_bytes: 0 bytes per element");
+    for (int i = 0; i < in->nlayers; i++) {
+        const struct zero_model_layer *l = &in->layers[i];
+        if (!(l->flops_fwd >= 0) || !(l->flops_bwd >= 0) || !isfinite(l->flops_fwd) || !isfinite(l->flops_bwd))
+            return refuse(err, len, "model input layer %d: FLOPs %g/%g not a number >= 0", i, l->flops_fwd,
+                          l->flops_bwd);
+    }
+    if (need_positive("gemm_flops", in->gemm_flops, err, len) ||
+        need_positive("adam_params_s", in->adam_params_s, err, len))
+        return -1;
+    if (m == ZERO_MODEL_OFFLOAD && need_positive("pool_adam_params_s", in->pool_adam_params_s, err, len))
+        return -1;
+    if (m == ZERO_MODEL_DISDP && (need_positive("storage_Bps", in->storage_Bps, err, len) ||
+                                  need_positive("ps_bytes_per_param", in->ps_bytes_per_param, err, len)))
+        return -1;
+    if (!(in->link_gbps >= 0) || !isfinite(in->link_gbps))
+        return refuse(err, len, "model input link_gbps: %g is not a number >= 0", in->link_gbps);
+    if (in->link_gbps == 0 && !in->coll)
+        return refuse(err, len, "model input link_gbps: 0 (unpaced) needs a collectives profile");
+    return 0;
+}
+
+/* Seconds to move `bytes` one way on the paced link. */
+static double link_s(const struct zero_model_in *in, double bytes)
+{
+    return bytes / (in->link_gbps * 1e9 / 8);
+}
+
+/* A ring collective of `block` bytes per rank: on the paced link each rank
+ * sends and receives W-1 blocks; unpaced, mb_coll_model's "ring". */
+static double ring_s(const struct zero_model_in *in, enum mb_coll_kind kind, double block, size_t elem)
+{
+    if (in->W == 1)
+        return 0;
+    if (in->link_gbps > 0)
+        return link_s(in, block * (in->W - 1));
+    static const char dummy; /* out of place: a reduce-scatter reads the whole gradient */
+    struct mb_coll_args a = {.kind = kind, .sendbuf = kind == MB_COLL_ALLGATHER ? NULL : &dummy,
+                             .count = (size_t)block, .dtype = MB_COLL_INT8, .op = MB_COLL_SUM};
+    if (elem % 4 == 0) {
+        a.count = (size_t)block / 4;
+        a.dtype = MB_COLL_FLOAT;
+    }
+    struct mb_coll_shape sh = {in->W, in->W, 1};
+    return mb_coll_model(in->coll, "ring", &a, &sh);
+}
+
+/* A point-to-point stream of `bytes` from an agent (disdp). */
+static double stream_s(const struct zero_model_in *in, double bytes)
+{
+    if (in->link_gbps > 0)
+        return link_s(in, bytes);
+    return in->coll->p2p_alpha + bytes * in->coll->p2p.mem;
+}
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+
+/* The wire terms of layer l for one use (a gather or pull) and the last
+ * backward's (gather + reduce, or pull and push in full duplex). */
+struct terms {
+    double F, B, use, last, update;
+    double push; /* disdp: the gradient's push alone */
+};
+
+static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, int i, struct terms *t, char *err,
+                       size_t errlen)
+{
+    const struct zero_model_layer *l = &in->layers[i];
+    t->F = l->flops_fwd / in->gemm_flops;
+    t->B = l->flops_bwd / in->gemm_flops;
+    if (m == ZERO_MODEL_DISDP) {
+        double n = (double)l->numel;
+        double pull = stream_s(in, n * (double)in->param_bytes);
+        double push = stream_s(in, n * (double)in->grad_bytes);
+        t->use = pull;
+        t->last = maxd(pull, push);
+        t->push = push;
+        t->update = maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
+        return 0;
+    }
+    double S = (double)(l->numel / (uint64_t)in->W + (l->numel % (uint64_t)in->W != 0));
+    double ag = ring_s(in, MB_COLL_ALLGATHER, S * (double)in->param_bytes, in->param_bytes);
+    double rs = ring_s(in, MB_COLL_REDUCE_SCATTER, S * (double)in->grad_bytes, in->grad_bytes);
+    if (!isfinite(ag) || !isfinite(rs))
+        return refuse(err, errlen, "model: the collectives profile does not price ring allgather/"
+                                   "reduce_scatter_block at %d ranks", in->W);
+    t->use = ag;
+    t->last = ag + rs;
+    t->update = S / (m == ZERO_MODEL_OFFLOAD ? in->pool_adam_params_s : in->adam_params_s);
+    return 0;
+}
+
+/* A phase term: compute and wire in turn (serial) or overlapped. */
+static double phase(enum zero_model_mode m, double compute, double wire)
+{
+    return m == ZERO_MODEL_SERIAL ? compute + wire : maxd(compute, wire);
+}
+
+int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
+                    char *err, size_t errlen)
+{
+    if (check_inputs(m, in, err, errlen) != 0)
+        return -1;
+    struct zero_model_step r = {0};
+    double mb = in->micro, passes = 0, last_bwd = 0;
+    struct terms t;
+    for (int i = 0; i < in->nlayers; i++) {
+        if (layer_terms(m, in, i, &t, err, errlen) != 0)
+            return -1;
+        r.compute += mb * (t.F + t.B);
+        passes += mb * phase(m, t.F, t.use) + (mb - 1) * phase(m, t.B, t.use);
+        last_bwd += phase(m, t.B, t.last);
+        r.optimizer += t.update;
+        if (m == ZERO_MODEL_DISDP) {
+            /* receive 2m pulls, send one push: the busier direction */
+            r.wire += maxd(2 * mb * t.use, t.push);
+            r.storage += (double)in->layers[i].numel * in->ps_bytes_per_param / in->storage_Bps;
+        } else
+            r.wire += (2 * mb - 1) * t.use + t.last;
+    }
+    if (m == ZERO_MODEL_SERIAL || m == ZERO_MODEL_OVERLAP) {
+        r.exposed_optimizer = r.optimizer; /* on the compute cores, after backward */
+    } else {
+        /* The updates on their own cores (offload pool, PS), in backward
+         * order: layer l's starts once its last backward term has ended
+         * and the previous update is done. */
+        double at = 0, done = 0;
+        for (int i = in->nlayers - 1; i >= 0; i--) {
+            layer_terms(m, in, i, &t, err, errlen); /* priced above: cannot fail */
+            at += phase(m, t.B, t.last);
+            done = maxd(done, at) + t.update;
+        }
+        r.exposed_optimizer = maxd(0, done - at);
+    }
+    r.step = passes + last_bwd + r.exposed_optimizer;
+    r.exposed_wire = passes + last_bwd - r.compute;
+    *out = r;
+    return 0;
+}
+
+void zero_model_gpt_layers(const struct nn_gpt_config *cfg, int B, struct zero_model_layer *out)
+{
+    struct nn_precision prec = {NN_F32, NN_F32, NN_F32};
+    for (int i = 0; i < cfg->layers + 2; i++) {
+        struct nn_layer_account a;
+        nn_gpt_layer_account(cfg, B, prec, i, &a);
+        out[i].numel = a.params;
+        out[i].flops_fwd = a.flops_fwd;
+        out[i].flops_bwd = a.flops_bwd;
+    }
+}
