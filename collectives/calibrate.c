@@ -307,6 +307,7 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
 
     char why[256];
     prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;
+    prof->net_alpha = prof->net_beta = NAN; /* the link: --calibrate-net, across machines */
     if (mb_coll_usable(&mb_coll_algo_cma, c, MB_COLL_ALLREDUCE, why, sizeof(why))) {
         struct { int pid; uint64_t addr; } me = {(int)getpid(), (uint64_t)(uintptr_t)k.a}, all[L];
         MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);
