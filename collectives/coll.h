@@ -485,16 +485,21 @@ size_t mb_coll_heldout_grid(size_t *sizes, size_t cap);
  * (at most the grid's length). The same seed draws the same sizes. */
 size_t mb_coll_heldout_draw(uint64_t seed, size_t want, size_t *out);
 /* Which set a run's points belong to: "calibration" (every size a
- * calibration size, at the calibration's rank count), "heldout" (no size
- * is one) or "mixed". */
-const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int calibration_ranks);
+ * calibration size, at the calibration's rank count on its one node:
+ * ranks_per_node 0, or not below nranks), "heldout" (no point is a
+ * calibration point: no size is one, or the ranks differ, or they are
+ * split into nodes) or "mixed". */
+const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int ranks_per_node, int calibration_ranks);
+/* 1 if (nranks, ranks_per_node, bytes) is a calibration point. */
+int mb_coll_is_calibration_point(int nranks, int ranks_per_node, size_t bytes, int calibration_ranks);
 /* What a result file records about the protocol (model_calibration_ranks,
- * _sizes, model_point_set, model_heldout_seed, _sizes, _grid) for a run of
- * these sizes on nranks with prof; seed -1: not a held-out draw. Strings
- * in v[i].text. Returns how many (at most 8). */
+ * _sizes, model_point_set, model_heldout_seed, _sizes, _grid,
+ * model_point_ranks_per_node) for a run of these sizes on nranks split
+ * ranks_per_node (0: the real nodes) with prof; seed -1: not a held-out
+ * draw. Strings in v[i].text. Returns how many (at most 8). */
 struct mb_coll_metric;
 size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_t *sizes, size_t n, int nranks,
-                                 long long seed, struct mb_coll_metric *v);
+                                 int ranks_per_node, long long seed, struct mb_coll_metric *v);
 /* "a,b,c" (bytes) into buf, for a result file. */
 void mb_coll_sizes_string(const size_t *sizes, size_t n, char *buf, size_t len);
 
