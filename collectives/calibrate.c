@@ -6,7 +6,7 @@
  * over repetitions), at sizes on both sides of the cache, and fitted with
  * the model's own working-set blend (model.c). The cache size is the one
  * that best fits the memcpy sweep (a microbenchmark, not a collective). */
-#include "internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -131,7 +131,7 @@ struct pt {
     double bytes, ws, t;
 };
 
-static double frac(double cache, double ws) { return ws <= cache ? 1 : cache / ws; }
+static double frac(double cache, double ws) { return mb_coll_cache_fraction(cache, ws); }
 
 /* Least squares on relative error of t = bytes * (f*x + (1-f)*y);
  * returns the sum of squared relative errors. */

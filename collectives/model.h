@@ -33,10 +33,18 @@ struct mb_coll_model_in {
     int one_host;
 };
 
-/* A per-byte cost for working set ws: f*cache + (1-f)*mem, f = min(1, S/ws). */
+/* The share of a working set's bytes served from the node's effective
+ * cache S: all of them while ws <= S, none beyond. Not S/ws: a collective
+ * (and the calibration's sweeps) stream through their buffers in order, and
+ * a cyclic sweep over more than an LRU-like cache evicts every line before
+ * its reuse (measured: docs/models.md, "Collectives model: the cache
+ * term"). */
+static inline double mb_coll_cache_fraction(double cache, double ws) { return cache > 0 && ws <= cache ? 1 : 0; }
+
+/* A per-byte cost for working set ws: f*cache + (1-f)*mem, f = mb_coll_cache_fraction. */
 static inline double mb_coll_blend(const struct mb_coll_profile *p, struct mb_coll_rate r, double ws)
 {
-    double f = !(p->cache_bytes > 0) ? 0 : ws <= p->cache_bytes ? 1 : p->cache_bytes / ws;
+    double f = mb_coll_cache_fraction(p->cache_bytes, ws);
     return f * r.cache + (1 - f) * r.mem;
 }
 
