@@ -550,8 +550,9 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     mb_kv_dbl(cfg, "model_net_alpha_s", profile.net_alpha);
     mb_kv_dbl(cfg, "model_net_s_per_B", profile.net_beta);
     struct mb_coll_metric v[8]; /* the validation protocol: which set these points are in */
-    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks,
-                                                                  (int)opt.ranks_per_node, opt.heldout, v);
+    int split = shape.nnodes > 1 ? shape.node_size : 0; /* real nodes or a --ranks-per-node split */
+    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks, split,
+                                                                  opt.heldout, v);
     for (size_t i = 0; i < nv; i++)
         v[i].type == MB_COLL_METRIC_INT ? mb_kv_int(cfg, v[i].name, v[i].i) : mb_kv_str(cfg, v[i].name, v[i].str);
     free(sizes);

@@ -22,10 +22,13 @@
 # in --out (default $BUILD/reproduce/models/coll, BUILD=build). Nothing here tunes the model:
 # a new seed is a new draw; say how many draws were made when quoting numbers.
 # --slurm launches each run with srun --mpi=pmix on the cluster's Slurm instead of mpirun.
+# --vcluster (root, with `tools/vcluster up N` already up): the grid also declares ranks spread
+# over the emulated nodes, "vK:L" = K of the N nodes x L ranks each with K*L <= the cores; the
+# link's terms are calibrated first (mb-coll --calibrate-net, one rank on each of 2 nodes).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small seed=1 out="" slurm=0 cores=$(nproc)
+scale=small seed=1 out="" slurm=0 cores=$(nproc) vc=0
 while [ $# -gt 0 ]; do
   case $1 in
   --scale) scale=${2:-}; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
   --out) out=${2:-}; shift 2 ;;
   --slurm) slurm=1; shift ;;
   --cores) cores=${2:-}; shift 2 ;;
+  --vcluster) vc=1; shift ;;
   -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
   *) echo "coll.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -47,6 +51,12 @@ esac
   { echo "coll.sh: --cores: '$cores' is not a core count from 2 to $(nproc) (nproc)" >&2; exit 2; }
 [ "$cal_np" -le "$cores" ] || { echo "coll.sh: the calibration's $cal_np ranks exceed --cores $cores" >&2; exit 2; }
 [[ $seed =~ ^[0-9]+$ ]] || { echo "coll.sh: --seed: '$seed' is not a non-negative integer" >&2; exit 2; }
+VC=/run/movebench-vcluster vc_nodes=0
+if [ $vc = 1 ]; then
+  [ "$(id -u)" = 0 ] && [ -s "$VC/hostfile" ] ||
+    { echo "coll.sh: --vcluster: no vcluster is up (root: tools/vcluster up N first)" >&2; exit 2; }
+  vc_nodes=$(grep -c . "$VC/hostfile")
+fi
 BUILD=${BUILD:-build}
 C=$root/$BUILD/bin/mb-coll R=$root/$BUILD/bin/mb-report
 [ -x "$C" ] && [ -x "$R" ] || { echo "coll.sh: $C or $R missing (run make)" >&2; exit 2; }
@@ -80,17 +90,38 @@ echo "model,point,set,predicted_s,measured_s" >"$out/coll.csv"
 echo "coll.sh: calibration set: the calibration sizes at $cal_np ranks" >&2
 mpi "$cal_np" "$C" "${common[@]}" --sizes 65536,1048576,16777216 -o "$out/cal.h5" >/dev/null
 rows "$out/cal.h5" calibration "np$cal_np" >>"$out/coll.csv"
-# the declared configurations "P:L" (L 0: unsplit) and the seeded draw of them
+# the declared configurations "P:L" (L 0: unsplit) and "vK:L" (K vcluster nodes x L ranks),
+# and the seeded draw of them
 grid=()
 for ((P = 2; P <= cores; P++)); do
   grid+=("$P:0")
   for ((L = 1; L < P; L++)); do (( P % L == 0 )) && grid+=("$P:$L"); done
 done
+for ((K = 2; K <= vc_nodes; K++)); do
+  for ((L = 1; K * L <= cores; L++)); do grid+=("v$K:$L"); done
+done
+if [ $vc_nodes -ge 2 ]; then # the link's terms, across two nodes, into a copy every node sees
+  echo "coll.sh: calibrating the link: one rank on each of 2 vcluster nodes" >&2
+  cp "$prof" "$VC/shared/coll-profile.txt"
+  tools/vcluster mpirun -np 2 --map-by ppr:1:node --bind-to none "$C" --calibrate-net \
+    --profile "$VC/shared/coll-profile.txt" >&2
+  cp "$VC/shared/coll-profile.txt" "$prof"
+fi
 drawn=$(python3 -c 'import random, sys
 g = sys.argv[3:]
 print(" ".join(random.Random(int(sys.argv[1])).sample(g, min(int(sys.argv[2]), len(g)))))' "$seed" "$configs" "${grid[@]}")
 { echo "seed $seed"; echo "grid ${grid[*]}"; echo "configurations $drawn"; } >"$out/points.txt"
 for cfg in $drawn; do
+  if [[ $cfg == v* ]]; then # across vcluster nodes: the files go through the folder every node sees
+    K=${cfg%%:*} K=${K#v} L=${cfg##*:}
+    echo "coll.sh: held-out: $points sizes drawn with seed $seed on $K vcluster nodes x $L ranks" >&2
+    tools/vcluster mpirun -np $((K * L)) --map-by "ppr:$L:node" --bind-to none "$C" \
+      "${common[@]/#$prof/$VC/shared/coll-profile.txt}" --heldout "$seed" --heldout-points "$points" \
+      -o "$VC/shared/held-v$K-$L.h5" >"$out/held-v$K-$L.log"
+    cp "$VC/shared/held-v$K-$L.h5" "$out/held-v$K-$L.h5"
+    rows "$out/held-v$K-$L.h5" heldout "np$((K * L))/nodes$K" >>"$out/coll.csv"
+    continue
+  fi
   np=${cfg%%:*} rpn=${cfg##*:}
   split=() label=np$np
   [ "$rpn" != 0 ] && split=(--ranks-per-node "$rpn") label=np$np/rpn$rpn
