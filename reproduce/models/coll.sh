@@ -4,7 +4,7 @@
 # Prints CSV on stdout, one row per (algorithm, point), header first:
 #   model,point,set,predicted_s,measured_s
 #     model      coll:<algorithm> (coll:auto: the model's pick, run under that label)
-#     point      coll/np<P>[/rpn<L>]/<bytes>B
+#     point      allreduce/np<P>[/rpn<L> or /nodes<K>]/<bytes>B
 #     set        calibration: the calibration's sizes at its rank count, unsplit, measured after
 #                  calibrating (the model was fitted to microbenchmarks, not to these runs);
 #                heldout: sizes drawn with the seed from mb-coll's held-out grid (never a
