@@ -37,7 +37,7 @@ static struct {
     long long root;
     long long ranks_per_node;
     char *pool_path;
-    int calibrate;
+    int calibrate, calibrate_net;
     char *profile;
     long long heldout, heldout_points;
 } opt;
@@ -61,6 +61,8 @@ static struct mb_opt coll_opts[] = {
     {"root", 0, MB_OPT_INT, &opt.root, "0", NULL, 0, 1 << 30, "root rank of bcast and reduce", "RANK"},
     {"calibrate", 0, MB_OPT_FLAG, &opt.calibrate, "0", NULL, 0, 0,
      "measure the cost model's parameters here, write them to --profile and exit", NULL},
+    {"calibrate-net", 0, MB_OPT_FLAG, &opt.calibrate_net, "0", NULL, 0, 0,
+     "measure the inter-node link's terms across machines, add them to --profile and exit", NULL},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
      "cost-model profile for the model column and --algo auto (default: profiles/<host>.txt)", "FILE"},
     {"heldout", 0, MB_OPT_INT, &opt.heldout, "-1", NULL, -1, 1LL << 62, "validate the model at sizes drawn with "
@@ -145,7 +147,12 @@ static struct mb_coll_shape shape;
 static int load_profile(struct mb_run *run)
 {
     char err[1500];
-    int needed = opt.profile || (opt.algos & (1u << algo_auto)) || opt.heldout >= 0;
+    int needed = opt.profile || (opt.algos & (1u << algo_auto)) || opt.heldout >= 0 || opt.calibrate_net;
+    if (opt.calibrate && opt.calibrate_net) {
+        if (run->rank == 0)
+            mb_warn("--calibrate-net: not with --calibrate (calibrate on one node first, then across machines)");
+        return MB_EXIT_USAGE;
+    }
     int state = mb_coll_profile_load(run->comm, opt.profile, needed, opt.calibrate, profile_path,
                                      sizeof(profile_path), &profile, err, sizeof(err));
     if (state < 0 && run->rank == 0)
@@ -168,6 +175,21 @@ static int calibrate(struct mb_run *run)
     if (rc && run->rank == 0)
         mb_warn("%s", err);
     if (rc == MB_COLL_CALIBRATE_FAILED) { /* a failed measurement (agreed on every rank): exit 1, no profile */
+        MPI_Finalize();
+        exit(1);
+    }
+    return rc;
+}
+
+/* Measures the link's terms across machines and adds them to the profile. */
+static int calibrate_net(struct mb_run *run)
+{
+    char err[1500];
+    int rc = mb_coll_calibrate_net_write(coll_ctx(), profile_path, &profile, run->common.quiet ? NULL : stdout,
+                                         err, sizeof(err));
+    if (rc && run->rank == 0)
+        mb_warn("%s", err);
+    if (rc == MB_COLL_CALIBRATE_FAILED) {
         MPI_Finalize();
         exit(1);
     }
@@ -356,6 +378,8 @@ static int plan(struct mb_run *run)
     size_t cap = 0;
     if (opt.calibrate)
         return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
+    if (opt.calibrate_net)
+        return calibrate_net(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
     if (have_profile) /* where the cases run, for the model */
         mb_coll_model_shape(coll_ctx(), &shape);
     if (opt.algos & ~1u) {
@@ -522,8 +546,13 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     if (!have_profile)
         return;
     mb_kv_str(cfg, "model_profile_date", profile.date);
+    /* the link's terms the predictions across machines used (nan: not calibrated: not modelled there) */
+    mb_kv_dbl(cfg, "model_net_alpha_s", profile.net_alpha);
+    mb_kv_dbl(cfg, "model_net_s_per_B", profile.net_beta);
     struct mb_coll_metric v[8]; /* the validation protocol: which set these points are in */
-    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks, opt.heldout, v);
+    int split = shape.nnodes > 1 ? shape.node_size : 0; /* real nodes or a --ranks-per-node split */
+    size_t n, *sizes = points(run, &n), nv = mb_coll_validation_values(&profile, sizes, n, run->nranks, split,
+                                                                  opt.heldout, v);
     for (size_t i = 0; i < nv; i++)
         v[i].type == MB_COLL_METRIC_INT ? mb_kv_int(cfg, v[i].name, v[i].i) : mb_kv_str(cfg, v[i].name, v[i].str);
     free(sizes);

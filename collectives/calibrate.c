@@ -6,7 +6,7 @@
  * over repetitions), at sizes on both sides of the cache, and fitted with
  * the model's own working-set blend (model.c). The cache size is the one
  * that best fits the memcpy sweep (a microbenchmark, not a collective). */
-#include "internal.h"
+#include "model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -131,7 +131,7 @@ struct pt {
     double bytes, ws, t;
 };
 
-static double frac(double cache, double ws) { return ws <= cache ? 1 : cache / ws; }
+static double frac(double cache, double ws) { return mb_coll_cache_fraction(cache, ws); }
 
 /* Least squares on relative error of t = bytes * (f*x + (1-f)*y);
  * returns the sum of squared relative errors. */
@@ -307,6 +307,7 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
 
     char why[256];
     prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;
+    prof->net_alpha = prof->net_beta = NAN; /* the link: --calibrate-net, across machines */
     if (mb_coll_usable(&mb_coll_algo_cma, c, MB_COLL_ALLREDUCE, why, sizeof(why))) {
         struct { int pid; uint64_t addr; } me = {(int)getpid(), (uint64_t)(uintptr_t)k.a}, all[L];
         MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, all, (int)sizeof(me), MPI_BYTE, c->node_comm);

@@ -199,6 +199,10 @@ struct mb_coll_profile {
     double flag;                            /* s per flag synchronisation of the node's ranks */
     double cma_alpha;                       /* s per process_vm_readv call; NaN: not measured */
     struct mb_coll_rate cma;                /* per byte read with process_vm_readv */
+    double net_alpha;                       /* s per 8 B exchange between two node leaders over an
+                                               inter-node link; NaN: not calibrated (--calibrate-net) */
+    double net_beta;                        /* s per byte over one inter-node link, each direction at
+                                               once (1 / the link's rate); NaN: not calibrated */
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).
@@ -240,6 +244,19 @@ enum { MB_COLL_CALIBRATE_NODES = 1, /* the ranks span several nodes */
        MB_COLL_CALIBRATE_WRITE };   /* the profile could not be written */
 int mb_coll_calibrate_write(struct mb_coll_ctx *ctx, const char *path, int argc, char *const *argv, FILE *log,
                             char *err, size_t errlen);
+/* --calibrate-net: the inter-node link's latency and per-byte cost
+ * (calibrate_net.c: point-to-point exchanges between two node leaders
+ * across the link) into prof->net_alpha, net_beta; needs ranks on 2 or
+ * more machines (a --ranks-per-node split of one is refused). Collective;
+ * 0, or -1 with the reason in err on every rank. */
+int mb_coll_calibrate_net(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof, FILE *log, char *err,
+                          size_t errlen);
+/* --calibrate-net's driver: measures into the loaded profile `prof` (its
+ * node-level terms kept) and rank 0 rewrites path with it. 0, or
+ * MB_COLL_CALIBRATE_NODES (not across machines), _FAILED or _WRITE, one
+ * line naming the flag in err on rank 0. */
+int mb_coll_calibrate_net_write(struct mb_coll_ctx *ctx, const char *path, struct mb_coll_profile *prof,
+                                FILE *log, char *err, size_t errlen);
 
 /* Memory bandwidth (environment.c): every rank of comm copies `bytes`
  * (clamped to 4 KiB .. 64 MiB) at once, three times; the best of all
@@ -256,6 +273,7 @@ size_t mb_coll_describe_emulation(struct mb_coll_ctx *ctx, int ranks_per_node, i
 /* Where a call runs: ranks, ranks per node (the largest node), nodes. */
 struct mb_coll_shape {
     int nranks, node_size, nnodes;
+    int one_host; /* every rank on one machine (a --ranks-per-node split): no link between the "nodes" */
 };
 void mb_coll_model_shape(const struct mb_coll_ctx *ctx, struct mb_coll_shape *shape);
 /* Predicted seconds of algorithm `algo` on call a (kind, count, dtype and
@@ -467,16 +485,21 @@ size_t mb_coll_heldout_grid(size_t *sizes, size_t cap);
  * (at most the grid's length). The same seed draws the same sizes. */
 size_t mb_coll_heldout_draw(uint64_t seed, size_t want, size_t *out);
 /* Which set a run's points belong to: "calibration" (every size a
- * calibration size, at the calibration's rank count), "heldout" (no size
- * is one) or "mixed". */
-const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int calibration_ranks);
+ * calibration size, at the calibration's rank count on its one node:
+ * ranks_per_node 0, or not below nranks), "heldout" (no point is a
+ * calibration point: no size is one, or the ranks differ, or they are
+ * split into nodes) or "mixed". */
+const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int ranks_per_node, int calibration_ranks);
+/* 1 if (nranks, ranks_per_node, bytes) is a calibration point. */
+int mb_coll_is_calibration_point(int nranks, int ranks_per_node, size_t bytes, int calibration_ranks);
 /* What a result file records about the protocol (model_calibration_ranks,
- * _sizes, model_point_set, model_heldout_seed, _sizes, _grid) for a run of
- * these sizes on nranks with prof; seed -1: not a held-out draw. Strings
- * in v[i].text. Returns how many (at most 8). */
+ * _sizes, model_point_set, model_heldout_seed, _sizes, _grid,
+ * model_point_ranks_per_node) for a run of these sizes on nranks split
+ * ranks_per_node (0: the real nodes) with prof; seed -1: not a held-out
+ * draw. Strings in v[i].text. Returns how many (at most 8). */
 struct mb_coll_metric;
 size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_t *sizes, size_t n, int nranks,
-                                 long long seed, struct mb_coll_metric *v);
+                                 int ranks_per_node, long long seed, struct mb_coll_metric *v);
 /* "a,b,c" (bytes) into buf, for a result file. */
 void mb_coll_sizes_string(const size_t *sizes, size_t n, char *buf, size_t len);
 

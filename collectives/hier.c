@@ -338,6 +338,7 @@ static double m_hier(const struct mb_coll_model_in *m)
     if (m->N > 1) {
         struct mb_coll_model_in lead = *m;
         lead.P = m->N;
+        lead.L = 1; /* one leader per node: every step crosses a link, alone on it */
         lead.oop = 0;
         t += mb_coll_model_rabenseifner(&lead);
     }

@@ -41,11 +41,14 @@ double mb_coll_model(const struct mb_coll_profile *p, const char *algo, const st
         .N = s->nnodes,
         .a = p->p2p_alpha,
         .fl = p->flag,
+        .one_host = s->one_host,
     };
+    m.na = s->nnodes < 2 ? NAN : s->one_host ? p->p2p_alpha : p->net_alpha;
     m.ws = mb_coll_model_ws(m.kind, m.n, m.oop, m.L);
     m.b = mb_coll_blend(p, p->p2p, m.ws);
     m.g = mb_coll_blend(p, p->reduce, m.ws);
     m.c = mb_coll_blend(p, p->copy, m.ws);
+    m.nb = s->nnodes < 2 ? NAN : s->one_host ? m.b : p->net_beta;
     double t = al->model(&m);
     return isfinite(t) && t >= 0 ? t : NAN;
 }
@@ -57,6 +60,7 @@ void mb_coll_model_shape(const struct mb_coll_ctx *c, struct mb_coll_shape *s)
     s->nranks = c->size;
     s->node_size = largest;
     s->nnodes = c->nnodes;
+    s->one_host = c->one_host;
 }
 
 const struct mb_coll_algo *mb_coll_pick(const struct mb_coll_profile *p, struct mb_coll_ctx *ctx,

@@ -24,12 +24,27 @@ struct mb_coll_model_in {
     double a, b;   /* point-to-point: s per message, s per byte */
     double g, c;   /* s per byte reduced, s per byte copied */
     double fl;     /* s per flag synchronisation */
+    /* The inter-node link (N > 1): s per message, s per byte over one
+     * link. Ranks on several machines: the profile's net terms (NaN when
+     * not calibrated, so every prediction that crosses a link is NaN, "not
+     * modelled"); a --ranks-per-node split on one machine: the
+     * point-to-point a, b (its "link" is the same shared memory). */
+    double na, nb;
+    int one_host;
 };
 
-/* A per-byte cost for working set ws: f*cache + (1-f)*mem, f = min(1, S/ws). */
+/* The share of a working set's bytes served from the node's effective
+ * cache S: all of them while ws <= S, none beyond. Not S/ws: a collective
+ * (and the calibration's sweeps) stream through their buffers in order, and
+ * a cyclic sweep over more than an LRU-like cache evicts every line before
+ * its reuse (measured: docs/models.md, "Collectives model: the cache
+ * term"). */
+static inline double mb_coll_cache_fraction(double cache, double ws) { return cache > 0 && ws <= cache ? 1 : 0; }
+
+/* A per-byte cost for working set ws: f*cache + (1-f)*mem, f = mb_coll_cache_fraction. */
 static inline double mb_coll_blend(const struct mb_coll_profile *p, struct mb_coll_rate r, double ws)
 {
-    double f = !(p->cache_bytes > 0) ? 0 : ws <= p->cache_bytes ? 1 : p->cache_bytes / ws;
+    double f = mb_coll_cache_fraction(p->cache_bytes, ws);
     return f * r.cache + (1 - f) * r.mem;
 }
 
@@ -51,6 +66,25 @@ static inline double mb_coll_RK(const struct mb_coll_model_in *m, double bytes, 
 {
     return k <= 1 ? mb_coll_C(m, bytes) : (k - 1) * mb_coll_R(m, bytes);
 }
+/* One exchange of `bytes` over an inter-node link that `share` of the
+ * node's ranks cross at once (they share its rate); a split on one host
+ * has no shared link, only the point-to-point cost. */
+static inline double mb_coll_XN(const struct mb_coll_model_in *m, double bytes, int share)
+{
+    return m->na + bytes * m->nb * (m->one_host ? 1 : share);
+}
+/* The slower of two costs; NaN when either is (fmax would hide a missing term). */
+static inline double mb_coll_slower(double x, double y) { return isnan(x) || isnan(y) ? NAN : x > y ? x : y; }
+/* An exchange that may cross a link with one rank of the node on it (a
+ * ring's boundary hop, a tree's edge): the slower of the node's and the
+ * link's when the ranks span nodes. */
+static inline double mb_coll_Xany(const struct mb_coll_model_in *m, double bytes)
+{
+    return m->N > 1 ? mb_coll_slower(mb_coll_X(m, bytes), mb_coll_XN(m, bytes, 1)) : mb_coll_X(m, bytes);
+}
+/* Whether a recursive halving/doubling step between ranks `mask` apart
+ * crosses nodes (ranks placed on nodes in blocks of L). */
+static inline int mb_coll_crosses(const struct mb_coll_model_in *m, int mask) { return m->N > 1 && mask >= m->L; }
 /* The shared-memory algorithms reach one node. */
 static inline double mb_coll_one_node(const struct mb_coll_model_in *m, double t) { return m->N == 1 ? t : NAN; }
 

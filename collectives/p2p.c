@@ -249,15 +249,19 @@ static int sag_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
 
 /* ---- the models: messages, bytes exchanged and reduced per step ------- */
 
+/* Across nodes (ranks placed in blocks of L): a ring step is as slow as
+ * its boundary hop, one rank of each node on each link (mb_coll_Xany); a
+ * halving/doubling step between ranks at least L apart has all L ranks of
+ * a node on its link at once (mb_coll_XN with share L). */
 static double m_ring(const struct mb_coll_model_in *m)
 {
     double n = m->n, P = m->P;
     switch (m->kind) {
     case MB_COLL_ALLREDUCE: /* copy in, P-1 reduce-scatter steps, P-1 allgather steps */
-        return (m->oop ? mb_coll_C(m, n) : 0) + 2 * (P - 1) * mb_coll_X(m, n / P) + (P - 1) * mb_coll_R(m, n / P);
+        return (m->oop ? mb_coll_C(m, n) : 0) + 2 * (P - 1) * mb_coll_Xany(m, n / P) + (P - 1) * mb_coll_R(m, n / P);
     case MB_COLL_REDUCE_SCATTER: /* the whole input into a work area, P-1 steps, the block out */
-        return mb_coll_C(m, P * n) + (P - 1) * (mb_coll_X(m, n) + mb_coll_R(m, n)) + mb_coll_C(m, n);
-    case MB_COLL_ALLGATHER: return (m->oop ? mb_coll_C(m, n) : 0) + (P - 1) * mb_coll_X(m, n);
+        return mb_coll_C(m, P * n) + (P - 1) * (mb_coll_Xany(m, n) + mb_coll_R(m, n)) + mb_coll_C(m, n);
+    case MB_COLL_ALLGATHER: return (m->oop ? mb_coll_C(m, n) : 0) + (P - 1) * mb_coll_Xany(m, n);
     default: return NAN;
     }
 }
@@ -266,32 +270,42 @@ static double m_ring(const struct mb_coll_model_in *m)
 static double fold_cost(const struct mb_coll_model_in *m)
 {
     int rem = m->P - (1 << mb_coll_ilog2(m->P));
-    return rem ? 2 * mb_coll_X(m, m->n) + mb_coll_R(m, m->n) : 0;
+    return rem ? 2 * mb_coll_Xany(m, m->n) + mb_coll_R(m, m->n) : 0;
 }
 
 static double m_rd(const struct mb_coll_model_in *m)
 {
     if (m->kind != MB_COLL_ALLREDUCE)
         return NAN;
-    return (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m) + mb_coll_ilog2(m->P) * (mb_coll_X(m, m->n) + mb_coll_R(m, m->n));
+    double t = (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m);
+    for (int mask = 1; mask < (1 << mb_coll_ilog2(m->P)); mask <<= 1)
+        t += (mb_coll_crosses(m, mask) ? mb_coll_XN(m, m->n, m->L) : mb_coll_X(m, m->n)) + mb_coll_R(m, m->n);
+    return t;
 }
 
 double mb_coll_model_rabenseifner(const struct mb_coll_model_in *m)
 {
     if (m->kind != MB_COLL_ALLREDUCE)
         return NAN;
-    int lg = mb_coll_ilog2(m->P);
-    double share = m->n * (1 - 1.0 / (1 << lg)); /* bytes sent in each half, summed over steps */
-    return (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m) + 2 * lg * m->a + share * (2 * m->b + m->g);
+    int p2 = 1 << mb_coll_ilog2(m->P);
+    double t = (m->oop ? mb_coll_C(m, m->n) : 0) + fold_cost(m);
+    /* the step between ranks mask apart moves n*mask/p2 bytes each way, in
+     * the halving (with a reduction) and again in the doubling */
+    for (int mask = 1; mask < p2; mask <<= 1) {
+        double bytes = m->n * mask / p2;
+        double x = mb_coll_crosses(m, mask) ? mb_coll_XN(m, bytes, m->L) : mb_coll_X(m, bytes);
+        t += 2 * x + mb_coll_R(m, bytes);
+    }
+    return t;
 }
 
 static double m_binomial(const struct mb_coll_model_in *m)
 {
     int depth = mb_coll_clog2(m->P);
     switch (m->kind) {
-    case MB_COLL_BCAST: return depth * mb_coll_X(m, m->n);
+    case MB_COLL_BCAST: return depth * mb_coll_Xany(m, m->n);
     case MB_COLL_REDUCE: /* into an accumulator, a step per level, out at the root */
-        return 2 * mb_coll_C(m, m->n) + depth * (mb_coll_X(m, m->n) + mb_coll_R(m, m->n));
+        return 2 * mb_coll_C(m, m->n) + depth * (mb_coll_Xany(m, m->n) + mb_coll_R(m, m->n));
     default: return NAN;
     }
 }
@@ -301,6 +315,8 @@ static double m_scatter_allgather(const struct mb_coll_model_in *m)
     if (m->kind != MB_COLL_BCAST)
         return NAN;
     double P = m->P, blk = m->n / P;
+    if (m->N > 1) /* the root's blocks leave its node over one link */
+        return (P - 1) * mb_coll_Xany(m, blk) + (P - 1) * mb_coll_Xany(m, blk);
     return (P - 1) * m->a + (P - 1) * blk * m->b + (P - 1) * mb_coll_X(m, blk);
 }
 

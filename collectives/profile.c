@@ -23,7 +23,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS 15
+#define NKEYS 17
 
 static int keys(struct key *k)
 {
@@ -49,6 +49,8 @@ static int keys(struct key *k)
     K("cma_alpha_s", cma_alpha, 1, "one process_vm_readv call (nan: CMA refused here)");
     K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache");
     K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
+    K("net_alpha_s", net_alpha, 1, "inter-node link: 8 B MPI_Sendrecv between two node leaders (nan: --calibrate-net not run)");
+    K("net_s_per_B", net_beta, 1, "inter-node link: per byte exchanged, each direction at once (1/rate)");
 #undef K
     return n;
 }

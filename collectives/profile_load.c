@@ -95,3 +95,30 @@ int mb_coll_calibrate_write(struct mb_coll_ctx *ctx, const char *path, int argc,
     MPI_Bcast(&rc, 1, MPI_INT, 0, ctx->comm);
     return rc;
 }
+
+int mb_coll_calibrate_net_write(struct mb_coll_ctx *ctx, const char *path, struct mb_coll_profile *prof,
+                                FILE *log, char *err, size_t errlen)
+{
+    char cerr[400];
+    err[0] = '\0';
+    if (ctx->nnodes < 2 || ctx->one_host) {
+        mb_coll_calibrate_net(ctx, prof, NULL, cerr, sizeof(cerr));
+        snprintf(err, errlen, "--calibrate-net: %s", cerr);
+        return MB_COLL_CALIBRATE_NODES;
+    }
+    if (mb_coll_calibrate_net(ctx, prof, log, cerr, sizeof(cerr)) != 0) {
+        snprintf(err, errlen, "--calibrate-net: %s; %s not changed", cerr, path);
+        return MB_COLL_CALIBRATE_FAILED;
+    }
+    int rc = 0;
+    if (ctx->rank == 0) {
+        char why[1400];
+        if (mb_coll_profile_write(path, prof, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "--profile: %s", why);
+            rc = MB_COLL_CALIBRATE_WRITE;
+        } else if (log)
+            fprintf(log, "# added the link's terms to %s\n", path);
+    }
+    MPI_Bcast(&rc, 1, MPI_INT, 0, ctx->comm);
+    return rc;
+}

@@ -626,12 +626,18 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     return rc;
 }
 
-/* ---- the model: gets from the peers' mapped buffers over UCX's
+/* ---- the model: gets from the peers' mapped buffers. On one machine
+ * (one node, or a --ranks-per-node split of it) every get goes over UCX's
  * shared-memory transport, priced as CMA reads (UCX's cma transport) where
- * CMA was calibrated, else as copies; one node only, since no network is
- * calibrated. UCX's own per-request overhead is not measured, so it is not
- * in the model (no term is added to keep ucx from tying with cma; on a tie
- * auto takes the earlier registry entry).
+ * CMA was calibrated, else as copies. Across machines the gets from the
+ * N-1 other nodes' ranks go over the node's link, all L ranks of the node
+ * pulling at once (the profile's net terms: one link latency per phase for
+ * the gets in flight, the bytes at the link's rate shared by L), the flags
+ * are puts over the link (a link latency each), and the local reads
+ * overlap the remote gets (the slower counts). UCX's own per-request
+ * overhead is not measured, so it is not in the model (no term is added
+ * to keep ucx from tying with cma; on a tie auto takes the earlier
+ * registry entry).
  * Allreduce: entry flags, a reduce-scatter by gets in 128 KiB chunks, the
  * slice flags, an allgather by gets. */
 
@@ -644,16 +650,27 @@ static double ucx_get(const struct mb_coll_model_in *m, double bytes)
     return requests * p->cma_alpha + bytes * mb_coll_blend(p, p->cma, m->ws);
 }
 
+/* One phase of gets of `bytes` from every peer: local ones read, remote
+ * ones over the link. */
+static double ucx_phase(const struct mb_coll_model_in *m, double bytes)
+{
+    if (m->N == 1 || m->one_host)
+        return (m->P - 1) * ucx_get(m, bytes);
+    double local = (m->L - 1) * ucx_get(m, bytes);
+    return mb_coll_slower(local, mb_coll_XN(m, (m->P - m->L) * bytes, m->L));
+}
+
 static double m_ucx(const struct mb_coll_model_in *m)
 {
-    if (m->kind != MB_COLL_ALLREDUCE || m->N != 1)
+    if (m->kind != MB_COLL_ALLREDUCE)
         return NAN;
     double n = m->n;
     int P = m->P;
+    double flag = m->N == 1 || m->one_host ? m->fl : m->fl + m->na;
     if (n <= MB_COLL_SMALL) /* every rank reduces the whole vector; in place through a temporary */
-        return 2 * m->fl + (P - 1) * ucx_get(m, n) + mb_coll_RK(m, n, P) + (m->oop ? 0 : mb_coll_C(m, n));
+        return 2 * flag + ucx_phase(m, n) + mb_coll_RK(m, n, P) + (m->oop ? 0 : mb_coll_C(m, n));
     double slice = n / P;
-    return 2 * m->fl + 2 * (P - 1) * ucx_get(m, slice) + mb_coll_RK(m, slice, P);
+    return 2 * flag + 2 * ucx_phase(m, slice) + mb_coll_RK(m, slice, P);
 }
 
 const struct mb_coll_algo mb_coll_algo_ucx = {

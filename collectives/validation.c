@@ -63,28 +63,34 @@ void mb_coll_sizes_string(const size_t *sizes, size_t n, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s%zu", i ? "," : "", sizes[i]);
 }
 
-const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int calibration_ranks)
+int mb_coll_is_calibration_point(int nranks, int ranks_per_node, size_t bytes, int calibration_ranks)
+{
+    int split = ranks_per_node > 0 && ranks_per_node < nranks; /* the calibration ran unsplit, on one node */
+    return !split && nranks == calibration_ranks && mb_coll_is_calibration_size(bytes);
+}
+
+const char *mb_coll_point_set(const size_t *sizes, size_t n, int nranks, int ranks_per_node, int calibration_ranks)
 {
     size_t on = 0;
     for (size_t i = 0; i < n; i++)
-        on += (size_t)mb_coll_is_calibration_size(sizes[i]);
-    if (n && on == n && nranks == calibration_ranks)
+        on += (size_t)mb_coll_is_calibration_point(nranks, ranks_per_node, sizes[i], calibration_ranks);
+    if (n && on == n)
         return "calibration";
     return on == 0 ? "heldout" : "mixed";
 }
 
 size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_t *sizes, size_t n, int nranks,
-                                 long long seed, struct mb_coll_metric *v)
+                                 int ranks_per_node, long long seed, struct mb_coll_metric *v)
 {
-    memset(v, 0, 6 * sizeof(*v));
-    for (int i = 0; i < 6; i++)
+    memset(v, 0, 7 * sizeof(*v));
+    for (int i = 0; i < 7; i++)
         v[i].type = MB_COLL_METRIC_STR, v[i].str = v[i].text;
     snprintf(v[0].name, sizeof(v[0].name), "model_calibration_ranks");
     v[0].type = MB_COLL_METRIC_INT, v[0].i = prof->ranks;
     snprintf(v[1].name, sizeof(v[1].name), "model_calibration_sizes");
     mb_coll_sizes_string(mb_coll_calibration_sizes, mb_coll_ncalibration_sizes, v[1].text, sizeof(v[1].text));
     snprintf(v[2].name, sizeof(v[2].name), "model_point_set");
-    snprintf(v[2].text, sizeof(v[2].text), "%s", mb_coll_point_set(sizes, n, nranks, prof->ranks));
+    snprintf(v[2].text, sizeof(v[2].text), "%s", mb_coll_point_set(sizes, n, nranks, ranks_per_node, prof->ranks));
     snprintf(v[3].name, sizeof(v[3].name), "model_heldout_seed");
     v[3].type = MB_COLL_METRIC_INT, v[3].i = seed;
     snprintf(v[4].name, sizeof(v[4].name), "model_heldout_sizes");
@@ -95,5 +101,7 @@ size_t mb_coll_validation_values(const struct mb_coll_profile *prof, const size_
     snprintf(v[5].name, sizeof(v[5].name), "model_heldout_grid");
     snprintf(v[5].text, sizeof(v[5].text), "1.25, 1.5 and 1.75 x 2^k B, k = %d..%d (never a calibration size)",
              GRID_LO, GRID_HI);
-    return 6;
+    snprintf(v[6].name, sizeof(v[6].name), "model_point_ranks_per_node");
+    v[6].type = MB_COLL_METRIC_INT, v[6].i = ranks_per_node > 0 && ranks_per_node < nranks ? ranks_per_node : 0;
+    return 7;
 }

@@ -1,7 +1,9 @@
 """compare.md of the cluster study: per node count, each algorithm's median
 allreduce time beside the link's bandwidth floor 2(N-1)/N * S / rate (N
 nodes, S bytes, rate the tbf rate of each node's link), the ratio, and
-where hier wins against the best of the others.
+where hier wins against the best of the others; then every measurement
+beside the cost model's prediction (the result file's model column, from
+the profile whose link terms --calibrate-net measured) and its error.
     python -m reproduce.cluster.compare --gbps R -o compare.md RESULT.h5..."""
 import argparse
 import math
@@ -63,6 +65,49 @@ def table(run, rows, gbps):
             verdict = "—"
         out.append(f"| {mb.fmt_bytes(s)} | {f * 1e3:.3f} | " + " | ".join(cells) + f" | {verdict} |")
     out += ["", f"hier wins at {n} nodes: " + (", ".join(wins) if wins else "nowhere") + ".", ""]
+    out += model_table(run, by, sizes, algos, n, gbps)
+    return out
+
+
+def fnum(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def model_table(run, by, sizes, algos, n, gbps):
+    """Each measurement beside the model's prediction: |model - measured| / measured."""
+    cfg = run.get("config", {})
+    na, nb = fnum(cfg.get("model_net_alpha_s")), fnum(cfg.get("model_net_s_per_B"))
+    link = (f"link terms alpha_net {na * 1e6:.1f} us, {1e-9 / nb:.3f} GB/s per direction"
+            if math.isfinite(na) and math.isfinite(nb) and nb > 0 else "no link terms (predictions across nodes: nan)")
+    out = [f"Model beside measurement at {n} nodes (profile {cfg.get('model_profile', 'none')}; {link}; "
+           "mpi is not modelled):", "",
+           "| size | algorithm | measured ms | model ms | model error | measured x floor | model x floor |",
+           "|---|---|---|---|---|---|---|"]
+    errs = {}
+    for s in sizes:
+        f = floor_s(n, s, gbps)
+        for a in algos:
+            r = by.get((a, s))
+            if r is None or r.get("check") != "pass":
+                continue
+            t, m = float(r["t_median"]), fnum(r.get("model"))
+            if math.isfinite(m) and t > 0:
+                e = abs(m - t) / t
+                errs.setdefault(a, []).append(e)
+                mcell, ecell, fcell = f"{m * 1e3:.3f}", f"{e * 100:.0f}%", f"{m / f:.1f}x"
+            else:
+                mcell, ecell, fcell = "nan", "—", "—"
+            out.append(f"| {mb.fmt_bytes(s)} | {a} | {t * 1e3:.3f} | {mcell} | {ecell} | {t / f:.1f}x | {fcell} |")
+    med = []
+    for a, v in errs.items():
+        v = sorted(v)
+        k = len(v)
+        med.append(f"{a} {100 * (v[k // 2] if k % 2 else (v[k // 2 - 1] + v[k // 2]) / 2):.0f}%")
+    out += ["", "Median model error: " + (", ".join(med) if med else "none modelled") + ".", ""]
     return out
 
 
@@ -79,9 +124,9 @@ def main():
              f"Median time per allreduce (float sum, out of place) against the link floor "
              f"2(N-1)/N * S / {a.gbps:g} Gbit/s: the least time the N nodes' shaped links allow "
              "(each node must send and receive that much; ranks within a node share its link). "
-             "x floor = median / floor. The links are tc tbf rate limiters on veths, no added "
-             "latency (no netem on this kernel); all nodes share this machine's cores, so CPU "
-             "time (copies, reductions, TCP) adds to every algorithm.", ""]
+             "x floor = median / floor. The links are tc rate limiters on veths (the emulation "
+             "line of each table says which, and the added latency if any); all nodes share this "
+             "machine's cores, so CPU time (copies, reductions, TCP) adds to every algorithm.", ""]
     for i, run in enumerate(runs):
         lines += table(run, [r for r in rows if r["run"] == i], a.gbps)
     lines += ["Commands: `sudo reproduce/cluster/run.sh` (see its --help); each run's provenance "

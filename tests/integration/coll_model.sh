@@ -25,6 +25,12 @@ expect 0 "a run with the calibrated profile" -- mpi 2 "$C" --profile "$T/cal.txt
   --coll allreduce --sizes 8,4096,100000 -n 2 -w 1 -o "$T/cal.h5" && has "model\(us\)" "the table has a model column"
 bad "--calibrate: needs 2 or more ranks" 1 --calibrate --profile "$T/one.txt"
 bad "--profile /proc/no/such/p.txt: cannot write" 2 --calibrate --profile /proc/no/such/p.txt
+grep -q '^net_alpha_s = nan$' "$T/cal.txt" || fail "a one-node calibration leaves the link's terms nan"
+# the link's terms need ranks on two machines: one node, or a split of it, is refused (exit 2)
+bad "--calibrate-net: needs ranks on 2 or more machines \(found 1 node\)" 2 --calibrate-net --profile "$T/cal.txt"
+bad "--calibrate-net: needs ranks on 2 or more machines \(found 2 nodes, all on one machine\)" 2 \
+  --calibrate-net --ranks-per-node 1 --profile "$T/cal.txt"
+bad "--calibrate-net: not with --calibrate" 2 --calibrate-net --calibrate --profile "$T/cal.txt"
 
 # bad profiles
 printf 'format = movebench-coll-profile 1\nranks = 2\ngarbage\n' >"$T/garbage.txt"

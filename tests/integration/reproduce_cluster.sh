@@ -3,7 +3,8 @@
 # 2(N-1)/N * S / rate of each size (64 MiB: 53.687 ms at 2 nodes, 80.531 ms
 # at 4) and, for every algorithm at 64 MiB, the median read here from the
 # result file with its multiple of that floor; plot.py draws the figure;
-# a bad --gbps is refused. Needs no root: the measurement is the reference.
+# the model table says nan where the run had no profile; a bad --gbps is
+# refused. Needs no root: the measurement is the reference.
 . "$(dirname "$0")/../lib.sh"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/cluster/reference
@@ -25,6 +26,10 @@ for f in "${files[@]}"; do
   done
 done
 grep -q '^hier wins at 2 nodes: ' "$T/compare.md" || fail "compare.md does not say where hier wins at 2 nodes"
+# the model beside each measurement: the reference has no profile, so every prediction is nan
+grep -q '^Model beside measurement at 2 nodes (profile none; no link terms' "$T/compare.md" ||
+  fail "compare.md lacks the model table (or names a profile the reference did not use)"
+grep -q '^| 64 MiB | ring | [0-9.]* | nan | — |' "$T/compare.md" || fail "compare.md: ring at 64 MiB lacks its nan prediction"
 expect 0 "plot.py on the reference" -- "$py" -m reproduce.cluster.plot --gbps 10 -o "$T/fig" "${files[@]}"
 for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
 expect 2 "--gbps 0" -- "$py" -m reproduce.cluster.compare --gbps 0 -o "$T/bad.md" "${files[@]}" && has -- '--gbps' "names the flag"

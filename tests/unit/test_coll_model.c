@@ -27,18 +27,27 @@ static struct mb_coll_profile known(void)
     p.flag = 2e-6;
     p.cma_alpha = 3e-6;
     p.cma = (struct mb_coll_rate){1e-9, 1e-9};
+    p.net_alpha = 20e-6; /* a 10 Gb/s link with 20 us latency */
+    p.net_beta = 0.8e-9;
     return p;
 }
 
 static char dummy;
 
-static double predict(const struct mb_coll_profile *p, const char *algo, enum mb_coll_kind kind, size_t bytes,
-                      int inplace, int P, int L, int N)
+static double predict_on(const struct mb_coll_profile *p, const char *algo, enum mb_coll_kind kind, size_t bytes,
+                         int inplace, int P, int L, int N, int one_host)
 {
     struct mb_coll_args a = {.kind = kind, .sendbuf = inplace ? NULL : &dummy, .recvbuf = &dummy,
                              .count = bytes / 4, .dtype = MB_COLL_FLOAT, .op = MB_COLL_SUM};
-    struct mb_coll_shape s = {P, L, N};
+    struct mb_coll_shape s = {P, L, N, one_host};
     return mb_coll_model(p, algo, &a, &s);
+}
+
+/* ranks on N separate machines */
+static double predict(const struct mb_coll_profile *p, const char *algo, enum mb_coll_kind kind, size_t bytes,
+                      int inplace, int P, int L, int N)
+{
+    return predict_on(p, algo, kind, bytes, inplace, P, L, N, 0);
 }
 
 #define NEAR(x, want) EXPECT_NEAR((x), (want), 1e-9 * fabs(want) + 1e-15)
@@ -91,8 +100,9 @@ static void test_model(void)
     EXPECT(isnan(predict(&p, "shm", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2)));
     EXPECT(isnan(predict(&p, "pool", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2)));
 
-    /* out of cache: 8 MiB on 2 ranks, ws = 2 * 2 * 8 MiB; f = 1e6 / ws of the cache rate */
-    double big = 8 << 20, ws = 4 * big, f = 1e6 / ws;
+    /* out of cache: 8 MiB on 2 ranks, ws = 2 * 2 * 8 MiB > the 1e6 B cache: the memory rates
+     * alone (a sweep over more than the cache hits none of it) */
+    double big = 8 << 20, f = 0;
     double cb = f * 0.25e-9 + (1 - f) * 0.5e-9, gb = f * 0.5e-9 + (1 - f) * 1e-9;
     /* from 4 MiB shm pushes: each rank streams its reduced half into both outputs */
     NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big * 0.2e-9);
@@ -100,7 +110,7 @@ static void test_model(void)
     nostream.stream = NAN; /* an older profile: priced as copies */
     NEAR(predict(&nostream, "shm", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1), 2 * fl + big / 2 * gb + big * cb);
     /* below it, the pull path: reduce a half, copy the peer's half out */
-    double mid = 2 << 20, wm = 4 * mid, fm = 1e6 / wm;
+    double mid = 2 << 20, fm = 0; /* ws 8 MiB: out of cache too */
     double cm = fm * 0.25e-9 + (1 - fm) * 0.5e-9, gm = fm * 0.5e-9 + (1 - fm) * 1e-9;
     NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 2 << 20, 0, 2, 2, 1), 2 * fl + mid / 2 * gm + mid / 2 * cm);
     NEAR(predict(&p, "shm-copyin", MB_COLL_ALLREDUCE, 8 << 20, 0, 2, 2, 1),
@@ -118,12 +128,47 @@ static void test_model(void)
      * per-request term), one reduction of the slice */
     NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (3e-6 + sl * 1e-9) + sl * g);
     NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (sl * c) + sl * g);
-    EXPECT(isnan(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 4, 2, 2)));
 
-    /* hier over 2 nodes of 2: copy-in reduce and broadcast on the node, Rabenseifner over 2 leaders */
+    /* hier over 2 nodes of 2: copy-in reduce and broadcast on the node, Rabenseifner over 2 leaders:
+     * its one step crosses the link (net alpha, net beta; the leader alone on it), each way */
+    const double na = 20e-6, nb = 0.8e-9;
     double node_reduce = 2 * fl + 2 * m * c + m / 2 * g, node_bcast = 2 * fl + 2 * m * c;
     NEAR(predict(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2),
-         node_reduce + node_bcast + 2 * a + m / 2 * (2 * b + g));
+         node_reduce + node_bcast + 2 * (na + m / 2 * nb) + m / 2 * g);
+    /* the same split on one machine (--ranks-per-node): the "link" is point-to-point */
+    NEAR(predict_on(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2, 1),
+         node_reduce + node_bcast + 2 * (a + m / 2 * b) + m / 2 * g);
+
+    /* across machines, 4 nodes x 2 ranks, 64 KiB in place (ws = 2 * 64 KiB * 2, in cache) */
+    /* ring: every step as slow as its boundary hop over a link (slower than p2p here) */
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 65536, 1, 8, 2, 4), 14 * (na + m / 8 * nb) + 7 * m / 8 * g);
+    /* Rabenseifner at 8 = 4 x 2: masks 1 (on the node: n/8), 2 and 4 (across: n/4, n/2, both
+     * ranks of the node on the link at once) */
+    NEAR(predict(&p, "rabenseifner", MB_COLL_ALLREDUCE, 65536, 1, 8, 2, 4),
+         2 * (a + m / 8 * b) + 2 * (na + 2 * m / 4 * nb) + 2 * (na + 2 * m / 2 * nb) + 7 * m / 8 * g);
+    /* rd: mask 1 on the node, masks 2 and 4 across with the node's 2 ranks sharing the link */
+    NEAR(predict(&p, "rd", MB_COLL_ALLREDUCE, 65536, 1, 8, 2, 4),
+         (a + m * b) + 2 * (na + 2 * m * nb) + 3 * m * g);
+    /* ucx at 2 x 2, 256 KiB in place: flags over the link; each phase the peer on the node
+     * read (a CMA read, 1 chunk of the 64 KiB slice) against the 2 remote slices pulled
+     * by both ranks over the link (the slower counts); the reduction of 4 slices */
+    double q = 65536, local = 3e-6 + q * 1e-9, remote = na + 2 * q * 2 * nb;
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 4, 2, 2), 2 * (fl + na) + 2 * fmax(local, remote) + 3 * q * g);
+    /* binomial bcast over machines: every level priced as a link crossing when slower */
+    NEAR(predict(&p, "binomial", MB_COLL_BCAST, 16384, 1, 4, 2, 2), 2 * (na + n * nb));
+
+    /* a profile without the link's terms: every prediction that crosses machines is NaN (not
+     * modelled; mb-coll's column says nan), one machine's are unchanged */
+    struct mb_coll_profile nonet = p;
+    nonet.net_alpha = nonet.net_beta = NAN;
+    static const char *const crossing[] = {"ring", "rd", "rabenseifner", "hier", "ucx"};
+    for (size_t i = 0; i < sizeof(crossing) / sizeof(crossing[0]); i++) {
+        EXPECT(isnan(predict(&nonet, crossing[i], MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2)));
+        NEAR(predict_on(&nonet, crossing[i], MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2, 1),
+             predict_on(&p, crossing[i], MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2, 1));
+        NEAR(predict(&nonet, crossing[i], MB_COLL_ALLREDUCE, 65536, 0, 4, 4, 1),
+             predict(&p, crossing[i], MB_COLL_ALLREDUCE, 65536, 0, 4, 4, 1));
+    }
 
     /* mpi: not modelled (the library's own choice of algorithm is not calibrated) */
     EXPECT(isnan(predict(&p, "mpi", MB_COLL_ALLREDUCE, 16384, 0, 2, 2, 1)));
@@ -171,6 +216,9 @@ static void test_profile(void)
     EXPECT_NEAR(q.reduce.mem, 1e-9, 1e-15);
     NEAR(predict(&q, "ring", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1), predict(&p, "ring", MB_COLL_ALLREDUCE, 16384, 0, 4, 4, 1));
 
+    EXPECT_NEAR(q.net_alpha, 20e-6, 1e-12);
+    EXPECT_NEAR(q.net_beta, 0.8e-9, 1e-15);
+
     /* CMA refused: nan is written and read back; cma predicts NaN */
     p.cma_alpha = p.cma.cache = p.cma.mem = NAN;
     EXPECT(mb_coll_profile_write(path, &p, err, sizeof(err)) == 0);
@@ -207,6 +255,8 @@ static void test_profile(void)
         {"cache_bytes = ", "cache_bytes = inf", "cache_bytes"},
         {"cache_bytes = ", "cache_bytes = 7\ncache_bytes = ", "given twice"},
         {"copy_mem_s_per_B = ", "copy_mem_s_per_B = 1e-9x", "copy_mem_s_per_B"},
+        {"net_s_per_B = ", "net_s_per_B = -1", "net_s_per_B"},
+        {"net_alpha_s = ", "net_alpha_s = fast", "net_alpha_s"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *at = strstr(good, bad[i].from);

@@ -47,7 +47,7 @@ static void test_table(void)
             static char dummy;
             struct mb_coll_args a = {.kind = (enum mb_coll_kind)k, .sendbuf = &dummy, .recvbuf = &dummy,
                                      .count = 1024, .dtype = MB_COLL_FLOAT, .op = MB_COLL_SUM};
-            struct mb_coll_shape s = {2, 2, 1};
+            struct mb_coll_shape s = {2, 2, 1, 0};
             double t = mb_coll_model(&prof, al->name, &a, &s);
             if (!al->model)
                 EXPECT(isnan(t));

@@ -46,17 +46,36 @@ int main(void)
     EXPECT(mb_coll_heldout_draw(7, 100, a) == 48); /* at most the grid */
 
     size_t cal[] = {65536, 1 << 20}, held[] = {1280, 98304}, mixed[] = {65536, 98304};
-    EXPECT(strcmp(mb_coll_point_set(cal, 2, 2, 2), "calibration") == 0);
-    EXPECT(strcmp(mb_coll_point_set(cal, 2, 3, 2), "mixed") == 0); /* calibration sizes at other ranks */
-    EXPECT(strcmp(mb_coll_point_set(held, 2, 2, 2), "heldout") == 0);
-    EXPECT(strcmp(mb_coll_point_set(mixed, 2, 3, 2), "mixed") == 0);
+    EXPECT(strcmp(mb_coll_point_set(cal, 2, 2, 0, 2), "calibration") == 0);
+    EXPECT(strcmp(mb_coll_point_set(cal, 2, 2, 2, 2), "calibration") == 0); /* a split of whole: unsplit */
+    EXPECT(strcmp(mb_coll_point_set(cal, 2, 3, 0, 2), "heldout") == 0); /* calibration sizes at other ranks */
+    EXPECT(strcmp(mb_coll_point_set(cal, 2, 2, 1, 2), "heldout") == 0); /* ... or split into nodes */
+    EXPECT(strcmp(mb_coll_point_set(held, 2, 2, 0, 2), "heldout") == 0);
+    EXPECT(strcmp(mb_coll_point_set(mixed, 2, 2, 0, 2), "mixed") == 0);
+
+    /* reproduce/models/coll.sh's declared configurations: ranks 2..cores, unsplit or split
+     * into nodes of every proper divisor; with the drawn sizes no point is a calibration
+     * point, whatever the cores and the calibration's rank count */
+    for (int cores = 2; cores <= 16; cores++)
+        for (int calr = 2; calr <= cores; calr++)
+            for (int P = 2; P <= cores; P++)
+                for (int L = 0; L < P; L++) {
+                    if (L && P % L)
+                        continue;
+                    for (uint64_t seed = 1; seed <= 20; seed++) {
+                        size_t got = mb_coll_heldout_draw(seed, 8, a);
+                        EXPECT(strcmp(mb_coll_point_set(a, got, P, L, calr), "heldout") == 0);
+                        for (size_t i = 0; i < got; i++)
+                            EXPECT(!mb_coll_is_calibration_point(P, L, a[i], calr));
+                    }
+                }
 
     struct mb_coll_profile prof;
     memset(&prof, 0, sizeof(prof));
     prof.ranks = 2;
     struct mb_coll_metric v[8];
-    size_t nv = mb_coll_validation_values(&prof, held, 2, 3, 42, v);
-    EXPECT(nv == 6);
+    size_t nv = mb_coll_validation_values(&prof, held, 2, 4, 2, 42, v);
+    EXPECT(nv == 7);
     int seen = 0;
     for (size_t i = 0; i < nv; i++) {
         if (!strcmp(v[i].name, "model_point_set")) {
@@ -75,7 +94,11 @@ int main(void)
             seen++;
             EXPECT(v[i].i == 2);
         }
+        if (!strcmp(v[i].name, "model_point_ranks_per_node")) {
+            seen++;
+            EXPECT(v[i].type == MB_COLL_METRIC_INT && v[i].i == 2);
+        }
     }
-    EXPECT(seen == 4);
+    EXPECT(seen == 5);
     return TEST_EXIT();
 }
