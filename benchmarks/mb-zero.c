@@ -165,6 +165,7 @@ struct st {
     struct zero_run *z;
     struct zero_run *ref;     /* rank 0's one-rank reference (check) */
     double cpu0, worst_rel;
+    int check_off;            /* a worker's check failed: the checks end everywhere */
     char err[700];
 };
 
@@ -197,6 +198,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         struct zero_opts r = opt.zo;
         r.lay = (struct zero_layout){1, 0, 0};
         r.link_bps = 0;
+        r.reference = 1;
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
@@ -228,12 +230,12 @@ static int check(void *state, long long iter, char *msg, size_t len)
     (void)iter;
     struct st *s = state;
     struct zero_run *z = s->z;
-    if (z->role != ZERO_WORKER)
+    if (z->role != ZERO_WORKER || s->check_off)
         return 0;
     while (s->ref && s->ref->step < z->step)
         if (zero_run_step(s->ref, s->err, sizeof(s->err)) != 0)
             return snprintf(msg, len, "the reference step failed: %s", s->err), 1;
-    int bad = 0;
+    int bad = zero_checksum_verify(z, msg, len);
     for (int i = 0; i < z->L; i++) {
         size_t n = z->layer[i].numel;
         float *p = malloc(n * 4 + 4);
@@ -269,6 +271,11 @@ static int check(void *state, long long iter, char *msg, size_t len)
         snprintf(msg, len, "step %lld: loss is %g", z->step, z->st.loss);
         bad = 1;
     }
+    /* the harness stops checking on a rank whose check failed; the
+     * workers' checks are collective, so they all stop together */
+    int any = bad;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, z->workers);
+    s->check_off = any;
     return bad;
 }
 

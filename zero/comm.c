@@ -190,6 +190,8 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
         a.sendbuf = fixed ? (void *)ly->acc : (void *)ly->grad, a.recvbuf = ly->red;
         a.dtype = fixed ? MB_COLL_INT32 : MB_COLL_FLOAT, a.count = ly->S, esz = 4;
     }
+    if (kind == MB_COLL_REDUCE_SCATTER)
+        zero_checksum_send(z, i);
     r->kind = kind, r->layer = i;
     r->recv_bytes = (uint64_t)(z->o.lay.W - 1) * a.count * esz;
     if (mb_coll_start(z->coll, &a, &c->hook, &r->q, err, len) != 0) {
@@ -253,6 +255,8 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
     int failed = r->failed;
     if (!failed)
         z->st.recv_bytes += r->recv_bytes;
+    if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
+        zero_checksum_recv(z, r->layer);
     if (failed)
         snprintf(err, len, "layer %d: %s failed", r->layer,
                  r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");

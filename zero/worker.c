@@ -129,6 +129,8 @@ static int worker_init(struct zero_run *z, char *err, size_t len)
     for (int i = 0; i < z->L; i++)
         if (layer_init(z, i, err, len) != 0)
             return -1;
+    if (zero_checksum_alloc(z, err, len) != 0)
+        return -1;
     if (!(z->coll = mb_coll_ctx_create(z->workers, 0, err, len)))
         return -1;
     if (!(z->cc = zero_comm_new(z, err, len)))
@@ -205,6 +207,7 @@ void zero_run_free(struct zero_run *z)
             nn_layer_free(ly->l);
         free(ly->full), free(ly->grad), free(ly->acc), free(ly->red);
         free(ly->master), free(ly->m), free(ly->v);
+        free(ly->sum_send), free(ly->sum_recv);
     }
     free(z->layer);
     if (z->ws)
