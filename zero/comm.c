@@ -233,7 +233,7 @@ int zero_comm_poll(struct zero_comm *c)
 int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
 {
     struct zero_comm *c = z->cc;
-    double t0 = mb_now();
+    double t0 = mb_now(), cpu0 = mb_cpu_s(1);
     if (c->how == ZERO_PROGRESS_THREAD) {
         pthread_mutex_lock(&c->mu);
         while (!r->done)
@@ -251,6 +251,7 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
         pthread_mutex_unlock(&c->mu);
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
+    z->st.comm_cpu_s += mb_cpu_s(1) - cpu0;
     zero_span(z, "comm-wait", r->kind == MB_COLL_ALLGATHER ? "allgather" : "reduce_scatter", t0, t1);
     int failed = r->failed;
     if (!failed)

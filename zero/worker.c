@@ -173,7 +173,7 @@ struct zero_run *zero_run_new(const struct zero_opts *o, const struct zero_mode_
 
 int zero_run_step(struct zero_run *z, char *err, size_t len)
 {
-    double t0 = mb_now();
+    double t0 = mb_now(), cpu0 = mb_cpu_s(1);
     if (z->role == ZERO_WORKER)
         for (int i = 0; i < z->L; i++) { /* the step's sums start from zero */
             struct zero_layer *ly = &z->layer[i];
@@ -186,6 +186,7 @@ int zero_run_step(struct zero_run *z, char *err, size_t len)
     z->step++;
     z->st.steps++;
     z->st.step_s += t1 - t0;
+    z->st.cpu_s += mb_cpu_s(1) - cpu0;
     if (z->cc)
         z->st.sent_bytes = zero_comm_sent(z->cc);
     zero_span(z, "step", "step", t0, t1);

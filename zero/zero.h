@@ -68,6 +68,8 @@ int zero_micro_per_worker(const struct zero_opts *o);
 struct zero_stats {
     uint64_t sent_bytes, recv_bytes;   /* collective bytes, per direction */
     double compute_s, comm_wait_s, optimizer_s, step_s; /* wall, split */
+    double cpu_s;                      /* the compute thread's CPU seconds in steps */
+    double comm_cpu_s;                 /* the compute thread's CPU seconds while waiting for collectives */
     long long steps;
     double loss;                       /* mean over the last step's micro-batches */
 };
