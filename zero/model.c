@@ -81,7 +81,7 @@ static double ring_s(const struct zero_model_in *in, enum mb_coll_kind kind, dou
         a.count = (size_t)block / 4;
         a.dtype = MB_COLL_FLOAT;
     }
-    struct mb_coll_shape sh = {in->W, in->W, 1};
+    struct mb_coll_shape sh = {.nranks = in->W, .node_size = in->W, .nnodes = 1, .one_host = 1};
     return mb_coll_model(in->coll, "ring", &a, &sh);
 }
 
