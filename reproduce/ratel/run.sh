@@ -62,6 +62,8 @@ for b in $batches; do
   runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]}")
   # the stages, each alone: the serial order runs every update in the trainer's thread
   runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]}")
+  # ZeRO-Infinity's stages alone (its policy, inter-block); at full scale only at the middle batch (time)
+  [ $scale = full ] && [ "$b" != "$mid" ] && continue
   runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]}")
 done
 # act=ratel at the middle batch is sys-ratel-b$mid; files=2 likewise
