@@ -35,7 +35,7 @@ killed() {
     waited=$((waited + 1))
     sleep 0.05
   done
-  [ "$grown" -ge 3 ] || { fail "SIG$sig: the result file never grew mid-run"; kill -KILL "$pid"; wait "$pid"; tail -5 "$T/$2.out" >&2; file=""; return; }
+  [ "$grown" -ge 3 ] || { fail "SIG$sig: the result file never grew mid-run"; kill -KILL "$pid" 2>/dev/null; wait "$pid"; tail -5 "$T/$2.out" >&2; file=""; return; }
   kill -"$sig" "$pid"
   wait "$pid"
   local rc=$?
