@@ -227,7 +227,8 @@ struct st {
     struct nn_adam_state rs;
     struct nn_adam hp;
     int32_t *tok, *tgt;
-    long long steps, ref_steps, timed_steps;
+    long long steps, ref_steps, timed_steps, flushed_steps;
+    int flush_failed;
     double step_s, compute_flops;
     char err[600];
 };
@@ -295,11 +296,20 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     return 0;
 }
 
+/* With --trace, the finished steps' spans go to the result file before
+ * the next step (untimed), so a run killed mid-way keeps them; steps_done
+ * says how many steps they cover (the case's row is written at its end). */
 static void prepare(void *state, long long iter)
 {
     struct st *s = state;
     (void)iter;
     tokens_of(s->steps, s->tok, s->tgt);
+    if (opt.trace && s->steps > s->flushed_steps && !s->flush_failed) {
+        if (s->run->rank == 0)
+            mb_metric_case_int(&s->run->result, s->name, "steps_done", s->steps);
+        s->flush_failed = mb_run_flush(s->run) != 0;
+        s->flushed_steps = s->steps;
+    }
 }
 
 static int iterate(void *state, long long iter, double *elapsed)
@@ -308,6 +318,9 @@ static int iterate(void *state, long long iter, double *elapsed)
     struct st *s = state;
     struct ratel_trainer_stats before;
     ratel_trainer_stats(s->t, &before);
+    if (s->flush_failed)
+        return -1; /* mb_run_flush said why */
+    double t0 = mb_now();
     if (ratel_trainer_step(s->t, s->tok, s->tgt, s->err, sizeof(s->err)) != 0) {
         mb_warn("%s: step %lld: %s", s->name, s->steps + 1, s->err);
         return -1;
@@ -322,6 +335,11 @@ static int iterate(void *state, long long iter, double *elapsed)
     ratel_trainer_stats(s->t, &st);
     /* the steps up to the profiling one (the second) run another policy: not counted */
     s->steps++;
+    if (mb_trace_enabled()) {
+        char name[32];
+        snprintf(name, sizeof(name), "step %lld", s->steps);
+        mb_trace_span(mb_trace_lane("step"), name, mb_trace_clock(t0), mb_trace_clock(mb_now()));
+    }
     if (before.choice_made || !st.choice_made) {
         s->timed_steps++;
         s->step_s += st.step_s;
@@ -428,6 +446,9 @@ static void record(struct st *s)
     }
     mb_metric_case_dbl(r, cn, "t_f_measured_s", st.fwd_s);
     mb_metric_case_dbl(r, cn, "t_b_measured_s", st.bwd_s);
+    /* with --optimizer serial: storage (and Adam) alone; t_b less it, backward alone */
+    mb_metric_case_dbl(r, cn, "t_store_caller_s", st.store_caller_s);
+    mb_metric_case_dbl(r, cn, "step_s_last", st.step_s);
     if (!s->run->common.quiet)
         printf("#   %.1f tokens/s, %.3g FLOP/s = %.2f of cblas_sgemm's %.3g on the block's GEMMs\n",
                s->step_s > 0 ? tokens / s->step_s : 0, s->step_s > 0 ? s->compute_flops / s->step_s : 0,

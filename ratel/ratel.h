@@ -274,6 +274,11 @@ struct ratel_trainer_stats {
     int steps;
     double loss;                /* the last step's */
     double fwd_s, bwd_s, step_s, gemm_flops_done, recompute_flops;
+    /* of bwd_s, the time the trainer spent in mb_ostore_step and the final
+     * drain: with the serial order and in ZeRO-Infinity every update runs
+     * there, so it is the storage traffic (and Adam) alone and bwd_s less
+     * it the backward alone; in the other orders, the stalls */
+    double store_caller_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
     struct ratel_choice choice; /* the policy's, made after the profiling step */
     struct ratel_hw hw;         /* measured in the profiling step */

@@ -237,7 +237,10 @@ static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
         return 0;
     }
     t->g16_step[g] = ++t->queued;
-    return mb_ostore_step(t->store, i, t->host_g16[i], err, errlen);
+    double t0 = mb_now();
+    int rc = mb_ostore_step(t->store, i, t->host_g16[i], err, errlen);
+    t->st.store_caller_s += mb_now() - t0;
+    return rc;
 }
 
 static int backward(struct ratel_trainer *t, double *recompute, char *err, size_t errlen)
@@ -283,13 +286,16 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
     }
     if (land(t, prev, prev_g, err, errlen) != 0)
         return -1;
+    double tail0 = mb_now();
     if (t->o.system == RATEL_SYS_ZERO_INFINITY) {
         mb_link_wait(t->link, t->g16_tk[(t->nl - 1) & 1]);
         for (int i = top; i >= 0; i--)
             if (mb_ostore_step(t->store, i, t->host_g16[i], err, errlen) != 0)
                 return -1;
     }
-    return t->store ? mb_ostore_drain(t->store, err, errlen) : 0;
+    int rc = t->store ? mb_ostore_drain(t->store, err, errlen) : 0;
+    t->st.store_caller_s += mb_now() - tail0;
+    return rc;
 }
 
 /* ---- the policy: the profiling step's rates, then the choice ---------- */
@@ -359,6 +365,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     }
     t->t++;
     t->st.act_swapped = 0;
+    t->st.store_caller_s = 0;
     size_t mark = mb_arena_mark(t->host), dev_mark = mb_arena_mark(t->dev);
     double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);

@@ -330,6 +330,19 @@ static void collect(struct mb_run *run, const struct mb_case *c, const double *t
     }
 }
 
+int mb_run_flush(struct mb_run *run)
+{
+    mb_trace_gather(run->comm, &run->result);
+    int failed = 0;
+    if (run->rank == 0 && out.file && !out.failed) {
+        record_emulation(run);
+        out.failed = failed = mb_output_sync(out.file, &run->result, out.err, sizeof(out.err)) != 0;
+        if (failed)
+            mb_warn("writing the result file mid-case failed: %s", out.err);
+    }
+    return agree_max(run->comm, failed) ? -1 : 0;
+}
+
 static void print_row(struct mb_run *run, const struct mb_case_result *cr)
 {
     OUT(run, "%12llu %12llu %12.2f %12.2f %12.2f %10.3f %10.3f  ", (unsigned long long)cr->bytes,

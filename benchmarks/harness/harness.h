@@ -171,6 +171,8 @@ struct mb_result_writer *mb_result_begin(const struct mb_result *r, const char *
                                          size_t errlen);
 int mb_result_append(struct mb_result_writer *w, const struct mb_result *r, size_t k, char *err,
                      size_t errlen);
+/* "/", /metrics and /trace rewritten from r, then a flush (mid-case). */
+int mb_result_sync(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen);
 int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen);
 /* A close-on-exec duplicate of the open file's descriptor (for fsync), or -1. */
 int mb_result_writer_fd(const struct mb_result_writer *w);
@@ -202,6 +204,15 @@ void mb_trace_span(int lane, const char *name, double start, double end);
 /* Collective over comm: rank 0 appends every rank's spans (ranks without
  * any are left out) to r->trace; each rank's own list is emptied. */
 void mb_trace_gather(MPI_Comm comm, struct mb_result *r);
+struct mb_run;
+/* Collective, from a case's prepare/check (every rank at the same call):
+ * gathers the spans recorded so far (a later gather appends to a rank's
+ * list) and, on rank 0, rewrites "/", /metrics and /trace in the result
+ * file and flushes it, so a run killed mid-case keeps its finished steps'
+ * spans and measurements (the case itself is written when it ends;
+ * complete=0 until the run does). 0, or -1 with one line when the write
+ * failed (the run's file is then broken, as a failed case write is). */
+int mb_run_flush(struct mb_run *run);
 /* Frees r->trace (part of mb_result_free). */
 void mb_trace_free(struct mb_result *r);
 
@@ -468,6 +479,9 @@ struct mb_output *mb_output_open(const struct mb_result *r, const char *path, ch
                                  size_t errlen);
 int mb_output_add(struct mb_output *o, const struct mb_result *r, size_t k, char *err,
                   size_t errlen);
+/* Rewrites "/", /metrics and /trace from r and flushes (mid-case: see
+ * mb_run_flush); the cases written stay as they are. */
+int mb_output_sync(struct mb_output *o, const struct mb_result *r, char *err, size_t errlen);
 char *mb_output_close(struct mb_output *o, const struct mb_result *r, char *err, size_t errlen);
 /* Closes and removes the temporary, keeping nothing (o may be NULL). */
 void mb_output_discard(struct mb_output *o);

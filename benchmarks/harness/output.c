@@ -545,6 +545,20 @@ int mb_output_add(struct mb_output *o, const struct mb_result *r, size_t k, char
     return rc;
 }
 
+int mb_output_sync(struct mb_output *o, const struct mb_result *r, char *err, size_t errlen)
+{
+    if (o->failed)
+        return snprintf(err, errlen, "%s", o->first_err), -1;
+    write_begin();
+    int rc = mb_result_sync(o->w, r, err, errlen);
+    if (rc != 0) {
+        o->failed = g.broken = 1;
+        snprintf(o->first_err, sizeof o->first_err, "%s", err);
+    }
+    write_end();
+    return rc;
+}
+
 void mb_output_discard(struct mb_output *o)
 {
     if (!o)

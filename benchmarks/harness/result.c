@@ -9,7 +9,7 @@
  *                   one value per case, or a series (one per epoch)
  *   /environment    attrs: r->environment
  *   /trace          only when spans were recorded (mb_trace_*), written at
- *                   the end of the run
+ *                   the end of the run and at each mb_run_flush
  *   /trace/rank<R>  attrs: rank (int64), lanes (string [nlanes]);
  *                   datasets name (string [n]), start, end (float64 [n], s
  *                   since the earliest rank began tracing), lane (int64 [n],
@@ -832,6 +832,21 @@ int mb_result_append(struct mb_result_writer *w, const struct mb_result *r, size
 out:
     wr_leave(w);
     return rc;
+}
+
+int mb_result_sync(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen)
+{
+    wr_enter(w, err, errlen);
+    struct h5 *c = &w->c;
+    int rc = sync_kvlist(c, w->f, "/", &r->root, "schema_version");
+    if (rc == 0)
+        rc = put_metrics(c, w->f, r, &w->written, &w->nwritten);
+    if (rc == 0)
+        rc = put_trace(c, w->f, r);
+    if (rc == 0 && H5Fflush(w->f, H5F_SCOPE_LOCAL) < 0)
+        rc = mb_h5_fail(c, "flush mid-case");
+    wr_leave(w);
+    return rc < 0 ? -1 : 0;
 }
 
 int mb_result_end(struct mb_result_writer *w, const struct mb_result *r, char *err, size_t errlen)

@@ -16,6 +16,7 @@ static struct mb_span *spans;
 static size_t nspans, spans_cap;
 static char **lanes;
 static size_t nlanes, lanes_cap;
+static double first_wall; /* rank 0: the wall clock that is time 0 in r->trace */
 
 static char *xstrdup(const char *s)
 {
@@ -149,6 +150,24 @@ static void unpack(const char *p, int rank, double shift, struct mb_trace_rank *
     }
 }
 
+/* A later gather of a rank already in r: its spans appended; its lanes
+ * replaced (a process's lane list only grows, so the indices stay). */
+static void merge(struct mb_trace_rank *into, struct mb_trace_rank *got)
+{
+    struct mb_span *s = realloc(into->spans, (into->nspans + got->nspans) * sizeof(*s));
+    if (!s)
+        mb_die(1, "out of memory: the trace");
+    memcpy(s + into->nspans, got->spans, got->nspans * sizeof(*s));
+    into->spans = s;
+    into->nspans += got->nspans;
+    free(got->spans);
+    for (size_t k = 0; k < into->nlanes; k++)
+        free(into->lanes[k]);
+    free(into->lanes);
+    into->lanes = got->lanes;
+    into->nlanes = got->nlanes;
+}
+
 void mb_trace_gather(MPI_Comm comm, struct mb_result *r)
 {
     int rank, n;
@@ -188,24 +207,38 @@ void mb_trace_gather(MPI_Comm comm, struct mb_result *r)
     MPI_Gatherv(mine, ilen, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, comm);
     free(mine);
     if (rank == 0) {
-        double first = 0; /* the earliest start of tracing among ranks with spans: time 0 */
-        for (int k = 0; k < n; k++) {
+        /* the earliest start of tracing among ranks with spans: time 0,
+         * kept while r holds spans so later gathers line up with earlier */
+        if (!r->ntrace)
+            first_wall = 0;
+        for (int k = 0; k < n && !r->ntrace; k++) {
             struct pack_head h;
             memcpy(&h, all + displs[k], sizeof h);
-            if (h.nspans && (first == 0 || h.wall < first))
-                first = h.wall;
+            if (h.nspans && (first_wall == 0 || h.wall < first_wall))
+                first_wall = h.wall;
         }
         for (int k = 0; k < n; k++) {
             struct pack_head h;
             memcpy(&h, all + displs[k], sizeof h);
             if (!h.nspans)
                 continue;
+            if (first_wall == 0)
+                first_wall = h.wall;
+            /* a rank that began tracing later is shifted right */
+            struct mb_trace_rank got;
+            unpack(all + displs[k], k, h.wall - first_wall, &got);
+            size_t at = 0;
+            while (at < r->ntrace && r->trace[at].rank != k)
+                at++;
+            if (at < r->ntrace) {
+                merge(&r->trace[at], &got);
+                continue;
+            }
             struct mb_trace_rank *t = realloc(r->trace, (r->ntrace + 1) * sizeof(*t));
             if (!t)
                 mb_die(1, "out of memory: the trace");
             r->trace = t;
-            /* a rank that began tracing later is shifted right */
-            unpack(all + displs[k], k, h.wall - first, &r->trace[r->ntrace++]);
+            r->trace[r->ntrace++] = got;
         }
     }
     free(all);

@@ -5,6 +5,7 @@ result files (and --plan's output), each with what was compared.
     python -m reproduce.ratel.compare [-o FILE] [--plan PLAN.txt] INPUT [INPUT ...]
 """
 import argparse
+import math
 import re
 import subprocess
 
@@ -20,10 +21,108 @@ def best(rows, **kw):
     return max(pts, key=lambda r: r["batch"]) if pts else None
 
 
+def one(rows, **kw):
+    return next((r for r in rows if all(r[k] == v for k, v in kw.items()) and r["step_s"]), None)
+
+
+def stages(r):
+    """Forward, backward and the optimizer's storage traffic, each alone: a
+    serial-order run's t_f, t_b less the time in the store, and that time."""
+    if not r or r["t_store_caller_s"] is None:
+        return None
+    return r["t_f_measured_s"], r["t_b_measured_s"] - r["t_store_caller_s"], r["t_store_caller_s"]
+
+
+def verdict(ok):
+    return "met" if ok else "NOT met"
+
+
+def performance(rows):
+    """The issue's Performance section, every ratio from this one study run."""
+    out = ["", "## Performance (issue 18): ratios from this run", ""]
+    serial = {r["batch"]: r for r in rows if r["system"] == "ratel" and r["act"] == "ratel"
+              and r["optimizer"] == "serial" and r["files"] == 2 and r["step_s"]}
+    if not serial:
+        return out + ["No serial-order runs: the stages alone were not measured."]
+    # the batch where the optimizer's storage traffic alone is nearest backward alone
+    bal = min(serial, key=lambda b: abs(math.log(max(stages(serial[b])[2], 1e-9) / max(stages(serial[b])[1], 1e-9))))
+    f, bw, st = stages(serial[bal])
+    out.append(f"Balanced batch {bal}: forward {f:.3f} s, backward {bw:.3f} s, storage (and Adam) {st:.3f} s, "
+               "each timed alone (--optimizer serial runs every update in the trainer's thread).")
+    out += ["", "| what | target | ours | |", "|---|---|---|---|"]
+    opt = one(rows, system="ratel", act="ratel", optimizer="optimized", files=2, batch=bal)
+    zi = one(rows, system="zero-infinity", files=2, batch=bal)
+    if opt and zi:
+        x = opt["tokens_per_s"] / zi["tokens_per_s"]
+        out.append(f"| optimized+ratel vs zero-infinity, tokens/s (batch {bal}) | ≥ 1.8× | {x:.2f}× | {verdict(x >= 1.8)} |")
+    if opt:
+        x = opt["step_s"] / (f + max(bw, st))
+        out.append(f"| optimized step vs forward + max(backward, storage) (batch {bal}) | ≤ 1.2× | {x:.2f}× | "
+                   f"{verdict(x <= 1.2)} |")
+    for b in sorted(serial):
+        o = one(rows, system="ratel", act="ratel", optimizer="optimized", files=2, batch=b)
+        n = one(rows, system="ratel", act="ratel", optimizer="naive", files=2, batch=b)
+        if not (o and n):
+            continue
+        fb, bb, sb = stages(serial[b])
+        # naive: each tensor's read, Adam, write waited for in turn with backward
+        model = (fb + bb + sb) / (fb + max(bb, sb))
+        meas = n["step_s"] / o["step_s"]
+        err = abs(meas - model) / model
+        out.append(f"| optimized vs naive, batch {b}: measured gain vs the model's (F+B+S)/(F+max(B,S)) | ≥ 1×, "
+                   f"within 10% | {meas:.2f}× vs {model:.2f}× ({err * 100:.0f}%) | {verdict(meas >= 1 and err <= 0.1)} |")
+    sweep = [r for r in rows if r["system"] == "ratel" and r["optimizer"] == "optimized" and r["files"] == 2
+             and r["batch"] == mid_batch(rows) and r["t_f_predicted_s"] is not None]
+    for r in sweep:
+        pred = r["t_f_predicted_s"] + r["t_b_predicted_s"]
+        meas = r["t_f_measured_s"] + r["t_b_measured_s"]
+        err = abs(pred - meas) / meas
+        out.append(f"| model T_f+T_b vs measured, act {r['act']} (batch {r['batch']}) | within 10% | "
+                   f"{pred:.3f} vs {meas:.3f} s ({err * 100:.0f}%) | {verdict(err <= 0.1)} |")
+    pick = next((r for r in sweep if r["act"] == "ratel"), None)
+    if pick and sweep:
+        low = min(sweep, key=lambda r: r["step_s"])
+        x = pick["step_s"] / low["step_s"]
+        out.append(f"| Algorithm 1's pick vs the measured minimum ({low['act']}), step time | within 10% | "
+                   f"{x:.2f}× | {verdict(x <= 1.1)} |")
+    # at the balanced batch, else the batch the serial inter-block run has (full scale: the middle one)
+    sib = [r for r in rows if r["system"] == "ratel" and r["act"] == "inter-block" and r["optimizer"] == "serial"
+           and r["files"] == 2 and r["step_s"]]
+    sib = next((r for r in sib if r["batch"] == bal), sib[0] if sib else None)
+    zib = one(rows, system="zero-infinity", files=2, batch=sib["batch"]) if sib else None
+    if zib and stages(sib):
+        x = zib["step_s"] / sum(stages(sib))
+        out.append(f"| zero-infinity step vs the sum of its stages alone (inter-block, serial; batch {sib['batch']}) | "
+                   f"≤ 1.1× | {x:.2f}× | {verdict(x <= 1.1)} |")
+    return out
+
+
+def deepspeed_line(path, rows):
+    """The optional peer: DeepSpeed 0.19.8 ZeRO-Infinity on the CPU at the same shape."""
+    out = ["", "## Peer: DeepSpeed ZeRO-Infinity (optional, run.sh --with-deepspeed)", ""]
+    m = re.search(r"tokens_per_s=([0-9.]+) .*batch=([0-9]+)", open(path).read()) if path else None
+    if not m:
+        return out + ["Not run (or it failed: see run.sh's output)."]
+    tps, b = float(m.group(1)), int(m.group(2))
+    zi = one(rows, system="zero-infinity", files=2, batch=b)
+    r = one(rows, system="ratel", act="ratel", optimizer="optimized", files=2, batch=b)
+    out.append(f"DeepSpeed on the CPU, NVMe offload to a folder (no rate cap, no emulated link), batch {b}: "
+               f"{tps:.1f} tokens/s; mb-ratel zero-infinity {ratio(tps and zi and zi['tokens_per_s'], tps)} of it, "
+               f"Ratel {ratio(tps and r and r['tokens_per_s'], tps)} of it.")
+    return out
+
+
+def mid_batch(rows):
+    """The batch of the activation sweep (the act runs')."""
+    acts = [r["batch"] for r in rows if r["act"] in ("swap-all", "recompute-all") and r["system"] == "ratel"]
+    return acts[0] if acts else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-o", "--out", default="build/reproduce/ratel/compare.md")
     ap.add_argument("--plan", help="mb-ratel --plan output (24 GB device, 256 GB host)")
+    ap.add_argument("--deepspeed", help="deepspeed_peer.sh's output (optional peer)")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
     rows = data.rows(a.inputs)
@@ -67,6 +166,8 @@ def main():
             lines.append(f"| {x['act']} | {x['batch']} | {x['t_f_predicted_s']:.4f} | {x['t_f_measured_s']:.4f} | "
                          f"{x['t_b_predicted_s']:.4f} | {x['t_b_measured_s']:.4f} | {x['tokens_per_s']:.1f} | "
                          f"{x['check']} |")
+    lines += performance(rows)
+    lines += deepspeed_line(a.deepspeed, rows)
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(a.out)

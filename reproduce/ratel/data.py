@@ -3,7 +3,8 @@ act, optimizer, batch, files) and its case's measurements."""
 from reproduce import mbresults
 
 METRICS = ("tokens_per_s", "t_f_predicted_s", "t_b_predicted_s", "t_f_measured_s", "t_b_measured_s",
-           "flop_rate_of_sgemm", "policy_swap_bytes")
+           "flop_rate_of_sgemm", "policy_swap_bytes", "policy_case", "t_store_caller_s", "storage_read_bytes",
+           "storage_write_bytes")
 
 
 def rows(paths):
@@ -16,8 +17,12 @@ def rows(paths):
         cfg = run["config"]
         row = {"system": r.get("system"), "act": r.get("act"), "optimizer": r.get("optimizer"),
                "batch": int(cfg.get("batch", 0)), "files": int(cfg.get("files", 1)),
-               "model": cfg.get("model"), "check": r.get("check")}
+               "model": cfg.get("model"), "check": r.get("check"), "seq": int(cfg.get("seq", 0)),
+               "run": r["run"], "case": r["case"], "path": run.get("source_file")}
         for m in METRICS:
             row[m] = mbresults.case_metric(run, r["case"], m)
+        tps = row["tokens_per_s"]
+        # one timed step's time (the mean over the timed steps)
+        row["step_s"] = row["batch"] * row["seq"] / tps if tps else None
         out.append(row)
     return out

@@ -4,9 +4,19 @@
 # optimized against naive Adam ordering (Fig. 7), 1/2/4 rate-capped files
 # (Fig. 10, emulated), --plan's largest model for a 24 GB device and 256 GB
 # host (Fig. 6); then plot.py draws the figure and compare.py writes compare.md.
-#   reproduce/ratel/run.sh [--scale tiny|small] [--slurm] [--dir DIR] [--out DIR]
+#   reproduce/ratel/run.sh [--scale tiny|small|full] [--slurm] [--dir DIR] [--out DIR] [--with-deepspeed]
 #     --scale tiny    gpt-tiny, batches 1 2, files 1 2 (seconds; the tests)
 #     --scale small   gpt-small, batches 1 2 4, files 1 2 4 (a few minutes here)
+#     --scale full    the performance setup (issue 18): a parsed 161M-parameter
+#                     shape (21 blocks of hidden 768, seq 128, vocab 8192) whose
+#                     states (14P = 2.26 GB) are over 4x --host-mem 512M, at
+#                     batches 1 2 4 (the ratios are taken at the one where the
+#                     optimizer's storage traffic alone is nearest backward alone)
+#     --with-deepspeed  also DeepSpeed 0.19.8 ZeRO-Infinity on CPU at the same
+#                     shape (deepspeed_peer.sh: a venv, several GB; optional)
+# Per batch: every system, the naive order, and the serial order with
+# Ratel's policy and with inter-block (each stage timed alone: forward,
+# backward, and the optimizer's storage traffic, t_store_caller_s).
 #     --slurm         each measurement is one job of job_scripts/mb-ratel.sbatch (sbatch --wait)
 #     --dir DIR       the state files (default $MB_RATEL_DIR, else $BUILD/ratel-data; node-local disk)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/ratel)
@@ -17,28 +27,51 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small slurm=0 out="" dir=""
+scale=small slurm=0 out="" dir="" deepspeed=0
+args=()
+for a in "$@"; do [ "$a" = --with-deepspeed ] && deepspeed=1 || args+=("$a"); done
 source reproduce/opts.sh
-study_opts run.sh "scale slurm dir out" "$0" "$@"
+study_opts run.sh "scale slurm dir out" "$0" ${args[@]+"${args[@]}"}
+mem=()   # budgets (the defaults: 1G each)
 case $scale in
 tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
 small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
-*) echo "run.sh: --scale must be tiny or small, not '$scale'" >&2; exit 2 ;;
+full)
+  model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="1 2 4" files_list="1 4" iters=2
+  mem=(--dev-mem 1G --host-mem 512M) ;;
+*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/ratel}
 export MB_RATEL_DIR=${dir:-${MB_RATEL_DIR:-$root/${BUILD:-build}/ratel-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
 py=$(reproduce/python.sh)
 mkdir -p "$MB_RESULTS" "$MB_RATEL_DIR"
-emu=(--link-gbps 4 --file-gbps 1)
+emu=(--link-gbps 4 --file-gbps 1 ${mem[@]+"${mem[@]}"})
 mid=$(awk '{print $2 ? $2 : $1}' <<<"$batches")
 runs=()   # a name, then mb-ratel's flags
 for b in $batches; do
-  for s in ratel zero-infinity zero-offload; do runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]}"); done
+  for s in ratel zero-infinity zero-offload; do
+    # zero-offload holds the states in host memory: over a budget they exceed (full)
+    [ $s = zero-offload ] && [ $scale = full ] && { [ "$b" = "$mid" ] || continue; }
+    extra=""
+    [ $s = zero-offload ] && [ $scale = full ] && extra="--host-mem 4G"
+    # Fig. 1: Ratel's run at the middle batch is traced
+    [ $s = ratel ] && [ "$b" = "$mid" ] && extra="--trace"
+    runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]} $extra")
+  done
   runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]}")
+  # the stages, each alone: the serial order runs every update in the trainer's thread
+  runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]}")
+  # ZeRO-Infinity's stages alone (its policy, inter-block); at full scale only at the middle batch (time)
+  [ $scale = full ] && [ "$b" != "$mid" ] && continue
+  runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]}")
 done
-for a in ratel swap-all inter-block recompute-all; do runs+=("act-$a --model $model --batch $mid --act $a --files 2 ${emu[*]}"); done
-for f in $files_list; do runs+=("files$f --model $model --batch $mid --files $f ${emu[*]}"); done
+# act=ratel at the middle batch is sys-ratel-b$mid; files=2 likewise
+for a in swap-all inter-block recompute-all; do runs+=("act-$a --model $model --batch $mid --act $a --files 2 ${emu[*]}"); done
+for f in $files_list; do
+  [ "$f" = 2 ] && continue
+  runs+=("files$f --model $model --batch $mid --files $f ${emu[*]}")
+done
 t0=$SECONDS
 data=()
 for r in "${runs[@]}"; do
@@ -59,5 +92,18 @@ done
 # Fig. 6: the largest Table IV model --plan fits with a 24 GB device and 256 GB host
 "${BUILD:-build}"/bin/mb-ratel --plan --model gpt-13b --batch 8 --dev-mem 24G --host-mem 256G >"$out/plan.txt"
 echo "run.sh: measured in $((SECONDS - t0)) s ($(uptime | sed 's/.*load/load/'))" >&2
-"$py" -m reproduce.ratel.plot -o "$out/ratel" "${data[@]}"
-"$py" -m reproduce.ratel.compare -o "$out/compare.md" --plan "$out/plan.txt" "${data[@]}"
+# Fig. 6: the largest layer count of this shape per host budget (activations in host memory only)
+for h in 256M 512M 1G 2G 4G; do
+  printf '%s ' "$h"
+  "${BUILD:-build}"/bin/mb-ratel --plan --model "$model" --batch "$mid" --dev-mem 64G --host-mem "$h" |
+    sed -n 's/^# largest layer count of this shape, activations in host memory only: //p'
+done >"$out/largest.txt"
+if [ $deepspeed = 1 ]; then
+  # optional: its failure is said and the study goes on
+  reproduce/ratel/deepspeed_peer.sh --model "$model" --batch "$mid" --out "$out/deepspeed.txt" ||
+    echo "run.sh: the DeepSpeed peer did not run (see above); the study goes on without it" >&2
+fi
+"$py" -m reproduce.ratel.plot -o "$out/ratel" --largest "$out/largest.txt" "${data[@]}"
+dsarg=()
+[ -s "$out/deepspeed.txt" ] && [ $deepspeed = 1 ] && dsarg=(--deepspeed "$out/deepspeed.txt")
+"$py" -m reproduce.ratel.compare -o "$out/compare.md" --plan "$out/plan.txt" ${dsarg[@]+"${dsarg[@]}"} "${data[@]}"

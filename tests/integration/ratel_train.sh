@@ -33,6 +33,13 @@ for k in tokens_per_s flop_rate cblas_sgemm_rate link_h2d_bytes link_d2h_bytes l
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$k recorded and positive (got '$v')"
 done
 
+# the serial order runs every update in the trainer's thread: its time there
+# (the optimizer's storage traffic alone) is part of T_b, not all of it
+ts=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_store_caller_s)
+tb=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_b_measured_s)
+awk -v s="$ts" -v b="$tb" 'BEGIN {exit !(s + 0 > 0 && s + 0 < b + 0)}' ||
+  fail "serial: t_store_caller_s '$ts' is not in (0, t_b '$tb')"
+
 # the process under a cgroup budget (where the machine gives one)
 "$R" "${tiny[@]}" --budget-method cgroup -o "$T/bud.h5" >"$T/out" 2>&1
 case $? in

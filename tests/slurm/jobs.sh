@@ -10,19 +10,6 @@ cluster_start   # returns only with the node idle; else exits 77 (no Slurm, not 
 export MB_RESULTS=$T/results MB_ITERS=3 MB_WARMUP=1
 unset MB_FAULT_INJECT
 
-# submit DESCRIPTION EXPECTED-STATUS [sbatch args...]: sbatch --wait; sets $job
-submit() {
-  local what=$1 want=$2; shift 2
-  expect "$want" "$what" -- timeout 180 sbatch --wait -o "$T/job-%j.out" "$@"
-  job=$(sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p' "$T/out")
-  [ -n "$job" ] || { fail "$what: no job id in sbatch's output"; return 1; }
-  cp "$T/job-$job.out" "$T/out"   # has, below, looks at the job's own output
-}
-
-attr() { # FILE NAME: value of a string attribute of /
-  h5dump -a "/$2" "$1" 2>/dev/null | sed -n 's/^ *(0): "\(.*\)"$/\1/p'
-}
-
 # 1. the script's defaults, parameters from the environment
 MB_COLLS=allreduce,bcast MB_SIZES=8,1024 submit "mb-coll.sbatch" 0 job_scripts/mb-coll.sbatch
 f=$MB_RESULTS/$job/mb-coll.h5
