@@ -28,6 +28,7 @@ static void row_pass(const double *A, long rows, long cols, const double *v, dou
             const double *a = A + i * cols;
             double dot = 0;
             if (v)
+#pragma omp simd reduction(+ : dot)
                 for (long j = 0; j < cols; j++)
                     dot += a[j] * v[j];
             if (dot_out)
@@ -447,6 +448,7 @@ static void gesummv_fused(struct mb_pbs_inst *in)
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
         double sa = 0, sb = 0;
+#pragma omp simd reduction(+ : sa, sb)
         for (long j = 0; j < n; j++)
             sa += A[i * n + j] * x[j], sb += B[i * n + j] * x[j];
         y[i] = alpha * sa + beta * sb;

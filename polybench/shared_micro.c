@@ -48,11 +48,11 @@ static void ls_fused(struct mb_pbs_inst *in)
     long n = in->d[0];
     const double *x = in->a[LS_X], *y = in->a[LS_Y];
     double sx = 0, sy = 0, var = 0, cov = 0;
-#pragma omp parallel for reduction(+ : sx, sy) schedule(static)
+#pragma omp parallel for simd reduction(+ : sx, sy) schedule(static)
     for (long i = 0; i < n; i++)
         sx += x[i], sy += y[i];
     double xa = sx / (double)n, ya = sy / (double)n;
-#pragma omp parallel for reduction(+ : var, cov) schedule(static)
+#pragma omp parallel for simd reduction(+ : var, cov) schedule(static)
     for (long i = 0; i < n; i++) {
         double dx = x[i] - xa;
         var += dx * dx, cov += dx * (y[i] - ya);
