@@ -101,7 +101,7 @@ def plot(benches, fws, cells, total, path):
     ax.imshow(grid, cmap="RdYlGn_r", vmin=0, vmax=2, aspect="auto")
     ax.set_xticks(range(len(fws)), fws)
     ax.set_yticks(range(len(rows)), rows)
-    ax.set_title("time relative to NumPy (↑ faster, ↓ slower; superscript: CI width %)")
+    ax.set_title("vs NumPy: ↑ faster, ↓ slower; superscript: CI width %", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
