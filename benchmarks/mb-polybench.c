@@ -641,7 +641,6 @@ static void finish(struct mb_run *run)
     }
 }
 
-
 static const struct mb_bench bench = {
     .name = "mb-polybench",
     .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes; --mode shared: NPBench's kernels (OpenMP, naive and fused) on one rank",
