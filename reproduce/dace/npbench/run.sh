@@ -8,7 +8,7 @@
 #                   kernel and framework: numpy, dace_cpu, ours), DIR/ours.h5 (mb-polybench's result
 #                   file, both variants), DIR/heatmap.png and DIR/heatmap.txt (with the target line)
 #     --with-dace   also DaCe's CPU backend: the Python of $MB_DACE_PYTHON, else $BUILD/venv-dace (made
-#                   here with dace==1.0.2 and numpy<2 when absent); if it cannot be had, the run goes on
+#                   here with dace==1.0.2, numpy<2 and networkx<3.6 when absent); if it cannot be had, the run goes on
 #                   without it and says why
 # Threads: OMP_NUM_THREADS (default: every core) for ours; NumPy's BLAS uses its own default.
 # "ours" in the CSV is the fused variant (the shared-mode target is about it); the naive
@@ -52,15 +52,15 @@ if [ "$with_dace" = 1 ]; then
   if [ -z "$dpy" ]; then
     venv="$root/$BUILD/venv-dace"
     if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import dace' 2>/dev/null; then
-      echo "== making $venv (dace==1.0.2, numpy<2)"
+      echo "== making $venv (dace==1.0.2, numpy<2, networkx<3.6)"
       base=""
       for c in python3.12 python3.11 python3.10 python3; do
         p=$(command -v "$c" 2>/dev/null) || continue
-        "$p" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] < (3, 13))' && { base=$p; break; }
+        "$p" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] < (3, 13))' 2>/dev/null && { base=$p; break; }
       done
       if [ -z "$base" ]; then
         echo "DaCe absent: no Python 3.8-3.12 to make its virtual environment" >&2
-      elif ! { "$base" -m venv "$venv" && "$venv/bin/pip" install -q dace==1.0.2 'numpy<2'; } >"$out/dace-install.log" 2>&1; then
+      elif ! { "$base" -m venv "$venv" && "$venv/bin/pip" install -q --timeout 30 --retries 1 dace==1.0.2 'numpy<2' 'networkx<3.6'; } >"$out/dace-install.log" 2>&1; then
         echo "DaCe absent: its install failed (last lines of $out/dace-install.log):" >&2
         tail -n 3 "$out/dace-install.log" >&2
       fi

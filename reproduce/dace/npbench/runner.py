@@ -24,8 +24,9 @@ def validate(name, ref, val, rtol=1e-5, atol=1e-8, norm_tol=1e-5):
     """None when every output passes, else what failed."""
     for i, (r, v) in enumerate(zip(ref, val)):
         r, v = np.asarray(r, dtype=np.float64), np.asarray(v, dtype=np.float64)
-        if r.shape != v.shape:
+        if r.size != v.size:
             return f"{name}: output {i} has shape {v.shape}, expected {r.shape}"
+        r, v = r.ravel(), v.ravel()  # DaCe returns a scalar as a 1-element array
         if np.allclose(r, v, rtol=rtol, atol=atol):
             continue
         nrm = np.linalg.norm(r)
@@ -42,7 +43,7 @@ def outputs(inplace, data, ret):
     return out
 
 
-def dace_callable(name):
+def dace_callable(name, sizes):
     import dace
     from dace.transformation.auto.auto_optimize import auto_optimize
     import kernels_dace
@@ -50,9 +51,11 @@ def dace_callable(name):
     sdfg = auto_optimize(prog.to_sdfg(simplify=True), dace.DeviceType.CPU)
     compiled = sdfg.compile()
     argnames = set(inspect.signature(prog.f).parameters)
+    # the compiled program takes its size symbols explicitly
+    symbols = {p: v for p, v in zip(knp.PARAMS[name], sizes) if p not in argnames}
 
     def call(**data):
-        return compiled(**{k: v for k, v in data.items() if k in argnames})
+        return compiled(**{k: v for k, v in data.items() if k in argnames}, **symbols)
     return call
 
 
@@ -64,7 +67,7 @@ def run_one(name, framework, preset, repeat, writer):
     if framework != "numpy":
         d = copy.deepcopy(data)
         ref = outputs(inplace, d, kernel(**d))
-        call = dace_callable(name)
+        call = dace_callable(name, sizes)
     else:
         call = kernel
     d = copy.deepcopy(data)
