@@ -13,6 +13,7 @@
 #include "../polybench/polybench.h"
 
 #include <cblas.h>
+#include <omp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,26 @@ static struct {
     char *grid, *dims, *algo, *profile;
     double scale_down;
     long long blas_threads;
+    int mode, preset;
+    unsigned variants;
 } opt;
 
-static char kernel_choices[256];
+enum { MODE_DISTRIBUTED, MODE_SHARED };
+
+/* the distributed kernels, then (after ';', named only explicitly) the shared-only ones */
+static char kernel_choices[512];
+static const char *kernel_names[32];
+static size_t nkernel_names;
 
 static const struct mb_opt pb_opts[] = {
-    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0, "kernels to run", "LIST"},
+    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0,
+     "kernels to run (all: every kernel of the mode)", "LIST"},
+    {"mode", 0, MB_OPT_CHOICE, &opt.mode, "distributed", "distributed|shared", 0, 0,
+     "distributed: DaCe's MPI kernels; shared: NPBench's kernels with OpenMP threads on one rank", "MODE"},
+    {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
+     "--mode shared: NPBench's bench_info sizes", "P"},
+    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", "naive|fused", 0, 0,
+     "--mode shared: naive (NumPy's temporaries materialised) and/or fused", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
@@ -63,6 +78,221 @@ static char grid_str[32], p_str[16];
 static struct mb_coll_shape axis_shape[2]; /* of the row and column communicators (collective to measure) */
 
 static int fault_is(const char *name) { return mb_fault() && strcmp(mb_fault(), name) == 0; }
+
+/* ===== --mode shared: NPBench's protocol on one rank =====================
+ * Cases kernel x variant at a preset; the warm-up's first call is
+ * validated (every call is), the timed calls are the samples, and finish
+ * adds NPBench's bootstrap CI of the median and the best variant. */
+
+struct sh_case {
+    const struct mb_pbs_kernel *k;
+    int variant;
+    long long d[4];
+    char sizes[128];
+};
+
+static struct sh_case scases[64];
+static size_t nscases;
+static struct mb_pbs_inst *sh_inst[32]; /* per shared kernel, shared by its variants */
+static char omp_str[32];
+
+static size_t sh_index(const struct mb_pbs_kernel *k)
+{
+    for (size_t i = 0; i < mb_pbs_nkernels(); i++)
+        if (mb_pbs_kernel_at(i) == k)
+            return i;
+    return 0;
+}
+
+static int sh_parse_dims(const struct mb_pbs_kernel *k, long long *d, char *err, size_t len)
+{
+    int n = 0;
+    const char *p = opt.dims;
+    memset(d, 0, 4 * sizeof(*d));
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 3 || v > (1LL << 31) || (*end && *end != ',') || n >= k->nd)
+            break;
+        d[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (n == k->nd && !*p)
+        return 0;
+    char names[128];
+    size_t used = 0;
+    for (int i = 0; i < k->nd && used < sizeof(names); i++)
+        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
+    snprintf(err, len, "--dims %s: %s takes %d integers >= 3 (%s)", opt.dims, k->name, k->nd, names);
+    return -1;
+}
+
+static int sh_validate(struct mb_run *run)
+{
+    char err[512] = "";
+    const struct mb_pbs_kernel *ks[32];
+    size_t nk = 0;
+    unsigned dist_all = (1u << mb_pb_nkernels()) - 1;
+    if (run->nranks != 1)
+        snprintf(err, sizeof(err), "--mode shared: runs on one rank (OpenMP threads do the work), not %d",
+                 run->nranks);
+    else if (opt.grid)
+        snprintf(err, sizeof(err), "--grid: only with --mode distributed");
+    else if (opt.kernels == dist_all) /* "all" */
+        for (size_t i = 0; i < mb_pbs_nkernels(); i++)
+            ks[nk++] = mb_pbs_kernel_at(i);
+    else
+        for (size_t i = 0; i < nkernel_names && !*err; i++)
+            if (opt.kernels & (1u << i)) {
+                if (!(ks[nk++] = mb_pbs_find(kernel_names[i])))
+                    snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", kernel_names[i]);
+            }
+    if (!*err && opt.dims && nk != 1)
+        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
+    for (size_t i = 0; i < nk && !*err; i++) {
+        long long d[4] = {0};
+        if (opt.dims) {
+            if (sh_parse_dims(ks[i], d, err, sizeof(err)) != 0)
+                break;
+        } else
+            memcpy(d, ks[i]->preset[opt.preset], sizeof(d));
+        for (int v = 0; v < MB_PBS_NVARIANTS; v++)
+            if (opt.variants & (1u << v)) {
+                struct sh_case *sc = &scases[nscases++];
+                sc->k = ks[i], sc->variant = v;
+                memcpy(sc->d, d, sizeof(d));
+                mb_pbs_sizes_str(ks[i], d, sc->sizes, sizeof(sc->sizes));
+            }
+    }
+    if (!*err && mb_fault() && !fault_is("corrupt") && !fault_is("hang") && !fault_is("result-enospc"))
+        snprintf(err, sizeof(err), "MB_FAULT_INJECT=%s: mb-polybench --mode shared knows corrupt", mb_fault());
+    if (!*err)
+        return 0;
+    if (run->rank == 0)
+        mb_warn("%s", err);
+    return MB_EXIT_USAGE;
+}
+
+static void sh_close_all(void *arg)
+{
+    (void)arg;
+    for (size_t i = 0; i < 32; i++)
+        mb_pbs_close(sh_inst[i]), sh_inst[i] = NULL;
+}
+
+static int sh_plan(struct mb_run *run)
+{
+    /* NumPy's BLAS uses every core: so do the products here */
+    openblas_set_num_threads(omp_get_max_threads());
+    snprintf(omp_str, sizeof(omp_str), "omp%d", omp_get_max_threads());
+    mb_metric_run_int(&run->result, "omp_threads", omp_get_max_threads());
+    mb_finalize_add(sh_close_all, NULL);
+    run->cases = calloc(nscases ? nscases : 1, sizeof(*run->cases));
+    if (!run->cases)
+        mb_die(1, "out of memory planning the cases");
+    for (size_t i = 0; i < nscases; i++) {
+        struct mb_case *c = &run->cases[run->ncases++];
+        struct sh_case *sc = &scases[i];
+        c->user = sc;
+        c->labels[0] = sc->k->name;
+        c->labels[1] = mb_pbs_variant_names[sc->variant];
+        c->labels[2] = "1";
+        c->labels[3] = omp_str;
+        c->labels[4] = sc->sizes;
+        c->bytes = (uint64_t)sc->k->bytes(sc->d);
+        c->count = (uint64_t)sc->k->flops(sc->d);
+        snprintf(c->name, sizeof(c->name), "%s/%s/%s", sc->k->name, mb_pbs_variant_names[sc->variant],
+                 opt.dims ? "dims" : mb_pbs_preset_names[opt.preset]);
+        snprintf(c->group, sizeof(c->group), "%s %s  %s %s", sc->k->name, mb_pbs_variant_names[sc->variant], omp_str,
+                 sc->sizes);
+    }
+    return 0;
+}
+
+struct sh_st {
+    struct mb_run *run;
+    struct mb_pbs_inst *in;
+    int variant;
+};
+
+static int sh_setup(struct mb_run *run, const struct mb_case *c, void **state)
+{
+    const struct sh_case *sc = c->user;
+    size_t ki = sh_index(sc->k);
+    char err[512];
+    if (!sh_inst[ki] && !(sh_inst[ki] = mb_pbs_open(sc->k, sc->d, err, sizeof(err)))) {
+        mb_warn("%s: %s", c->name, err);
+        return -1;
+    }
+    struct sh_st *s = calloc(1, sizeof(*s));
+    if (!s) {
+        mb_warn("out of memory: the case's state");
+        return -1;
+    }
+    s->run = run, s->in = sh_inst[ki], s->variant = sc->variant;
+    *state = s;
+    return 0;
+}
+
+static void sh_prepare(void *state, long long iter)
+{
+    (void)iter;
+    mb_pbs_reset(((struct sh_st *)state)->in);
+}
+
+static int sh_iterate(void *state, long long iter, double *elapsed)
+{
+    (void)iter, (void)elapsed;
+    struct sh_st *s = state;
+    mb_pbs_run(s->in, s->variant);
+    return 0;
+}
+
+static int sh_check(void *state, long long iter, char *msg, size_t len)
+{
+    (void)iter;
+    struct sh_st *s = state;
+    if (fault_is("corrupt")) /* one element drawn from --seed */
+        mb_pbs_corrupt(s->in, mb_mix64((uint64_t)s->run->common.seed + 1));
+    return mb_pbs_check(s->in, msg, len);
+}
+
+/* NPBench's statistics: the bootstrap CI of each case's median (300
+ * resamples, seeded by --seed), and per kernel the variant with the lower
+ * median. */
+static void sh_finish(struct mb_run *run)
+{
+    for (size_t i = 0; i < run->result.ncases; i++) {
+        const struct mb_case_result *r = &run->result.cases[i];
+        double lo, hi;
+        mb_pb_bootstrap_median_ci(r->samples, r->iters, 300, 0.05, (uint64_t)run->common.seed, &lo, &hi);
+        mb_metric_case_dbl(&run->result, r->name, "npbench_ci_lo_s", lo);
+        mb_metric_case_dbl(&run->result, r->name, "npbench_ci_hi_s", hi);
+        mb_metric_case_dbl(&run->result, r->name, "gflops", (double)r->count / r->stats.median / 1e9);
+        mb_metric_case_dbl(&run->result, r->name, "gbps", (double)r->bytes / r->stats.median / 1e9);
+    }
+    for (size_t i = 0; i < run->result.ncases; i++) {
+        const struct mb_case_result *r = &run->result.cases[i], *best = r;
+        int first = 1;
+        for (size_t j = 0; j < run->result.ncases; j++) {
+            const struct mb_case_result *o = &run->result.cases[j];
+            if (strcmp(o->labels[0], r->labels[0]) != 0)
+                continue;
+            first = first && j >= i;
+            if (o->stats.median < best->stats.median)
+                best = o;
+        }
+        if (!first)
+            continue;
+        char key[64];
+        snprintf(key, sizeof(key), "best_%s", r->labels[0]);
+        mb_metric_run_str(&run->result, key, best->labels[1]);
+        if (!run->common.quiet)
+            printf("# best %s: %s, median %.4g ms, bootstrap CI [%.4g, %.4g] ms\n", r->labels[0], best->labels[1],
+                   best->stats.median * 1e3, mb_metric_value(&run->result, best->name, "npbench_ci_lo_s", 0) * 1e3,
+                   mb_metric_value(&run->result, best->name, "npbench_ci_hi_s", 0) * 1e3);
+    }
+}
 
 static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char *err, size_t len)
 {
@@ -107,6 +337,8 @@ static size_t selected(const struct mb_pb_kernel **ks)
 
 static int validate(struct mb_run *run)
 {
+    if (opt.mode == MODE_SHARED)
+        return sh_validate(run);
     char err[512] = "";
     const struct mb_pb_kernel *ks[32];
     size_t nk = selected(ks);
@@ -123,6 +355,9 @@ static int validate(struct mb_run *run)
         snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
     if (!*err && opt.dims && nk != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
+    for (size_t i = mb_pb_nkernels(); i < nkernel_names && !*err; i++)
+        if (opt.kernels & (1u << i))
+            snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", kernel_names[i]);
     for (size_t i = 0; i < nk && !*err; i++) {
         struct pb_case *pc = &pcases[i];
         pc->k = ks[i];
@@ -149,6 +384,14 @@ static int validate(struct mb_run *run)
 static void config(struct mb_run *run, struct mb_kvlist *cfg)
 {
     (void)run;
+    if (opt.mode == MODE_SHARED) {
+        for (size_t i = 0; i < nscases; i++) {
+            char key[64];
+            snprintf(key, sizeof(key), "sizes_%s", scases[i].k->name);
+            mb_kv_str(cfg, key, scases[i].sizes);
+        }
+        return;
+    }
     mb_kv_int(cfg, "grid_px", px);
     mb_kv_int(cfg, "grid_py", py);
     const struct mb_pb_kernel *ks[32];
@@ -229,6 +472,8 @@ static void free_grid(void *arg)
 
 static int plan(struct mb_run *run)
 {
+    if (opt.mode == MODE_SHARED)
+        return sh_plan(run);
     char err[512] = "";
     if (mb_pb_grid_create(run->comm, px, py, opt.algo, &grid, err, sizeof(err)) != 0) {
         if (run->rank == 0)
@@ -277,6 +522,8 @@ struct st {
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
+    if (opt.mode == MODE_SHARED)
+        return sh_setup(run, c, state);
     const struct pb_case *pc = c->user;
     char err[512];
     struct st *s = calloc(1, sizeof(*s));
@@ -301,6 +548,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
 
 static void prepare(void *state, long long iter)
 {
+    if (opt.mode == MODE_SHARED) {
+        sh_prepare(state, iter);
+        return;
+    }
     (void)iter;
     struct st *s = state;
     mb_pb_reset(s->in);
@@ -308,6 +559,8 @@ static void prepare(void *state, long long iter)
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
+    if (opt.mode == MODE_SHARED)
+        return sh_iterate(state, iter, elapsed);
     (void)iter, (void)elapsed;
     struct st *s = state;
     int rc = mb_pb_run(s->in);
@@ -319,6 +572,8 @@ static int iterate(void *state, long long iter, double *elapsed)
 
 static int check(void *state, long long iter, char *msg, size_t len)
 {
+    if (opt.mode == MODE_SHARED)
+        return sh_check(state, iter, msg, len);
     (void)iter;
     struct st *s = state;
     if (s->corrupt_here)
@@ -328,6 +583,10 @@ static int check(void *state, long long iter, char *msg, size_t len)
 
 static void teardown(void *state)
 {
+    if (opt.mode == MODE_SHARED) {
+        free(state); /* the instance stays for the kernel's other variant */
+        return;
+    }
     struct st *s = state;
     mb_pb_close(s->in);
     free(s);
@@ -348,6 +607,8 @@ static double axis_coll_s(const struct mb_pb_traffic *t, int i, const char *algo
 /* Rank 0 only (the harness calls it there): nothing collective. */
 static double model(struct mb_run *run, const struct mb_case *c)
 {
+    if (opt.mode == MODE_SHARED)
+        return NAN; /* no model for the shared mode (NPBench has none) */
     const struct pb_case *pc = c->user;
     struct mb_pb_traffic t;
     pc->k->traffic(&pc->s, &grid, &t);
@@ -369,6 +630,10 @@ static void finish(struct mb_run *run)
 {
     if (run->rank != 0)
         return;
+    if (opt.mode == MODE_SHARED) {
+        sh_finish(run);
+        return;
+    }
     for (size_t i = 0; i < run->result.ncases; i++) {
         const struct mb_case_result *r = &run->result.cases[i];
         mb_metric_case_dbl(&run->result, r->name, "gflops", (double)r->count / r->stats.median / 1e9);
@@ -378,7 +643,7 @@ static void finish(struct mb_run *run)
 
 static const struct mb_bench bench = {
     .name = "mb-polybench",
-    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes",
+    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes; --mode shared: NPBench's kernels (OpenMP, naive and fused) on one rank",
     .opts = pb_opts,
     .label_names = label_names,
     .validate = validate,
@@ -396,8 +661,14 @@ static const struct mb_bench bench = {
 int main(int argc, char **argv)
 {
     size_t used = 0;
-    for (size_t i = 0; i < mb_pb_nkernels() && used < sizeof(kernel_choices); i++)
-        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s", i ? "|" : "",
-                                 mb_pb_kernel_at(i)->name);
+    for (size_t i = 0; i < mb_pb_nkernels(); i++)
+        kernel_names[nkernel_names++] = mb_pb_kernel_at(i)->name;
+    size_t ndist = nkernel_names;
+    for (size_t i = 0; i < mb_pbs_nkernels() && nkernel_names < 32; i++)
+        if (!mb_pb_find(mb_pbs_kernel_at(i)->name))
+            kernel_names[nkernel_names++] = mb_pbs_kernel_at(i)->name;
+    for (size_t i = 0; i < nkernel_names && used < sizeof(kernel_choices); i++)
+        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s",
+                                 i == 0 ? "" : i == ndist ? ";" : "|", kernel_names[i]);
     return mb_main(&bench, argc, argv);
 }

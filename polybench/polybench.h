@@ -160,4 +160,80 @@ void mb_pb_close(struct mb_pb_inst *in);
 double mb_pb_rank_flops(const struct mb_pb_inst *in);
 double mb_pb_rank_bytes(const struct mb_pb_inst *in);
 
+/* ===== shared-memory mode (NPBench's kernels, OpenMP) ===================
+ * One ops row per kernel (shared_kernels.def, files shared_*.c): the
+ * NumPy kernel of NPBench in two variants, `naive` (every NumPy temporary
+ * materialised, in NumPy's order of evaluation) and `fused` (one pass
+ * where the math allows, BLAS for the products), and a serial double
+ * reference. Sizes are NPBench's bench_info presets. */
+
+#define MB_PBS_MAXARR 10
+#define MB_PBS_MAXWS 8
+enum { MB_PBS_NAIVE = 0, MB_PBS_FUSED = 1, MB_PBS_NVARIANTS = 2 };
+enum { MB_PBS_S = 0, MB_PBS_M, MB_PBS_L, MB_PBS_PAPER, MB_PBS_NPRESETS };
+
+struct mb_pbs_inst;
+
+struct mb_pbs_kernel {
+    const char *name;
+    int nd;                           /* dims, TSTEPS first for the stencils */
+    const char *dim_names[4];
+    long long preset[MB_PBS_NPRESETS][4]; /* S, M, L, paper (bench_info) */
+    int narr;                         /* the kernel's arrays, inputs and outputs */
+    const char *arr_names[MB_PBS_MAXARR];
+    size_t (*arr_len)(const long long *d, int i);
+    int nout;                         /* the arrays checked (indices into arr) */
+    int out[4];
+    int nws;                          /* naive's temporaries */
+    size_t (*ws_len)(const long long *d, int i);
+    void (*init)(struct mb_pbs_inst *in);            /* NPBench's initialize() */
+    void (*run[MB_PBS_NVARIANTS])(struct mb_pbs_inst *in);
+    void (*reference)(struct mb_pbs_inst *in, double **ref); /* serial, from the initial arrays */
+    double (*flops)(const long long *d);
+    double (*bytes)(const long long *d);  /* compulsory traffic of one call */
+};
+
+struct mb_pbs_inst {
+    const struct mb_pbs_kernel *k;
+    long long d[4];
+    double *a[MB_PBS_MAXARR];  /* the arrays the variants work on */
+    double *a0[MB_PBS_MAXARR]; /* their initial values (each run starts from them, as NPBench copies) */
+    double *ws[MB_PBS_MAXWS];
+    double *ref[4];
+    double alpha, beta;        /* the kernels' scalars (1.5, 1.2) */
+};
+
+extern const char *const mb_pbs_variant_names[MB_PBS_NVARIANTS];
+extern const char *const mb_pbs_preset_names[MB_PBS_NPRESETS];
+size_t mb_pbs_nkernels(void);
+const struct mb_pbs_kernel *mb_pbs_kernel_at(size_t i);
+const struct mb_pbs_kernel *mb_pbs_find(const char *name);
+/* 0 and *preset, or -1 (not S, M, L or paper). */
+int mb_pbs_preset_parse(const char *s, int *preset);
+/* "NI=1000,NJ=1100,NK=1200" */
+void mb_pbs_sizes_str(const struct mb_pbs_kernel *k, const long long *d, char *buf, size_t len);
+
+/* Allocates and initialises the arrays and computes the reference. NULL
+ * with err (out of memory) on failure. */
+struct mb_pbs_inst *mb_pbs_open(const struct mb_pbs_kernel *k, const long long *d, char *err, size_t errlen);
+/* Rewrites every array from its initial values (untimed). */
+void mb_pbs_reset(struct mb_pbs_inst *in);
+void mb_pbs_run(struct mb_pbs_inst *in, int variant);
+/* NPBench's validation of every output: np.allclose(ref, val, rtol 1e-5,
+ * atol 1e-8), else the relative norm error ||ref - val|| / ||ref|| < 1e-5
+ * (NaN fails both). 0, or 1 with "kernel: OUT[index] = got, expected ref
+ * (norm error e)" in msg for the first element outside allclose. */
+int mb_pbs_check(const struct mb_pbs_inst *in, char *msg, size_t len);
+/* Fault injection: one element of one output, both drawn from seed, set
+ * far from its value. */
+void mb_pbs_corrupt(struct mb_pbs_inst *in, uint64_t seed);
+void mb_pbs_close(struct mb_pbs_inst *in);
+
+/* NPBench's confidence interval of the median: `resamples` bootstrap
+ * resamples of x[0..n) (drawn from seed), their medians sorted, the order
+ * statistics round((R-1) alpha/2) and round((R-1)(1 - alpha/2)). 0, or -1
+ * when n or resamples is 0 (lo, hi NaN). */
+int mb_pb_bootstrap_median_ci(const double *x, size_t n, int resamples, double alpha, uint64_t seed, double *lo,
+                              double *hi);
+
 #endif

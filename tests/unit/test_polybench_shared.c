@@ -1,0 +1,106 @@
+/* polybench/'s shared mode: every kernel x variant (naive, fused) matches
+ * its serial reference at small sizes, twice (the reset restores the
+ * inputs), and a corrupted element is caught naming the kernel and the
+ * index; presets parse; the bootstrap CI of the median is seeded,
+ * ordered and inside the data. */
+#include "../../polybench/polybench.h"
+#include "check.h"
+
+#include <math.h>
+#include <string.h>
+
+struct small {
+    const char *kernel;
+    long long d[4];
+};
+
+static const struct small smalls[] = {
+    {"atax", {40, 50}},       {"bicg", {40, 50}},       {"doitgen", {6, 7, 16}},     {"gemm", {40, 50, 60}},
+    {"gemver", {50}},         {"gesummv", {60}},        {"mvt", {55}},               {"jacobi_1d", {20, 64}},
+    {"jacobi_2d", {10, 30}},  {"heat_3d", {5, 12}},     {"lstsqr", {1000}},          {"specialconvolve", {30, 40}},
+    {"wdist", {10, 12, 14}},
+};
+
+static void kernels(void)
+{
+    EXPECT(mb_pbs_nkernels() == sizeof(smalls) / sizeof(smalls[0]));
+    for (size_t i = 0; i < sizeof(smalls) / sizeof(smalls[0]); i++) {
+        const struct mb_pbs_kernel *k = mb_pbs_find(smalls[i].kernel);
+        EXPECT(k != NULL);
+        if (!k)
+            continue;
+        char err[256], msg[512];
+        struct mb_pbs_inst *in = mb_pbs_open(k, smalls[i].d, err, sizeof(err));
+        EXPECT(in != NULL);
+        if (!in)
+            continue;
+        if (strcmp(k->name, "heat_3d") == 0) {
+            /* NPBench's field is linear (a fixed point of the sweeps): a curved one, so the variants must compute */
+            for (int a = 0; a < k->narr; a++)
+                for (size_t x = 0; x < k->arr_len(in->d, a); x++)
+                    in->a0[a][x] = sin(0.37 * (double)x) + (double)a;
+            k->reference(in, in->ref);
+        }
+        for (int v = 0; v < MB_PBS_NVARIANTS; v++)
+            for (int rep = 0; rep < 2; rep++) {
+                mb_pbs_reset(in);
+                mb_pbs_run(in, v);
+                msg[0] = 0;
+                if (mb_pbs_check(in, msg, sizeof(msg)) != 0) {
+                    fprintf(stderr, "%s/%s run %d: %s\n", k->name, mb_pbs_variant_names[v], rep, msg);
+                    test_failures++;
+                }
+            }
+        /* a run that skips the kernel leaves the inputs: must fail */
+        mb_pbs_reset(in);
+        msg[0] = 0;
+        if (mb_pbs_check(in, msg, sizeof(msg)) == 0) {
+            fprintf(stderr, "%s: the unrun outputs pass the check\n", k->name);
+            test_failures++;
+        }
+        mb_pbs_reset(in);
+        mb_pbs_run(in, MB_PBS_FUSED);
+        mb_pbs_corrupt(in, 12345 + i);
+        msg[0] = 0;
+        EXPECT(mb_pbs_check(in, msg, sizeof(msg)) == 1);
+        EXPECT(strncmp(msg, k->name, strlen(k->name)) == 0 && strchr(msg, '[') != NULL);
+        mb_pbs_close(in);
+    }
+    int p;
+    EXPECT(mb_pbs_preset_parse("S", &p) == 0 && p == MB_PBS_S);
+    EXPECT(mb_pbs_preset_parse("paper", &p) == 0 && p == MB_PBS_PAPER);
+    EXPECT(mb_pbs_preset_parse("XL", &p) != 0);
+    EXPECT(mb_pbs_find("k2mm") == NULL);
+    /* NPBench's bench_info: gemm S is NI=1000, NJ=1100, NK=1200 */
+    const struct mb_pbs_kernel *g = mb_pbs_find("gemm");
+    EXPECT(g && g->preset[MB_PBS_S][0] == 1000 && g->preset[MB_PBS_S][1] == 1100 && g->preset[MB_PBS_S][2] == 1200);
+}
+
+static void bootstrap(void)
+{
+    double x[10] = {5, 1, 9, 3, 7, 2, 8, 4, 6, 10}, lo, hi, lo2, hi2;
+    EXPECT(mb_pb_bootstrap_median_ci(x, 10, 300, 0.05, 7, &lo, &hi) == 0);
+    EXPECT(lo <= 5.5 && 5.5 <= hi && lo >= 1 && hi <= 10 && lo < hi);
+    EXPECT(mb_pb_bootstrap_median_ci(x, 10, 300, 0.05, 7, &lo2, &hi2) == 0);
+    EXPECT(lo2 == lo && hi2 == hi); /* same seed, same interval */
+    /* the input is not reordered */
+    EXPECT(x[0] == 5 && x[9] == 10);
+    double same[5] = {2, 2, 2, 2, 2};
+    EXPECT(mb_pb_bootstrap_median_ci(same, 5, 300, 0.05, 1, &lo, &hi) == 0 && lo == 2 && hi == 2);
+    EXPECT(mb_pb_bootstrap_median_ci(x, 0, 300, 0.05, 1, &lo, &hi) == -1 && isnan(lo) && isnan(hi));
+    /* a wide sample gives a wider interval than a tight one */
+    double tight[10], wide[10];
+    for (int i = 0; i < 10; i++)
+        tight[i] = 1 + 0.001 * i, wide[i] = 1 + 0.5 * i;
+    double tl, th, wl, wh;
+    mb_pb_bootstrap_median_ci(tight, 10, 300, 0.05, 3, &tl, &th);
+    mb_pb_bootstrap_median_ci(wide, 10, 300, 0.05, 3, &wl, &wh);
+    EXPECT(th - tl < wh - wl);
+}
+
+int main(void)
+{
+    kernels();
+    bootstrap();
+    return TEST_EXIT();
+}
