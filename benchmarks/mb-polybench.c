@@ -378,7 +378,7 @@ static void finish(struct mb_run *run)
 
 static const struct mb_bench bench = {
     .name = "mb-polybench",
-    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes",
+    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d, heat_3d on DaCe's grids and sizes",
     .opts = pb_opts,
     .label_names = label_names,
     .validate = validate,

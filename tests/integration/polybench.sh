@@ -1,10 +1,10 @@
 #!/bin/bash
 # mb-polybench: every kernel matches its serial double reference at DaCe's
-# validation sizes (--scale-down 100) at P = 1, 2, 4 (oversubscribed) and
-# on --grid 1x3 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
+# validation sizes (--scale-down 100) at P = 1, 2, 4, 8 (oversubscribed) and
+# on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
-# kernel; skip-halo fails jacobi_2d (and jacobi_1d); bad input exits 2 with
+# kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
 # one line.
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
@@ -15,21 +15,23 @@ run_np() { # NP ARGS...: a run that must pass every check
   local np=$1; shift
   local out="$T/ok.$np.$RANDOM.h5"
   if expect 0 "np $np $*" -- timeout 300 mpirun --oversubscribe --bind-to none -np "$np" "$PB" "${V[@]}" -o "$out" "$@"; then
-    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d heat_3d; do
       [ -n "$(attr "$out" "sizes_$k")" ] || fail "np $np $*: /config lacks sizes_$k"
     done
-    [ "$(grep -c ' pass$' "$T/out")" = 11 ] || fail "np $np $*: not 11 passing cases"
+    [ "$(grep -c  ' pass$' "$T/out")" = 12 ] || fail "np $np $*: not 12 passing cases"
   fi
 }
 run_np 1
 run_np 2
 run_np 4
+run_np 8
 run_np 3 --grid 1x3
+run_np 5 --grid 1x5
 run_np 3 --grid 3x1
 run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
 
 # corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
-for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d heat_3d; do
   MB_FAULT_INJECT=corrupt expect 1 "corrupt $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" --seed 11 \
     -o "$T/c.$k.h5" && has "check failed: $k/[a-z]+/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k"
 done
@@ -38,10 +40,15 @@ MB_FAULT_INJECT=corrupt expect 1 "corrupt gemm seed 5" -- timeout 300 mpirun --o
   -o "$T/c5.h5" && has "check failed: gemm/summa/P2: rank [01]" "corrupt gemm seed 5"
 
 # skip-halo: the stencils must fail without their halo exchanges
-for k in jacobi_2d jacobi_1d; do
+for k in jacobi_2d jacobi_1d heat_3d; do
   MB_FAULT_INJECT=skip-halo expect 1 "skip-halo $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" \
     -o "$T/h.$k.h5" && has "check failed: $k/halo/P4" "skip-halo $k"
 done
+
+# heat_3d over several steps (validation sizes give one): halos and the fault at N=12, TSTEPS=5
+expect 0 "heat_3d dims" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" -n 2 -w 1 --kernel heat_3d --dims 12,5 -o "$T/h3.h5"
+MB_FAULT_INJECT=skip-halo expect 1 "skip-halo heat_3d dims" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" -n 2 -w 1 --kernel heat_3d \
+  --dims 12,5 -o "$T/h3s.h5" && has "check failed: heat_3d/halo/P4: rank [0-3], iteration 0: heat_3d A\[[0-9]+\]\[[0-9]+\]" "skip-halo heat_3d dims"
 
 # bad input: exit 2, one line of the program's own (mpirun's notices aside)
 bad() { # NP PATTERN ARGS...
