@@ -19,16 +19,23 @@
 #include <unistd.h>
 
 static struct {
-    unsigned kernels;
+    unsigned kernels, variants;
     char *grid, *dims, *algo, *profile;
     double scale_down;
     long long blas_threads;
 } opt;
 
-static char kernel_choices[256];
+/* --kernel and --variant choose among the table's distinct names and
+ * variants (a kernel has a row per variant) */
+static char kernel_choices[256], variant_choices[128];
+static const char *knames[32], *vnames[8];
+static int nknames, nvnames;
 
 static const struct mb_opt pb_opts[] = {
     {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0, "kernels to run", "LIST"},
+    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
+     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
+     "the others have one each (all: pblas only when built with ScaLAPACK)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
@@ -96,12 +103,24 @@ static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char 
     return 0;
 }
 
+static int name_index(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* the table's rows whose kernel and variant were both chosen */
 static size_t selected(const struct mb_pb_kernel **ks)
 {
     size_t n = 0;
-    for (size_t i = 0; i < mb_pb_nkernels(); i++)
-        if (opt.kernels & (1u << i))
-            ks[n++] = mb_pb_kernel_at(i);
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        if (opt.kernels & (1u << name_index(knames, nknames, k->name)) &&
+            opt.variants & (1u << name_index(vnames, nvnames, k->variant)))
+            ks[n++] = k;
+    }
     return n;
 }
 
@@ -119,6 +138,11 @@ static int validate(struct mb_run *run)
     } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
         snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
                  "with --grid PxQ", run->nranks);
+    if (!*err && !mb_pb_pblas_available() && opt.variants & (1u << name_index(vnames, nvnames, "pblas")))
+        snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
+                 "and rebuild)");
+    if (!*err && nk == 0)
+        snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     if (!*err && !mb_coll_find(opt.algo))
         snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
     if (!*err && opt.dims && nk != 1)
@@ -155,6 +179,8 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     size_t nk = selected(ks);
     for (size_t i = 0; i < nk; i++) {
         char key[64];
+        if (i && strcmp(pcases[i - 1].k->name, pcases[i].k->name) == 0)
+            continue; /* another variant of the same kernel and sizes */
         snprintf(key, sizeof(key), "sizes_%s", pcases[i].k->name);
         mb_kv_str(cfg, key, pcases[i].sizes);
     }
@@ -395,9 +421,24 @@ static const struct mb_bench bench = {
 
 int main(int argc, char **argv)
 {
-    size_t used = 0;
-    for (size_t i = 0; i < mb_pb_nkernels() && used < sizeof(kernel_choices); i++)
-        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s", i ? "|" : "",
-                                 mb_pb_kernel_at(i)->name);
+    size_t used = 0, vused = 0;
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        if (name_index(knames, nknames, k->name) < 0 && nknames < 32 && used < sizeof(kernel_choices)) {
+            knames[nknames] = k->name;
+            used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s",
+                                     nknames++ ? "|" : "", k->name);
+        }
+        if (strcmp(k->variant, "pblas") != 0 && name_index(vnames, nvnames, k->variant) < 0 && nvnames < 7 &&
+            vused < sizeof(variant_choices)) {
+            vnames[nvnames] = k->variant;
+            vused += (size_t)snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%s%s",
+                                      nvnames++ ? "|" : "", k->variant);
+        }
+    }
+    /* last, and named only explicitly when there is no ScaLAPACK */
+    vnames[nvnames++] = "pblas";
+    snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%spblas",
+             mb_pb_pblas_available() ? "|" : ";");
     return mb_main(&bench, argc, argv);
 }

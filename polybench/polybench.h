@@ -133,7 +133,11 @@ struct mb_pb_inst {
 
 size_t mb_pb_nkernels(void);
 const struct mb_pb_kernel *mb_pb_kernel_at(size_t i);
+/* the first row of that name (rows of one kernel differ in variant) */
 const struct mb_pb_kernel *mb_pb_find(const char *name);
+const struct mb_pb_kernel *mb_pb_find_variant(const char *name, const char *variant);
+/* 1 when built with ScaLAPACK (MB_HAVE_SCALAPACK): the pblas rows work */
+int mb_pb_pblas_available(void);
 
 /* The sizes at P on a px x py grid: the base sizes divided by scale_down
  * (rounded up, tsteps too, at least 1 and tsteps at least 2), then
