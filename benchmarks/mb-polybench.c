@@ -145,8 +145,11 @@ static int validate(struct mb_run *run)
         snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     if (!*err && !mb_coll_find(opt.algo))
         snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
-    if (!*err && opt.dims && nk != 1)
-        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
+    int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
+    for (int i = 0; i < nknames; i++)
+        nnames += (opt.kernels >> i) & 1;
+    if (!*err && opt.dims && nnames != 1)
+        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %d", nnames);
     for (size_t i = 0; i < nk && !*err; i++) {
         struct pb_case *pc = &pcases[i];
         pc->k = ks[i];
