@@ -302,6 +302,8 @@ struct st {
     struct mb_pb_inst *in;
     const char *name;
     int corrupt_here;
+    double *comm_s; /* this rank's communication seconds, call by call (warm-up included) */
+    size_t ncalls, cap;
 };
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
@@ -339,7 +341,17 @@ static int iterate(void *state, long long iter, double *elapsed)
 {
     (void)iter, (void)elapsed;
     struct st *s = state;
+    double c0 = mb_pb_comm_seconds();
     int rc = mb_pb_run(s->in);
+    double comm = mb_pb_comm_seconds() - c0;
+    if (s->ncalls == s->cap) { /* untimed bookkeeping is small beside a call; a failed grow drops the value */
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *p = realloc(s->comm_s, cap * sizeof(double));
+        if (p)
+            s->comm_s = p, s->cap = cap;
+    }
+    if (s->ncalls < s->cap)
+        s->comm_s[s->ncalls++] = comm;
     MPI_Barrier(grid.cart); /* DaCe times "call; Barrier" */
     if (rc != MPI_SUCCESS)
         mb_warn("%s: MPI error %d in the call", s->name, rc);
@@ -355,9 +367,31 @@ static int check(void *state, long long iter, char *msg, size_t len)
     return mb_pb_check(s->in, msg, len);
 }
 
+/* Every rank, case after case: each rank's median communication seconds
+ * per call (over warm-up and timed calls; NaN for pblas, whose
+ * communication is inside ScaLAPACK) to rank 0, as the case's series
+ * comm_s_per_rank. */
+static void record_comm(struct st *s)
+{
+    struct mb_run *run = s->run;
+    int pblas = strcmp(s->in->k->variant, "pblas") == 0;
+    mb_sort_doubles(s->comm_s, s->ncalls);
+    double mine = pblas || s->ncalls == 0 ? NAN : mb_stats_quantile_sorted(s->comm_s, s->ncalls, 0.5);
+    double *all = run->rank == 0 ? malloc((size_t)run->nranks * sizeof(double)) : NULL;
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, run->comm);
+    if (run->rank == 0 && all) {
+        for (int r = 0; r < run->nranks; r++)
+            mb_metric_at_dbl(&run->result, s->name, "comm_s_per_rank", (size_t)r, all[r]);
+    }
+    free(all);
+}
+
 static void teardown(void *state)
 {
     struct st *s = state;
+    if (s->in)
+        record_comm(s);
+    free(s->comm_s);
     mb_pb_close(s->in);
     free(s);
 }

@@ -49,6 +49,11 @@ void mb_pb_grid_free(struct mb_pb_grid *g);
  * communicator through the registry algorithm. MPI_SUCCESS or an error. */
 int mb_pb_bcast(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root);
 int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const double *in, double *out, size_t n);
+/* Seconds this process has spent in the grid's broadcasts, reductions and
+ * stencil halo exchanges so far (pdgemm's communication is inside
+ * ScaLAPACK: not counted); mb_pb_comm_add counts more. */
+double mb_pb_comm_seconds(void);
+void mb_pb_comm_add(double seconds);
 /* Buffers for the algorithm on an axis: node-registered (mb_coll_alloc)
  * when the algorithm wants them, else host memory. NULL on failure. */
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n);

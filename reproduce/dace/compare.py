@@ -30,10 +30,39 @@ def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
+def measured_vs_model(paths):
+    """Per case of the result files: median, the model's prediction and its
+    terms, GFLOP/s and GB/s from the closed forms, and the slowest rank's
+    communication seconds per call beside the model's."""
+    if not paths:
+        return []
+    runs, rows = mbresults.load(paths)
+    out = ["", "## Measured beside the model (per case)", "",
+           "GFLOP/s and GB/s: closed-form FLOPs and compulsory bytes / median. Model: max(FLOPs at the run's dgemm "
+           "rate, bytes at its memcpy rate) + communication (mb_coll_model and a p2p alpha-beta; NaN without a "
+           "profile). Communication measured: seconds per call in the grid's broadcasts, reductions and halo "
+           "exchanges, the slowest rank's (pblas: inside ScaLAPACK, not measured).", "",
+           "| case | median (s) | model (s) | model / median | GFLOP/s | GB/s | comm, slowest rank (s) | comm, model (s) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        run = runs[r["run"]]
+        c = r["case"]
+        med, model = r.get("t_median"), r.get("model")
+        comm = [v for v in mbresults.series(run, c, "comm_s_per_rank") if v == v]
+        ratio = model / med if med and model == model else None
+        out.append(f"| {c} | {med:.3g} | {fmt(model if model == model else None, '.3g')} | {fmt(ratio, '.2f')} | "
+                   f"{fmt(mbresults.case_metric(run, c, 'gflops'), '.3g')} | "
+                   f"{fmt(mbresults.case_metric(run, c, 'gbps'), '.3g')} | {fmt(max(comm) if comm else None, '.3g')} | "
+                   f"{fmt(mbresults.case_metric(run, c, 'model_comm_s'), '.3g')} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", required=True)
     ap.add_argument("--status", help="run.sh's status.txt (DaCe, NPBench, uptime lines)")
+    ap.add_argument("--results", nargs="*", default=[],
+                    help="the mb-polybench result files: model, GFLOP/s, GB/s and per-rank communication")
     ap.add_argument("inputs", nargs="+")
     a = ap.parse_args()
     med = plot.medians(a.inputs)
@@ -87,6 +116,7 @@ def main():
                                                    for p in procs) + " |")
     if not any(med.get((k, "movebench_pblas")) for k in ("gemm", "k2mm", "k3mm")):
         lines.append("| (no pblas rows: this build has no ScaLAPACK) |" + " |" * len(procs))
+    lines += measured_vs_model(a.results)
     lines += ["", "## What ran", ""]
     lines += [f"- {s}" for s in status] or ["- (no status file)"]
     if not have_dace:

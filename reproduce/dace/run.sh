@@ -97,4 +97,4 @@ fi
 # DaCe's own weak-scaling CSVs (dace_cpu_<P>_processes.csv), when a run left them here
 for f in "$out"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f"); done
 "$py" -m reproduce.dace.plot -o "$out/weak-scaling" "${csvs[@]}"
-"$py" -m reproduce.dace.compare -o "$out/compare.md" --status "$out/status.txt" "${csvs[@]}"
+"$py" -m reproduce.dace.compare -o "$out/compare.md" --status "$out/status.txt" --results "${data[@]}" -- "${csvs[@]}"

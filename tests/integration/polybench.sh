@@ -5,7 +5,7 @@
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
-# one line.
+# one line. Every case records each rank's communication seconds per call.
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 PB="$BIN/mb-polybench"
@@ -25,6 +25,17 @@ run_np() { # NP ARGS...: a run that must pass every check
 }
 run_np 1
 run_np 2
+# per-rank communication seconds per call: one per rank, a number where the
+# grid communicates (pblas: NaN, its communication is inside ScaLAPACK)
+f=$(ls -t "$T"/ok.2.*.h5 | head -1)
+for r in 0 1; do
+  for c in gemm/summa/P2 atax/allreduce/P2 heat_3d/halo/P2; do
+    v=$(metric "$f" "$c" comm_s_per_rank "$r")
+    [[ $v =~ ^[0-9.e+-]+$ ]] || fail "$c: comm_s_per_rank[$r] is '$v', not a number"
+  done
+  [ "$PBLAS" = 0 ] || [ "$(metric "$f" gemm/pblas/P2 comm_s_per_rank "$r")" = nan ] ||
+    fail "gemm/pblas/P2: comm_s_per_rank[$r] is not NaN"
+done
 run_np 4
 run_np 8
 run_np 3 --grid 1x3
