@@ -124,6 +124,19 @@ static size_t selected(const struct mb_pb_kernel **ks)
     return n;
 }
 
+/* Whether the command line names pblas in --variant (not only "all"). */
+static int pblas_named(const struct mb_run *run)
+{
+    for (int i = 1; i < run->argc; i++) {
+        const char *v = strncmp(run->argv[i], "--variant=", 10) == 0 ? run->argv[i] + 10
+                        : strcmp(run->argv[i], "--variant") == 0 && i + 1 < run->argc ? run->argv[i + 1]
+                                                                                     : NULL;
+        if (v && strstr(v, "pblas"))
+            return 1;
+    }
+    return 0;
+}
+
 static int validate(struct mb_run *run)
 {
     char err[512] = "";
@@ -138,9 +151,18 @@ static int validate(struct mb_run *run)
     } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
         snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
                  "with --grid PxQ", run->nranks);
-    if (!*err && !mb_pb_pblas_available() && opt.variants & (1u << name_index(vnames, nvnames, "pblas")))
-        snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
-                 "and rebuild)");
+    unsigned pblas_bit = 1u << name_index(vnames, nvnames, "pblas");
+    if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
+        if (pblas_named(run))
+            snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
+                     "and rebuild)");
+        else { /* "all": the variants this build has */
+            opt.variants &= ~pblas_bit;
+            nk = selected(ks);
+            if (run->rank == 0 && !run->common.quiet)
+                printf("# pblas skipped: this build has no ScaLAPACK (libscalapack-openmpi-dev)\n");
+        }
+    }
     if (!*err && nk == 0)
         snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     if (!*err && !mb_coll_find(opt.algo))
@@ -473,9 +495,9 @@ int main(int argc, char **argv)
                                       nvnames++ ? "|" : "", k->variant);
         }
     }
-    /* last, and named only explicitly when there is no ScaLAPACK */
+    /* last; the same --help with or without ScaLAPACK (validate drops it
+     * from "all" when the build has none) */
     vnames[nvnames++] = "pblas";
-    snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%spblas",
-             mb_pb_pblas_available() ? "|" : ";");
+    snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "|pblas");
     return mb_main(&bench, argc, argv);
 }
