@@ -1,25 +1,15 @@
 /* heat_3d (polybench; the SC'21 scaling script's extra kernel): N x N x N,
  * i split over Px and j over Py (k whole, so the 2-D table grids serve),
- * blocks with one ghost plane per side, four neighbours from
- * MPI_Cart_shift (MPI_PROC_NULL at the edges), 8 requests per exchange
- * (Isend/Irecv; the j faces as a vector type); the global boundary is
- * never updated. TSTEPS - 1 steps of A -> B -> A as DaCe's loop. Base
+ * blocks with one ghost plane per side exchanged as jacobi_2d's frame
+ * (stencil.h's halo2d, depth N); the global boundary is never updated. TSTEPS - 1 steps of A -> B -> A as DaCe's loop. Base
  * sizes: SC'21's are not in our notes, so N = 500, TSTEPS = 100 (2 GB at
  * P = 1), chosen so DaCe's validation sizes (/100) keep an interior. */
 #include "stencil.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define C 0.125
-
-struct h3 {
-    long long n, rl, cl, ld, i0, j0, ilo, ihi, jlo, jhi;
-    int north, south, west, east;
-    MPI_Datatype jface;
-    double *a, *b; /* (rl + 2) x (cl + 2) x n */
-};
 
 /* polybench's init: A = B = (i + j + (N - k)) * 10 / N */
 static double init_at(long long n, long long i, long long j, long long k)
@@ -29,77 +19,22 @@ static double init_at(long long n, long long i, long long j, long long k)
 
 static int divides(const struct mb_pb_sizes *s, int px, int py, char *why, size_t len)
 {
-    if (s->d[0] % px || s->d[0] % py) {
-        snprintf(why, len, "heat_3d N=%lld: the %dx%d grid needs N %% %d and N %% %d == 0", s->d[0], px, py, px, py);
-        return -1;
-    }
-    return 0;
+    return mb_pb_halo2d_divides("heat_3d", s, px, py, why, len);
 }
 
-static int init(struct mb_pb_inst *in)
-{
-    const struct mb_pb_grid *g = in->g;
-    struct h3 *s = calloc(1, sizeof(*s));
-    in->priv = s;
-    if (!s) {
-        snprintf(in->err, sizeof(in->err), "out of memory");
-        return -1;
-    }
-    s->jface = MPI_DATATYPE_NULL;
-    s->n = in->s.d[0], s->rl = s->n / g->px, s->cl = s->n / g->py, s->ld = (s->cl + 2) * s->n;
-    s->i0 = g->cx * s->rl, s->j0 = g->cy * s->cl;
-    s->ilo = s->i0 == 0 ? 2 : 1, s->ihi = s->i0 + s->rl == s->n ? s->rl - 1 : s->rl;
-    s->jlo = s->j0 == 0 ? 2 : 1, s->jhi = s->j0 + s->cl == s->n ? s->cl - 1 : s->cl;
-    MPI_Cart_shift(g->cart, 0, 1, &s->north, &s->south);
-    MPI_Cart_shift(g->cart, 1, 1, &s->west, &s->east);
-    MPI_Type_vector((int)s->rl, (int)s->n, (int)s->ld, MPI_DOUBLE, &s->jface);
-    MPI_Type_commit(&s->jface);
-    size_t cells = (size_t)((s->rl + 2) * s->ld);
-    s->a = calloc(cells, sizeof(double));
-    s->b = calloc(cells, sizeof(double));
-    if (!s->a || !s->b) {
-        snprintf(in->err, sizeof(in->err), "out of memory for a %lldx%lldx%lld block", s->rl, s->cl, s->n);
-        return -1;
-    }
-    /* as 2-D: row i holds j0..j0+cl-1 times all k, i.e. global columns j * N + k */
-    in->nout = 2;
-    in->out[0] = (struct mb_pb_block){.name = "A", .data = s->a + s->ld + s->n, .rows = s->rl, .cols = s->cl * s->n,
-                                      .ld = s->ld, .row0 = s->i0, .col0 = s->j0 * s->n};
-    in->out[1] = in->out[0];
-    in->out[1].name = "B", in->out[1].data = s->b + s->ld + s->n;
-    return 0;
-}
+/* as 2-D blocks: row i holds j0..j0+cl-1 times all k, i.e. global columns j * N + k */
+static int init(struct mb_pb_inst *in) { return mb_pb_halo2d_init(in, in->s.d[0]); }
 
 static void reset(struct mb_pb_inst *in)
 {
-    struct h3 *s = in->priv;
-    size_t cells = (size_t)((s->rl + 2) * s->ld);
-    memset(s->a, 0, cells * sizeof(double));
-    memset(s->b, 0, cells * sizeof(double));
+    struct mb_pb_halo2d *s = in->priv;
+    mb_pb_halo2d_clear(s);
     for (long long i = 0; i < s->rl; i++)
         for (long long j = 0; j < s->cl; j++)
             for (long long k = 0; k < s->n; k++) {
                 size_t e = (size_t)((i + 1) * s->ld + (j + 1) * s->n + k);
                 s->a[e] = s->b[e] = init_at(s->n, s->i0 + i, s->j0 + j, k);
             }
-}
-
-static int halo(const struct mb_pb_inst *in, const void *state, double *x)
-{
-    const struct h3 *s = state;
-    MPI_Comm c = in->g->cart;
-    long long ld = s->ld, n = s->n, rl = s->rl, cl = s->cl;
-    int plane = (int)(cl * n);
-    MPI_Request rq[8];
-    MPI_Irecv(x + n, plane, MPI_DOUBLE, s->north, 0, c, &rq[0]);
-    MPI_Irecv(x + (rl + 1) * ld + n, plane, MPI_DOUBLE, s->south, 1, c, &rq[1]);
-    MPI_Irecv(x + ld, 1, s->jface, s->west, 2, c, &rq[2]);
-    MPI_Irecv(x + ld + (cl + 1) * n, 1, s->jface, s->east, 3, c, &rq[3]);
-    MPI_Isend(x + ld + n, plane, MPI_DOUBLE, s->north, 1, c, &rq[4]);
-    MPI_Isend(x + rl * ld + n, plane, MPI_DOUBLE, s->south, 0, c, &rq[5]);
-    MPI_Isend(x + ld + n, 1, s->jface, s->west, 3, c, &rq[6]);
-    MPI_Isend(x + ld + cl * n, 1, s->jface, s->east, 2, c, &rq[7]);
-    return MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
 }
 
 /* one point of polybench's update; jd is the j stride, id the i stride */
@@ -111,7 +46,7 @@ static inline double update(const double *x, long long e, long long id, long lon
 
 static void sweep(const void *state, const double *x, double *y)
 {
-    const struct h3 *s = state;
+    const struct mb_pb_halo2d *s = state;
     long long ld = s->ld, n = s->n;
     for (long long i = s->ilo; i <= s->ihi; i++)
         for (long long j = s->jlo; j <= s->jhi; j++)
@@ -123,14 +58,14 @@ static void sweep(const void *state, const double *x, double *y)
 
 static int run(struct mb_pb_inst *in)
 {
-    struct h3 *s = in->priv;
-    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = halo, .sweep = sweep};
+    struct mb_pb_halo2d *s = in->priv;
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep};
     return mb_pb_stencil_run(in, s, &st);
 }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)
 {
-    const struct h3 *s = in->priv;
+    const struct mb_pb_halo2d *s = in->priv;
     long long n = s->n, nn = n * n;
     double *a = malloc((size_t)(nn * n) * sizeof(double)), *b = malloc((size_t)(nn * n) * sizeof(double));
     if (!a || !b) { /* NaN: the check then fails */
@@ -179,15 +114,7 @@ static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, str
     t->halo_bytes = 8.0 * (double)side * (double)s->d[0];
 }
 
-static void fini(struct mb_pb_inst *in)
-{
-    struct h3 *s = in->priv;
-    if (!s)
-        return;
-    if (s->jface != MPI_DATATYPE_NULL)
-        MPI_Type_free(&s->jface);
-    free(s->a), free(s->b), free(s);
-}
+static void fini(struct mb_pb_inst *in) { mb_pb_halo2d_fini(in); }
 
 const struct mb_pb_kernel mb_pb_kernel_heat_3d = {
     .name = "heat_3d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,
