@@ -43,6 +43,11 @@ MB_LDFLAGS := $(SANFLAGS) -fopenmp -pthread $(LDFLAGS)
 AS_NEEDED := -Wl,--as-needed
 MB_LDFLAGS += $(if $(findstring thread,$(SAN)),$(AS_NEEDED))
 LIBS := $(PKG_LIBS) -lm
+# ScaLAPACK is optional: mb-polybench's pblas variant is skipped without it.
+ifeq ($(shell pkg-config --exists scalapack-openmpi 2>/dev/null && echo y),y)
+  MB_CFLAGS += -DMB_HAVE_SCALAPACK=1
+  LIBS := -lscalapack-openmpi $(LIBS)
+endif
 
 NVCCFLAGS ?= -O2 -g
 ifeq ($(CUDA),1)

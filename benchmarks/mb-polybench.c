@@ -20,20 +20,21 @@
 #include <unistd.h>
 
 static struct {
-    unsigned kernels;
+    unsigned kernels, variants;
     char *grid, *dims, *algo, *profile;
     double scale_down;
     long long blas_threads;
     int mode, preset;
-    unsigned variants;
 } opt;
 
 enum { MODE_DISTRIBUTED, MODE_SHARED };
 
-/* the distributed kernels, then (after ';', named only explicitly) the shared-only ones */
-static char kernel_choices[512];
-static const char *kernel_names[32];
-static size_t nkernel_names;
+/* --kernel and --variant choose among distinct names (a distributed kernel
+ * has a row per variant): the distributed ones first ("all"), then, after
+ * ';' and named only explicitly, those of --mode shared alone */
+static char kernel_choices[512], variant_choices[160];
+static const char *kernel_names[32], *variant_names[8];
+static int nkernel_names, nvariant_names, ndist_kernels, ndist_variants;
 
 static const struct mb_opt pb_opts[] = {
     {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0,
@@ -42,8 +43,10 @@ static const struct mb_opt pb_opts[] = {
      "distributed: DaCe's MPI kernels; shared: NPBench's kernels with OpenMP threads on one rank", "MODE"},
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
-    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", "naive|fused", 0, 0,
-     "--mode shared: naive (NumPy's temporaries materialised) and/or fused", "LIST"},
+    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
+     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm, the "
+     "others have one each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries "
+     "materialised) and/or fused (all: both)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
@@ -132,7 +135,7 @@ static int sh_validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pbs_kernel *ks[32];
     size_t nk = 0;
-    unsigned dist_all = (1u << mb_pb_nkernels()) - 1;
+    unsigned dist_all = (1u << ndist_kernels) - 1, dist_variants = (1u << ndist_variants) - 1;
     if (run->nranks != 1)
         snprintf(err, sizeof(err), "--mode shared: runs on one rank (OpenMP threads do the work), not %d",
                  run->nranks);
@@ -142,11 +145,14 @@ static int sh_validate(struct mb_run *run)
         for (size_t i = 0; i < mb_pbs_nkernels(); i++)
             ks[nk++] = mb_pbs_kernel_at(i);
     else
-        for (size_t i = 0; i < nkernel_names && !*err; i++)
+        for (int i = 0; i < nkernel_names && !*err; i++)
             if (opt.kernels & (1u << i)) {
                 if (!(ks[nk++] = mb_pbs_find(kernel_names[i])))
                     snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", kernel_names[i]);
             }
+    for (int i = 0; i < ndist_variants && !*err && opt.variants != dist_variants; i++)
+        if (opt.variants & (1u << i))
+            snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", variant_names[i]);
     if (!*err && opt.dims && nk != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
     for (size_t i = 0; i < nk && !*err; i++) {
@@ -157,7 +163,7 @@ static int sh_validate(struct mb_run *run)
         } else
             memcpy(d, ks[i]->preset[opt.preset], sizeof(d));
         for (int v = 0; v < MB_PBS_NVARIANTS; v++)
-            if (opt.variants & (1u << v)) {
+            if (opt.variants == dist_variants /* all: both */ || opt.variants & (1u << (ndist_variants + v))) {
                 struct sh_case *sc = &scases[nscases++];
                 sc->k = ks[i], sc->variant = v;
                 memcpy(sc->d, d, sizeof(d));
@@ -326,13 +332,38 @@ static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char 
     return 0;
 }
 
+static int name_index(const char *const *names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* the table's rows whose kernel and variant were both chosen */
 static size_t selected(const struct mb_pb_kernel **ks)
 {
     size_t n = 0;
-    for (size_t i = 0; i < mb_pb_nkernels(); i++)
-        if (opt.kernels & (1u << i))
-            ks[n++] = mb_pb_kernel_at(i);
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        if (opt.kernels & (1u << name_index(kernel_names, nkernel_names, k->name)) &&
+            opt.variants & (1u << name_index(variant_names, nvariant_names, k->variant)))
+            ks[n++] = k;
+    }
     return n;
+}
+
+/* Whether the command line names pblas in --variant (not only "all"). */
+static int pblas_named(const struct mb_run *run)
+{
+    for (int i = 1; i < run->argc; i++) {
+        const char *v = strncmp(run->argv[i], "--variant=", 10) == 0 ? run->argv[i] + 10
+                        : strcmp(run->argv[i], "--variant") == 0 && i + 1 < run->argc ? run->argv[i + 1]
+                                                                                     : NULL;
+        if (v && strstr(v, "pblas"))
+            return 1;
+    }
+    return 0;
 }
 
 static int validate(struct mb_run *run)
@@ -351,13 +382,33 @@ static int validate(struct mb_run *run)
     } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
         snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
                  "with --grid PxQ", run->nranks);
+    unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
+    if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
+        if (pblas_named(run))
+            snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
+                     "and rebuild)");
+        else { /* "all": the variants this build has */
+            opt.variants &= ~pblas_bit;
+            nk = selected(ks);
+            if (run->rank == 0 && !run->common.quiet)
+                printf("# pblas skipped: this build has no ScaLAPACK (libscalapack-openmpi-dev)\n");
+        }
+    }
     if (!*err && !mb_coll_find(opt.algo))
         snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
-    if (!*err && opt.dims && nk != 1)
-        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
-    for (size_t i = mb_pb_nkernels(); i < nkernel_names && !*err; i++)
+    int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
+    for (int i = 0; i < ndist_kernels; i++)
+        nnames += (opt.kernels >> i) & 1;
+    if (!*err && opt.dims && nnames != 1)
+        snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %d", nnames);
+    for (int i = ndist_kernels; i < nkernel_names && !*err; i++)
         if (opt.kernels & (1u << i))
             snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", kernel_names[i]);
+    for (int i = ndist_variants; i < nvariant_names && !*err; i++)
+        if (opt.variants & (1u << i))
+            snprintf(err, sizeof(err), "--variant %s: only with --mode shared", variant_names[i]);
+    if (!*err && nk == 0)
+        snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     for (size_t i = 0; i < nk && !*err; i++) {
         struct pb_case *pc = &pcases[i];
         pc->k = ks[i];
@@ -398,6 +449,8 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     size_t nk = selected(ks);
     for (size_t i = 0; i < nk; i++) {
         char key[64];
+        if (i && strcmp(pcases[i - 1].k->name, pcases[i].k->name) == 0)
+            continue; /* another variant of the same kernel and sizes */
         snprintf(key, sizeof(key), "sizes_%s", pcases[i].k->name);
         mb_kv_str(cfg, key, pcases[i].sizes);
     }
@@ -518,6 +571,8 @@ struct st {
     struct mb_pb_inst *in;
     const char *name;
     int corrupt_here;
+    double *comm_s; /* this rank's communication seconds, call by call (warm-up included) */
+    size_t ncalls, cap;
 };
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
@@ -563,7 +618,17 @@ static int iterate(void *state, long long iter, double *elapsed)
         return sh_iterate(state, iter, elapsed);
     (void)iter, (void)elapsed;
     struct st *s = state;
+    double c0 = mb_pb_comm_seconds();
     int rc = mb_pb_run(s->in);
+    double comm = mb_pb_comm_seconds() - c0;
+    if (s->ncalls == s->cap) { /* untimed bookkeeping is small beside a call; a failed grow drops the value */
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *p = realloc(s->comm_s, cap * sizeof(double));
+        if (p)
+            s->comm_s = p, s->cap = cap;
+    }
+    if (s->ncalls < s->cap)
+        s->comm_s[s->ncalls++] = comm;
     MPI_Barrier(grid.cart); /* DaCe times "call; Barrier" */
     if (rc != MPI_SUCCESS)
         mb_warn("%s: MPI error %d in the call", s->name, rc);
@@ -581,6 +646,25 @@ static int check(void *state, long long iter, char *msg, size_t len)
     return mb_pb_check(s->in, msg, len);
 }
 
+/* Every rank, case after case: each rank's median communication seconds
+ * per call (over warm-up and timed calls; NaN for pblas, whose
+ * communication is inside ScaLAPACK) to rank 0, as the case's series
+ * comm_s_per_rank. */
+static void record_comm(struct st *s)
+{
+    struct mb_run *run = s->run;
+    int pblas = strcmp(s->in->k->variant, "pblas") == 0;
+    mb_sort_doubles(s->comm_s, s->ncalls);
+    double mine = pblas || s->ncalls == 0 ? NAN : mb_stats_quantile_sorted(s->comm_s, s->ncalls, 0.5);
+    double *all = run->rank == 0 ? malloc((size_t)run->nranks * sizeof(double)) : NULL;
+    MPI_Gather(&mine, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, run->comm);
+    if (run->rank == 0 && all) {
+        for (int r = 0; r < run->nranks; r++)
+            mb_metric_at_dbl(&run->result, s->name, "comm_s_per_rank", (size_t)r, all[r]);
+    }
+    free(all);
+}
+
 static void teardown(void *state)
 {
     if (opt.mode == MODE_SHARED) {
@@ -588,6 +672,9 @@ static void teardown(void *state)
         return;
     }
     struct st *s = state;
+    if (s->in)
+        record_comm(s);
+    free(s->comm_s);
     mb_pb_close(s->in);
     free(s);
 }
@@ -643,7 +730,7 @@ static void finish(struct mb_run *run)
 
 static const struct mb_bench bench = {
     .name = "mb-polybench",
-    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d on DaCe's grids and sizes; --mode shared: NPBench's kernels (OpenMP, naive and fused) on one rank",
+    .description = "DaCe's distributed polybench (SC'21): gemm, k2mm, k3mm (SUMMA, ScaLAPACK), atax, bicg, gemver, gesummv, mvt, doitgen, jacobi_1d/2d, heat_3d on DaCe's grids and sizes; --mode shared: NPBench's kernels (OpenMP, naive and fused) on one rank",
     .opts = pb_opts,
     .label_names = label_names,
     .validate = validate,
@@ -660,15 +747,30 @@ static const struct mb_bench bench = {
 
 int main(int argc, char **argv)
 {
-    size_t used = 0;
-    for (size_t i = 0; i < mb_pb_nkernels(); i++)
-        kernel_names[nkernel_names++] = mb_pb_kernel_at(i)->name;
-    size_t ndist = nkernel_names;
+    size_t used = 0, vused = 0;
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        if (name_index(kernel_names, nkernel_names, k->name) < 0 && nkernel_names < 32)
+            kernel_names[nkernel_names++] = k->name;
+        if (strcmp(k->variant, "pblas") != 0 && name_index(variant_names, nvariant_names, k->variant) < 0 &&
+            nvariant_names < 5)
+            variant_names[nvariant_names++] = k->variant;
+    }
+    ndist_kernels = nkernel_names;
+    /* pblas last among the distributed ones; the same --help with or
+     * without ScaLAPACK (validate drops it from "all" when the build has none) */
+    variant_names[nvariant_names++] = "pblas";
+    ndist_variants = nvariant_names;
     for (size_t i = 0; i < mb_pbs_nkernels() && nkernel_names < 32; i++)
-        if (!mb_pb_find(mb_pbs_kernel_at(i)->name))
+        if (name_index(kernel_names, nkernel_names, mb_pbs_kernel_at(i)->name) < 0)
             kernel_names[nkernel_names++] = mb_pbs_kernel_at(i)->name;
-    for (size_t i = 0; i < nkernel_names && used < sizeof(kernel_choices); i++)
+    for (int v = 0; v < MB_PBS_NVARIANTS; v++)
+        variant_names[nvariant_names++] = mb_pbs_variant_names[v];
+    for (int i = 0; i < nkernel_names && used < sizeof(kernel_choices); i++)
         used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s",
-                                 i == 0 ? "" : i == ndist ? ";" : "|", kernel_names[i]);
+                                 i == 0 ? "" : i == ndist_kernels ? ";" : "|", kernel_names[i]);
+    for (int i = 0; i < nvariant_names && vused < sizeof(variant_choices); i++)
+        vused += (size_t)snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%s%s",
+                                  i == 0 ? "" : i == ndist_variants ? ";" : "|", variant_names[i]);
     return mb_main(&bench, argc, argv);
 }

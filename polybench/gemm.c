@@ -43,6 +43,7 @@ static int init(struct mb_pb_inst *in)
     s->a = malloc((size_t)(ml * (s->k / g->py)) * sizeof(double));
     s->b = malloc((size_t)(s->k / g->px * nl) * sizeof(double));
     s->c = malloc((size_t)(ml * nl) * sizeof(double));
+    s->su.pblas = strcmp(in->k->variant, "pblas") == 0; /* pdgemm instead of SUMMA (pblas.c) */
     if (mb_pb_summa_init(&s->su, g, s->m, s->n, s->k) != 0 || !s->a || !s->b || !s->c) {
         snprintf(in->err, sizeof(in->err), "out of memory for the %lldx%lld blocks", ml, nl);
         return -1;
@@ -107,9 +108,12 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
-const struct mb_pb_kernel mb_pb_kernel_gemm = {
-    .name = "gemm", .variant = "summa", .nd = 3, .dim_names = {"M", "N", "K"},
-    .base = {8000, 9200, 5200}, .scaled = 7, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
-    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
-};
+/* one row per variant: SUMMA through the registry, or ScaLAPACK's pdgemm */
+#define ROW(VARIANT) { \
+    .name = "gemm", .variant = VARIANT, .nd = 3, .dim_names = {"M", "N", "K"}, \
+    .base = {8000, 9200, 5200}, .scaled = 7, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
+    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
+    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+}
+const struct mb_pb_kernel mb_pb_kernel_gemm = ROW("summa");
+const struct mb_pb_kernel mb_pb_kernel_gemm_pblas = ROW("pblas");

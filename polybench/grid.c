@@ -118,18 +118,34 @@ static struct mb_coll_ctx *axis_ctx(const struct mb_pb_grid *g, enum mb_pb_axis 
     return axis == MB_PB_ROW ? g->row_ctx : g->col_ctx;
 }
 
+/* this process's seconds inside the grid's communication (one MPI rank: a
+ * plain static is its own) */
+static double comm_seconds;
+
+double mb_pb_comm_seconds(void) { return comm_seconds; }
+
+void mb_pb_comm_add(double seconds) { comm_seconds += seconds; }
+
+static int timed_run(const struct mb_pb_grid *g, enum mb_pb_axis axis, const struct mb_coll_args *a)
+{
+    double t0 = MPI_Wtime();
+    int rc = g->algo->run(axis_ctx(g, axis), a);
+    comm_seconds += MPI_Wtime() - t0;
+    return rc;
+}
+
 int mb_pb_bcast(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root)
 {
     struct mb_coll_args a = {.kind = MB_COLL_BCAST, .sendbuf = NULL, .recvbuf = buf, .count = n,
                              .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = root};
-    return g->algo->run(axis_ctx(g, axis), &a);
+    return timed_run(g, axis, &a);
 }
 
 int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const double *in, double *out, size_t n)
 {
     struct mb_coll_args a = {.kind = MB_COLL_ALLREDUCE, .sendbuf = in, .recvbuf = out, .count = n,
                              .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
-    return g->algo->run(axis_ctx(g, axis), &a);
+    return timed_run(g, axis, &a);
 }
 
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n)

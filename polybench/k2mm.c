@@ -49,6 +49,7 @@ static int init(struct mb_pb_inst *in)
     s->d = malloc((size_t)(ml * rl) * sizeof(double));
     s->tmp = malloc((size_t)(ml * nl) * sizeof(double));
     long long maxn = s->n > s->r ? s->n : s->r, maxk = s->k > s->n ? s->k : s->n;
+    s->su.pblas = strcmp(in->k->variant, "pblas") == 0; /* pdgemm instead of SUMMA (pblas.c) */
     if (mb_pb_summa_init(&s->su, g, s->m, maxn, maxk) != 0 || !s->a || !s->b || !s->c || !s->d || !s->tmp) {
         snprintf(in->err, sizeof(in->err), "out of memory for the blocks");
         return -1;
@@ -131,9 +132,12 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
-const struct mb_pb_kernel mb_pb_kernel_k2mm = {
-    .name = "k2mm", .variant = "summa", .nd = 4, .dim_names = {"M", "N", "K", "R"},
-    .base = {6400, 7200, 4400, 4800}, .scaled = 15, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
-    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
-};
+/* one row per variant: SUMMA through the registry, or ScaLAPACK's pdgemm */
+#define ROW(VARIANT) { \
+    .name = "k2mm", .variant = VARIANT, .nd = 4, .dim_names = {"M", "N", "K", "R"}, \
+    .base = {6400, 7200, 4400, 4800}, .scaled = 15, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
+    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
+    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+}
+const struct mb_pb_kernel mb_pb_kernel_k2mm = ROW("summa");
+const struct mb_pb_kernel mb_pb_kernel_k2mm_pblas = ROW("pblas");

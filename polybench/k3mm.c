@@ -51,6 +51,7 @@ static int init(struct mb_pb_inst *in)
     long long maxm = s->m > s->n ? s->m : s->n, maxn = s->n > s->s ? s->n : s->s;
     long long maxk = s->k > s->r ? s->k : s->r;
     maxk = maxk > s->n ? maxk : s->n;
+    s->su.pblas = strcmp(in->k->variant, "pblas") == 0; /* pdgemm instead of SUMMA (pblas.c) */
     if (mb_pb_summa_init(&s->su, g, maxm, maxn, maxk) != 0 || !s->a || !s->b || !s->c || !s->d || !s->e || !s->f ||
         !s->g) {
         snprintf(in->err, sizeof(in->err), "out of memory for the blocks");
@@ -150,9 +151,12 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
-const struct mb_pb_kernel mb_pb_kernel_k3mm = {
-    .name = "k3mm", .variant = "summa", .nd = 5, .dim_names = {"M", "N", "K", "R", "S"},
-    .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
-    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
-};
+/* one row per variant: SUMMA through the registry, or ScaLAPACK's pdgemm */
+#define ROW(VARIANT) { \
+    .name = "k3mm", .variant = VARIANT, .nd = 5, .dim_names = {"M", "N", "K", "R", "S"}, \
+    .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
+    .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
+    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+}
+const struct mb_pb_kernel mb_pb_kernel_k3mm = ROW("summa");
+const struct mb_pb_kernel mb_pb_kernel_k3mm_pblas = ROW("pblas");

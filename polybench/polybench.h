@@ -49,6 +49,11 @@ void mb_pb_grid_free(struct mb_pb_grid *g);
  * communicator through the registry algorithm. MPI_SUCCESS or an error. */
 int mb_pb_bcast(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root);
 int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const double *in, double *out, size_t n);
+/* Seconds this process has spent in the grid's broadcasts, reductions and
+ * stencil halo exchanges so far (pdgemm's communication is inside
+ * ScaLAPACK: not counted); mb_pb_comm_add counts more. */
+double mb_pb_comm_seconds(void);
+void mb_pb_comm_add(double seconds);
 /* Buffers for the algorithm on an axis: node-registered (mb_coll_alloc)
  * when the algorithm wants them, else host memory. NULL on failure. */
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n);
@@ -133,7 +138,11 @@ struct mb_pb_inst {
 
 size_t mb_pb_nkernels(void);
 const struct mb_pb_kernel *mb_pb_kernel_at(size_t i);
+/* the first row of that name (rows of one kernel differ in variant) */
 const struct mb_pb_kernel *mb_pb_find(const char *name);
+const struct mb_pb_kernel *mb_pb_find_variant(const char *name, const char *variant);
+/* 1 when built with ScaLAPACK (MB_HAVE_SCALAPACK): the pblas rows work */
+int mb_pb_pblas_available(void);
 
 /* The sizes at P on a px x py grid: the base sizes divided by scale_down
  * (rounded up, tsteps too, at least 1 and tsteps at least 2), then

@@ -27,6 +27,14 @@ const struct mb_pb_kernel *mb_pb_find(const char *name)
     return NULL;
 }
 
+const struct mb_pb_kernel *mb_pb_find_variant(const char *name, const char *variant)
+{
+    for (size_t i = 0; i < mb_pb_nkernels(); i++)
+        if (strcmp(kernels[i]->name, name) == 0 && strcmp(kernels[i]->variant, variant) == 0)
+            return kernels[i];
+    return NULL;
+}
+
 long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long divisor)
 {
     double f = scale == MB_PB_SQRT ? sqrt((double)p) : scale == MB_PB_CBRT ? cbrt((double)p) : (double)p;

@@ -1,16 +1,109 @@
-/* The stencils' time loop. */
+/* The stencils' time loop, and the 2-D-decomposed blocks with ghost
+ * frames that jacobi_2d and heat_3d share. */
 #include "stencil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* one exchange, its time counted as communication (mb_pb_comm_seconds) */
+static int exchange(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st, double *x)
+{
+    if (in->skip_halo)
+        return MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    int rc = st->halo(in, state, x);
+    mb_pb_comm_add(MPI_Wtime() - t0);
+    return rc;
+}
 
 int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st)
 {
     for (long long t = 1; t < in->s.tsteps; t++) {
-        int rc = in->skip_halo ? MPI_SUCCESS : st->halo(in, state, st->a);
+        int rc = exchange(in, state, st, st->a);
         if (rc != MPI_SUCCESS)
             return rc;
         st->sweep(state, st->a, st->b);
-        if ((rc = in->skip_halo ? MPI_SUCCESS : st->halo(in, state, st->b)) != MPI_SUCCESS)
+        if ((rc = exchange(in, state, st, st->b)) != MPI_SUCCESS)
             return rc;
         st->sweep(state, st->b, st->a);
     }
     return MPI_SUCCESS;
+}
+
+int mb_pb_halo2d_divides(const char *kernel, const struct mb_pb_sizes *s, int px, int py, char *why, size_t len)
+{
+    if (s->d[0] % px || s->d[0] % py) {
+        snprintf(why, len, "%s N=%lld: the %dx%d grid needs N %% %d and N %% %d == 0", kernel, s->d[0], px, py, px, py);
+        return -1;
+    }
+    return 0;
+}
+
+int mb_pb_halo2d_init(struct mb_pb_inst *in, long long depth)
+{
+    const struct mb_pb_grid *g = in->g;
+    struct mb_pb_halo2d *s = calloc(1, sizeof(*s));
+    in->priv = s;
+    if (!s) {
+        snprintf(in->err, sizeof(in->err), "out of memory");
+        return -1;
+    }
+    s->jface = MPI_DATATYPE_NULL;
+    s->n = in->s.d[0], s->depth = depth, s->rl = s->n / g->px, s->cl = s->n / g->py, s->ld = (s->cl + 2) * depth;
+    s->i0 = g->cx * s->rl, s->j0 = g->cy * s->cl;
+    s->ilo = s->i0 == 0 ? 2 : 1, s->ihi = s->i0 + s->rl == s->n ? s->rl - 1 : s->rl;
+    s->jlo = s->j0 == 0 ? 2 : 1, s->jhi = s->j0 + s->cl == s->n ? s->cl - 1 : s->cl;
+    MPI_Cart_shift(g->cart, 0, 1, &s->north, &s->south);
+    MPI_Cart_shift(g->cart, 1, 1, &s->west, &s->east);
+    MPI_Type_vector((int)s->rl, (int)depth, (int)s->ld, MPI_DOUBLE, &s->jface);
+    MPI_Type_commit(&s->jface);
+    size_t cells = (size_t)((s->rl + 2) * s->ld);
+    s->a = calloc(cells, sizeof(double));
+    s->b = calloc(cells, sizeof(double));
+    if (!s->a || !s->b) {
+        snprintf(in->err, sizeof(in->err), "out of memory for a %lldx%lldx%lld block", s->rl, s->cl, depth);
+        return -1;
+    }
+    in->nout = 2;
+    in->out[0] = (struct mb_pb_block){.name = "A", .data = s->a + s->ld + depth, .rows = s->rl,
+                                      .cols = s->cl * depth, .ld = s->ld, .row0 = s->i0, .col0 = s->j0 * depth};
+    in->out[1] = in->out[0];
+    in->out[1].name = "B", in->out[1].data = s->b + s->ld + depth;
+    return 0;
+}
+
+void mb_pb_halo2d_clear(struct mb_pb_halo2d *h)
+{
+    size_t cells = (size_t)((h->rl + 2) * h->ld);
+    memset(h->a, 0, cells * sizeof(double));
+    memset(h->b, 0, cells * sizeof(double));
+}
+
+int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x)
+{
+    const struct mb_pb_halo2d *s = state;
+    MPI_Comm c = in->g->cart;
+    long long ld = s->ld, d = s->depth, rl = s->rl, cl = s->cl;
+    int face = (int)(cl * d);
+    MPI_Request rq[8];
+    MPI_Irecv(x + d, face, MPI_DOUBLE, s->north, 0, c, &rq[0]);
+    MPI_Irecv(x + (rl + 1) * ld + d, face, MPI_DOUBLE, s->south, 1, c, &rq[1]);
+    MPI_Irecv(x + ld, 1, s->jface, s->west, 2, c, &rq[2]);
+    MPI_Irecv(x + ld + (cl + 1) * d, 1, s->jface, s->east, 3, c, &rq[3]);
+    MPI_Isend(x + ld + d, face, MPI_DOUBLE, s->north, 1, c, &rq[4]);
+    MPI_Isend(x + rl * ld + d, face, MPI_DOUBLE, s->south, 0, c, &rq[5]);
+    MPI_Isend(x + ld + d, 1, s->jface, s->west, 3, c, &rq[6]);
+    MPI_Isend(x + ld + cl * d, 1, s->jface, s->east, 2, c, &rq[7]);
+    return MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
+}
+
+void mb_pb_halo2d_fini(struct mb_pb_inst *in)
+{
+    struct mb_pb_halo2d *s = in->priv;
+    if (!s)
+        return;
+    if (s->jface != MPI_DATATYPE_NULL)
+        MPI_Type_free(&s->jface);
+    free(s->a), free(s->b), free(s);
 }

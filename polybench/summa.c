@@ -11,6 +11,8 @@ long long mb_pb_lcm(long long a, long long b) { return a / gcd(a, b) * b; }
 int mb_pb_summa_init(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long max_m, long long max_n,
                      long long max_k)
 {
+    if (su->pblas)
+        return mb_pb_pblas_init(su, g);
     long long w = max_k / mb_pb_lcm(g->px, g->py);
     su->acap = (size_t)(max_m / g->px * w);
     su->bcap = (size_t)(w * (max_n / g->py));
@@ -22,6 +24,8 @@ int mb_pb_summa_init(struct mb_pb_summa *su, const struct mb_pb_grid *g, long lo
 int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
                 double alpha, const double *a, const double *b, double beta, double *c)
 {
+    if (su->pblas)
+        return mb_pb_pdgemm(su, g, m, n, k, alpha, a, b, beta, c);
     long long ml = m / g->px, nl = n / g->py, kx = k / g->px, ky = k / g->py;
     long long panels = mb_pb_lcm(g->px, g->py), w = k / panels;
     for (long long t = 0; t < panels; t++) {
@@ -60,6 +64,10 @@ void mb_pb_summa_traffic(long long m, long long n, long long k, const struct mb_
 
 void mb_pb_summa_fini(struct mb_pb_summa *su, const struct mb_pb_grid *g)
 {
+    if (su->pblas) {
+        mb_pb_pblas_fini(su);
+        return;
+    }
     mb_pb_buf_free(g, MB_PB_ROW, su->apanel);
     mb_pb_buf_free(g, MB_PB_COL, su->bpanel);
     su->apanel = su->bpanel = NULL;

@@ -13,6 +13,9 @@
 struct mb_pb_summa {
     double *apanel, *bpanel;
     size_t acap, bcap; /* doubles */
+    /* the pblas variant: set pblas before mb_pb_summa_init, which then
+     * makes a BLACS grid instead of panels and mb_pb_summa calls pdgemm */
+    int pblas, blacs, blacs_sys;
 };
 
 long long mb_pb_lcm(long long a, long long b);
@@ -32,5 +35,11 @@ void mb_pb_summa_traffic(long long m, long long n, long long k, const struct mb_
 void mb_pb_fill_block(double *dst, long long rows, long long cols, long long ld, long long row0, long long col0,
                       double (*f)(const void *ctx, long long i, long long j), const void *ctx);
 void mb_pb_summa_fini(struct mb_pb_summa *su, const struct mb_pb_grid *g);
+
+/* pblas.c: ScaLAPACK's pdgemm on the same blocks (MPI_SUCCESS or an error) */
+int mb_pb_pblas_init(struct mb_pb_summa *su, const struct mb_pb_grid *g);
+int mb_pb_pdgemm(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
+                 double alpha, const double *a, const double *b, double beta, double *c);
+void mb_pb_pblas_fini(struct mb_pb_summa *su);
 
 #endif

@@ -15,6 +15,7 @@ PACKAGES=(
   libhdf5-openmpi-dev hdf5-tools
   libpapi-dev papi-tools
   liburing-dev libopenblas-dev
+  libscalapack-openmpi-dev
   libhwloc-dev hwloc
   libjansson-dev
   slurm-wlm munge libpmix-dev

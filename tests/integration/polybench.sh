@@ -1,47 +1,73 @@
 #!/bin/bash
 # mb-polybench: every kernel matches its serial double reference at DaCe's
-# validation sizes (--scale-down 100) at P = 1, 2, 4 (oversubscribed) and
-# on --grid 1x3 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
+# validation sizes (--scale-down 100) at P = 1, 2, 4, 8 (oversubscribed) and
+# on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
-# kernel; skip-halo fails jacobi_2d (and jacobi_1d); bad input exits 2 with
-# one line.
+# kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
+# one line. Every case records each rank's communication seconds per call.
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 PB="$BIN/mb-polybench"
 V=(--scale-down 100 -n 2 -w 1)
+# the pblas variant (gemm, k2mm, k3mm on ScaLAPACK) is built where the Makefile finds ScaLAPACK
+if pkg-config --exists scalapack-openmpi; then PBLAS=1; NCASES=15; else PBLAS=0; NCASES=12; fi
 
 run_np() { # NP ARGS...: a run that must pass every check
   local np=$1; shift
   local out="$T/ok.$np.$RANDOM.h5"
   if expect 0 "np $np $*" -- timeout 300 mpirun --oversubscribe --bind-to none -np "$np" "$PB" "${V[@]}" -o "$out" "$@"; then
-    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+    for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d heat_3d; do
       [ -n "$(attr "$out" "sizes_$k")" ] || fail "np $np $*: /config lacks sizes_$k"
     done
-    [ "$(grep -c ' pass$' "$T/out")" = 11 ] || fail "np $np $*: not 11 passing cases"
+    [ "$(grep -c  ' pass$' "$T/out")" = "$NCASES" ] || fail "np $np $*: not $NCASES passing cases"
   fi
 }
 run_np 1
 run_np 2
+# per-rank communication seconds per call: one per rank, a number where the
+# grid communicates (pblas: NaN, its communication is inside ScaLAPACK)
+f=$(ls -t "$T"/ok.2.*.h5 | head -1)
+for r in 0 1; do
+  for c in gemm/summa/P2 atax/allreduce/P2 heat_3d/halo/P2; do
+    v=$(metric "$f" "$c" comm_s_per_rank "$r")
+    [[ $v =~ ^[0-9.e+-]+$ ]] || fail "$c: comm_s_per_rank[$r] is '$v', not a number"
+  done
+  [ "$PBLAS" = 0 ] || [ "$(metric "$f" gemm/pblas/P2 comm_s_per_rank "$r")" = nan ] ||
+    fail "gemm/pblas/P2: comm_s_per_rank[$r] is not NaN"
+done
 run_np 4
+run_np 8
 run_np 3 --grid 1x3
+run_np 5 --grid 1x5
 run_np 3 --grid 3x1
 run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
 
 # corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
-for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d; do
+for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d heat_3d; do
   MB_FAULT_INJECT=corrupt expect 1 "corrupt $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" --seed 11 \
     -o "$T/c.$k.h5" && has "check failed: $k/[a-z]+/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k"
 done
+if [ "$PBLAS" = 1 ]; then
+  for k in gemm k3mm; do
+    MB_FAULT_INJECT=corrupt expect 1 "corrupt $k pblas" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" \
+      --variant pblas --seed 11 -o "$T/cp.$k.h5" && has "check failed: $k/pblas/P4: rank [0-3], iteration [0-9]+: $k [A-Z]\[[0-9]+\]" "corrupt $k pblas"
+  done
+fi
 # a different seed may hit another rank: still caught
 MB_FAULT_INJECT=corrupt expect 1 "corrupt gemm seed 5" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --kernel gemm --seed 5 \
   -o "$T/c5.h5" && has "check failed: gemm/summa/P2: rank [01]" "corrupt gemm seed 5"
 
 # skip-halo: the stencils must fail without their halo exchanges
-for k in jacobi_2d jacobi_1d; do
+for k in jacobi_2d jacobi_1d heat_3d; do
   MB_FAULT_INJECT=skip-halo expect 1 "skip-halo $k" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" \
     -o "$T/h.$k.h5" && has "check failed: $k/halo/P4" "skip-halo $k"
 done
+
+# heat_3d over several steps (validation sizes give one): halos and the fault at N=12, TSTEPS=5
+expect 0 "heat_3d dims" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" -n 2 -w 1 --kernel heat_3d --dims 12,5 -o "$T/h3.h5"
+MB_FAULT_INJECT=skip-halo expect 1 "skip-halo heat_3d dims" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" -n 2 -w 1 --kernel heat_3d \
+  --dims 12,5 -o "$T/h3s.h5" && has "check failed: heat_3d/halo/P4: rank [0-3], iteration 0: heat_3d A\[[0-9]+\]\[[0-9]+\]" "skip-halo heat_3d dims"
 
 # bad input: exit 2, one line of the program's own (mpirun's notices aside)
 bad() { # NP PATTERN ARGS...
@@ -61,5 +87,13 @@ bad 4 "--dims: gemm M=8, N=8, K=7: the 2x2 grid needs" --kernel gemm --dims 8,8,
 bad 1 "--dims: needs exactly one --kernel" --dims 10,10
 bad 1 "--dims 1,2,x: k3mm takes 5 positive integers \\(M,N,K,R,S\\)" --kernel k3mm --dims 1,2,x
 bad 1 "--dims 8: jacobi_2d takes 2 values, not 1" --kernel jacobi_2d --dims 8
+if [ "$PBLAS" = 0 ]; then
+  bad 1 "--variant pblas: this build has no ScaLAPACK" --variant pblas
+else # --variant pblas alone runs the three products
+  if expect 0 "pblas alone" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --variant pblas -o "$T/pb.h5"; then
+    [ "$(grep -c ' pass$' "$T/out")" = 3 ] || fail "pblas alone: not 3 passing cases"
+  fi
+fi
+bad 1 "--variant: 'nosuch' is not" --variant nosuch
 bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
 exit $((failures > 0))

@@ -39,6 +39,8 @@ static const struct expect_row expected[] = {
     {"mvt", {{22000}, {31114}, {44000}, {62228}, {88000}, {124456}, {176000}, {248912}, {352000}}},
     {"jacobi_1d", {{24000}, {48000}, {96000}, {192000}, {384000}, {768000}, {1536000}, {3072000}, {6144000}}},
     {"jacobi_2d", {{500}, {708}, {1000}, {1416}, {2000}, {2848}, {4032}, {5760}, {8192}}},
+    /* heat_3d: cbrt(P), max(Px, Py); e.g. P = 2: 500 * 1.26 = 629.96 / 2 -> 315 * 2 = 630 */
+    {"heat_3d", {{500}, {630}, {794}, {1000}, {1260}, {1592}, {2000}, {2528}, {3184}}},
 };
 
 int main(void)
@@ -58,7 +60,18 @@ int main(void)
     EXPECT(mb_pb_grid_parse("2x3x4", &px, &py) != 0);
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
 
-    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]));
+    /* one row per kernel and variant: the summa ones, plus pblas for gemm, k2mm and k3mm */
+    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 3);
+    const char *products[] = {"gemm", "k2mm", "k3mm"};
+    for (int i = 0; i < 3; i++) {
+        const struct mb_pb_kernel *su = mb_pb_find_variant(products[i], "summa"),
+                                  *pb = mb_pb_find_variant(products[i], "pblas");
+        EXPECT(su && pb && su != pb && su == mb_pb_find(products[i]));
+        if (su && pb) /* the same problem: sizes and closed forms */
+            EXPECT(su->nd == pb->nd && memcmp(su->base, pb->base, sizeof(su->base)) == 0 && su->scaled == pb->scaled &&
+                   su->scale == pb->scale && su->divisor == pb->divisor && su->flops == pb->flops);
+    }
+    EXPECT(mb_pb_find_variant("atax", "pblas") == NULL);
     for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
         const struct mb_pb_kernel *kern = mb_pb_find(expected[k].kernel);
         EXPECT(kern != NULL);

@@ -1,0 +1,101 @@
+#!/bin/bash
+# The DaCe study (SC'21 "Productivity, Portability, Performance: Data-Centric Python"
+# and its SCC'22 rerun), end to end: mb-polybench's weak-scaling sweep over
+# P = 1, 2, 4 (summa and pblas beside the matrix-vector and stencil
+# kernels), our results in DaCe's CSV schema, NPBench's shared-memory
+# comparison when reproduce/dace/npbench/run.sh exists, the figures and
+# compare.md.
+#   reproduce/dace/run.sh [--scale tiny|small|full] [--with-dace] [--slurm] [--out DIR]
+#     --scale tiny    DaCe's validation sizes (base / 100), 10 samples: seconds (the tests, make reproduce)
+#     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.1 s), 10 samples: a few minutes
+#     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
+#                     take hours; tiny and small validate every call)
+#     --with-dace     a virtual environment $BUILD/dace-venv with dace==1.0.2, numpy 1.26 and mpi4py
+#                     compiled against the system Open MPI (pip --no-binary mpi4py); passed on to the
+#                     NPBench runner. If the install fails, the study goes on without DaCe and
+#                     compare.md says so.
+#     --slurm         the sweep as one job array (job_scripts/mb-polybench.sbatch, P = 1, 2, 4 on
+#                     2 nodes at 2 ranks per node), waited for
+#     --out DIR       CSVs, figures, compare.md and results (default $BUILD/reproduce/dace, BUILD=build)
+# Local runs use the same job script (mpirun, oversubscribed beyond this machine's cores; one rank per
+# core, OMP_NUM_THREADS=1, single-threaded OpenBLAS).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+scale=tiny slurm=0 out="" with_dace=0
+rest=()
+for a in "$@"; do
+  if [ "$a" = --with-dace ]; then with_dace=1; else rest+=("$a"); fi
+done
+source reproduce/opts.sh
+study_opts run.sh "scale slurm out" "$0" ${rest[@]+"${rest[@]}"}
+check=()
+case $scale in
+tiny) sd=100 preset=S ;;
+small) sd=10 preset=S ;;
+full) sd=1 preset=L check=(--no-check) ;;
+*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
+esac
+out=${out:-$root/${BUILD:-build}/reproduce/dace}
+py=$(reproduce/python.sh)
+export MB_BIN=${MB_BIN:-$root/${BUILD:-build}/bin}   # this build's programs, also for the job script
+export MB_RESULTS=$out/results MB_SCALE_DOWN=$sd MB_ITERS=10 MB_WARMUP=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+mkdir -p "$MB_RESULTS"
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+: >"$out/status.txt"
+
+# DaCe's side: a venv of its own (dace 1.0.2 wants Python < 3.13 and numpy < 2)
+dace_py=""
+if [ $with_dace = 1 ]; then
+  venv=$root/${BUILD:-build}/dace-venv
+  log=$out/dace-venv-$stamp.log
+  if { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } >"$log" 2>&1 &&
+     "$venv/bin/pip" install -q "dace==1.0.2" "numpy==1.26.4" >>"$log" 2>&1 &&
+     "$venv/bin/pip" install -q --no-binary mpi4py mpi4py >>"$log" 2>&1 &&
+     "$venv/bin/python" -c 'import dace, numpy, mpi4py; print("dace", dace.__version__, "numpy", numpy.__version__)' >>"$log" 2>&1; then
+    dace_py=$venv/bin/python
+    echo "dace: $(tail -1 "$log")" >>"$out/status.txt"
+  else
+    echo "dace: the install failed ($(tail -1 "$log" | cut -c1-200)); see $log" >>"$out/status.txt"
+    echo "run.sh: DaCe's venv failed; going on without DaCe (see $log)" >&2
+  fi
+else
+  echo "dace: not requested (--with-dace)" >>"$out/status.txt"
+fi
+
+t0=$SECONDS
+data=()
+if [ $slurm = 1 ]; then
+  sub=$(MB_PS="1 2 4" sbatch --parsable --wait --array=0-2 --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
+    job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) || { echo "run.sh: the job array failed; see $MB_RESULTS" >&2; exit 1; }
+  arr=${sub%%;*}
+  for t in 0 1 2; do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
+else
+  for p in 1 2 4; do
+    log=$out/mb-polybench-P$p-$stamp.log
+    MB_P=$p bash job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"} >"$log" 2>&1 ||
+      { echo "run.sh: mb-polybench at P=$p failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+    data+=("$(sed -n 's/^# result file: //p' "$log" | tail -1)")
+  done
+fi
+for f in "${data[@]}"; do [ -f "$f" ] || { echo "run.sh: no result file $f" >&2; exit 1; }; done
+echo "run.sh: measured in $((SECONDS - t0)) s ($(uptime | sed 's/.*load/load/'))" >&2
+echo "uptime: $(uptime)" >>"$out/status.txt"
+"$py" -m reproduce.dace.tocsv -o "$out/movebench.csv" "${data[@]}" >/dev/null
+csvs=("$out/movebench.csv")
+
+# NPBench's shared-memory comparison (reproduce/dace/npbench/, when present)
+if [ -f reproduce/dace/npbench/run.sh ]; then
+  if bash reproduce/dace/npbench/run.sh --preset "$preset" --out "$out/npbench" ${dace_py:+--with-dace} \
+       >"$out/npbench-$stamp.log" 2>&1; then
+    echo "npbench: preset $preset, $out/npbench/npbench.csv" >>"$out/status.txt"
+  else
+    echo "npbench: failed (see $out/npbench-$stamp.log)" >>"$out/status.txt"
+  fi
+else
+  echo "npbench: reproduce/dace/npbench/run.sh is not in this tree" >>"$out/status.txt"
+fi
+# DaCe's own weak-scaling CSVs (dace_cpu_<P>_processes.csv), when a run left them here
+for f in "$out"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f"); done
+"$py" -m reproduce.dace.plot -o "$out/weak-scaling" "${csvs[@]}"
+"$py" -m reproduce.dace.compare -o "$out/compare.md" --status "$out/status.txt" --results "${data[@]}" -- "${csvs[@]}"
