@@ -16,10 +16,10 @@ f=$MB_RESULTS/$job/mb-coll.h5
 has '\+ srun --mpi=pmix' "launched with srun --mpi=pmix"
 has 'bcast .*algo=mpi' "ran the collectives of MB_COLLS"
 if [ -f "$f" ]; then
-  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
-  [ "$(attr "$f" slurm_job_name)" = mb-coll ] || fail "slurm_job_name is '$(attr "$f" slurm_job_name)'"
-  [ "$(attr "$f" job_script)" = job_scripts/mb-coll.sbatch ] || fail "job_script is '$(attr "$f" job_script)'"
-  [ -n "$(attr "$f" slurm_nodelist)" ] || fail "slurm_nodelist empty"
+  [ "$(root_attr "$f" slurm_job_id)" = "$job" ] || fail "slurm_job_id is '$(root_attr "$f" slurm_job_id)', not $job"
+  [ "$(root_attr "$f" slurm_job_name)" = mb-coll ] || fail "slurm_job_name is '$(root_attr "$f" slurm_job_name)'"
+  [ "$(root_attr "$f" job_script)" = job_scripts/mb-coll.sbatch ] || fail "job_script is '$(root_attr "$f" job_script)'"
+  [ -n "$(root_attr "$f" slurm_nodelist)" ] || fail "slurm_nodelist empty"
   expect 0 "mb-report reads the job's result" -- "$BIN/mb-report" "$f" &&
     has '^allreduce/float/sum/oop/mpi/1024 ' "allreduce 1 KiB row" && has '^bcast/float/-/oop/mpi/8 ' "bcast row" &&
     has 'nranks +2' "2 ranks (the script's --ntasks-per-node=2)"
@@ -33,7 +33,7 @@ submit "mb-coll.sbatch with overrides" 0 --job-name=override --ntasks-per-node=1
 f=$MB_RESULTS/$job/mb-coll.h5
 has 'allreduce +dtype=double' "extra argument --dtype double"
 if [ -f "$f" ]; then
-  [ "$(attr "$f" slurm_job_name)" = override ] || fail "--job-name override not recorded"
+  [ "$(root_attr "$f" slurm_job_name)" = override ] || fail "--job-name override not recorded"
   expect 0 "mb-report" -- "$BIN/mb-report" "$f" && has 'nranks +1' "--ntasks-per-node=1 gives 1 rank"
 else
   fail "no result file $f"
@@ -54,8 +54,8 @@ has '\+ srun --mpi=pmix' "mb-gnn launched with srun --mpi=pmix"
 has 'generating' "mb-gnn.sbatch generated the dataset"
 [ -f "$T/gnn-data/graph.meta" ] || fail "no dataset at MB_GNN_DATA"
 if [ -f "$f" ]; then
-  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "mb-gnn: slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
-  [ "$(attr "$f" job_script)" = job_scripts/mb-gnn.sbatch ] || fail "mb-gnn: job_script is '$(attr "$f" job_script)'"
+  [ "$(root_attr "$f" slurm_job_id)" = "$job" ] || fail "mb-gnn: slurm_job_id is '$(root_attr "$f" slurm_job_id)', not $job"
+  [ "$(root_attr "$f" job_script)" = job_scripts/mb-gnn.sbatch ] || fail "mb-gnn: job_script is '$(root_attr "$f" job_script)'"
   expect 0 "mb-report reads mb-gnn's result" -- "$BIN/mb-report" "$f" && has 'hyperion' "the hyperion row"
 else
   fail "no result file $f"
@@ -63,8 +63,8 @@ fi
 MB_AIO_DIR=$T/aio-data submit "mb-aio.sbatch" 0 job_scripts/mb-aio.sbatch --sizes 4K --mode async --file-size 8M
 f=$MB_RESULTS/$job/mb-aio.h5
 if [ -f "$f" ]; then
-  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "mb-aio: slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
-  [ "$(attr "$f" job_script)" = job_scripts/mb-aio.sbatch ] || fail "mb-aio: job_script is '$(attr "$f" job_script)'"
+  [ "$(root_attr "$f" slurm_job_id)" = "$job" ] || fail "mb-aio: slurm_job_id is '$(root_attr "$f" slurm_job_id)', not $job"
+  [ "$(root_attr "$f" job_script)" = job_scripts/mb-aio.sbatch ] || fail "mb-aio: job_script is '$(root_attr "$f" job_script)'"
 else
   fail "no result file $f"
 fi

@@ -20,8 +20,8 @@ submit "mb-ratel.sbatch at tiny scale" 0 job_scripts/mb-ratel.sbatch --model gpt
 f=$MB_RESULTS/$job/mb-ratel.h5
 has ' pass$' "the job's case validated"
 if [ -f "$f" ]; then
-  [ "$(attr "$f" slurm_job_id)" = "$job" ] || fail "slurm_job_id is '$(attr "$f" slurm_job_id)', not $job"
-  [ "$(attr "$f" job_script)" = job_scripts/mb-ratel.sbatch ] || fail "job_script is '$(attr "$f" job_script)'"
+  [ "$(root_attr "$f" slurm_job_id)" = "$job" ] || fail "slurm_job_id is '$(root_attr "$f" slurm_job_id)', not $job"
+  [ "$(root_attr "$f" job_script)" = job_scripts/mb-ratel.sbatch ] || fail "job_script is '$(root_attr "$f" job_script)'"
   v=$(metric "$f" ratel/ratel/optimized tokens_per_s)
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "tokens_per_s recorded and positive (got '$v')"
 else
