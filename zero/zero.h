@@ -432,6 +432,20 @@ struct zero_interference {
 int zero_interference_run(MPI_Comm comm, const struct zero_interference_opts *o, struct zero_interference *out,
                           char *err, size_t errlen);
 
+/* One mb-zero run's prediction (predict.c): the step model of `mode` on
+ * o's GPT (micro-batches of o->micro sequences), W, micro-batches per
+ * worker and link (o->link_bps; 0: rates->coll's profile), 4 bytes per
+ * element on the wire as mb-zero moves them, with rates' calibrated
+ * rates; and the closed-form bytes per worker per direction. 0, or -1
+ * with one line in err (no model for the mode, a missing rate). */
+struct zero_prediction {
+    enum zero_model_mode mode;
+    struct zero_model_step model;
+    struct zero_wire_bytes bytes;
+};
+int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
+                 struct zero_prediction *p, char *err, size_t errlen);
+
 /* --- end of model, interference, closed forms --- */
 
 #endif
