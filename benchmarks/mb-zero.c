@@ -201,11 +201,13 @@ static void sleep_barrier(MPI_Comm comm)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
-/* The step model, calibrated once in this run (rank 0: GEMM over the
- * block's shapes, Adam, storage in --dir or $TMPDIR; the link in use or,
- * unpaced, the collectives profile), and its prediction for this mode.
- * Collective over the run; a refusal is recorded, not fatal: the model
- * informs, the check validates. */
+/* The step model, calibrated once in this run and its prediction for this
+ * mode. GEMM and Adam rates: every worker measures at once (in the run
+ * they compute side by side on shared cores), the slowest worker's rate;
+ * the other roles sleep meanwhile. Storage: rank 0, a 16 MiB pass in
+ * --dir (else $TMPDIR or /tmp). The link: the paced rate in use or,
+ * unpaced, the collectives profile. Collective over the run; a refusal is
+ * recorded, not fatal: the model informs, the check validates. */
 static void predict(struct st *s)
 {
     struct mb_run *run = s->run;
@@ -213,18 +215,35 @@ static void predict(struct st *s)
     int prof = 0;
     if (!(opt.zo.link_bps > 0) && !opt.link_auto)
         prof = mb_coll_profile_load(run->comm, NULL, 0, 0, path, sizeof(path), &s->prof, err, sizeof(err)) == 1;
+    double mine[2] = {INFINITY, INFINITY}, slowest[2];
+    if (s->z->role == ZERO_WORKER) {
+        mine[0] = zero_model_measure_gemm(&opt.zo.cfg, opt.zo.micro, 3);
+        mine[1] = zero_model_measure_adam((size_t)4 << 20, 3);
+        for (int k = 0; k < 2; k++)
+            mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
+    }
+    sleep_barrier(run->comm);
+    MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        double w = 0, r = 0;
+        s->rates.gemm_flops = slowest[0];
+        s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
+        s->rates.ps_bytes_per_param = 26;
         s->rates.coll = prof ? &s->prof : NULL;
-        if (zero_model_calibrate(&opt.zo.cfg, opt.zo.micro, dir, (size_t)16 << 20, &s->rates, err, sizeof(err)) != 0 ||
-            zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
+        if (!(slowest[0] > 0) || !(slowest[1] > 0))
+            snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
+                     !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+        else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
+                 !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
+                 zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
             s->predicted = 1;
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
-            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s, storage %.3g GB/s; link %s): "
-                   "step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), "
+            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker, storage %.3g GB/s; "
+                   "link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), "
                    "storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6,
                    s->rates.storage_Bps / 1e9, s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
