@@ -39,7 +39,9 @@ bin=${BUILD:-build}/bin/mb-zero
 [ -x "$bin" ] || { echo "run.sh: $bin is not built (make)" >&2; exit 1; }
 mkdir -p "$MB_RESULTS" "$dir"
 modes="zero3-serial zero3-overlap zero-offload"
-"$bin" --help 2>&1 | grep -q disdp && modes+=" disdp"
+# disdp when this mb-zero has it (its refusal of an unknown mode lists the modes)
+known=$("$bin" --mode '?' 2>&1 || true)
+[[ $known == *"|disdp"* ]] && modes+=" disdp"
 data=()
 # run NAME W K N FLAGS...: one mb-zero run through the job script; its
 # result file joins data, its log is $out/NAME.log

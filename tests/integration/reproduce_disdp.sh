@@ -18,7 +18,8 @@ done
 grep -Eq '^\| \[abs\] \| collective time beside a GEMM \| \+41% \| [-+][0-9]+% \|' "$md" ||
   fail "no measured allgather slowdown beside a GEMM"
 modes="zero3-serial zero3-overlap zero-offload"
-"$BIN"/mb-zero --help 2>&1 | grep -q disdp && modes+=" disdp"
+known=$("$BIN"/mb-zero --mode '?' 2>&1 || true)
+[[ $known == *"|disdp"* ]] && modes+=" disdp"
 for m in $modes; do
   for link in auto paced; do
     # the counted bytes per step equal the closed form exactly: "N / N"
