@@ -27,7 +27,7 @@ source reproduce/opts.sh
 study_opts run.sh "scale slurm dir out" "$0" "$@"
 case $scale in
 tiny) model=gpt-tiny micro=1 iters=2 ;;
-small) model=gpt-small micro=4 iters=3 ;;
+small) model=gpt-small micro=4 iters=5 ;;
 full) model=gpt-bench micro=2 iters=5 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
