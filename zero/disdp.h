@@ -18,8 +18,9 @@
  *   runs nn_adam_step on the whole layer when its summed gradient is in;
  *   synchronous: step s+1's parameters go out after step s's updates.
  *
- * Wire: parameters in the 16-bit dtype (fp16 or bf16) the PS's Adam writes,
- * gradients as 4 bytes (int32 or fp32) per element, each gradient chunk
+ * Wire: parameters as fp32 (the master weights, as ZeRO-3's gathers carry
+ * them) or the 16-bit image (fp16/bf16) the PS's Adam writes; gradients as
+ * 4 bytes (int32 fixed point or fp32) per element, each gradient chunk
  * followed by a 16-byte trailer (sum, sum of magnitudes) that the payload
  * counters leave out. Messages are tagged by (phase, layer); the order of
  * chunks and steps follows from MPI's non-overtaking rule.
@@ -50,10 +51,14 @@ struct mb_disdp_cfg {
     int nlayers;
     const uint64_t *numel;      /* parameters per layer */
     size_t chunk_elems;         /* elements per chunk; 0 = 65536 */
-    enum nn_dtype wire;         /* NN_F16 or NN_BF16: parameters on the wire */
-    enum mb_disdp_agg agg;
-    int fixed_bits;             /* 0 = MB_DISDP_FIXED_BITS */
-    int steps;                  /* steps the switches and PSes serve */
+    enum nn_dtype wire;         /* NN_F32, NN_F16 or NN_BF16: parameters on the wire */
+    enum mb_disdp_agg agg;      /* pushed gradients: int32 (already fixed point) or fp32 */
+    int micro;                  /* micro-batches per worker and step (2 pulls each); 0 = 1 */
+    /* What the PS multiplies the summed gradient by: fixed, in double
+     * before one rounding to fp32 (Adam's scale then 1); fp32, Adam's
+     * scale. 0: 1/W (times 2^-MB_DISDP_FIXED_BITS when fixed). */
+    double grad_scale;
+    int steps;                  /* steps the test driver runs (the roles serve one per call) */
     uint64_t seed;              /* fault positions */
     double poll_sleep_s;        /* nap when nothing moved; 0 = 20 us */
     /* Optional: called by the PS (and switch) as each step's layer is
@@ -80,9 +85,11 @@ int mb_disdp_tag(const struct mb_disdp_cfg *c, int grad, enum mb_disdp_phase ph,
 /* q[i] = round(g[i]·2^bits); -1 (naming the element) when |q| could
  * overflow an int32 sum of W of them, or g is not finite. */
 int mb_disdp_quantize(const float *g, size_t n, int bits, int W, int32_t *q, char *err, size_t errlen);
-/* The mean gradient from the int32 sum of W workers' quantized ones:
- * g[i] = (float)(q[i] / (W·2^bits)), rounded once from double. */
-void mb_disdp_dequantize(const int32_t *q, size_t n, int bits, int W, float *g);
+/* g[i] = (float)(q[i]·scale), computed in double and rounded once. */
+void mb_disdp_dequantize(const int32_t *q, size_t n, double scale, float *g);
+/* cfg's grad_scale with its default. */
+double mb_disdp_grad_scale(const struct mb_disdp_cfg *c);
+int mb_disdp_micro(const struct mb_disdp_cfg *c);
 /* The trailer of a 4-byte block (int32 when fixed, else fp32). */
 void mb_disdp_block_sums(const void *blk, size_t n, enum mb_disdp_agg agg, double *sum, double *abs_sum);
 /* 1 when a reduced block's sum matches the senders' sums: exact for
@@ -109,10 +116,11 @@ struct mb_disdp_stats {
 struct mb_disdp_agent *mb_disdp_agent_start(const struct mb_disdp_cfg *c, const struct mb_disdp_agent_opts *o,
                                             char *err, size_t errlen);
 /* Descriptors, in the schedule's order: pull layer l's parameters (wire
- * dtype, numel elements) into dst; push its fp32 gradient g (read once
- * the op is done). The memory lives until the op is waited for. */
+ * dtype, numel elements) into dst; push its gradient g (numel int32 fixed
+ * point or fp32, as cfg->agg says; read until the op is done). The memory
+ * lives until the op is waited for. */
 struct mb_disdp_op *mb_disdp_pull(struct mb_disdp_agent *a, int layer, enum mb_disdp_phase ph, void *dst);
-struct mb_disdp_op *mb_disdp_push(struct mb_disdp_agent *a, int layer, const float *g);
+struct mb_disdp_op *mb_disdp_push(struct mb_disdp_agent *a, int layer, const void *g);
 /* Waits (poll and sleep) and frees the op: 0, or -1 with the agent's error. */
 int mb_disdp_wait(struct mb_disdp_agent *a, struct mb_disdp_op *op, char *err, size_t errlen);
 /* 1 done, 0 not yet, -1 the agent failed. */
@@ -128,9 +136,13 @@ int mb_disdp_agent_stop(struct mb_disdp_agent *a, struct mb_disdp_stats *final, 
 struct mb_disdp_switch_stats {
     uint64_t grad_chunks, param_chunks, in_bytes, out_bytes;
 };
-/* Serves cfg->steps steps; 0, or -1 with the reason (a corrupt gradient:
- * "step S layer L chunk C: rank R's gradient fails the linear checksum"). */
-int mb_disdp_switch_run(const struct mb_disdp_cfg *c, struct mb_disdp_switch_stats *st, char *err, size_t errlen);
+struct mb_disdp_switch;
+struct mb_disdp_switch *mb_disdp_switch_new(const struct mb_disdp_cfg *c, char *err, size_t errlen);
+/* Serves one step; 0, or -1 with the reason (a corrupt gradient: "step S
+ * layer L chunk C: rank R's gradient fails the linear checksum"). */
+int mb_disdp_switch_step(struct mb_disdp_switch *s, char *err, size_t errlen);
+void mb_disdp_switch_stats(const struct mb_disdp_switch *s, struct mb_disdp_switch_stats *st);
+void mb_disdp_switch_free(struct mb_disdp_switch *s);
 
 /* ---- the parameter server (disdp_ps.c) ---------------------------------- */
 
@@ -152,8 +164,20 @@ struct mb_disdp_ps_stats {
     uint64_t layers, updates, param_bytes_out, grad_bytes_in;
     double adam_s, io_busy_s, stall_s;
 };
-int mb_disdp_ps_run(const struct mb_disdp_cfg *c, const struct mb_disdp_ps_opts *o, struct mb_disdp_ps_stats *st,
-                    char *err, size_t errlen);
+struct mb_disdp_ps;
+/* Opens the store and writes every owned layer's initial state. */
+struct mb_disdp_ps *mb_disdp_ps_open(const struct mb_disdp_cfg *c, const struct mb_disdp_ps_opts *o, char *err,
+                                     size_t errlen);
+/* Serves one step: parameters out (2 per micro-batch), gradients in,
+ * every owned layer's update written. 0, or -1 with the reason. */
+int mb_disdp_ps_step(struct mb_disdp_ps *p, char *err, size_t errlen);
+/* Calls o->final with each owned layer's P32 (read from the store). */
+int mb_disdp_ps_final(struct mb_disdp_ps *p, char *err, size_t errlen);
+void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st);
+/* Drains and closes the store (its files removed). */
+void mb_disdp_ps_close(struct mb_disdp_ps *p);
+/* The store (a program registers mb_ostore_unlink as a clean-up hook). */
+struct mb_ostore *mb_disdp_ps_store(struct mb_disdp_ps *p);
 
 /* ---- shared pieces (disdp_wait.c) --------------------------------------- */
 

@@ -20,7 +20,7 @@ struct mb_disdp_op {
     int kind, layer, step;
     enum mb_disdp_phase ph;
     void *dst;
-    const float *g;
+    const void *g;
     int stage;
     atomic_int done;
     MPI_Request *req;
@@ -77,26 +77,17 @@ static int post_pull(struct mb_disdp_agent *a, struct mb_disdp_op *op)
     return 0;
 }
 
-/* Packs each chunk (int32 or fp32, then its trailer), injects the fault
- * after the sums, and sends the chunks to their switches. */
-static int post_push(struct mb_disdp_agent *a, struct mb_disdp_op *op, const float *g)
+/* Packs each chunk (its 4-byte elements, then its trailer), injects the
+ * fault after the sums, and sends the chunks to their switches. */
+static int post_push(struct mb_disdp_agent *a, struct mb_disdp_op *op, const char *g)
 {
     size_t nc = mb_disdp_nchunks(&a->c, op->layer);
     int tag = mb_disdp_tag(&a->c, 1, MB_DISDP_FWD, op->layer);
-    char *p = op->packed, msg[400];
+    char *p = op->packed;
     for (size_t k = 0; k < nc; k++) {
         size_t off, n;
         mb_disdp_chunk_range(&a->c, op->layer, k, &off, &n);
-        if (a->c.agg == MB_DISDP_AGG_FIXED) {
-            if (mb_disdp_quantize(g + off, n, a->c.fixed_bits, a->c.W, (int32_t *)p, msg, sizeof msg) != 0) {
-                char full[512];
-                snprintf(full, sizeof full, "step %d layer %d chunk %zu: %s", op->step, op->layer, k, msg);
-                fail(a, "%s", full);
-                return -1;
-            }
-        } else {
-            memcpy(p, g + off, n * 4);
-        }
+        memcpy(p, g + off * 4, n * 4);
         double sums[2];
         mb_disdp_block_sums(p, n, a->c.agg, &sums[0], &sums[1]);
         memcpy(p + n * 4, sums, sizeof sums);
@@ -135,7 +126,7 @@ static int advance(struct mb_disdp_agent *a, struct mb_disdp_op *op)
         if (!mb_link_test(a->link, op->ticket))
             return 0;
         if (op->kind == OP_PUSH) {
-            if (post_push(a, op, (const float *)op->stage_buf) != 0)
+            if (post_push(a, op, op->stage_buf) != 0)
                 return -1;
             op->stage = ST_WIRE;
         } else {
@@ -234,8 +225,6 @@ struct mb_disdp_agent *mb_disdp_agent_start(const struct mb_disdp_cfg *c, const 
         return NULL;
     }
     a->c = *c;
-    if (!a->c.fixed_bits)
-        a->c.fixed_bits = MB_DISDP_FIXED_BITS;
     if (o)
         a->o = *o;
     else
@@ -263,7 +252,7 @@ fail:
 }
 
 static struct mb_disdp_op *post(struct mb_disdp_agent *a, int kind, int layer, enum mb_disdp_phase ph, void *dst,
-                                const float *g)
+                                const void *g)
 {
     struct mb_disdp_op *op = calloc(1, sizeof *op);
     size_t n = a->c.numel[layer], nc = mb_disdp_nchunks(&a->c, layer);
@@ -305,7 +294,7 @@ struct mb_disdp_op *mb_disdp_pull(struct mb_disdp_agent *a, int layer, enum mb_d
     return post(a, OP_PULL, layer, ph, dst, NULL);
 }
 
-struct mb_disdp_op *mb_disdp_push(struct mb_disdp_agent *a, int layer, const float *g)
+struct mb_disdp_op *mb_disdp_push(struct mb_disdp_agent *a, int layer, const void *g)
 {
     return post(a, OP_PUSH, layer, MB_DISDP_FWD, NULL, g);
 }

@@ -21,11 +21,23 @@ int mb_disdp_quantize(const float *g, size_t n, int bits, int W, int32_t *q, cha
     return 0;
 }
 
-void mb_disdp_dequantize(const int32_t *q, size_t n, int bits, int W, float *g)
+void mb_disdp_dequantize(const int32_t *q, size_t n, double scale, float *g)
 {
-    double inv = 1.0 / ((double)W * ldexp(1.0, bits));
     for (size_t i = 0; i < n; i++)
-        g[i] = (float)((double)q[i] * inv);
+        g[i] = (float)((double)q[i] * scale);
+}
+
+double mb_disdp_grad_scale(const struct mb_disdp_cfg *c)
+{
+    if (c->grad_scale > 0)
+        return c->grad_scale;
+    double s = 1.0 / (double)c->W;
+    return c->agg == MB_DISDP_AGG_FIXED ? ldexp(s, -MB_DISDP_FIXED_BITS) : s;
+}
+
+int mb_disdp_micro(const struct mb_disdp_cfg *c)
+{
+    return c->micro > 0 ? c->micro : 1;
 }
 
 void mb_disdp_block_sums(const void *blk, size_t n, enum mb_disdp_agg agg, double *sum, double *abs_sum)

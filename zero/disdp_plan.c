@@ -8,6 +8,11 @@ int mb_disdp_cfg_check(const struct mb_disdp_cfg *c, char *err, size_t errlen)
 {
     int size = 0;
     MPI_Comm_size(c->comm, &size);
+    if (c->wire != NN_F32 && c->wire != NN_F16 && c->wire != NN_BF16) {
+        snprintf(err, errlen, "disdp: parameters on the wire must be fp32, fp16 or bf16, not %s",
+                 nn_dtype_name(c->wire));
+        return -1;
+    }
     if (c->W < 1 || c->K < 1 || c->N < 1) {
         snprintf(err, errlen, "disdp needs at least one worker, switch and parameter server (W=%d K=%d N=%d)",
                  c->W, c->K, c->N);
@@ -18,10 +23,6 @@ int mb_disdp_cfg_check(const struct mb_disdp_cfg *c, char *err, size_t errlen)
                  c->W + c->K + c->N);
         return -1;
     }
-    if (c->wire != NN_F16 && c->wire != NN_BF16) {
-        snprintf(err, errlen, "disdp: parameters on the wire must be fp16 or bf16, not %s", nn_dtype_name(c->wire));
-        return -1;
-    }
     if (c->nlayers < 1 || c->steps < 0) {
         snprintf(err, errlen, "disdp: %d layers, %d steps", c->nlayers, c->steps);
         return -1;
@@ -29,10 +30,6 @@ int mb_disdp_cfg_check(const struct mb_disdp_cfg *c, char *err, size_t errlen)
     /* tags: 2 per layer for parameters, 1 per layer for gradients, from 1 */
     if (3 * (long)c->nlayers + 1 > 32767) {
         snprintf(err, errlen, "disdp: %d layers need more MPI tags than the 32767 every MPI has", c->nlayers);
-        return -1;
-    }
-    if (c->fixed_bits < 0 || c->fixed_bits > 30) {
-        snprintf(err, errlen, "disdp: %d fixed-point fraction bits (0..30)", c->fixed_bits);
         return -1;
     }
     return 0;

@@ -13,39 +13,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ps {
+struct mb_disdp_ps {
     const struct mb_disdp_cfg *c;
     const struct mb_disdp_ps_opts *o;
     int me, nown;
     int *layer;                 /* owned layers, ascending: tensor i is layer[i] */
     char **names;
     struct mb_ostore_tensor *tensors; /* the store keeps pointing at them */
-    uint16_t **p16;             /* per owned layer: what goes on the wire */
+    char **out;                 /* per owned layer: the parameters on the wire (P32 or P16) */
     char **gin;                 /* per owned layer: the chunks as they arrive (with trailers) */
     float **g;                  /* per owned layer: the mean gradient Adam reads */
     MPI_Request **rreq, *sreq;
-    long long t;
-    float scale;
+    long long t;                /* steps done */
+    float scale;                /* Adam's */
+    double fixed_scale;         /* the int32 sums' */
     struct mb_ostore *store;
+    struct mb_disdp_ps_stats st;
 };
 
 static int adam_update(void *ctx, int i, const struct mb_ostore_state *st, const void *grad, char *err, size_t errlen)
 {
-    struct ps *p = ctx;
+    struct mb_disdp_ps *p = ctx;
     (void)i, (void)err, (void)errlen;
-    nn_adam_step(&p->o->hp, p->t, st->n, st->p32, st->m, st->v, grad, NN_F32, p->scale, st->p16, p->c->wire);
+    /* fp32 on the wire: P32 is what goes out, the 16-bit image is not made */
+    int work = p->c->wire != NN_F32;
+    nn_adam_step(&p->o->hp, p->t, st->n, st->p32, st->m, st->v, grad, NN_F32, p->scale, work ? st->p16 : NULL,
+                 work ? p->c->wire : NN_F32);
     return 0;
 }
 
-static void ps_free(struct ps *p)
+static void ps_free(struct mb_disdp_ps *p)
 {
     if (p->store)
         mb_ostore_close(p->store);
     for (int i = 0; i < p->nown; i++) {
         if (p->names)
             free(p->names[i]);
-        if (p->p16)
-            free(p->p16[i]);
+        if (p->out)
+            free(p->out[i]);
         if (p->gin)
             free(p->gin[i]);
         if (p->g)
@@ -55,7 +60,7 @@ static void ps_free(struct ps *p)
     }
     free(p->names);
     free(p->tensors);
-    free(p->p16);
+    free(p->out);
     free(p->gin);
     free(p->g);
     free(p->rreq);
@@ -69,7 +74,7 @@ static size_t packed_bytes(const struct mb_disdp_cfg *c, int l)
 }
 
 /* Opens the store and writes every owned layer's initial state. */
-static int ps_init(struct ps *p, char *err, size_t errlen)
+static int ps_init(struct mb_disdp_ps *p, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = p->c;
     int idx;
@@ -79,12 +84,12 @@ static int ps_init(struct ps *p, char *err, size_t errlen)
     size_t nsend = 0;
     p->layer = calloc((size_t)p->nown + 1, sizeof *p->layer);
     p->names = calloc((size_t)p->nown + 1, sizeof *p->names);
-    p->p16 = calloc((size_t)p->nown + 1, sizeof *p->p16);
+    p->out = calloc((size_t)p->nown + 1, sizeof *p->out);
     p->gin = calloc((size_t)p->nown + 1, sizeof *p->gin);
     p->g = calloc((size_t)p->nown + 1, sizeof *p->g);
     p->rreq = calloc((size_t)p->nown + 1, sizeof *p->rreq);
     struct mb_ostore_tensor *t = p->tensors = calloc((size_t)p->nown + 1, sizeof *t);
-    if (!p->layer || !p->names || !p->p16 || !p->gin || !p->g || !p->rreq || !t)
+    if (!p->layer || !p->names || !p->out || !p->gin || !p->g || !p->rreq || !t)
         goto oom;
     for (int i = 0, l = idx; l < c->nlayers; l += c->N, i++) {
         size_t n = c->numel[l], nc = mb_disdp_nchunks(c, l);
@@ -93,13 +98,13 @@ static int ps_init(struct ps *p, char *err, size_t errlen)
             goto oom;
         snprintf(p->names[i], 32, "L%d", l);
         t[i] = (struct mb_ostore_tensor){p->names[i], n};
-        p->p16[i] = malloc(n * 2 + 2);
+        p->out[i] = malloc(n * nn_dtype_size(c->wire) + 4);
         p->gin[i] = malloc(packed_bytes(c, l) + 1);
         p->g[i] = malloc(n * 4 + 4);
         p->rreq[i] = calloc(nc + 1, sizeof(MPI_Request));
-        if (!p->p16[i] || !p->gin[i] || !p->g[i] || !p->rreq[i])
+        if (!p->out[i] || !p->gin[i] || !p->g[i] || !p->rreq[i])
             goto oom;
-        nsend += 2 * nc;
+        nsend += 2 * (size_t)mb_disdp_micro(c) * nc; /* every micro-batch's two pulls */
     }
     if (!(p->sreq = calloc(nsend + 1, sizeof *p->sreq)))
         goto oom;
@@ -120,12 +125,19 @@ static int ps_init(struct ps *p, char *err, size_t errlen)
                  mb_ostore_rw(p->store, MB_AIO_WRITE, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_V), 0, n * 4, buf,
                               err, errlen);
         p->o->init(p->o->ctx, l, buf, n);
-        nn_store_f32(p->p16[i], c->wire, buf, n);
+        uint16_t *p16 = calloc(n + 1, 2); /* written even when unused: every extent is read-checked */
+        if (!p16) {
+            free(buf);
+            goto oom;
+        }
+        if (c->wire != NN_F32)
+            nn_store_f32(p16, c->wire, buf, n);
         rc = rc ||
              mb_ostore_rw(p->store, MB_AIO_WRITE, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_P32), 0, n * 4, buf,
                           err, errlen) ||
-             mb_ostore_rw(p->store, MB_AIO_WRITE, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_P16), 0, n * 2,
-                          p->p16[i], err, errlen);
+             mb_ostore_rw(p->store, MB_AIO_WRITE, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_P16), 0, n * 2, p16,
+                          err, errlen);
+        free(p16);
         free(buf);
         if (rc)
             return -1;
@@ -136,7 +148,7 @@ oom:
     return -1;
 }
 
-static int send_params(struct ps *p, int i, enum mb_disdp_phase ph, int *ns)
+static int send_params(struct mb_disdp_ps *p, int i, enum mb_disdp_phase ph, int *ns)
 {
     const struct mb_disdp_cfg *c = p->c;
     int l = p->layer[i];
@@ -144,14 +156,14 @@ static int send_params(struct ps *p, int i, enum mb_disdp_phase ph, int *ns)
     for (size_t k = 0; k < mb_disdp_nchunks(c, l); k++) {
         size_t off, n;
         mb_disdp_chunk_range(c, l, k, &off, &n);
-        if (MPI_Isend((char *)p->p16[i] + off * ws, (int)(n * ws), MPI_BYTE, mb_disdp_switch_rank(c, l, k),
+        if (MPI_Isend(p->out[i] + off * ws, (int)(n * ws), MPI_BYTE, mb_disdp_switch_rank(c, l, k),
                       mb_disdp_tag(c, 0, ph, l), c->comm, &p->sreq[(*ns)++]) != MPI_SUCCESS)
             return -1;
     }
     return 0;
 }
 
-static int post_grads(struct ps *p, int i)
+static int post_grads(struct mb_disdp_ps *p, int i)
 {
     const struct mb_disdp_cfg *c = p->c;
     int l = p->layer[i];
@@ -168,7 +180,7 @@ static int post_grads(struct ps *p, int i)
 }
 
 /* Layer i's chunks are in: checksum each, unpack into the fp32 gradient. */
-static int unpack(struct ps *p, int i, int step, char *err, size_t errlen)
+static int unpack(struct mb_disdp_ps *p, int i, int step, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = p->c;
     int l = p->layer[i];
@@ -187,7 +199,7 @@ static int unpack(struct ps *p, int i, int step, char *err, size_t errlen)
             return -1;
         }
         if (c->agg == MB_DISDP_AGG_FIXED)
-            mb_disdp_dequantize((const int32_t *)at, n, c->fixed_bits, c->W, p->g[i] + off);
+            mb_disdp_dequantize((const int32_t *)at, n, p->fixed_scale, p->g[i] + off);
         else
             memcpy(p->g[i] + off, at, n * 4);
         at += n * 4 + MB_DISDP_TRAILER;
@@ -195,23 +207,26 @@ static int unpack(struct ps *p, int i, int step, char *err, size_t errlen)
     return 0;
 }
 
-static int ps_step(struct ps *p, int step, struct mb_disdp_ps_stats *st, char *err, size_t errlen)
+static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = p->c;
-    int ns = 0;
+    int ns = 0, micro = mb_disdp_micro(c);
+    enum mb_ostore_field f = c->wire == NN_F32 ? MB_OSTORE_P32 : MB_OSTORE_P16;
     p->t = step + 1;
-    for (int i = 0; i < p->nown; i++) { /* the image the last step wrote (checked against its CRCs) */
+    for (int i = 0; i < p->nown; i++) { /* what the last step wrote (checked against its CRCs) */
         size_t n = c->numel[p->layer[i]];
-        if (mb_ostore_rw(p->store, MB_AIO_READ, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_P16), 0, n * 2,
-                         p->p16[i], err, errlen) != 0)
+        if (mb_ostore_rw(p->store, MB_AIO_READ, mb_ostore_tensor_extent(p->store, i, f), 0, n * nn_dtype_size(c->wire),
+                         p->out[i], err, errlen) != 0)
             return -1;
     }
-    for (int i = 0; i < p->nown; i++)
-        if (send_params(p, i, MB_DISDP_FWD, &ns) != 0)
-            goto mpi;
-    for (int i = p->nown - 1; i >= 0; i--)
-        if (send_params(p, i, MB_DISDP_BWD, &ns) != 0 || post_grads(p, i) != 0)
-            goto mpi;
+    for (int m = 0; m < micro; m++) {
+        for (int i = 0; i < p->nown; i++)
+            if (send_params(p, i, MB_DISDP_FWD, &ns) != 0)
+                goto mpi;
+        for (int i = p->nown - 1; i >= 0; i--)
+            if (send_params(p, i, MB_DISDP_BWD, &ns) != 0 || (m == micro - 1 && post_grads(p, i) != 0))
+                goto mpi;
+    }
     for (int i = p->nown - 1; i >= 0; i--) {
         int l = p->layer[i];
         if (mb_disdp_waitall(c, (int)mb_disdp_nchunks(c, l), p->rreq[i]) != 0)
@@ -226,48 +241,82 @@ static int ps_step(struct ps *p, int step, struct mb_disdp_ps_stats *st, char *e
     if (mb_disdp_waitall(c, ns, p->sreq) != 0)
         goto mpi;
     for (int i = 0; i < p->nown; i++)
-        st->param_bytes_out += 2 * c->numel[p->layer[i]] * nn_dtype_size(c->wire);
+        st->param_bytes_out += 2 * (uint64_t)micro * c->numel[p->layer[i]] * nn_dtype_size(c->wire);
     return p->store ? mb_ostore_drain(p->store, err, errlen) : 0;
 mpi:
     snprintf(err, errlen, "PS rank %d: an MPI call failed in step %d", p->me, step);
     return -1;
 }
 
-int mb_disdp_ps_run(const struct mb_disdp_cfg *c, const struct mb_disdp_ps_opts *o, struct mb_disdp_ps_stats *st,
-                    char *err, size_t errlen)
+struct mb_disdp_ps *mb_disdp_ps_open(const struct mb_disdp_cfg *c, const struct mb_disdp_ps_opts *o, char *err,
+                                     size_t errlen)
 {
-    struct ps p = {.c = c, .o = o};
-    struct mb_disdp_ps_stats local = {0};
-    MPI_Comm_rank(c->comm, &p.me);
-    p.scale = c->agg == MB_DISDP_AGG_FIXED ? 1.0f : 1.0f / (float)c->W;
-    int rc = ps_init(&p, err, errlen);
-    local.layers = (uint64_t)p.nown;
-    for (int s = 0; rc == 0 && s < c->steps; s++)
-        rc = ps_step(&p, s, &local, err, errlen);
-    for (int i = 0; rc == 0 && o->final && i < p.nown; i++) {
-        int l = p.layer[i];
-        size_t n = c->numel[l];
+    struct mb_disdp_ps *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "PS: out of memory");
+        return NULL;
+    }
+    p->c = c;
+    p->o = o;
+    MPI_Comm_rank(c->comm, &p->me);
+    double gs = mb_disdp_grad_scale(c);
+    p->scale = c->agg == MB_DISDP_AGG_FIXED ? 1.0f : (float)gs;
+    p->fixed_scale = gs;
+    if (ps_init(p, err, errlen) != 0) {
+        mb_disdp_ps_close(p);
+        return NULL;
+    }
+    p->st.layers = (uint64_t)p->nown;
+    return p;
+}
+
+int mb_disdp_ps_step(struct mb_disdp_ps *p, char *err, size_t errlen)
+{
+    return ps_step(p, (int)p->t, &p->st, err, errlen);
+}
+
+int mb_disdp_ps_final(struct mb_disdp_ps *p, char *err, size_t errlen)
+{
+    for (int i = 0; p->o->final && i < p->nown; i++) {
+        int l = p->layer[i];
+        size_t n = p->c->numel[l];
         float *buf = malloc(n * 4 + 4);
-        if (!buf || mb_ostore_rw(p.store, MB_AIO_READ, mb_ostore_tensor_extent(p.store, i, MB_OSTORE_P32), 0, n * 4,
-                                 buf, err, errlen) != 0) {
-            if (!buf)
-                snprintf(err, errlen, "PS rank %d: out of memory", p.me);
-            free(buf);
-            rc = -1;
-            break;
+        if (!buf) {
+            snprintf(err, errlen, "PS rank %d: out of memory", p->me);
+            return -1;
         }
-        o->final(o->ctx, l, buf, n);
+        if (mb_ostore_rw(p->store, MB_AIO_READ, mb_ostore_tensor_extent(p->store, i, MB_OSTORE_P32), 0, n * 4, buf,
+                         err, errlen) != 0) {
+            free(buf);
+            return -1;
+        }
+        p->o->final(p->o->ctx, l, buf, n);
         free(buf);
     }
-    if (p.store) {
+    return 0;
+}
+
+void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st)
+{
+    *st = p->st;
+    if (p->store) {
         struct mb_ostore_stats os;
-        mb_ostore_stats(p.store, &os);
-        local.adam_s = os.update_s;
-        local.io_busy_s = os.io_busy_s;
-        local.stall_s = os.stall_s;
+        mb_ostore_stats(p->store, &os);
+        st->adam_s = os.update_s;
+        st->io_busy_s = os.io_busy_s;
+        st->stall_s = os.stall_s;
     }
-    if (st)
-        *st = local;
-    ps_free(&p);
-    return rc;
+}
+
+struct mb_ostore *mb_disdp_ps_store(struct mb_disdp_ps *p)
+{
+    return p->store;
+}
+
+void mb_disdp_ps_close(struct mb_disdp_ps *p)
+{
+    if (!p)
+        return;
+    ps_free(p);
+    free(p);
 }

@@ -21,7 +21,7 @@ struct slot {                   /* one owned chunk's W pushes */
     int arrived;
 };
 
-struct sw {
+struct mb_disdp_switch {
     const struct mb_disdp_cfg *c;
     int me;                     /* this switch's rank */
     size_t **owned;             /* per layer: owned chunk indices */
@@ -30,10 +30,11 @@ struct sw {
     uint64_t **wcount;          /* per worker, per layer: chunks received */
     uint64_t *pcount[2];        /* per phase, per layer: parameter chunks received */
     struct pending *pend;
+    uint64_t per_step;          /* messages in per step */
     struct mb_disdp_switch_stats st;
 };
 
-static int add_pending(struct sw *s, char *buf, int n, MPI_Request *req)
+static int add_pending(struct mb_disdp_switch *s, char *buf, int n, MPI_Request *req)
 {
     struct pending *p = malloc(sizeof *p);
     if (!p)
@@ -44,7 +45,7 @@ static int add_pending(struct sw *s, char *buf, int n, MPI_Request *req)
 }
 
 /* Frees the sends that finished: 1 when any did, -1 on an MPI error. */
-static int test_pending(struct sw *s)
+static int test_pending(struct mb_disdp_switch *s)
 {
     int moved = 0;
     for (struct pending **pp = &s->pend; *pp;) {
@@ -65,7 +66,7 @@ static int test_pending(struct sw *s)
     return moved;
 }
 
-static int multicast(struct sw *s, char *buf, int bytes, int tag)
+static int multicast(struct mb_disdp_switch *s, char *buf, int bytes, int tag)
 {
     const struct mb_disdp_cfg *c = s->c;
     MPI_Request *req = malloc((size_t)c->W * sizeof *req);
@@ -79,7 +80,7 @@ static int multicast(struct sw *s, char *buf, int bytes, int tag)
 }
 
 /* All W pushes of a chunk are in: sum them in worker order, check, forward. */
-static int reduce(struct sw *s, int layer, size_t j, int step, char *err, size_t errlen)
+static int reduce(struct mb_disdp_switch *s, int layer, size_t j, int step, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = s->c;
     size_t chunk = s->owned[layer][j], off, n;
@@ -147,7 +148,7 @@ static int reduce(struct sw *s, int layer, size_t j, int step, char *err, size_t
 }
 
 /* Receives the probed message and acts on it: 0, -1 (memory, MPI), -2 (err). */
-static int serve(struct sw *s, MPI_Status *pst, char *err, size_t errlen)
+static int serve(struct mb_disdp_switch *s, MPI_Status *pst, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = s->c;
     int bytes = 0, src = pst->MPI_SOURCE, tag = pst->MPI_TAG;
@@ -191,7 +192,7 @@ static int serve(struct sw *s, MPI_Status *pst, char *err, size_t errlen)
     return reduce(s, layer, j, step, err, errlen);
 }
 
-static void sw_free(struct sw *s)
+static void sw_free(struct mb_disdp_switch *s)
 {
     const struct mb_disdp_cfg *c = s->c;
     while (s->pend) {
@@ -202,7 +203,7 @@ static void sw_free(struct sw *s)
         free(p);
     }
     for (int l = 0; l < c->nlayers; l++) {
-        for (size_t j = 0; s->slot && s->slot[l] && j < s->nowned[l]; j++) {
+        for (size_t j = 0; s->slot && s->nowned && s->slot[l] && j < s->nowned[l]; j++) {
             for (int w = 0; s->slot[l][j].in && w < c->W; w++)
                 free(s->slot[l][j].in[w]);
             free(s->slot[l][j].in);
@@ -222,7 +223,7 @@ static void sw_free(struct sw *s)
     free(s->pcount[1]);
 }
 
-static int sw_init(struct sw *s, uint64_t *expect)
+static int sw_init(struct mb_disdp_switch *s)
 {
     const struct mb_disdp_cfg *c = s->c;
     int L = c->nlayers;
@@ -252,50 +253,67 @@ static int sw_init(struct sw *s, uint64_t *expect)
             }
         owned_total += s->nowned[l];
     }
-    /* per step: each owned chunk twice from its PS, once from each worker */
-    *expect = (uint64_t)c->steps * owned_total * (uint64_t)(2 + c->W);
+    /* per step: each owned chunk twice per micro-batch from its PS, once from each worker */
+    s->per_step = owned_total * (uint64_t)(2 * mb_disdp_micro(c) + c->W);
     return 0;
 }
 
-int mb_disdp_switch_run(const struct mb_disdp_cfg *c, struct mb_disdp_switch_stats *st, char *err, size_t errlen)
+struct mb_disdp_switch *mb_disdp_switch_new(const struct mb_disdp_cfg *c, char *err, size_t errlen)
 {
-    struct sw s = {.c = c};
-    MPI_Comm_rank(c->comm, &s.me);
-    uint64_t expect = 0, got = 0;
-    int rc = 0;
-    if (sw_init(&s, &expect) != 0) {
-        snprintf(err, errlen, "switch rank %d: out of memory", s.me);
-        sw_free(&s);
-        return -1;
+    struct mb_disdp_switch *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "switch: out of memory");
+        return NULL;
     }
-    while (got < expect || s.pend) {
+    s->c = c;
+    MPI_Comm_rank(c->comm, &s->me);
+    if (sw_init(s) != 0) {
+        snprintf(err, errlen, "switch rank %d: out of memory", s->me);
+        mb_disdp_switch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+int mb_disdp_switch_step(struct mb_disdp_switch *s, char *err, size_t errlen)
+{
+    const struct mb_disdp_cfg *c = s->c;
+    uint64_t got = 0;
+    while (got < s->per_step || s->pend) {
         int moved = 0, flag = 0;
         MPI_Status pst;
-        if (got < expect) {
+        if (got < s->per_step) {
             MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &flag, &pst);
             if (flag) {
                 got++;
                 moved = 1;
-                int r = serve(&s, &pst, err, errlen);
+                int r = serve(s, &pst, err, errlen);
                 if (r == -1)
-                    snprintf(err, errlen, "switch rank %d: out of memory or an MPI call failed", s.me);
-                if (r) {
-                    rc = -1;
-                    break;
-                }
+                    snprintf(err, errlen, "switch rank %d: out of memory or an MPI call failed", s->me);
+                if (r)
+                    return -1;
             }
         }
-        int t = test_pending(&s);
+        int t = test_pending(s);
         if (t < 0) {
-            snprintf(err, errlen, "switch rank %d: a send failed", s.me);
-            rc = -1;
-            break;
+            snprintf(err, errlen, "switch rank %d: a send failed", s->me);
+            return -1;
         }
         if (!moved && !t)
             mb_disdp_nap(c);
     }
-    if (st)
-        *st = s.st;
-    sw_free(&s);
-    return rc;
+    return 0;
+}
+
+void mb_disdp_switch_stats(const struct mb_disdp_switch *s, struct mb_disdp_switch_stats *st)
+{
+    *st = s->st;
+}
+
+void mb_disdp_switch_free(struct mb_disdp_switch *s)
+{
+    if (!s)
+        return;
+    sw_free(s);
+    free(s);
 }

@@ -6,7 +6,7 @@
  * switch). Also: payload bytes per worker are exactly S sent (4-byte
  * gradients) and 2S received (16-bit parameters, pulled twice).
  *   test_disdp                 singleton: fixed point, checksums, layout
- *   mpirun -np W+K+N test_disdp W K N fixed|fp32 [link_gbps]
+ *   mpirun -np W+K+N test_disdp W K N fixed|fp32 [link_gbps [f32|bf16|f16 [micro]]]
  * MB_FAULT_INJECT=corrupt-grad|corrupt-state|write-error must end it with
  * exit 1 and a message (tests/integration/zero_disdp.sh). MB_DISDP_STEPS
  * sets the steps (default 3; the kill test runs long), and the PS prints
@@ -37,14 +37,40 @@ static void init_cb(void *ctx, int l, float *p, uint64_t n)
         p[i] = init_param(l, i);
 }
 
-/* worker w's gradient at step s from the parameters it pulled */
-static void grad_of(int w, int s, int l, const uint16_t *p16, enum nn_dtype wire, float *g, uint64_t n)
+/* micro-batch m of worker w's gradient at step s from the parameters it pulled */
+static void grad_of(int w, int m, int s, int l, const void *pw, enum nn_dtype wire, float *g, uint64_t n)
 {
-    nn_load_f32(g, p16, wire, n);
+    nn_load_f32(g, pw, wire, n);
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t h = mb_mix64(((uint64_t)l << 48) ^ ((uint64_t)s << 40) ^ ((uint64_t)w << 32) ^ i);
+        uint64_t h = mb_mix64(((uint64_t)l << 48) ^ ((uint64_t)s << 40) ^ ((uint64_t)w << 32) ^ ((uint64_t)m << 28) ^ i);
         g[i] = 0.5f * g[i] + (float)((int)(h % 2001) - 1000) * 1e-4f * (float)(w + 1);
     }
+}
+
+/* What worker w pushes for layer l at step s: its micro-batches'
+ * gradients summed, in fixed point (q, each micro-batch quantized, as a
+ * ZeRO worker accumulates) or fp32 (sum); g is scratch. */
+static void worker_grad(const struct mb_disdp_cfg *c, int w, int s, int l, const void *pw, float *sum, int32_t *q,
+                        float *g, uint64_t n)
+{
+    char err[256];
+    int32_t *qm = malloc(n * 4 + 4);
+    memset(q, 0, n * 4);
+    for (int m = 0; m < mb_disdp_micro(c); m++) {
+        grad_of(w, m, s, l, pw, c->wire, g, n);
+        if (c->agg == MB_DISDP_AGG_FIXED) {
+            if (mb_disdp_quantize(g, n, MB_DISDP_FIXED_BITS, c->W * mb_disdp_micro(c), qm, err, sizeof err) != 0) {
+                fprintf(stderr, "test_disdp: %s\n", err);
+                abort();
+            }
+            for (uint64_t i = 0; i < n; i++)
+                q[i] += qm[i];
+        } else {
+            for (uint64_t i = 0; i < n; i++)
+                sum[i] = m ? sum[i] + g[i] : g[i];
+        }
+    }
+    free(qm);
 }
 
 struct ref_ctx {
@@ -59,30 +85,34 @@ static void final_cb(void *ctx, int l, const float *got, uint64_t n)
 {
     struct ref_ctx *r = ctx;
     struct mb_disdp_cfg *c = r->c;
-    float *p = malloc(n * 4), *m = calloc(n, 4), *v = calloc(n, 4), *g = malloc(n * 4), *sum = malloc(n * 4);
-    uint16_t *p16 = malloc(n * 2);
+    float *p = malloc(n * 4), *m = calloc(n, 4), *v = calloc(n, 4), *sum = malloc(n * 4), *g = malloc(n * 4);
+    float *wsum = malloc(n * 4);
+    void *pw = malloc(n * 4);
     int32_t *q = malloc(n * 4), *qs = calloc(n, 4);
-    char err[256];
+    int micro = mb_disdp_micro(c);
     init_cb(NULL, l, p, n);
-    nn_store_f32(p16, c->wire, p, n);
+    nn_store_f32(pw, c->wire, p, n);
     for (int s = 0; s < c->steps; s++) {
         memset(qs, 0, n * 4);
         for (int w = 0; w < c->W; w++) {
-            grad_of(w, s, l, p16, c->wire, g, n);
+            worker_grad(c, w, s, l, pw, wsum, q, g, n);
             if (c->agg == MB_DISDP_AGG_FIXED) {
-                if (mb_disdp_quantize(g, n, c->fixed_bits, c->W, q, err, sizeof err) != 0)
-                    abort();
                 for (uint64_t i = 0; i < n; i++)
                     qs[i] += q[i];
             } else {
                 for (uint64_t i = 0; i < n; i++)
-                    sum[i] = w ? sum[i] + g[i] : g[i];
+                    sum[i] = w ? sum[i] + wsum[i] : wsum[i];
             }
         }
+        (void)micro;
         if (c->agg == MB_DISDP_AGG_FIXED)
-            mb_disdp_dequantize(qs, n, c->fixed_bits, c->W, sum);
-        nn_adam_step(&r->hp, s + 1, n, p, m, v, sum, NN_F32, c->agg == MB_DISDP_AGG_FIXED ? 1.0f : 1.0f / (float)c->W,
-                     p16, c->wire);
+            mb_disdp_dequantize(qs, n, mb_disdp_grad_scale(c), sum);
+        int work = c->wire != NN_F32;
+        nn_adam_step(&r->hp, s + 1, n, p, m, v, sum, NN_F32,
+                     c->agg == MB_DISDP_AGG_FIXED ? 1.0f : (float)mb_disdp_grad_scale(c), work ? pw : NULL,
+                     work ? c->wire : NN_F32);
+        if (!work)
+            memcpy(pw, p, n * 4);
     }
     for (uint64_t i = 0; i < n; i++)
         if (memcmp(&p[i], &got[i], 4) != 0) {
@@ -90,7 +120,7 @@ static void final_cb(void *ctx, int l, const float *got, uint64_t n)
                 fprintf(stderr, "layer %d element %llu: PS has %.9g, serial Adam %.9g\n", l, (unsigned long long)i,
                         (double)got[i], (double)p[i]);
         }
-    free(p), free(m), free(v), free(g), free(sum), free(p16), free(q), free(qs);
+    free(p), free(m), free(v), free(g), free(sum), free(wsum), free(pw), free(q), free(qs);
 }
 
 static int run_worker(struct mb_disdp_cfg *c, double gbps, int rank)
@@ -102,32 +132,42 @@ static int run_worker(struct mb_disdp_cfg *c, double gbps, int rank)
         fprintf(stderr, "test_disdp: rank %d: %s\n", rank, err);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    uint16_t *fw[NL], *bw[NL];
-    float *g[NL];
+    size_t ws = nn_dtype_size(c->wire);
+    char *fw[NL], *bw[NL];
+    float *g[NL], *scratch[NL];
+    int32_t *q[NL];
     for (int l = 0; l < NL; l++) {
-        fw[l] = malloc(numel[l] * 2);
-        bw[l] = malloc(numel[l] * 2);
+        fw[l] = malloc(numel[l] * ws);
+        bw[l] = malloc(numel[l] * ws);
         g[l] = malloc(numel[l] * 4);
+        scratch[l] = malloc(numel[l] * 4);
+        q[l] = malloc(numel[l] * 4);
     }
-    int bad = 0;
+    int bad = 0, micro = mb_disdp_micro(c);
     for (int s = 0; s < c->steps; s++) {
-        struct mb_disdp_op *pull = mb_disdp_pull(a, 0, MB_DISDP_FWD, fw[0]), *push[NL];
-        for (int l = 0; l < NL; l++) { /* the next layer's pull flies while this one "computes" */
-            struct mb_disdp_op *next = l + 1 < NL ? mb_disdp_pull(a, l + 1, MB_DISDP_FWD, fw[l + 1]) : NULL;
-            if (mb_disdp_wait(a, pull, err, sizeof err) != 0)
-                goto fail;
-            pull = next;
-        }
-        pull = mb_disdp_pull(a, NL - 1, MB_DISDP_BWD, bw[NL - 1]);
-        for (int l = NL - 1; l >= 0; l--) {
-            struct mb_disdp_op *next = l > 0 ? mb_disdp_pull(a, l - 1, MB_DISDP_BWD, bw[l - 1]) : NULL;
-            if (mb_disdp_wait(a, pull, err, sizeof err) != 0)
-                goto fail;
-            pull = next;
-            if (memcmp(fw[l], bw[l], numel[l] * 2) != 0 && bad++ < 3)
-                fprintf(stderr, "rank %d step %d layer %d: backward pulled other parameters than forward\n", rank, s, l);
-            grad_of(rank, s, l, bw[l], c->wire, g[l], numel[l]);
-            push[l] = mb_disdp_push(a, l, g[l]);
+        struct mb_disdp_op *push[NL];
+        for (int m = 0; m < micro; m++) {
+            struct mb_disdp_op *pull = mb_disdp_pull(a, 0, MB_DISDP_FWD, fw[0]);
+            for (int l = 0; l < NL; l++) { /* the next layer's pull flies while this one "computes" */
+                struct mb_disdp_op *next = l + 1 < NL ? mb_disdp_pull(a, l + 1, MB_DISDP_FWD, fw[l + 1]) : NULL;
+                if (mb_disdp_wait(a, pull, err, sizeof err) != 0)
+                    goto fail;
+                pull = next;
+            }
+            pull = mb_disdp_pull(a, NL - 1, MB_DISDP_BWD, bw[NL - 1]);
+            for (int l = NL - 1; l >= 0; l--) {
+                struct mb_disdp_op *next = l > 0 ? mb_disdp_pull(a, l - 1, MB_DISDP_BWD, bw[l - 1]) : NULL;
+                if (mb_disdp_wait(a, pull, err, sizeof err) != 0)
+                    goto fail;
+                pull = next;
+                if (memcmp(fw[l], bw[l], numel[l] * ws) != 0 && bad++ < 3)
+                    fprintf(stderr, "rank %d step %d layer %d: backward pulled other parameters than forward\n", rank,
+                            s, l);
+                if (m == micro - 1) { /* all micro-batches pulled the same parameters: the sum at once */
+                    worker_grad(c, rank, s, l, bw[l], g[l], q[l], scratch[l], numel[l]);
+                    push[l] = mb_disdp_push(a, l, c->agg == MB_DISDP_AGG_FIXED ? (void *)q[l] : (void *)g[l]);
+                }
+            }
         }
         for (int l = 0; l < NL; l++)
             if (mb_disdp_wait(a, push[l], err, sizeof err) != 0)
@@ -139,18 +179,19 @@ static int run_worker(struct mb_disdp_cfg *c, double gbps, int rank)
     uint64_t P = 0;
     for (int l = 0; l < NL; l++)
         P += numel[l];
-    uint64_t S_grad = (uint64_t)c->steps * P * 4, S_param = (uint64_t)c->steps * P * nn_dtype_size(c->wire);
-    printf("worker %d: sent %llu bytes (S = %llu), received %llu (2S = %llu), %llu pulls, %llu pushes, agent %.3f CPU s\n",
+    /* S: the model's bytes per step, 4-byte gradients out, parameters in as the wire carries them */
+    uint64_t S_grad = (uint64_t)c->steps * P * 4, S_param = (uint64_t)c->steps * P * ws;
+    printf("worker %d: sent %llu bytes (S = %llu), received %llu (%dS = %llu), %llu pulls, %llu pushes, agent %.3f CPU s\n",
            rank, (unsigned long long)st.sent_bytes, (unsigned long long)S_grad, (unsigned long long)st.recv_bytes,
-           (unsigned long long)(2 * S_param), (unsigned long long)st.pulls, (unsigned long long)st.pushes,
-           st.agent_cpu_s);
+           2 * micro, (unsigned long long)(2 * (uint64_t)micro * S_param), (unsigned long long)st.pulls,
+           (unsigned long long)st.pushes, st.agent_cpu_s);
     EXPECT(st.sent_bytes == S_grad);
-    EXPECT(st.recv_bytes == 2 * S_param);
-    EXPECT(st.pulls == (uint64_t)(2 * NL * c->steps));
+    EXPECT(st.recv_bytes == 2 * (uint64_t)micro * S_param);
+    EXPECT(st.pulls == (uint64_t)(2 * micro * NL * c->steps));
     EXPECT(st.pushes == (uint64_t)(NL * c->steps));
     EXPECT(bad == 0);
     for (int l = 0; l < NL; l++)
-        free(fw[l]), free(bw[l]), free(g[l]);
+        free(fw[l]), free(bw[l]), free(g[l]), free(scratch[l]), free(q[l]);
     return 0;
 fail:
     mb_disdp_agent_stop(a, NULL, err + 256, 256);
@@ -169,7 +210,7 @@ static void singleton(void)
     EXPECT(q[0] == 1 << 19 && q[1] == -(1 << 18) && q[2] == 0 && q[3] == -3 * (1 << 20));
     for (int i = 0; i < 5; i++)
         q[i] *= 2; /* two workers, the same gradient: the mean is it again (quantized) */
-    mb_disdp_dequantize(q, 5, 20, 2, back);
+    mb_disdp_dequantize(q, 5, ldexp(0.5, -20), back);
     EXPECT(back[0] == 0.5f && back[1] == -0.25f && back[2] == 0.0f && back[3] == -3.0f);
     float big = 2000.0f, nan = NAN;
     EXPECT(mb_disdp_quantize(&big, 1, 20, 2, q, err, sizeof err) != 0 && strstr(err, "does not fit"));
@@ -190,7 +231,8 @@ static void singleton(void)
     EXPECT(!mb_disdp_sums_match(MB_DISDP_AGG_FP32, 2, s + 1e-3, s, a));
     /* layout: every chunk has one switch, every layer one PS, tags distinct */
     struct mb_disdp_cfg c = {.comm = MPI_COMM_WORLD, .W = 2, .K = 3, .N = 2, .nlayers = NL, .numel = numel,
-                             .chunk_elems = 1024, .wire = NN_BF16, .steps = 1};
+                             .chunk_elems = 1024, .wire = NN_BF16, .steps = 1, .agg = MB_DISDP_AGG_FIXED};
+    EXPECT(mb_disdp_grad_scale(&c) == ldexp(0.5, -MB_DISDP_FIXED_BITS));
     EXPECT(mb_disdp_cfg_check(&c, err, sizeof err) != 0 && strstr(err, "1 ranks, but W+K+N = 2+3+2 = 7"));
     EXPECT(mb_disdp_nchunks(&c, 1) == 5 && mb_disdp_nchunks(&c, 2) == 1);
     size_t off, n;
@@ -205,6 +247,9 @@ static void singleton(void)
         EXPECT(mb_disdp_tag(&c, 0, MB_DISDP_FWD, l) != mb_disdp_tag(&c, 0, MB_DISDP_BWD, l));
         EXPECT(mb_disdp_tag(&c, 1, MB_DISDP_FWD, l) == 1 + 2 * NL + l);
     }
+    c.wire = NN_I32;
+    c.K = 1, c.N = 4;
+    EXPECT(mb_disdp_cfg_check(&c, err, sizeof err) != 0 && strstr(err, "fp32, fp16 or bf16"));
     c.wire = NN_F32;
     c.K = 1, c.N = 0;
     EXPECT(mb_disdp_cfg_check(&c, err, sizeof err) != 0 && strstr(err, "parameter server"));
@@ -231,10 +276,18 @@ int main(int argc, char **argv)
         return 2;
     }
     struct mb_disdp_cfg c = {.comm = MPI_COMM_WORLD, .W = atoi(argv[1]), .K = atoi(argv[2]), .N = atoi(argv[3]),
-                             .nlayers = NL, .numel = numel, .chunk_elems = 1024, .wire = NN_BF16,
-                             .agg = strcmp(argv[4], "fixed") == 0 ? MB_DISDP_AGG_FIXED : MB_DISDP_AGG_FP32,
-                             .fixed_bits = MB_DISDP_FIXED_BITS, .steps = steps_, .seed = 42};
+                             .nlayers = NL, .numel = numel, .chunk_elems = 1024, .wire = NN_F32,
+                             .agg = strcmp(argv[4], "fixed") == 0 ? MB_DISDP_AGG_FIXED : MB_DISDP_AGG_FP32, .steps = steps_,
+                             .seed = 42};
     double gbps = argc > 5 ? atof(argv[5]) : 0;
+    if (argc > 6 && nn_dtype_parse(argv[6], &c.wire) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "test_disdp: unknown dtype %s\n", argv[6]);
+        MPI_Finalize();
+        return 2;
+    }
+    if (argc > 7)
+        c.micro = atoi(argv[7]);
     if (getenv("MB_DISDP_STEPS"))
         c.steps = atoi(getenv("MB_DISDP_STEPS"));
     char err[512];
@@ -257,11 +310,17 @@ int main(int argc, char **argv)
     if (role == MB_DISDP_WORKER) {
         run_worker(&c, gbps, rank);
     } else if (role == MB_DISDP_SWITCH) {
-        struct mb_disdp_switch_stats st;
-        if (mb_disdp_switch_run(&c, &st, err, sizeof err) != 0) {
+        struct mb_disdp_switch *sw = mb_disdp_switch_new(&c, err, sizeof err);
+        for (int s = 0; sw && s < c.steps; s++)
+            if (mb_disdp_switch_step(sw, err, sizeof err) != 0) {
+                mb_disdp_switch_free(sw);
+                sw = NULL;
+            }
+        if (!sw) {
             fprintf(stderr, "test_disdp: rank %d (switch): %s\n", rank, err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        mb_disdp_switch_free(sw);
     } else {
         const char *dir = getenv("MB_DISDP_DIR");
         struct mb_disdp_ps_opts po = {.dir = dir ? dir : "/tmp", .nfiles = 2, .buffered = 1, .hp = ref.hp,
@@ -269,10 +328,18 @@ int main(int argc, char **argv)
         struct mb_disdp_ps_stats st;
         printf("PS %d is process %ld\n", idx, (long)getpid());
         fflush(stdout);
-        if (mb_disdp_ps_run(&c, &po, &st, err, sizeof err) != 0) {
+        struct mb_disdp_ps *ps = mb_disdp_ps_open(&c, &po, err, sizeof err);
+        int rc = ps ? 0 : -1;
+        for (int s = 0; rc == 0 && s < c.steps; s++)
+            rc = mb_disdp_ps_step(ps, err, sizeof err);
+        if (rc == 0)
+            rc = mb_disdp_ps_final(ps, err, sizeof err);
+        if (rc != 0) {
             fprintf(stderr, "test_disdp: rank %d (PS): %s\n", rank, err);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        mb_disdp_ps_stats(ps, &st);
+        mb_disdp_ps_close(ps);
         printf("PS %d: %llu layers, %llu updates, final P32 %s the serial Adam\n", idx, (unsigned long long)st.layers,
                (unsigned long long)st.updates, ref.mismatches ? "DIFFERS from" : "bit-identical to");
         EXPECT(ref.mismatches == 0);
