@@ -66,7 +66,7 @@ endif
 # its *.c files; *_cuda.cu files join it in the CUDA variant, *_nocuda.c
 # files (the CPU build's answers to "is CUDA there?") in the CPU variant.
 # Listed top-down, so the link order satisfies "depends only downwards".
-LIB_DIRS := $(wildcard gnn ratel zero nn offload polybench collectives common)
+LIB_DIRS := $(wildcard zero gnn ratel nn offload polybench collectives common)
 
 NOT_THIS_VARIANT := $(if $(filter 1,$(CUDA)),%_nocuda.c,)
 lib_c = $(filter-out $(NOT_THIS_VARIANT),$(wildcard $(1)/*.c))

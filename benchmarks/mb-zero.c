@@ -1,0 +1,376 @@
+/* mb-zero: model-sharded data parallelism (ZeRO-3 and DisDP, issue 19) on
+ * a GPT from nn/: W workers, K switch ranks, N parameter servers; the mode
+ * (zero/'s ops table) says how a step gathers parameters, reduces
+ * gradients and runs Adam. One case; each iteration is one synchronous
+ * training step of the global batch. Validated by default: after every
+ * step rank 0 runs the same training on one rank (every micro-batch in
+ * turn, zero3-serial on MPI_COMM_SELF) and every layer's gathered fp32
+ * parameters must equal it bit for bit with --agg fixed, or within a
+ * relative error of 1e-5 with fp32 sums (zero/README.md argues it). */
+#include "harness/harness.h"
+#include "../zero/zero.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct {
+    char *model, *mode, *link, *dir, *dump;
+    long long batch, micro, workers, sw, ps, adam_threads;
+    int agg, progress, trace;
+    size_t mem_budget;
+    struct zero_opts zo;
+    const struct zero_mode_ops *ops;
+    int link_auto;
+} opt;
+
+static const struct mb_opt zero_opts_table[] = {
+    {"model", 0, MB_OPT_STR, &opt.model, "gpt-tiny", NULL, 0, 0,
+     "a preset (gpt-tiny, gpt-small, ...) or layers=,hidden=,heads=,seq=,vocab= (after a preset: overrides)", "SPEC"},
+    {"mode", 0, MB_OPT_STR, &opt.mode, "zero3-serial", NULL, 0, 0, "how a step runs (zero/modes.def)", "MODE"},
+    {"batch", 0, MB_OPT_INT, &opt.batch, "0", NULL, 0, 1 << 20,
+     "global batch in sequences, a multiple of --micro x workers (0: one micro-batch per worker)", "N"},
+    {"micro", 0, MB_OPT_INT, &opt.micro, "1", NULL, 1, 1 << 16, "sequences per micro-batch", "N"},
+    {"workers", 0, MB_OPT_INT, &opt.workers, "0", NULL, 0, 1 << 20, "workers W (0: the ranks left after --switch and --ps)", "W"},
+    {"switch", 0, MB_OPT_INT, &opt.sw, "0", NULL, 0, 1 << 20, "switch (aggregator) ranks K", "K"},
+    {"ps", 0, MB_OPT_INT, &opt.ps, "0", NULL, 0, 1 << 20, "parameter-server ranks N", "N"},
+    {"agg", 0, MB_OPT_CHOICE, &opt.agg, "fp32", "fp32|fixed", 0, 0,
+     "gradient sums: fp32, or int32 fixed point (exact, order-independent: bit-identical across modes)", "HOW"},
+    {"progress", 0, MB_OPT_CHOICE, &opt.progress, "poll", "poll|thread", 0, 0,
+     "who advances overlapped collectives: the compute thread between layers, or a progress thread", "WHO"},
+    {"link-gbps", 0, MB_OPT_STR, &opt.link, "0", NULL, 0, 0,
+     "pace every worker's sends per direction at R (1e9 B/s); auto: wire time per layer = compute; 0: off", "R|auto"},
+    {"adam-threads", 0, MB_OPT_INT, &opt.adam_threads, "1", NULL, 1, 256, "zero-offload's optimizer threads", "N"},
+    {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
+     "refuse a model whose worker state exceeds this per rank (0: no limit)", "SIZE"},
+    {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
+    {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
+     "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
+    {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const label_names[] = {"mode", "agg", "progress", NULL};
+
+static int usage(struct mb_run *run, const char *line)
+{
+    if (run->rank == 0)
+        mb_warn("%s", line);
+    return MB_EXIT_USAGE;
+}
+
+static int parse_link(struct mb_run *run, char *err, size_t len)
+{
+    char *end;
+    if (strcmp(opt.link, "auto") == 0)
+        return opt.link_auto = 1, 0;
+    errno = 0;
+    double g = strtod(opt.link, &end);
+    if (errno || end == opt.link || *end || !(g >= 0) || isinf(g))
+        return snprintf(err, len, "--link-gbps: '%.100s' is not a rate: give R >= 0 (1e9 B/s), auto or 0", opt.link),
+               usage(run, err);
+    opt.zo.link_bps = g * 1e9;
+    return 0;
+}
+
+static int validate(struct mb_run *run)
+{
+    char err[700], line[800];
+    struct stat st;
+    struct zero_opts *o = &opt.zo;
+    if (nn_gpt_config_parse(opt.model, &o->cfg, err, sizeof(err)) != 0)
+        return snprintf(line, sizeof(line), "--model: %.600s", err), usage(run, line);
+    if (!(opt.ops = zero_mode_find(opt.mode)))
+        return snprintf(line, sizeof(line), "--mode: unknown mode '%.100s' (%s)", opt.mode, zero_mode_names()),
+               usage(run, line);
+    if (run->common.device == MB_DEV_CUDA)
+        return usage(run, "-d cuda: refused until nn's blocks run on CUDA");
+    o->lay = (struct zero_layout){(int)opt.workers, (int)opt.sw, (int)opt.ps};
+    if (!opt.workers)
+        o->lay.W = run->nranks - o->lay.K - o->lay.N;
+    if (zero_layout_check(&o->lay, run->nranks, opt.ops->needs_ps, err, sizeof(err)) != 0)
+        return usage(run, err);
+    o->micro = (int)opt.micro;
+    o->batch = opt.batch ? (int)opt.batch : o->micro * o->lay.W;
+    if (!zero_micro_per_worker(o))
+        return snprintf(err, sizeof(err), "--batch %d: not a multiple of --micro %d x %d workers", o->batch, o->micro,
+                        o->lay.W), usage(run, err);
+    if (parse_link(run, err, sizeof(err)) != 0)
+        return MB_EXIT_USAGE;
+    o->agg = (enum zero_agg)opt.agg;
+    o->progress = (enum zero_progress)opt.progress;
+    o->seed = (uint64_t)run->common.seed;
+    o->hp = nn_adam_default();
+    o->adam_threads = (int)opt.adam_threads;
+    o->dir = opt.dir;
+    o->trace = opt.trace;
+    if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
+        return snprintf(err, sizeof(err), "--mode %s%s: needs MPI_THREAD_MULTIPLE, which the MPI library does not provide",
+                        opt.ops->name, opt.ops->uses_progress ? " --progress thread" : ""), usage(run, err);
+    uint64_t need = zero_worker_bytes(o);
+    if (opt.mem_budget && need > opt.mem_budget)
+        return snprintf(err, sizeof(err), "--mem-budget %zu: a worker of --model %.100s needs %llu bytes", opt.mem_budget,
+                        opt.model, (unsigned long long)need), usage(run, err);
+    if (opt.dir && (stat(opt.dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(opt.dir, W_OK | X_OK) != 0))
+        return snprintf(err, sizeof(err), "--dir: %.500s: %s", opt.dir,
+                        stat(opt.dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "not a folder" : "not writable"),
+               usage(run, err);
+    if (opt.dump && access(opt.dump, F_OK) == 0)
+        return snprintf(err, sizeof(err), "--dump-params: %.500s exists (never overwritten)", opt.dump), usage(run, err);
+    return 0;
+}
+
+static void config(struct mb_run *run, struct mb_kvlist *cfg)
+{
+    (void)run;
+    const struct zero_opts *o = &opt.zo;
+    mb_kv_str(cfg, "model_shape", opt.model);
+    mb_kv_int(cfg, "layers", o->cfg.layers);
+    mb_kv_int(cfg, "hidden", o->cfg.hidden);
+    mb_kv_int(cfg, "heads", o->cfg.heads);
+    mb_kv_int(cfg, "seq", o->cfg.seq);
+    mb_kv_int(cfg, "vocab", o->cfg.vocab);
+    mb_kv_int(cfg, "W", o->lay.W);
+    mb_kv_int(cfg, "K", o->lay.K);
+    mb_kv_int(cfg, "N", o->lay.N);
+    mb_kv_int(cfg, "global_batch", o->batch);
+    mb_kv_int(cfg, "micro_per_worker", zero_micro_per_worker(o));
+    mb_kv_int(cfg, "fixed_frac_bits", ZERO_FIXED_FRAC_BITS);
+    mb_kv_str(cfg, "precision", "parameters, gradients, activations, master and moments fp32");
+}
+
+static int plan(struct mb_run *run)
+{
+    run->cases = calloc(1, sizeof(*run->cases));
+    if (!run->cases)
+        mb_die(1, "out of memory planning the case");
+    struct mb_case *c = &run->cases[run->ncases++];
+    c->labels[0] = opt.ops->name;
+    c->labels[1] = opt.agg ? "fixed" : "fp32";
+    c->labels[2] = opt.ops->uses_progress ? (opt.progress ? "thread" : "poll") : "-";
+    c->count = (uint64_t)opt.zo.batch * (uint64_t)opt.zo.cfg.seq; /* tokens per step */
+    snprintf(c->name, sizeof(c->name), "%s/%s/%s", c->labels[0], c->labels[1], c->labels[2]);
+    snprintf(c->group, sizeof(c->group), "%.60s W=%d K=%d N=%d batch=%d micro=%d link-gbps=%.20s", opt.model,
+             opt.zo.lay.W, opt.zo.lay.K, opt.zo.lay.N, opt.zo.batch, opt.zo.micro, opt.link);
+    return 0;
+}
+
+struct st {
+    struct mb_run *run;
+    const char *name;
+    struct zero_run *z;
+    struct zero_run *ref;     /* rank 0's one-rank reference (check) */
+    double cpu0, worst_rel;
+    char err[700];
+};
+
+static void on_span(void *ctx, const char *what, const char *name, double start, double end)
+{
+    (void)ctx;
+    if (mb_trace_enabled())
+        mb_trace_span(mb_trace_lane(what), name, mb_trace_clock(start), mb_trace_clock(end));
+}
+
+static int setup(struct mb_run *run, const struct mb_case *c, void **state)
+{
+    struct st *s = calloc(1, sizeof(*s));
+    if (!s)
+        return mb_warn("out of memory: the case's state"), -1;
+    *state = s;
+    s->run = run;
+    s->name = c->name;
+    if (opt.trace)
+        mb_trace_enable(1);
+    if (!(s->z = zero_run_new(&opt.zo, opt.ops, run->comm, s->err, sizeof(s->err))))
+        return mb_warn("%s", s->err), -1;
+    s->z->on_span = on_span;
+    if (opt.link_auto) {
+        double bps = zero_link_auto(s->z);
+        if (run->rank == 0 && !run->common.quiet)
+            printf("# --link-gbps auto: %.4g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
+    }
+    if (run->common.check && run->rank == 0) {
+        struct zero_opts r = opt.zo;
+        r.lay = (struct zero_layout){1, 0, 0};
+        r.link_bps = 0;
+        if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
+            return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
+    }
+    static char emulation[400];
+    snprintf(emulation, sizeof(emulation), "%s%s",
+             "workers, switches and parameter servers: MPI ranks on this host's cores",
+             opt.zo.link_bps > 0 || opt.link_auto ? "; network link per worker: its collective sends paced per direction "
+                                                   "by a token bucket (mb_coll pacing hook)" : "");
+    run->emulation = emulation;
+    s->cpu0 = mb_cpu_s(1);
+    return 0;
+}
+
+static int iterate(void *state, long long iter, double *elapsed)
+{
+    (void)iter, (void)elapsed;
+    struct st *s = state;
+    if (zero_run_step(s->z, s->err, sizeof(s->err)) != 0) {
+        mb_warn("%s: rank %d (%s): step %lld: %s", s->name, s->run->rank, zero_role_name(s->z->role), s->z->step,
+                s->err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every worker's shards gathered, against the reference's (rank 0). */
+static int check(void *state, long long iter, char *msg, size_t len)
+{
+    (void)iter;
+    struct st *s = state;
+    struct zero_run *z = s->z;
+    if (z->role != ZERO_WORKER)
+        return 0;
+    while (s->ref && s->ref->step < z->step)
+        if (zero_run_step(s->ref, s->err, sizeof(s->err)) != 0)
+            return snprintf(msg, len, "the reference step failed: %s", s->err), 1;
+    int bad = 0;
+    for (int i = 0; i < z->L; i++) {
+        size_t n = z->layer[i].numel;
+        float *p = malloc(n * 4 + 4);
+        if (!p || zero_layer_params(z, i, p) != 0) {
+            free(p);
+            return snprintf(msg, len, "layer %d: gathering the parameters failed", i), 1;
+        }
+        if (s->ref && !bad) {
+            float *q = s->ref->layer[i].master; /* one rank: the shard is the layer */
+            double d2 = 0, r2 = 0;
+            for (size_t k = 0; k < n; k++) {
+                d2 += ((double)p[k] - q[k]) * ((double)p[k] - q[k]);
+                r2 += (double)q[k] * q[k];
+            }
+            double rel = sqrt(d2) / (r2 > 0 ? sqrt(r2) : 1);
+            s->worst_rel = rel > s->worst_rel || rel != rel ? rel : s->worst_rel;
+            if (opt.zo.agg == ZERO_AGG_FIXED && memcmp(p, q, n * 4) != 0) {
+                size_t k = 0;
+                while (k < n && memcmp(&p[k], &q[k], 4) == 0)
+                    k++;
+                snprintf(msg, len, "step %lld: layer %d parameter %zu: %.9g, one-rank reference %.9g (fixed: "
+                         "must be bit-identical)", z->step, i, k, p[k], q[k]);
+                bad = 1;
+            } else if (!(rel <= 1e-5)) {
+                snprintf(msg, len, "step %lld: layer %d: relative error %.3g over 1e-5 against the one-rank "
+                         "reference", z->step, i, rel);
+                bad = 1;
+            }
+        }
+        free(p);
+    }
+    if (!(z->st.loss == z->st.loss) && !bad) {
+        snprintf(msg, len, "step %lld: loss is %g", z->step, z->st.loss);
+        bad = 1;
+    }
+    return bad;
+}
+
+static int dump_params(struct st *s)
+{
+    struct zero_run *z = s->z;
+    int fd = -1, bad = 0;
+    if (s->run->rank == 0 && (fd = open(opt.dump, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+        bad = (mb_warn("--dump-params: %s: %s", opt.dump, strerror(errno)), 1);
+    for (int i = 0; i < z->L; i++) {
+        size_t n = z->layer[i].numel;
+        float *p = malloc(n * 4 + 4);
+        if (!p || zero_layer_params(z, i, p) != 0)
+            bad = 1;
+        else if (fd >= 0 && write(fd, p, n * 4) != (ssize_t)(n * 4))
+            bad = (mb_warn("--dump-params: %s: %s", opt.dump, strerror(errno)), 1);
+        free(p);
+    }
+    if (fd >= 0 && (fsync(fd) != 0 || close(fd) != 0))
+        bad = 1;
+    return bad;
+}
+
+/* Per worker values gathered to rank 0 (workers first in rank order). */
+enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_PROG_CPU, NV };
+static const char *const vnames[NV] = {"sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s",
+                                       "step_s", "worker_cpu_s", "progress_thread_cpu_s"};
+
+static void record(struct st *s)
+{
+    struct zero_run *z = s->z;
+    struct mb_run *run = s->run;
+    double mine[NV] = {0}, *all = NULL;
+    if (z->role == ZERO_WORKER) {
+        double n = z->st.steps > 0 ? (double)z->st.steps : 1;
+        mine[V_SENT] = (double)z->st.sent_bytes / n, mine[V_RECV] = (double)z->st.recv_bytes / n;
+        mine[V_COMPUTE] = z->st.compute_s / n, mine[V_WAIT] = z->st.comm_wait_s / n;
+        mine[V_OPT] = z->st.optimizer_s / n, mine[V_STEP] = z->st.step_s / n;
+        mine[V_CPU] = (mb_cpu_s(1) - s->cpu0) / n, mine[V_PROG_CPU] = zero_comm_thread_cpu_s(z->cc) / n;
+    }
+    if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
+        mb_die(1, "out of memory: gathering the counters");
+    MPI_Gather(mine, NV, MPI_DOUBLE, all, NV, MPI_DOUBLE, 0, run->comm);
+    uint32_t crc[256] = {0};
+    for (int i = 0; z->role == ZERO_WORKER && i < z->L && i < 256; i++)
+        crc[i] = zero_layer_crc(z, i);
+    if (run->rank != 0)
+        return;
+    struct mb_result *r = &run->result;
+    const char *cn = s->name;
+    for (int w = 0; w < opt.zo.lay.W; w++)
+        for (int k = 0; k < NV; k++) {
+            char key[64];
+            snprintf(key, sizeof(key), "worker_%s_per_step", vnames[k]);
+            if (k == V_SENT || k == V_RECV)
+                mb_metric_at_int(r, cn, key, (size_t)w, (long long)llround(all[w * NV + k]));
+            else
+                mb_metric_at_dbl(r, cn, key, (size_t)w, all[w * NV + k]);
+        }
+    mb_metric_case_int(r, cn, "wire_param_bytes", (long long)zero_wire_param_bytes(&opt.zo));
+    mb_metric_case_int(r, cn, "steps", z->st.steps);
+    mb_metric_case_dbl(r, cn, "loss_last", z->st.loss);
+    mb_metric_case_dbl(r, cn, "link_Bps", z->o.link_bps);
+    mb_metric_case_str(r, cn, "link", opt.link_auto ? "auto" : z->o.link_bps > 0 ? "paced" : "off");
+    mb_metric_case_dbl(r, cn, "check_worst_rel_error", s->worst_rel);
+    for (int i = 0; i < z->L && i < 256; i++)
+        mb_metric_at_int(r, cn, "layer_crc32c", (size_t)i, crc[i]);
+    if (!run->common.quiet)
+        printf("#   per step (worker 0): compute %.4f s, exposed comm %.4f s, optimizer %.4f s; sent %.0f bytes "
+               "(wire S = %llu)\n", all[V_COMPUTE], all[V_WAIT], all[V_OPT], all[V_SENT],
+               (unsigned long long)zero_wire_param_bytes(&opt.zo));
+    free(all);
+}
+
+static void teardown(void *state)
+{
+    struct st *s = state;
+    if (s->z && s->z->st.steps) {
+        record(s);
+        if (opt.dump && dump_params(s) && s->run->rank == 0)
+            mb_warn("--dump-params: %s not written", opt.dump);
+    }
+    zero_run_free(s->ref);
+    zero_run_free(s->z);
+    free(s);
+}
+
+static const struct mb_bench bench = {
+    .name = "mb-zero",
+    .description = "ZeRO-3 / DisDP: model-sharded data parallelism on a GPT, workers, switches and parameter servers",
+    .opts = zero_opts_table,
+    .label_names = label_names,
+    /* asked always: --progress thread and disdp's agents call MPI from
+     * threads of their own; validate refuses those modes without it */
+    .thread_level = MPI_THREAD_MULTIPLE,
+    .validate = validate,
+    .config = config,
+    .plan = plan,
+    .setup = setup,
+    .iterate = iterate,
+    .check = check,
+    .teardown = teardown,
+};
+
+int main(int argc, char **argv) { return mb_main(&bench, argc, argv); }

@@ -1,0 +1,281 @@
+/* The workers' collective requests: mb_coll_start's ring allgather and
+ * reduce_scatter_block, paced and counted by the pacing hook, advanced by
+ * the compute thread (poll) or by a progress thread (thread). A waiter
+ * polls and sleeps 20 us between rounds (or until the pacer's next send
+ * time), never spins. */
+#include "zero.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NAP_S 20e-6
+
+struct zero_req {
+    struct mb_coll_req *q;
+    int kind;                  /* MB_COLL_ALLGATHER or MB_COLL_REDUCE_SCATTER */
+    int layer;
+    uint64_t recv_bytes;       /* the ring's (W-1) blocks, counted at completion */
+    int done, failed;          /* set by whoever advances it (under mu in THREAD) */
+    struct zero_req *next;
+};
+
+struct zero_comm {
+    struct zero_run *z;
+    enum zero_progress how;
+    /* pacing: one owner (the thread that advances), a token bucket */
+    struct mb_rate rate;
+    int held;
+    double ready_at, paced_s;
+    uint64_t sent;             /* bytes the hook let go */
+    struct mb_coll_pace hook;
+    /* in flight, in start order */
+    struct zero_req *head;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    pthread_t thr;
+    int thread_on, stop;
+};
+
+static void nap(double s)
+{
+    struct timespec ts = {0, (long)(s * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static int pace_fn(void *ctx, size_t bytes)
+{
+    struct zero_comm *c = ctx;
+    if (c->rate.rate > 0) {
+        double now = mb_now();
+        if (!c->held) {
+            c->ready_at = mb_rate_reserve(&c->rate, (double)bytes);
+            c->held = 1;
+        }
+        if (now < c->ready_at)
+            return 0;
+        c->held = 0;
+    }
+    c->sent += bytes;
+    return 1;
+}
+
+/* Advances every request in flight once (the owner thread): 1 when any
+ * finished. Finished ones are freed from MPI's side here. Under THREAD the
+ * caller holds mu, released around the MPI calls: a request that is not
+ * done is never unlinked (zero_req_wait unlinks done ones, under mu). */
+static int advance_all(struct zero_comm *c)
+{
+    int any = 0, locked = c->how == ZERO_PROGRESS_THREAD;
+    for (struct zero_req *r = c->head; r; r = r->next) {
+        if (r->done)
+            continue;
+        if (locked)
+            pthread_mutex_unlock(&c->mu);
+        int rc = mb_coll_progress(r->q), ok = 1;
+        if (rc != 0) {
+            ok = mb_coll_req_wait(r->q) == MPI_SUCCESS && rc == 1;
+            r->q = NULL;
+        }
+        if (locked)
+            pthread_mutex_lock(&c->mu);
+        if (rc == 0)
+            continue;
+        r->failed = !ok;
+        r->done = 1;
+        if (locked)
+            pthread_cond_broadcast(&c->done);
+        any = 1;
+    }
+    return any;
+}
+
+/* How long to sleep before the next round: the pacer's send time when a
+ * send is held, else a short nap. */
+static double next_nap(struct zero_comm *c)
+{
+    double left = c->held ? c->ready_at - mb_now() : NAP_S;
+    return left > NAP_S ? (left < 1e-3 ? left : 1e-3) : NAP_S;
+}
+
+static void *progress_main(void *arg)
+{
+    struct zero_comm *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int pending = 0;
+        for (struct zero_req *r = c->head; r; r = r->next)
+            pending |= !r->done;
+        if (c->stop && !pending)
+            break;
+        if (!pending) {
+            pthread_cond_wait(&c->work, &c->mu);
+            continue;
+        }
+        if (!advance_all(c)) {
+            double t = next_nap(c);
+            pthread_mutex_unlock(&c->mu);
+            nap(t);
+            pthread_mutex_lock(&c->mu);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+struct zero_comm *zero_comm_new(struct zero_run *z, char *err, size_t len)
+{
+    struct zero_comm *c = calloc(1, sizeof(*c));
+    if (!c)
+        return snprintf(err, len, "out of memory: the request engine"), NULL;
+    c->z = z;
+    c->how = z->mode->uses_progress ? z->o.progress : ZERO_PROGRESS_POLL;
+    /* no burst: every send waits for its own bytes to pass at the rate */
+    mb_rate_init(&c->rate, z->o.link_bps, 0);
+    c->hook = (struct mb_coll_pace){pace_fn, c};
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->work, NULL);
+    pthread_cond_init(&c->done, NULL);
+    if (c->how == ZERO_PROGRESS_THREAD) {
+        if (pthread_create(&c->thr, NULL, progress_main, c) != 0) {
+            snprintf(err, len, "cannot start the progress thread");
+            free(c);
+            return NULL;
+        }
+        c->thread_on = 1;
+    }
+    return c;
+}
+
+void zero_comm_free(struct zero_comm *c)
+{
+    if (!c)
+        return;
+    if (c->thread_on) {
+        pthread_mutex_lock(&c->mu);
+        c->stop = 1;
+        pthread_cond_broadcast(&c->work);
+        pthread_mutex_unlock(&c->mu);
+        pthread_join(c->thr, NULL);
+    }
+    while (c->head) { /* only after a failed step: finish what is left */
+        struct zero_req *r = c->head;
+        c->head = r->next;
+        if (r->q)
+            mb_coll_req_wait(r->q);
+        free(r);
+    }
+    pthread_cond_destroy(&c->work);
+    pthread_cond_destroy(&c->done);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, size_t len)
+{
+    struct zero_comm *c = z->cc;
+    struct zero_layer *ly = &z->layer[i];
+    struct zero_req *r = calloc(1, sizeof(*r));
+    if (!r)
+        return snprintf(err, len, "out of memory: a request"), NULL;
+    struct mb_coll_args a = {.kind = kind, .op = MB_COLL_SUM};
+    size_t esz;
+    if (kind == MB_COLL_ALLGATHER) {
+        /* the fp32 parameters as bytes, in place: own block at off */
+        a.sendbuf = NULL, a.recvbuf = ly->full, a.dtype = MB_COLL_INT8, a.count = ly->S * 4, esz = 1;
+    } else {
+        int fixed = z->o.agg == ZERO_AGG_FIXED;
+        a.sendbuf = fixed ? (void *)ly->acc : (void *)ly->grad, a.recvbuf = ly->red;
+        a.dtype = fixed ? MB_COLL_INT32 : MB_COLL_FLOAT, a.count = ly->S, esz = 4;
+    }
+    r->kind = kind, r->layer = i;
+    r->recv_bytes = (uint64_t)(z->o.lay.W - 1) * a.count * esz;
+    if (mb_coll_start(z->coll, &a, &c->hook, &r->q, err, len) != 0) {
+        free(r);
+        return NULL;
+    }
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_lock(&c->mu);
+    struct zero_req **tail = &c->head;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = r;
+    if (c->how == ZERO_PROGRESS_THREAD) {
+        pthread_cond_signal(&c->work);
+        pthread_mutex_unlock(&c->mu);
+    } else {
+        advance_all(c); /* posts the first step's receive and send */
+    }
+    return r;
+}
+
+struct zero_req *zero_gather_start(struct zero_run *z, int i, char *err, size_t len)
+{
+    return start(z, i, MB_COLL_ALLGATHER, err, len);
+}
+
+struct zero_req *zero_reduce_start(struct zero_run *z, int i, char *err, size_t len)
+{
+    return start(z, i, MB_COLL_REDUCE_SCATTER, err, len);
+}
+
+int zero_comm_poll(struct zero_comm *c)
+{
+    if (c->how == ZERO_PROGRESS_POLL)
+        advance_all(c);
+    return 0;
+}
+
+int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
+{
+    struct zero_comm *c = z->cc;
+    double t0 = mb_now();
+    if (c->how == ZERO_PROGRESS_THREAD) {
+        pthread_mutex_lock(&c->mu);
+        while (!r->done)
+            pthread_cond_wait(&c->done, &c->mu);
+    } else {
+        while (!r->done)
+            if (!advance_all(c) && !r->done)
+                nap(next_nap(c));
+    }
+    struct zero_req **p = &c->head;
+    while (*p != r)
+        p = &(*p)->next;
+    *p = r->next;
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_unlock(&c->mu);
+    double t1 = mb_now();
+    z->st.comm_wait_s += t1 - t0;
+    zero_span(z, "comm-wait", r->kind == MB_COLL_ALLGATHER ? "allgather" : "reduce_scatter", t0, t1);
+    int failed = r->failed;
+    if (!failed)
+        z->st.recv_bytes += r->recv_bytes;
+    if (failed)
+        snprintf(err, len, "layer %d: %s failed", r->layer,
+                 r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");
+    free(r);
+    return failed ? -1 : 0;
+}
+
+void zero_comm_set_rate(struct zero_comm *c, double bps)
+{
+    mb_rate_init(&c->rate, bps, 0); /* before any request: no owner yet */
+}
+
+uint64_t zero_comm_sent(struct zero_comm *c)
+{
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_lock(&c->mu);
+    uint64_t n = c->sent;
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+double zero_comm_thread_cpu_s(struct zero_comm *c)
+{
+    return c && c->thread_on ? mb_thread_cpu_s((unsigned long)c->thr) : 0;
+}
