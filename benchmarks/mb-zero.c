@@ -228,6 +228,8 @@ static int check(void *state, long long iter, char *msg, size_t len)
     (void)iter;
     struct st *s = state;
     struct zero_run *z = s->z;
+    if (zero_run_sync(z, s->err, sizeof(s->err)) != 0)
+        return snprintf(msg, len, "%s", s->err), 1;
     if (z->role != ZERO_WORKER)
         return 0;
     while (s->ref && s->ref->step < z->step)
@@ -347,6 +349,8 @@ static void teardown(void *state)
 {
     struct st *s = state;
     if (s->z && s->z->st.steps) {
+        if (zero_run_sync(s->z, s->err, sizeof(s->err)) != 0)
+            mb_warn("rank %d: %s", s->run->rank, s->err);
         record(s);
         if (opt.dump && dump_params(s) && s->run->rank == 0)
             mb_warn("--dump-params: %s not written", opt.dump);
