@@ -139,7 +139,8 @@ struct mb_disdp_switch_stats {
 struct mb_disdp_switch;
 struct mb_disdp_switch *mb_disdp_switch_new(const struct mb_disdp_cfg *c, char *err, size_t errlen);
 /* Serves one step; 0, or -1 with the reason (a corrupt gradient: "step S
- * layer L chunk C: rank R's gradient fails the linear checksum"). */
+ * layer L chunk C: rank R's gradient fails the linear checksum", steps
+ * counted from 1). */
 int mb_disdp_switch_step(struct mb_disdp_switch *s, char *err, size_t errlen);
 void mb_disdp_switch_stats(const struct mb_disdp_switch *s, struct mb_disdp_switch_stats *st);
 void mb_disdp_switch_free(struct mb_disdp_switch *s);

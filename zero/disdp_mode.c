@@ -209,18 +209,24 @@ static int worker_step(struct zero_run *z, struct dmode *d, char *err, size_t le
 static int step(struct zero_run *z, char *err, size_t len)
 {
     struct dmode *d = z->mode_state;
+    int rc = 0;
+    double t0 = mb_now();
     switch (z->role) {
     case ZERO_WORKER:
-        return worker_step(z, d, err, len);
+        rc = worker_step(z, d, err, len);
+        break;
     case ZERO_SWITCH:
-        return mb_disdp_switch_step(d->sw, err, len);
-    case ZERO_PS: {
-        double t0 = mb_now();
-        int rc = mb_disdp_ps_step(d->ps, err, len);
+        rc = mb_disdp_switch_step(d->sw, err, len);
+        break;
+    case ZERO_PS:
+        rc = mb_disdp_ps_step(d->ps, err, len);
         z->st.optimizer_s += mb_now() - t0;
-        return rc;
+        break;
     }
-    }
+    /* the other roles are waiting on this one's messages, not in a
+     * collective that would return: a failure ends the job here */
+    if (rc != 0)
+        mb_die(1, "disdp: rank %d (%s): step %lld: %s", z->rank, zero_role_name(z->role), z->step + 1, err);
     return 0;
 }
 

@@ -195,7 +195,7 @@ static int unpack(struct mb_disdp_ps *p, int i, int step, char *err, size_t errl
             snprintf(err, errlen,
                      "step %d layer %d chunk %zu: the summed gradient from switch rank %d fails the linear checksum "
                      "(%.17g, expected %.17g)",
-                     step, l, k, mb_disdp_switch_rank(c, l, k), s, t[0]);
+                     step + 1, l, k, mb_disdp_switch_rank(c, l, k), s, t[0]);
             return -1;
         }
         if (c->agg == MB_DISDP_AGG_FIXED)
@@ -244,7 +244,7 @@ static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st
         st->param_bytes_out += 2 * (uint64_t)micro * c->numel[p->layer[i]] * nn_dtype_size(c->wire);
     return p->store ? mb_ostore_drain(p->store, err, errlen) : 0;
 mpi:
-    snprintf(err, errlen, "PS rank %d: an MPI call failed in step %d", p->me, step);
+    snprintf(err, errlen, "PS rank %d: an MPI call failed in step %d", p->me, step + 1);
     return -1;
 }
 

@@ -122,14 +122,14 @@ static int reduce(struct mb_disdp_switch *s, int layer, size_t j, int step, char
                 snprintf(err, errlen,
                          "step %d layer %d chunk %zu: rank %d's gradient fails the linear checksum "
                          "(reduced block sums to %.17g, the senders' sums to %.17g; rank %d's block %.17g, its sum %.17g)",
-                         step, layer, chunk, w, got, want[0], w, ws, t[0]);
+                         step + 1, layer, chunk, w, got, want[0], w, ws, t[0]);
                 free(out);
                 return -2;
             }
         }
         snprintf(err, errlen,
                  "step %d layer %d chunk %zu: switch rank %d's reduced block fails the linear checksum (%.17g, senders' sums %.17g)",
-                 step, layer, chunk, s->me, got, want[0]);
+                 step + 1, layer, chunk, s->me, got, want[0]);
         free(out);
         return -2;
     }
