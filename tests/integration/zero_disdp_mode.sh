@@ -1,8 +1,8 @@
-# mb-zero --mode disdp (zero/disdp_mode.c): gpt-tiny, 3 steps, W = 2..3,
-# PS 1..2, K 1..2. With --agg fixed every step's parameters are
-# bit-identical to the one-rank run (mb-zero's check) and the final ones to
-# zero3-serial's (--dump-params, cmp); with fp32 sums within the check's
-# 1e-5. Bytes per worker per step, exact: gpt-tiny has P = 27008
+# mb-zero --mode disdp (zero/disdp_mode.c) beyond zero_train.sh (which
+# runs it at W = 2..3, PS 1..2 against the single-rank run): gpt-tiny, 3
+# steps, one micro-batch per worker, K = 1 and 2 switch ranks, final
+# parameters bit-identical to zero3-serial's (--dump-params, cmp); a
+# paced run with 2 micro-batches per worker. Bytes per worker per step, exact: gpt-tiny has P = 27008
 # parameters (embedding 16·32 + 16·32, two blocks of 12·32² + 13·32, head
 # 2·32 + 32·16), S = 4P = 108032 fp32 bytes: sent S, received 2S per
 # micro-batch. Faults exit 1 and say what failed; a PS killed with
@@ -18,7 +18,7 @@ zrun() { # NP DESCRIPTION ARGS...: mb-zero under mpirun, bounded
 }
 
 n=0
-for cfg in "4 2 1 1" "5 2 1 2" "5 3 1 1" "6 3 1 2" "5 2 2 1"; do
+for cfg in "4 2 1 1" "5 2 2 1"; do
   set -- $cfg
   n=$((n + 1))
   zrun "$1" "disdp fixed W=$2 K=$3 N=$4" --mode disdp --workers "$2" --switch "$3" --ps "$4" --agg fixed \
@@ -26,11 +26,8 @@ for cfg in "4 2 1 1" "5 2 1 2" "5 3 1 1" "6 3 1 2" "5 2 2 1"; do
 done
 # the same training in ZeRO-3, its final parameters to compare with
 zrun 2 "zero3-serial fixed W=2" --mode zero3-serial --agg fixed -o "$T/z2.h5" --dump-params "$T/z2.bin"
-zrun 3 "zero3-serial fixed W=3" --mode zero3-serial --agg fixed -o "$T/z3.h5" --dump-params "$T/z3.bin"
-for k in 1 2 5; do cmp -s "$T/d$k.bin" "$T/z2.bin" || fail "disdp run $k (W=2): final parameters differ from zero3-serial's"; done
-for k in 3 4; do cmp -s "$T/d$k.bin" "$T/z3.bin" || fail "disdp run $k (W=3): final parameters differ from zero3-serial's"; done
+for k in 1 2; do cmp -s "$T/d$k.bin" "$T/z2.bin" || fail "disdp run $k (W=2): final parameters differ from zero3-serial's"; done
 
-zrun 6 "disdp fp32 W=3 K=1 N=2" --mode disdp --workers 3 --switch 1 --ps 2 --agg fp32 -o "$T/f.h5"
 zrun 5 "disdp fixed, 2 micro-batches per worker, paced" --mode disdp --switch 1 --ps 1 --agg fixed --batch 6 \
   --link-gbps 0.5 -o "$T/m.h5"
 
