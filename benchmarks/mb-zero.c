@@ -94,6 +94,8 @@ static int validate(struct mb_run *run)
         o->lay.W = run->nranks - o->lay.K - o->lay.N;
     if (zero_layout_check(&o->lay, run->nranks, opt.ops->needs_ps, err, sizeof(err)) != 0)
         return usage(run, err);
+    if (opt.ops == &zero_mode_disdp && o->lay.K < 1)
+        return usage(run, "--switch 0: --mode disdp needs a switch rank to sum and multicast (--switch 1 or more)");
     o->micro = (int)opt.micro;
     o->batch = opt.batch ? (int)opt.batch : o->micro * o->lay.W;
     if (!zero_micro_per_worker(o))
@@ -200,11 +202,15 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
-    static char emulation[400];
-    snprintf(emulation, sizeof(emulation), "%s%s",
+    static char emulation[600];
+    int disdp = opt.ops == &zero_mode_disdp;
+    snprintf(emulation, sizeof(emulation), "%s%s%s",
              "workers, switches and parameter servers: MPI ranks on this host's cores",
-             opt.zo.link_bps > 0 || opt.link_auto ? "; network link per worker: its collective sends paced per direction "
-                                                   "by a token bucket (mb_coll pacing hook)" : "");
+             disdp ? "; SmartNIC: an agent thread per worker doing its MPI traffic; SmartSwitch: switch ranks summing "
+                     "and multicasting; PS storage: mb_ostore files in --dir" : "",
+             !(opt.zo.link_bps > 0 || opt.link_auto) ? ""
+             : disdp ? "; network link per worker: the agent's bytes paced per direction by mb_link (" MB_LINK_EMULATION ")"
+                     : "; network link per worker: its collective sends paced per direction by a token bucket (mb_coll pacing hook)");
     run->emulation = emulation;
     s->cpu0 = mb_cpu_s(1);
     return 0;
