@@ -7,8 +7,8 @@
 # 2S received per micro-batch, S = the model's fp32 bytes). Faults end the job
 # with exit 1 and name what failed: a
 # corrupted gradient chunk (step, layer, chunk, rank), corrupted optimizer
-# state and a failed write (the tensor). A PS killed with SIGKILL ends the
-# job non-zero within 30 s. Every run is bounded by timeout.
+# state and a failed write (the tensor). Every run is bounded by timeout
+# (a killed or stopped PS: zero_disdp_mode.sh, with the real program).
 . "$(dirname "$0")/../lib.sh"
 TD=$BIN/../tests/test_disdp
 export MB_DISDP_DIR=$T
@@ -45,25 +45,4 @@ done
 MB_FAULT_INJECT=corrupt-grad expect 1 "corrupt-grad, fp32" -- timeout 120 mpirun -np 5 --oversubscribe --bind-to none \
   -x MB_FAULT_INJECT -x MB_DISDP_DIR "$TD" 3 1 1 fp32 && has "fails the linear checksum" "corrupt-grad caught in fp32"
 
-# SIGKILL of the PS: the job ends non-zero within 30 s
-MB_DISDP_STEPS=1000000 timeout 120 mpirun -np 4 --oversubscribe --bind-to none -x MB_DISDP_STEPS -x MB_DISDP_DIR \
-  "$TD" 2 1 1 fixed >"$T/kill.out" 2>&1 &
-job=$!
-pid=
-for _ in $(seq 100); do
-  pid=$(sed -n 's/^PS 0 is process \([0-9]*\)$/\1/p' "$T/kill.out")
-  [ -n "$pid" ] && break
-  sleep 0.2
-done
-if [ -z "$pid" ]; then
-  fail "the PS never said its process id"; kill "$job" 2>/dev/null
-else
-  sleep 2
-  kill -KILL "$pid"
-  t0=$SECONDS
-  wait "$job"
-  rc=$?
-  [ "$rc" != 0 ] || fail "SIGKILL of the PS: the job exited 0"
-  [ $((SECONDS - t0)) -le 30 ] || fail "SIGKILL of the PS: the job took $((SECONDS - t0)) s to end (rc $rc)"
-fi
 finish

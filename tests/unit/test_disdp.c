@@ -8,9 +8,7 @@
  *   test_disdp                 singleton: fixed point, checksums, layout
  *   mpirun -np W+K+N test_disdp W K N fixed|fp32 [link_gbps [f32|bf16|f16 [micro]]]
  * MB_FAULT_INJECT=corrupt-grad|corrupt-state|write-error must end it with
- * exit 1 and a message (tests/integration/zero_disdp.sh). MB_DISDP_STEPS
- * sets the steps (default 3; the kill test runs long), and the PS prints
- * its process id so a test can kill it. */
+ * exit 1 and a message (tests/integration/zero_disdp.sh). */
 #include "../../zero/disdp.h"
 #include "../../common/common.h"
 #include "check.h"
@@ -19,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NL 5
 static const uint64_t numel[NL] = {1000, 5000, 3, 4097, 2500};
@@ -288,8 +285,6 @@ int main(int argc, char **argv)
     }
     if (argc > 7)
         c.micro = atoi(argv[7]);
-    if (getenv("MB_DISDP_STEPS"))
-        c.steps = atoi(getenv("MB_DISDP_STEPS"));
     char err[512];
     if (mb_disdp_cfg_check(&c, err, sizeof err) != 0) {
         if (rank == 0)
@@ -326,8 +321,6 @@ int main(int argc, char **argv)
         struct mb_disdp_ps_opts po = {.dir = dir ? dir : "/tmp", .nfiles = 2, .buffered = 1, .hp = ref.hp,
                                       .init = init_cb, .final = final_cb, .ctx = &ref};
         struct mb_disdp_ps_stats st;
-        printf("PS %d is process %ld\n", idx, (long)getpid());
-        fflush(stdout);
         struct mb_disdp_ps *ps = mb_disdp_ps_open(&c, &po, err, sizeof err);
         int rc = ps ? 0 : -1;
         for (int s = 0; rc == 0 && s < c.steps; s++)
