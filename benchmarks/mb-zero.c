@@ -110,6 +110,7 @@ static int validate(struct mb_run *run)
     o->adam_threads = (int)opt.adam_threads;
     o->dir = opt.dir;
     o->trace = opt.trace;
+    o->stall_s = run->common.timeout / 2; /* before the watchdog ends the run, the wait says what it waits for */
     if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
         return snprintf(err, sizeof(err), "--mode %s%s: needs MPI_THREAD_MULTIPLE, which the MPI library does not provide",
                         opt.ops->name, opt.ops->uses_progress ? " --progress thread" : ""), usage(run, err);

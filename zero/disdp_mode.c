@@ -55,6 +55,26 @@ static int pull_for(struct dmode *d, int u)
     return 0;
 }
 
+/* mb_disdp_wait, saying once on stderr what it waits for when that takes
+ * o.stall_s (a stopped PS or switch: the --timeout watchdog then ends the
+ * run naming the silent rank; this line names the layer). */
+static int wait_op(struct zero_run *z, struct dmode *d, struct mb_disdp_op *op, const char *what, int i, char *err,
+                   size_t len)
+{
+    double t0 = mb_now();
+    int r, said = 0;
+    while ((r = mb_disdp_test(d->agent, op)) == 0) {
+        mb_disdp_nap(&d->c);
+        if (!said && z->o.stall_s > 0 && mb_now() - t0 >= z->o.stall_s) {
+            said = 1;
+            mb_warn("disdp: rank %d (worker) step %lld: waiting %.1f s for layer %d's %s (PS rank %d, switch rank %d)",
+                    z->rank, z->step + 1, mb_now() - t0, i, what, mb_disdp_ps_rank(&d->c, i),
+                    mb_disdp_switch_rank(&d->c, i, 0));
+        }
+    }
+    return mb_disdp_wait(d->agent, op, err, len);
+}
+
 static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
 {
     struct dmode *d = z->mode_state;
@@ -66,7 +86,7 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     struct mb_disdp_op *op = d->pull[u];
     d->pull[u] = NULL;
     double t0 = mb_now();
-    int rc = mb_disdp_wait(d->agent, op, err, len);
+    int rc = wait_op(z, d, op, fwd ? "parameters (forward pull)" : "parameters (backward pull)", i, err, len);
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
     zero_span(z, "comm", fwd ? "pull-fwd" : "pull-bwd", t0, t1);
@@ -193,7 +213,7 @@ static int worker_step(struct zero_run *z, struct dmode *d, char *err, size_t le
     for (int i = z->L - 1; i >= 0; i--) {
         struct mb_disdp_op *op = d->push[i];
         d->push[i] = NULL;
-        if (op && mb_disdp_wait(d->agent, op, err, len) != 0)
+        if (op && wait_op(z, d, op, "gradient push", i, err, len) != 0)
             return -1;
     }
     double t1 = mb_now();

@@ -31,6 +31,8 @@ struct mb_disdp_switch {
     uint64_t *pcount[2];        /* per phase, per layer: parameter chunks received */
     struct pending *pend;
     uint64_t per_step;          /* messages in per step */
+    uint64_t *need, *got;       /* per source rank: messages of this step, and so far */
+    int next_src;               /* where the round of probes starts */
     struct mb_disdp_switch_stats st;
 };
 
@@ -221,6 +223,8 @@ static void sw_free(struct mb_disdp_switch *s)
     free(s->nowned);
     free(s->pcount[0]);
     free(s->pcount[1]);
+    free(s->need);
+    free(s->got);
 }
 
 static int sw_init(struct mb_disdp_switch *s)
@@ -255,6 +259,18 @@ static int sw_init(struct mb_disdp_switch *s)
     }
     /* per step: each owned chunk twice per micro-batch from its PS, once from each worker */
     s->per_step = owned_total * (uint64_t)(2 * mb_disdp_micro(c) + c->W);
+    /* Per source: a PS that finished its step may send the next step's
+     * parameters while another PS's layers are still in flight here;
+     * counting per source (MPI keeps each source's order) keeps them for
+     * the next step instead of ending this one early. */
+    int size = c->W + c->K + c->N;
+    if (!(s->need = calloc((size_t)size, sizeof *s->need)) || !(s->got = calloc((size_t)size, sizeof *s->got)))
+        return -1;
+    for (int l = 0; l < L; l++) {
+        for (int w = 0; w < c->W; w++)
+            s->need[w] += s->nowned[l];
+        s->need[mb_disdp_ps_rank(c, l)] += 2 * (uint64_t)mb_disdp_micro(c) * s->nowned[l];
+    }
     return 0;
 }
 
@@ -275,24 +291,42 @@ struct mb_disdp_switch *mb_disdp_switch_new(const struct mb_disdp_cfg *c, char *
     return s;
 }
 
+/* Probes the sources that still owe this step messages, from where the
+ * last round stopped: 1 and *pst when one has a message, 0 when none. */
+static int probe(struct mb_disdp_switch *s, MPI_Status *pst)
+{
+    const struct mb_disdp_cfg *c = s->c;
+    int size = c->W + c->K + c->N;
+    for (int k = 0; k < size; k++) {
+        int src = (s->next_src + k) % size, flag = 0;
+        if (s->got[src] >= s->need[src])
+            continue;
+        MPI_Iprobe(src, MPI_ANY_TAG, c->comm, &flag, pst);
+        if (flag) {
+            s->next_src = (src + 1) % size;
+            s->got[src]++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int mb_disdp_switch_step(struct mb_disdp_switch *s, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = s->c;
     uint64_t got = 0;
+    memset(s->got, 0, (size_t)(c->W + c->K + c->N) * sizeof *s->got);
     while (got < s->per_step || s->pend) {
-        int moved = 0, flag = 0;
+        int moved = 0;
         MPI_Status pst;
-        if (got < s->per_step) {
-            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &flag, &pst);
-            if (flag) {
-                got++;
-                moved = 1;
-                int r = serve(s, &pst, err, errlen);
-                if (r == -1)
-                    snprintf(err, errlen, "switch rank %d: out of memory or an MPI call failed", s->me);
-                if (r)
-                    return -1;
-            }
+        if (got < s->per_step && probe(s, &pst)) {
+            got++;
+            moved = 1;
+            int r = serve(s, &pst, err, errlen);
+            if (r == -1)
+                snprintf(err, errlen, "switch rank %d: out of memory or an MPI call failed", s->me);
+            if (r)
+                return -1;
         }
         int t = test_pending(s);
         if (t < 0) {

@@ -57,6 +57,7 @@ struct zero_opts {
     int adam_threads;         /* zero-offload's optimizer pool */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
     int trace;                /* record spans (on_span) */
+    double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
 };
 /* Micro-batches per worker: batch / (micro * W), 0 when it does not divide. */
 int zero_micro_per_worker(const struct zero_opts *o);

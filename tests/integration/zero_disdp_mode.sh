@@ -7,7 +7,8 @@
 # 2·32 + 32·16), S = 4P = 108032 fp32 bytes: sent S, received 2S per
 # micro-batch. Faults exit 1 and say what failed; a PS killed with
 # SIGKILL ends the job non-zero within 30 s; a stopped PS (SIGSTOP) trips
-# --timeout, whose line names the silent rank. Every run is bounded.
+# --timeout, whose line names the silent rank (not the layer: the others
+# wait in the harness's barrier, not on a layer). Every run is bounded.
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
 tiny=(--model gpt-tiny -n 3 -w 0 --dir "$T")
