@@ -190,6 +190,8 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
         a.sendbuf = fixed ? (void *)ly->acc : (void *)ly->grad, a.recvbuf = ly->red;
         a.dtype = fixed ? MB_COLL_INT32 : MB_COLL_FLOAT, a.count = ly->S, esz = 4;
     }
+    if (kind == MB_COLL_REDUCE_SCATTER)
+        zero_checksum_send(z, i);
     r->kind = kind, r->layer = i;
     r->recv_bytes = (uint64_t)(z->o.lay.W - 1) * a.count * esz;
     if (mb_coll_start(z->coll, &a, &c->hook, &r->q, err, len) != 0) {
@@ -231,7 +233,7 @@ int zero_comm_poll(struct zero_comm *c)
 int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
 {
     struct zero_comm *c = z->cc;
-    double t0 = mb_now();
+    double t0 = mb_now(), cpu0 = mb_cpu_s(1);
     if (c->how == ZERO_PROGRESS_THREAD) {
         pthread_mutex_lock(&c->mu);
         while (!r->done)
@@ -249,10 +251,13 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
         pthread_mutex_unlock(&c->mu);
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
+    z->st.comm_cpu_s += mb_cpu_s(1) - cpu0;
     zero_span(z, "comm-wait", r->kind == MB_COLL_ALLGATHER ? "allgather" : "reduce_scatter", t0, t1);
     int failed = r->failed;
     if (!failed)
         z->st.recv_bytes += r->recv_bytes;
+    if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
+        zero_checksum_recv(z, r->layer);
     if (failed)
         snprintf(err, len, "layer %d: %s failed", r->layer,
                  r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");

@@ -58,6 +58,7 @@ struct zero_opts {
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
     int trace;                /* record spans (on_span) */
     double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
+    int reference;            /* a checker's reference run: no fault injection */
 };
 /* Micro-batches per worker: batch / (micro * W), 0 when it does not divide. */
 int zero_micro_per_worker(const struct zero_opts *o);
@@ -68,6 +69,8 @@ int zero_micro_per_worker(const struct zero_opts *o);
 struct zero_stats {
     uint64_t sent_bytes, recv_bytes;   /* collective bytes, per direction */
     double compute_s, comm_wait_s, optimizer_s, step_s; /* wall, split */
+    double cpu_s;                      /* the compute thread's CPU seconds in steps */
+    double comm_cpu_s;                 /* the compute thread's CPU seconds while waiting for collectives */
     long long steps;
     double loss;                       /* mean over the last step's micro-batches */
 };
@@ -89,6 +92,8 @@ struct zero_layer {
     int32_t *acc;       /* W*S: fixed-point gradient sums (fixed agg), else NULL */
     void *red;          /* S elements (int32 or fp32): the reduced shard */
     float *master, *m, *v; /* S: fp32 master shard and Adam moments */
+    double *sum_send;   /* W blocks x chunks x {sum, |sum|} of the reduce-scatter's input */
+    double *sum_recv;   /* chunks: sums of the reduced shard as it landed */
 };
 
 struct zero_run {
@@ -174,6 +179,20 @@ void zero_shard_adam(struct zero_run *z, int i, long long t);
 float zero_grad_scale(const struct zero_opts *o);
 /* Adds a span when z->on_span is set. */
 void zero_span(struct zero_run *z, const char *lane, const char *name, double start, double end);
+
+/* ===== the reduce-scatter's linear checksum (checksum.c) ============= */
+
+int zero_checksum_alloc(struct zero_run *z, char *err, size_t len);
+/* Layer i's input chunk sums, as its reduce-scatter starts. */
+void zero_checksum_send(struct zero_run *z, int i);
+/* Its reduced shard's chunk sums, as it lands (MB_FAULT_INJECT=corrupt-grad
+ * corrupts one element first, at a seeded worker, layer and element of
+ * the first step). */
+void zero_checksum_recv(struct zero_run *z, int i);
+/* Collective over the workers: every chunk of every worker's last reduced
+ * shards against the senders' sums. 0, or 1 with msg naming the step,
+ * layer, chunk and rank. */
+int zero_checksum_verify(struct zero_run *z, char *msg, size_t len);
 
 /* ===== collective requests (comm.c) ===================================== */
 

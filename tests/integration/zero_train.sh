@@ -62,7 +62,7 @@ for W in 2 3 4; do
     # 12/W micro-batches per worker, each gathering every layer twice, one
     # reduce-scatter per step: (2 * 12/W + 1) S (W-1)/W
     bytes_are "$name" "$case" $W $((2 * 12 / W + 1))
-    for k in compute_s exposed_comm_s step_s worker_cpu_s; do
+    for k in compute_s exposed_comm_s step_s cpu_s; do
       v=$(metric "$T/$name.h5" "$case" "worker_${k}_per_step" 0)
       awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$name: worker_${k}_per_step recorded and positive (got '$v')"
     done
@@ -146,5 +146,15 @@ run 2 auto --agg fixed --mode zero3-serial --link-gbps auto && {
   v=$(metric "$T/auto.h5" zero3-serial/fixed/- link_Bps)
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "--link-gbps auto measured a rate (got '$v')"
   cmp -s "$T/auto.bin" "$T/one-fixed.bin" || fail "auto: parameters differ from the single-rank run's"; }
+
+# the step split from trace spans: every lane reaches mb-report's chrome
+# trace; the progress thread's CPU time recorded under --progress thread
+run 2 traced --agg fixed --mode zero3-overlap --progress thread --trace &&
+  expect 0 "chrome trace written" -- "$BIN/mb-report" --chrome-trace "$T/traced.json" "$T/traced.h5" && {
+    for lane in compute comm-wait optimizer step; do
+      grep -q "\"$lane\"" "$T/traced.json" || fail "the trace has the $lane lane"
+    done
+    v=$(metric "$T/traced.h5" zero3-overlap/fixed/thread worker_progress_thread_cpu_s_per_step 0)
+    awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "progress thread CPU seconds recorded (got '$v')"; }
 
 exit $((failures > 0))

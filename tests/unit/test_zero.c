@@ -1,0 +1,131 @@
+/* zero/'s pieces that need no MPI run: the role layout and its refusals,
+ * the mode registry, the micro-batch split, fixed-point sums (exact in any
+ * order, clamped so that no sum wraps, NaN to 0), the wire bytes against
+ * nn_shard_range and the tokens' independence of who draws them. */
+#include "../../zero/zero.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void layout(void)
+{
+    struct zero_layout lay = {3, 1, 2};
+    char err[200];
+    int idx;
+    EXPECT(zero_layout_check(&lay, 6, 1, err, sizeof(err)) == 0);
+    EXPECT(zero_layout_check(&lay, 5, 0, err, sizeof(err)) == -1 && strstr(err, "= 6 ranks, but the run has 5"));
+    struct zero_layout nops = {3, 1, 0};
+    EXPECT(zero_layout_check(&nops, 4, 1, err, sizeof(err)) == -1 && strstr(err, "--ps 0"));
+    EXPECT(zero_layout_check(&nops, 4, 0, err, sizeof(err)) == 0);
+    struct zero_layout none = {0, 0, 0};
+    EXPECT(zero_layout_check(&none, 0, 0, err, sizeof(err)) == -1);
+    EXPECT(zero_role_of(&lay, 0, &idx) == ZERO_WORKER && idx == 0);
+    EXPECT(zero_role_of(&lay, 2, &idx) == ZERO_WORKER && idx == 2);
+    EXPECT(zero_role_of(&lay, 3, &idx) == ZERO_SWITCH && idx == 0);
+    EXPECT(zero_role_of(&lay, 4, &idx) == ZERO_PS && idx == 0);
+    EXPECT(zero_role_of(&lay, 5, &idx) == ZERO_PS && idx == 1);
+}
+
+static void modes(void)
+{
+    int n = 0;
+    for (; zero_modes[n]; n++) {
+        EXPECT(zero_mode_find(zero_modes[n]->name) == zero_modes[n]);
+        EXPECT(zero_modes[n]->step != NULL && zero_modes[n]->description != NULL);
+        EXPECT(strstr(zero_mode_names(), zero_modes[n]->name) != NULL);
+        for (int k = 0; k < n; k++)
+            EXPECT(strcmp(zero_modes[k]->name, zero_modes[n]->name) != 0);
+    }
+    EXPECT(n >= 3);
+    EXPECT(zero_mode_find("nosuch") == NULL && zero_mode_find(NULL) == NULL);
+    struct zero_opts o = {.progress = ZERO_PROGRESS_THREAD};
+    EXPECT(zero_mode_needs_threads(zero_mode_find("zero3-overlap"), &o));
+    EXPECT(!zero_mode_needs_threads(zero_mode_find("zero3-serial"), &o));
+    o.progress = ZERO_PROGRESS_POLL;
+    EXPECT(!zero_mode_needs_threads(zero_mode_find("zero3-overlap"), &o));
+}
+
+static void split(void)
+{
+    struct zero_opts o = {.batch = 12, .micro = 1, .lay = {4, 0, 0}};
+    EXPECT(zero_micro_per_worker(&o) == 3);
+    o.micro = 2, o.lay.W = 3;
+    EXPECT(zero_micro_per_worker(&o) == 2);
+    o.batch = 9;
+    EXPECT(zero_micro_per_worker(&o) == 0);
+    o.micro = 0;
+    EXPECT(zero_micro_per_worker(&o) == 0);
+}
+
+static void fixed(void)
+{
+    enum { N = 1000, T = 7 };
+    float *g = malloc(sizeof(float) * N * T);
+    int32_t fwd[N] = {0}, rev[N] = {0};
+    struct nn_rng r;
+    nn_rng_seed(&r, 42);
+    for (int i = 0; i < N * T; i++)
+        g[i] = (float)(nn_rng_normal(&r) * 1e-3);
+    for (int t = 0; t < T; t++)
+        zero_fixed_accumulate(fwd, g + t * N, N, T);
+    for (int t = T - 1; t >= 0; t--)
+        zero_fixed_accumulate(rev, g + t * N, N, T);
+    EXPECT(memcmp(fwd, rev, sizeof(fwd)) == 0); /* order-independent */
+    double one = ldexp(1.0, ZERO_FIXED_FRAC_BITS), worst = 0;
+    for (int k = 0; k < N; k++) {
+        double s = 0;
+        for (int t = 0; t < T; t++)
+            s += g[t * N + k];
+        worst = fmax(worst, fabs(fwd[k] / one - s));
+    }
+    EXPECT(worst <= T * 0.5 / one); /* each term rounds by half a unit */
+    /* clamping: T huge terms cannot wrap; NaN counts 0 */
+    int32_t acc[3] = {0};
+    float big[3] = {1e9f, -1e9f, NAN};
+    for (int t = 0; t < T; t++)
+        zero_fixed_accumulate(acc, big, 3, T);
+    EXPECT(acc[0] > 0 && acc[0] <= INT32_MAX && acc[0] >= INT32_MAX - T);
+    EXPECT(acc[1] < 0 && acc[1] >= -INT32_MAX && acc[1] <= -INT32_MAX + T);
+    EXPECT(acc[2] == 0);
+    free(g);
+}
+
+static void wire(void)
+{
+    struct zero_opts o = {.batch = 3, .micro = 1, .lay = {3, 0, 0}};
+    char err[200];
+    EXPECT(nn_gpt_config_parse("gpt-tiny", &o.cfg, err, sizeof(err)) == 0);
+    uint64_t want = 0;
+    for (int i = 0; i < o.cfg.layers + 2; i++) {
+        struct nn_layer_account a;
+        size_t off, n;
+        nn_gpt_layer_account(&o.cfg, 1, (struct nn_precision){NN_F32, NN_F32, NN_F32}, i, &a);
+        size_t S = nn_shard_range(a.params, 0, 3, &off, &n);
+        EXPECT(S * 3 >= a.params && S * 3 < a.params + 3);
+        want += 3 * S * 4;
+    }
+    EXPECT(zero_wire_param_bytes(&o) == want);
+    EXPECT(zero_worker_bytes(&o) > 4 * want / 3);
+    /* micro-batch g's tokens depend on (seed, step, g) only */
+    size_t M = (size_t)o.cfg.seq;
+    int32_t *a = malloc(M * 8), *b = malloc(M * 8);
+    zero_tokens(&o, 2, 5, a, a + M);
+    o.lay.W = 1, o.batch = 12;
+    zero_tokens(&o, 2, 5, b, b + M);
+    EXPECT(memcmp(a, b, M * 8) == 0);
+    zero_tokens(&o, 2, 6, b, b + M);
+    EXPECT(memcmp(a, b, M * 8) != 0);
+    free(a), free(b);
+}
+
+int main(void)
+{
+    layout();
+    modes();
+    split();
+    fixed();
+    wire();
+    return TEST_EXIT();
+}
