@@ -99,6 +99,8 @@ static int validate(struct mb_run *run)
         o->lay.W = run->nranks - o->lay.K - o->lay.N;
     if (zero_layout_check(&o->lay, run->nranks, opt.ops->needs_ps, err, sizeof(err)) != 0)
         return usage(run, err);
+    if (opt.ops == &zero_mode_disdp && o->lay.K < 1)
+        return usage(run, "--switch 0: --mode disdp needs a switch rank to sum and multicast (--switch 1 or more)");
     o->micro = (int)opt.micro;
     o->batch = opt.batch ? (int)opt.batch : o->micro * o->lay.W;
     if (!zero_micro_per_worker(o))
@@ -113,6 +115,7 @@ static int validate(struct mb_run *run)
     o->adam_threads = (int)opt.adam_threads;
     o->dir = opt.dir;
     o->trace = opt.trace;
+    o->stall_s = run->common.timeout / 2; /* before the watchdog ends the run, the wait says what it waits for */
     if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
         return snprintf(err, sizeof(err), "--mode %s%s: needs MPI_THREAD_MULTIPLE, which the MPI library does not provide",
                         opt.ops->name, opt.ops->uses_progress ? " --progress thread" : ""), usage(run, err);
@@ -317,11 +320,15 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
-    static char emulation[400];
-    snprintf(emulation, sizeof(emulation), "%s%s",
+    static char emulation[600];
+    int disdp = opt.ops == &zero_mode_disdp;
+    snprintf(emulation, sizeof(emulation), "%s%s%s",
              "workers, switches and parameter servers: MPI ranks on this host's cores",
-             opt.zo.link_bps > 0 || opt.link_auto ? "; network link per worker: its collective sends paced per direction "
-                                                   "by a token bucket (mb_coll pacing hook)" : "");
+             disdp ? "; SmartNIC: an agent thread per worker doing its MPI traffic; SmartSwitch: switch ranks summing "
+                     "and multicasting; PS storage: mb_ostore files in --dir" : "",
+             !(opt.zo.link_bps > 0 || opt.link_auto) ? ""
+             : disdp ? "; network link per worker: the agent's bytes paced per direction by mb_link (" MB_LINK_EMULATION ")"
+                     : "; network link per worker: its collective sends paced per direction by a token bucket (mb_coll pacing hook)");
     run->emulation = emulation;
     return 0;
 }
@@ -344,6 +351,8 @@ static int check(void *state, long long iter, char *msg, size_t len)
     (void)iter;
     struct st *s = state;
     struct zero_run *z = s->z;
+    if (zero_run_sync(z, s->err, sizeof(s->err)) != 0)
+        return snprintf(msg, len, "%s", s->err), 1;
     if (z->role != ZERO_WORKER || s->check_off)
         return 0;
     while (s->ref && s->ref->step < z->step)
@@ -518,6 +527,8 @@ static void teardown(void *state)
 {
     struct st *s = state;
     if (s->z && s->z->st.steps) {
+        if (zero_run_sync(s->z, s->err, sizeof(s->err)) != 0)
+            mb_warn("rank %d: %s", s->run->rank, s->err);
         record(s);
         if (opt.dump && dump_params(s) && s->run->rank == 0)
             mb_warn("--dump-params: %s not written", opt.dump);

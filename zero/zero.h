@@ -58,6 +58,7 @@ struct zero_opts {
     int adam_threads;         /* zero-offload's optimizer pool */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
     int trace;                /* record spans (on_span) */
+    double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
     int reference;            /* a checker's reference run: no fault injection */
 };
 /* Micro-batches per worker: batch / (micro * W), 0 when it does not divide. */
@@ -232,6 +233,10 @@ struct zero_mode_ops {
     int uses_progress;     /* --progress matters */
     int (*setup)(struct zero_run *z, char *err, size_t len);
     int (*step)(struct zero_run *z, char *err, size_t len);
+    /* Optional, for modes whose parameters live off the workers (disdp's
+     * PS): collective over z->comm, leaves every worker's master shards
+     * holding the current parameters (for the check and the dump). */
+    int (*sync)(struct zero_run *z, char *err, size_t len);
     void (*teardown)(struct zero_run *z);
 };
 /* The registry (modes.def), NULL-terminated, and lookup by name. */
@@ -239,6 +244,8 @@ extern const struct zero_mode_ops *const zero_modes[];
 const struct zero_mode_ops *zero_mode_find(const char *name);
 /* "zero3-serial|zero3-overlap|..." (static storage). */
 const char *zero_mode_names(void);
+/* The mode's sync (collective over z->comm; 0 when it has none). */
+int zero_run_sync(struct zero_run *z, char *err, size_t len);
 /* 1 when o with mode m calls MPI from a second thread. */
 int zero_mode_needs_threads(const struct zero_mode_ops *m, const struct zero_opts *o);
 
