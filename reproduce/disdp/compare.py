@@ -126,7 +126,9 @@ def main():
         "## Issue 19's performance ratios (this run)",
         "",
         "Step = worker 0's mean step; compute and optimizer = its measured split; wire = the closed-form "
-        "bytes per worker (busier direction) / the paced rate, i.e. the link alone.",
+        "bytes per worker (busier direction) / the paced rate, i.e. the link alone. Each auto run sets its own "
+        "rate (the Gb/s column below): under load they differ, so auto rows across modes compare different "
+        "links; the paced rows share one rate.",
         "",
         "| link | ratio | target | ours | from (s) | |",
         "|---|---|---|---|---|---|",
