@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct {
     char *model, *mode, *link, *dir, *dump;
     long long batch, micro, workers, sw, ps, adam_threads;
-    int agg, progress, trace;
+    int agg, progress, trace, interference, paper_table;
     size_t mem_budget;
     struct zero_opts zo;
     const struct zero_mode_ops *ops;
@@ -51,6 +52,10 @@ static const struct mb_opt zero_opts_table[] = {
     {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
      "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
     {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
+    {"interference", 0, MB_OPT_FLAG, &opt.interference, NULL, NULL, 0, 0,
+     "first measure an allgather alone and beside a GEMM, a GEMM alone and beside a copy (zero/interference.c)", NULL},
+    {"paper-table", 0, MB_OPT_FLAG, &opt.paper_table, NULL, NULL, 0, 0,
+     "record and print the step model on the DisDP paper's inputs (gpt-175b, W=8, 100/200 Gb/s)", NULL},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
@@ -94,6 +99,8 @@ static int validate(struct mb_run *run)
         o->lay.W = run->nranks - o->lay.K - o->lay.N;
     if (zero_layout_check(&o->lay, run->nranks, opt.ops->needs_ps, err, sizeof(err)) != 0)
         return usage(run, err);
+    if (opt.ops == &zero_mode_disdp && o->lay.K < 1)
+        return usage(run, "--switch 0: --mode disdp needs a switch rank to sum and multicast (--switch 1 or more)");
     o->micro = (int)opt.micro;
     o->batch = opt.batch ? (int)opt.batch : o->micro * o->lay.W;
     if (!zero_micro_per_worker(o))
@@ -108,6 +115,7 @@ static int validate(struct mb_run *run)
     o->adam_threads = (int)opt.adam_threads;
     o->dir = opt.dir;
     o->trace = opt.trace;
+    o->stall_s = run->common.timeout / 2; /* before the watchdog ends the run, the wait says what it waits for */
     if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
         return snprintf(err, sizeof(err), "--mode %s%s: needs MPI_THREAD_MULTIPLE, which the MPI library does not provide",
                         opt.ops->name, opt.ops->uses_progress ? " --progress thread" : ""), usage(run, err);
@@ -166,6 +174,15 @@ struct st {
     struct zero_run *ref;     /* rank 0's one-rank reference (check) */
     double worst_rel;
     int check_off;            /* a worker's check failed: the checks end everywhere */
+    struct zero_model_in rates; /* rank 0: calibrated in this run */
+    struct mb_coll_profile prof; /* the unpaced link's model (when loaded) */
+    struct zero_prediction pred; /* rank 0 */
+    int predicted;
+    char model_why[400];      /* rank 0: why there is no prediction */
+    struct zero_interference inter;
+    struct zero_paper_row paper[ZERO_PAPER_ROWS];
+    struct zero_paper_inputs paper_in;
+    int have_paper;
     char err[700];
 };
 
@@ -174,6 +191,102 @@ static void on_span(void *ctx, const char *what, const char *name, double start,
     (void)ctx;
     if (mb_trace_enabled())
         mb_trace_span(mb_trace_lane(what), name, mb_trace_clock(start), mb_trace_clock(end));
+}
+
+/* Waits for every rank of comm while sleeping, so that ranks idle during
+ * rank 0's calibration do not spin on its cores. */
+static void sleep_barrier(MPI_Comm comm)
+{
+    MPI_Request r;
+    int done = 0;
+    MPI_Ibarrier(comm, &r);
+    while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+/* The step model, calibrated once in this run and its prediction for this
+ * mode. GEMM and Adam rates: every worker measures at once (in the run
+ * they compute side by side on shared cores), the slowest worker's rate;
+ * the other roles sleep meanwhile. Storage: rank 0, a 16 MiB pass in
+ * --dir (else $TMPDIR or /tmp). The link: the paced rate in use or,
+ * unpaced, the collectives profile. Collective over the run; a refusal is
+ * recorded, not fatal: the model informs, the check validates. */
+static void predict(struct st *s)
+{
+    struct mb_run *run = s->run;
+    char path[512], err[400];
+    int prof = 0;
+    if (!(opt.zo.link_bps > 0) && !opt.link_auto)
+        prof = mb_coll_profile_load(run->comm, NULL, 0, 0, path, sizeof(path), &s->prof, err, sizeof(err)) == 1;
+    double mine[2] = {INFINITY, INFINITY}, slowest[2];
+    if (s->z->role == ZERO_WORKER) {
+        mine[0] = zero_model_measure_gemm(&opt.zo.cfg, opt.zo.micro, 3);
+        mine[1] = zero_model_measure_adam((size_t)4 << 20, 3);
+        for (int k = 0; k < 2; k++)
+            mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
+    }
+    sleep_barrier(run->comm);
+    MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
+    if (run->rank == 0) {
+        const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        double w = 0, r = 0;
+        s->rates.gemm_flops = slowest[0];
+        s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
+        s->rates.ps_bytes_per_param = 26;
+        s->rates.coll = prof ? &s->prof : NULL;
+        if (!(slowest[0] > 0) || !(slowest[1] > 0))
+            snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
+                     !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+        else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
+                 !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
+                 zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
+            snprintf(s->model_why, sizeof(s->model_why), "%s", err);
+        else
+            s->predicted = 1;
+        if (!run->common.quiet && s->predicted) {
+            const struct zero_model_step *m = &s->pred.model;
+            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker, storage %.3g GB/s; "
+                   "link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), "
+                   "storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6,
+                   s->rates.storage_Bps / 1e9, s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
+                   m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
+            printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
+                   (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
+        } else if (!run->common.quiet)
+            printf("# model: none (%s)\n", s->model_why);
+    }
+    sleep_barrier(run->comm);
+}
+
+static int measure_interference(struct st *s)
+{
+    struct zero_interference_opts io = {.coll_bytes = (size_t)4 << 20, .gemm_n = 512,
+                                        .copy_bytes = (size_t)64 << 20, .reps = 5};
+    char err[400];
+    if (zero_interference_run(s->run->comm, &io, &s->inter, err, sizeof(err)) != 0) {
+        if (s->run->rank == 0)
+            mb_warn("--interference: %s", err);
+        return -1;
+    }
+    const struct zero_interference *v = &s->inter;
+    if (s->run->rank == 0 && !s->run->common.quiet)
+        printf("# interference: allgather %zu B/rank alone %.4g s, beside a GEMM %.4g s (%+.0f%%; paper +41%%); "
+               "GEMM %d^3 on %d threads alone %.4g s, beside a copy on PU %d %.4g s (%+.0f%%, copy %.3g GB/s)\n",
+               io.coll_bytes, v->coll_alone, v->coll_with_gemm, 100 * v->coll_slowdown, io.gemm_n, v->gemm_threads,
+               v->gemm_alone, v->copy_pu, v->gemm_with_copy, 100 * v->gemm_slowdown, v->copy_GBps);
+    return 0;
+}
+
+static int paper_table(struct st *s)
+{
+    char err[400];
+    zero_paper_inputs_default(&s->paper_in);
+    if (zero_paper_table(&s->paper_in, s->paper, err, sizeof(err)) != 0)
+        return mb_warn("--paper-table: %s", err), -1;
+    s->have_paper = 1;
+    if (!s->run->common.quiet)
+        zero_paper_table_print(stdout, &s->paper_in, s->paper);
+    return 0;
 }
 
 static int setup(struct mb_run *run, const struct mb_case *c, void **state)
@@ -194,6 +307,11 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (run->rank == 0 && !run->common.quiet)
             printf("# --link-gbps auto: %.4g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
     }
+    predict(s);
+    if (opt.interference && measure_interference(s) != 0)
+        return -1;
+    if (opt.paper_table && run->rank == 0 && paper_table(s) != 0)
+        return -1;
     if (run->common.check && run->rank == 0) {
         struct zero_opts r = opt.zo;
         r.lay = (struct zero_layout){1, 0, 0};
@@ -202,11 +320,15 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
-    static char emulation[400];
-    snprintf(emulation, sizeof(emulation), "%s%s",
+    static char emulation[600];
+    int disdp = opt.ops == &zero_mode_disdp;
+    snprintf(emulation, sizeof(emulation), "%s%s%s",
              "workers, switches and parameter servers: MPI ranks on this host's cores",
-             opt.zo.link_bps > 0 || opt.link_auto ? "; network link per worker: its collective sends paced per direction "
-                                                   "by a token bucket (mb_coll pacing hook)" : "");
+             disdp ? "; SmartNIC: an agent thread per worker doing its MPI traffic; SmartSwitch: switch ranks summing "
+                     "and multicasting; PS storage: mb_ostore files in --dir" : "",
+             !(opt.zo.link_bps > 0 || opt.link_auto) ? ""
+             : disdp ? "; network link per worker: the agent's bytes paced per direction by mb_link (" MB_LINK_EMULATION ")"
+                     : "; network link per worker: its collective sends paced per direction by a token bucket (mb_coll pacing hook)");
     run->emulation = emulation;
     return 0;
 }
@@ -229,6 +351,8 @@ static int check(void *state, long long iter, char *msg, size_t len)
     (void)iter;
     struct st *s = state;
     struct zero_run *z = s->z;
+    if (zero_run_sync(z, s->err, sizeof(s->err)) != 0)
+        return snprintf(msg, len, "%s", s->err), 1;
     if (z->role != ZERO_WORKER || s->check_off)
         return 0;
     while (s->ref && s->ref->step < z->step)
@@ -303,6 +427,54 @@ enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PR
 static const char *const vnames[NV] = {"sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s",
                                        "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s"};
 
+/* The prediction beside the measurement (rank 0; all: the gathered
+ * per-worker values), --interference and --paper-table. */
+static void record_model(struct st *s, const double *all)
+{
+    struct mb_result *r = &s->run->result;
+    const char *cn = s->name;
+    if (s->predicted) {
+        const struct zero_model_step *m = &s->pred.model;
+        mb_metric_case_dbl(r, cn, "model_step_s", m->step);
+        mb_metric_case_dbl(r, cn, "model_compute_s", m->compute);
+        mb_metric_case_dbl(r, cn, "model_wire_s", m->wire);
+        mb_metric_case_dbl(r, cn, "model_optimizer_s", m->optimizer);
+        mb_metric_case_dbl(r, cn, "model_storage_s", m->storage);
+        mb_metric_case_dbl(r, cn, "model_exposed_wire_s", m->exposed_wire);
+        mb_metric_case_dbl(r, cn, "model_exposed_optimizer_s", m->exposed_optimizer);
+        mb_metric_case_int(r, cn, "closed_form_send_bytes", (long long)s->pred.bytes.send);
+        mb_metric_case_int(r, cn, "closed_form_recv_bytes", (long long)s->pred.bytes.recv);
+        mb_metric_case_dbl(r, cn, "gemm_flops", s->rates.gemm_flops);
+        mb_metric_case_dbl(r, cn, "adam_params_per_s", s->rates.adam_params_s);
+        mb_metric_case_dbl(r, cn, "storage_Bps", s->rates.storage_Bps);
+        mb_metric_case_str(r, cn, "model_link", s->z->o.link_bps > 0 ? "paced" : "collectives profile");
+        if (!s->run->common.quiet)
+            printf("#   step (worker 0) measured %.4f s, model %.4f s (%+.1f%%); sent %.0f / received %.0f bytes, "
+                   "closed form %llu / %llu\n", all[V_STEP], m->step, 100 * (all[V_STEP] / m->step - 1), all[V_SENT],
+                   all[V_RECV], (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
+    } else
+        mb_metric_case_str(r, cn, "model_refused", s->model_why);
+    if (opt.interference) {
+        const struct zero_interference *v = &s->inter;
+        mb_metric_run_dbl(r, "interference_coll_alone_s", v->coll_alone);
+        mb_metric_run_dbl(r, "interference_coll_with_gemm_s", v->coll_with_gemm);
+        mb_metric_run_dbl(r, "interference_gemm_alone_s", v->gemm_alone);
+        mb_metric_run_dbl(r, "interference_gemm_with_copy_s", v->gemm_with_copy);
+        mb_metric_run_dbl(r, "interference_coll_slowdown", v->coll_slowdown);
+        mb_metric_run_dbl(r, "interference_gemm_slowdown", v->gemm_slowdown);
+        mb_metric_run_dbl(r, "interference_copy_GBps", v->copy_GBps);
+        mb_metric_run_int(r, "interference_gemm_threads", v->gemm_threads);
+        mb_metric_run_int(r, "interference_copy_pu", v->copy_pu);
+    }
+    for (int i = 0; s->have_paper && i < ZERO_PAPER_ROWS; i++) {
+        const struct zero_paper_row *p = &s->paper[i];
+        mb_metric_at_str(r, cn, "paper_model_mode", (size_t)i, zero_model_mode_names[p->mode]);
+        mb_metric_at_dbl(r, cn, "paper_model_link_gbps", (size_t)i, p->link_gbps);
+        mb_metric_at_dbl(r, cn, "paper_model_step_s", (size_t)i, p->model.step);
+        mb_metric_at_dbl(r, cn, "paper_model_over_disdp", (size_t)i, p->over_disdp);
+    }
+}
+
 static void record(struct st *s)
 {
     struct zero_run *z = s->z;
@@ -343,6 +515,7 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "check_worst_rel_error", s->worst_rel);
     for (int i = 0; i < z->L && i < 256; i++)
         mb_metric_at_int(r, cn, "layer_crc32c", (size_t)i, crc[i]);
+    record_model(s, all);
     if (!run->common.quiet)
         printf("#   per step (worker 0): compute %.4f s, exposed comm %.4f s, optimizer %.4f s; sent %.0f bytes "
                "(wire S = %llu)\n", all[V_COMPUTE], all[V_WAIT], all[V_OPT], all[V_SENT],
@@ -354,6 +527,8 @@ static void teardown(void *state)
 {
     struct st *s = state;
     if (s->z && s->z->st.steps) {
+        if (zero_run_sync(s->z, s->err, sizeof(s->err)) != 0)
+            mb_warn("rank %d: %s", s->run->rank, s->err);
         record(s);
         if (opt.dump && dump_params(s) && s->run->rank == 0)
             mb_warn("--dump-params: %s not written", opt.dump);

@@ -33,3 +33,8 @@ int zero_mode_needs_threads(const struct zero_mode_ops *m, const struct zero_opt
 {
     return m->thread_multiple || (m->uses_progress && o->progress == ZERO_PROGRESS_THREAD);
 }
+
+int zero_run_sync(struct zero_run *z, char *err, size_t len)
+{
+    return z->mode->sync ? z->mode->sync(z, err, len) : 0;
+}

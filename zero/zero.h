@@ -58,6 +58,7 @@ struct zero_opts {
     int adam_threads;         /* zero-offload's optimizer pool */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
     int trace;                /* record spans (on_span) */
+    double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
     int reference;            /* a checker's reference run: no fault injection */
 };
 /* Micro-batches per worker: batch / (micro * W), 0 when it does not divide. */
@@ -232,6 +233,10 @@ struct zero_mode_ops {
     int uses_progress;     /* --progress matters */
     int (*setup)(struct zero_run *z, char *err, size_t len);
     int (*step)(struct zero_run *z, char *err, size_t len);
+    /* Optional, for modes whose parameters live off the workers (disdp's
+     * PS): collective over z->comm, leaves every worker's master shards
+     * holding the current parameters (for the check and the dump). */
+    int (*sync)(struct zero_run *z, char *err, size_t len);
     void (*teardown)(struct zero_run *z);
 };
 /* The registry (modes.def), NULL-terminated, and lookup by name. */
@@ -239,6 +244,8 @@ extern const struct zero_mode_ops *const zero_modes[];
 const struct zero_mode_ops *zero_mode_find(const char *name);
 /* "zero3-serial|zero3-overlap|..." (static storage). */
 const char *zero_mode_names(void);
+/* The mode's sync (collective over z->comm; 0 when it has none). */
+int zero_run_sync(struct zero_run *z, char *err, size_t len);
 /* 1 when o with mode m calls MPI from a second thread. */
 int zero_mode_needs_threads(const struct zero_mode_ops *m, const struct zero_opts *o);
 
@@ -431,6 +438,20 @@ struct zero_interference {
  * verdict on every rank. */
 int zero_interference_run(MPI_Comm comm, const struct zero_interference_opts *o, struct zero_interference *out,
                           char *err, size_t errlen);
+
+/* One mb-zero run's prediction (predict.c): the step model of `mode` on
+ * o's GPT (micro-batches of o->micro sequences), W, micro-batches per
+ * worker and link (o->link_bps; 0: rates->coll's profile), 4 bytes per
+ * element on the wire as mb-zero moves them, with rates' calibrated
+ * rates; and the closed-form bytes per worker per direction. 0, or -1
+ * with one line in err (no model for the mode, a missing rate). */
+struct zero_prediction {
+    enum zero_model_mode mode;
+    struct zero_model_step model;
+    struct zero_wire_bytes bytes;
+};
+int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
+                 struct zero_prediction *p, char *err, size_t errlen);
 
 /* --- end of model, interference, closed forms --- */
 

@@ -3,24 +3,26 @@ and progress (its name, mode/agg/progress), the run's shape and link, the
 per-step measurements of worker 0 and the model's prediction.
 
 The metric names of the model, closed form and --interference (zero/'s
-model.c, closed_form.c, interference.c) are proposed here and wired into
-mb-zero at merge: they are listed once, in MODEL_METRICS and
-INTERFERENCE_METRICS, so aligning them is a one-place change."""
+model.c, closed_form.c, interference.c, recorded by benchmarks/mb-zero.c)
+are listed once, in MODEL_METRICS and INTERFERENCE_METRICS."""
 from reproduce import mbresults
 
 # What mb-zero records per worker (h-zero's benchmarks/mb-zero.c): index = worker.
 WORKER_METRICS = ("worker_sent_bytes_per_step", "worker_recv_bytes_per_step", "worker_compute_s_per_step",
                   "worker_exposed_comm_s_per_step", "worker_optimizer_s_per_step", "worker_step_s_per_step",
-                  "worker_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step")
+                  "worker_cpu_s_per_step", "worker_comm_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step")
 CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_rel_error")
-# zero/model.c and closed_form.c, per case (proposed names).
-MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_exposed_wire_s",
+# zero/model.c and closed_form.c, per case (mb-zero's record_model).
+MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optimizer_s", "model_storage_s",
+                 "model_exposed_wire_s",
                  "model_exposed_optimizer_s", "closed_form_send_bytes", "closed_form_recv_bytes",
                  "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_adam_params_per_s")
-# zero/interference.c, per run (proposed names).
+# zero/interference.c, per run (mb-zero --interference).
 INTERFERENCE_METRICS = ("interference_coll_alone_s", "interference_coll_with_gemm_s",
                         "interference_gemm_alone_s", "interference_gemm_with_copy_s",
-                        "interference_copy_GBps")
+                        "interference_copy_GBps", "interference_coll_slowdown", "interference_gemm_slowdown")
+# zero/paper_table.c, per case of a --paper-table run: one value per row.
+PAPER_METRICS = ("paper_model_mode", "paper_model_link_gbps", "paper_model_step_s", "paper_model_over_disdp")
 MODES = ("zero3-serial", "zero3-overlap", "zero-offload", "disdp")
 
 
@@ -55,3 +57,14 @@ def interference(runs):
         if all(v[m] is not None for m in INTERFERENCE_METRICS[:4]):
             out.append(v)
     return out
+
+
+def paper_table(runs):
+    """The "model, paper's inputs" rows (dicts of PAPER_METRICS) of the
+    first run that recorded them, else []."""
+    for run in runs:
+        for case in run.get("case_metrics", {}):
+            cols = [mbresults.series(run, case, m) for m in PAPER_METRICS]
+            if cols[0]:
+                return [dict(zip(PAPER_METRICS, vals)) for vals in zip(*cols)]
+    return []

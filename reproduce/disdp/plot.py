@@ -53,7 +53,7 @@ def stacked_panel(ax, rows):
     ax.bar(xs, comp, label="compute")
     ax.bar(xs, comm, bottom=comp, label="exposed comm")
     ax.bar(xs, opt, bottom=[a + b for a, b in zip(comp, comm)], label="optimizer")
-    ax.set_xticks(list(xs), [f"{r['mode']}\n{r['link_gbps']:g} Gb/s" for r in pts], fontsize=7, rotation=30)
+    ax.set_xticks(list(xs), [f"{r['mode']}\n{r['link_gbps']:.3g} Gb/s" for r in pts], fontsize=7, rotation=30)
     ax.set(ylabel="s per step", title=title)
     ax.legend(fontsize=8)
 
@@ -93,14 +93,15 @@ def ps_panel(ax, rows):
 
 def model_panel(ax, rows):
     title = "model vs measured (issue 19: within 15%)"
-    pts = [r for r in rows if r["model_step_s"] is not None and r["t_median"] is not None]
+    # the measured step as compare.md takes it: worker 0's mean step
+    pts = [r for r in rows if r["model_step_s"] is not None and r["worker_step_s_per_step"] is not None]
     if not pts:
         return empty(ax, title, "no model prediction in the inputs")
     for m in data.MODES:
         sel = [r for r in pts if r["mode"] == m]
         if sel:
-            ax.plot([r["model_step_s"] for r in sel], [r["t_median"] for r in sel], "o", label=m)
-    hi = max(max(r["model_step_s"], r["t_median"]) for r in pts)
+            ax.plot([r["model_step_s"] for r in sel], [r["worker_step_s_per_step"] for r in sel], "o", label=m)
+    hi = max(max(r["model_step_s"], r["worker_step_s_per_step"]) for r in pts)
     ax.plot([0, hi], [0, hi], "k-", lw=0.8)
     ax.plot([0, hi], [0, 1.15 * hi], "k:", lw=0.8)
     ax.plot([0, hi], [0, hi / 1.15], "k:", lw=0.8)

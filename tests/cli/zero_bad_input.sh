@@ -1,7 +1,6 @@
 #!/bin/bash
 # mb-zero's bad input: exit 2 and one line naming the flag (printed once at
 # 2 ranks), before any work: no result file, no --dump-params file.
-# (disdp without a parameter server is tested where disdp is registered.)
 . "$(dirname "$0")/../lib.sh"
 cd "$T"
 touch afile
@@ -30,6 +29,8 @@ for np in 1 2; do
   bad $np "--batch 3: not a multiple of --micro 2 x $np workers" --batch 3 --micro 2
   bad $np "--model: " --model gpt-nosuch
   bad $np "--dump-params: .*afile exists" --dump-params "$T/afile"
+  bad $np "--ps 0: this mode needs a parameter server" --mode disdp --workers 1 --switch $((np - 1))
+  [ $np = 2 ] && bad $np "--switch 0: --mode disdp needs a switch rank" --mode disdp --workers 1 --ps 1
   MB_FAULT_INJECT=thread-single bad $np "MPI thread level: the MPI library provides MPI_THREAD_SINGLE, mb-zero needs MPI_THREAD_MULTIPLE" \
     --mode zero3-overlap --progress thread
 done

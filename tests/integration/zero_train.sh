@@ -110,6 +110,32 @@ for W in 2 3 4; do
   done
 done
 
+# disdp: W workers, one switch rank and N = 1..2 parameter servers (W+1+N
+# ranks): the same bits as the single-rank run with fixed sums, the same
+# 1e-5 with fp32 (the switch adds in worker order instead of ring order:
+# the argument above holds). Bytes per worker and step, exactly: the
+# gradients once (S = 4P, unpadded: 108032 for gpt-tiny's P = 27008) and
+# the parameters twice per micro-batch (2 x 12/W x S).
+for W in 2 3; do
+  for N in 1 2; do
+    name="disdp-w$W-n$N"
+    run $((W + 1 + N)) "$name" --agg fixed --mode disdp --workers $W --switch 1 --ps $N --dir "$T" || continue
+    got=$(crcs "$T/$name.h5" disdp/fixed/-)
+    [ "$got" = "$ref_crc" ] || fail "$name: layer CRCs '$got', single rank '$ref_crc'"
+    cmp -s "$T/$name.bin" "$T/one-fixed.bin" || fail "$name: dumped parameters differ from the single-rank run's"
+    for ((w = 0; w < W; w++)); do
+      v=$(metric "$T/$name.h5" disdp/fixed/- worker_sent_bytes_per_step $w)
+      [ "$v" = 108032 ] || fail "$name: worker $w sent $v bytes per step, S = 108032"
+      v=$(metric "$T/$name.h5" disdp/fixed/- worker_recv_bytes_per_step $w)
+      [ "$v" = $((2 * 12 / W * 108032)) ] || fail "$name: worker $w received $v bytes per step, 2 x $((12 / W)) x S"
+    done
+  done
+  name="fp32-disdp-w$W"
+  run $((W + 2)) "$name" --agg fp32 --mode disdp --workers $W --switch 1 --ps 1 --dir "$T" || continue
+  e=$(relerr "$T/$name.bin" "$T/one-fp32.bin")
+  awk -v e="$e" 'BEGIN {exit !(e <= 1e-5)}' || fail "$name: relative error $e over 1e-5 against the single-rank fp32 run"
+done
+
 # a paced link: the rate recorded, the bits kept
 run 2 paced --agg fixed --mode zero3-overlap --progress thread --link-gbps 0.05 &&
   { [ "$(metric "$T/paced.h5" zero3-overlap/fixed/thread link_Bps)" = 5e+07 ] ||

@@ -1,0 +1,107 @@
+# mb-zero --mode disdp (zero/disdp_mode.c) beyond zero_train.sh (which
+# runs it at W = 2..3, PS 1..2 against the single-rank run): gpt-tiny, 3
+# steps, one micro-batch per worker, K = 1 and 2 switch ranks, final
+# parameters bit-identical to zero3-serial's (--dump-params, cmp); a
+# paced run with 2 micro-batches per worker. Bytes per worker per step, exact: gpt-tiny has P = 27008
+# parameters (embedding 16·32 + 16·32, two blocks of 12·32² + 13·32, head
+# 2·32 + 32·16), S = 4P = 108032 fp32 bytes: sent S, received 2S per
+# micro-batch. Faults exit 1 and say what failed; a PS killed with
+# SIGKILL ends the job non-zero within 30 s; a stopped PS (SIGSTOP) trips
+# --timeout, whose line names the silent rank (not the layer: the others
+# wait in the harness's barrier, not on a layer). Every run is bounded.
+. "$(dirname "$0")/../lib.sh"
+Z=$BIN/mb-zero
+tiny=(--model gpt-tiny -n 3 -w 0 --dir "$T")
+zrun() { # NP DESCRIPTION ARGS...: mb-zero under mpirun, bounded
+  local np=$1 what=$2; shift 2
+  expect 0 "$what" -- timeout 180 mpirun -np "$np" --oversubscribe --bind-to none "$Z" "${tiny[@]}" "$@" &&
+    has " pass$" "$what: the check passed"
+}
+
+n=0
+for cfg in "4 2 1 1" "5 2 2 1"; do
+  set -- $cfg
+  n=$((n + 1))
+  zrun "$1" "disdp fixed W=$2 K=$3 N=$4" --mode disdp --workers "$2" --switch "$3" --ps "$4" --agg fixed \
+    -o "$T/d$n.h5" --dump-params "$T/d$n.bin"
+done
+# the same training in ZeRO-3, its final parameters to compare with
+zrun 2 "zero3-serial fixed W=2" --mode zero3-serial --agg fixed -o "$T/z2.h5" --dump-params "$T/z2.bin"
+for k in 1 2; do cmp -s "$T/d$k.bin" "$T/z2.bin" || fail "disdp run $k (W=2): final parameters differ from zero3-serial's"; done
+
+zrun 5 "disdp fixed, 2 micro-batches per worker, paced" --mode disdp --switch 1 --ps 1 --agg fixed --batch 6 \
+  --link-gbps 0.5 -o "$T/m.h5"
+
+# bytes per worker per step: S out, 2S in per micro-batch
+c=disdp/fixed/-
+for w in 0 1; do
+  [ "$(metric "$T/d1.h5" "$c" worker_sent_bytes_per_step $w)" = 108032 ] ||
+    fail "worker $w sent $(metric "$T/d1.h5" "$c" worker_sent_bytes_per_step $w) bytes per step, not S = 108032"
+  [ "$(metric "$T/d1.h5" "$c" worker_recv_bytes_per_step $w)" = 216064 ] ||
+    fail "worker $w received $(metric "$T/d1.h5" "$c" worker_recv_bytes_per_step $w) bytes per step, not 2S = 216064"
+done
+for w in 0 1 2; do
+  [ "$(metric "$T/m.h5" "$c" worker_sent_bytes_per_step $w)" = 108032 ] || fail "2 micro-batches: worker $w's sent bytes"
+  [ "$(metric "$T/m.h5" "$c" worker_recv_bytes_per_step $w)" = 432128 ] || fail "2 micro-batches: worker $w's 4S received"
+done
+
+for f in corrupt-grad corrupt-state write-error; do
+  MB_FAULT_INJECT=$f expect 1 "disdp $f" -- timeout 180 mpirun -np 4 --oversubscribe --bind-to none -x MB_FAULT_INJECT \
+    "$Z" "${tiny[@]}" --mode disdp --switch 1 --ps 1 --agg fixed -o "$T/fault-$f.h5" || continue
+  case $f in
+    corrupt-grad) has "rank 2 \(switch\): .*step [0-9]+ layer [0-9]+ chunk [0-9]+: rank [01]'s gradient fails the linear checksum" "$f names step, layer, chunk, rank" ;;
+    corrupt-state) has "rank 3 \(ps\): .*ostore: L[0-9]+\.(P32|m|v): CRC32C mismatch" "$f names the tensor" ;;
+    write-error) has "rank 3 \(ps\): .*ostore: writing L[0-9]+\.(P32|m|v|P16) at offset [0-9]+: Input/output error" "$f names the tensor" ;;
+  esac
+done
+
+# rank_pid MPIRUN_PID RANK: the process id of one rank of a local mpirun
+rank_pid() {
+  local p
+  for p in $(pgrep -P "$1"); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+  done
+}
+# start_long OUT ARGS...: a long disdp run in the background; sets job, ps
+start_long() {
+  local out=$1; shift
+  timeout 180 mpirun -np 4 --oversubscribe --bind-to none "$Z" --model gpt-tiny -n 100000 -w 0 --no-check --dir "$T" \
+    --mode disdp --switch 1 --ps 1 "$@" >"$out" 2>&1 &
+  job=$! ps=
+  local mr=
+  for _ in $(seq 150); do
+    mr=$(pgrep -P "$job" -x mpirun | head -n1)
+    [ -n "$mr" ] && ps=$(rank_pid "$mr" 3)
+    [ -n "$ps" ] && grep -q "size(B)" "$out" && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+if start_long "$T/kill.out" -o "$T/kill.h5"; then
+  sleep 1
+  kill -KILL "$ps"
+  t0=$SECONDS
+  wait "$job"
+  rc=$?
+  [ "$rc" != 0 ] || fail "SIGKILL of the PS: the job exited 0"
+  [ $((SECONDS - t0)) -le 30 ] || fail "SIGKILL of the PS: the job took $((SECONDS - t0)) s to end"
+else
+  fail "SIGKILL test: the run or its PS rank was not found"; kill "$job" 2>/dev/null; wait "$job"
+fi
+
+if start_long "$T/stop.out" --timeout 3 -o "$T/stop.h5"; then
+  sleep 1
+  kill -STOP "$ps"
+  t0=$SECONDS
+  wait "$job"
+  rc=$?
+  kill -KILL "$ps" 2>/dev/null
+  [ "$rc" = 1 ] || fail "SIGSTOP of the PS: exit $rc, expected 1 (the --timeout watchdog)"
+  [ $((SECONDS - t0)) -le 60 ] || fail "SIGSTOP of the PS: the job took $((SECONDS - t0)) s to end"
+  grep -q -- "--timeout 3 s: no progress.*rank 3 " "$T/stop.out" ||
+    { fail "SIGSTOP: the watchdog's line does not name rank 3"; tail -n 5 "$T/stop.out" >&2; }
+else
+  fail "SIGSTOP test: the run or its PS rank was not found"; kill "$job" 2>/dev/null; wait "$job"
+fi
+finish

@@ -1,0 +1,56 @@
+/* zero/predict.c: one run's prediction uses the layers and shards mb-zero
+ * builds (its closed-form bytes equal worker.c's padded wire bytes, the
+ * counted ones: 3 S (W-1)/W per micro-batch), the serial model's wire is
+ * those bytes over the paced rate, and a mode without a model, a missing
+ * rate or an unpaced link without a profile is refused by name. */
+#include "../../zero/zero.h"
+#include "check.h"
+
+#include <math.h>
+#include <string.h>
+
+static struct zero_opts opts(int W, int micro_per_worker, double link_bps)
+{
+    struct zero_opts o = {0};
+    if (nn_gpt_preset("gpt-tiny", &o.cfg) != 0)
+        o.cfg.layers = -1;
+    o.lay = (struct zero_layout){W, 1, 1};
+    o.micro = 1;
+    o.batch = W * micro_per_worker;
+    o.link_bps = link_bps;
+    return o;
+}
+
+int main(void)
+{
+    struct zero_model_in rates = {.gemm_flops = 1e10, .adam_params_s = 1e8, .pool_adam_params_s = 1e8,
+                                  .storage_Bps = 1e9, .ps_bytes_per_param = 26};
+    struct zero_prediction p;
+    char err[300];
+    for (int W = 2; W <= 4; W++)
+        for (int m = 1; m <= 2; m++) {
+            struct zero_opts o = opts(W, m, 1e9);
+            EXPECT(o.cfg.layers > 0);
+            EXPECT(zero_predict(&o, "zero3-serial", &rates, &p, err, sizeof err) == 0);
+            /* mb-zero counts (2m + 1) passes of (W-1)/W of the padded model per direction */
+            uint64_t counted = (2 * (uint64_t)m + 1) * zero_wire_param_bytes(&o) * (uint64_t)(W - 1) / (uint64_t)W;
+            EXPECT(p.bytes.send == counted && p.bytes.recv == counted);
+            EXPECT(p.mode == ZERO_MODEL_SERIAL);
+            EXPECT(fabs(p.model.wire - (double)counted / 1e9) <= 1e-12 * (double)counted);
+            EXPECT(p.model.step > p.model.compute && p.model.compute > 0);
+            EXPECT(zero_predict(&o, "disdp", &rates, &p, err, sizeof err) == 0);
+            EXPECT(p.mode == ZERO_MODEL_DISDP && p.bytes.recv == 2 * (uint64_t)m * p.bytes.send);
+        }
+    struct zero_opts o = opts(2, 1, 1e9);
+    EXPECT(zero_predict(&o, "nope", &rates, &p, err, sizeof err) == -1 && strstr(err, "'nope'"));
+    struct zero_model_in bad = rates;
+    bad.gemm_flops = NAN;
+    EXPECT(zero_predict(&o, "zero3-overlap", &bad, &p, err, sizeof err) == -1 && strstr(err, "gemm_flops"));
+    bad = rates;
+    bad.storage_Bps = 0;
+    EXPECT(zero_predict(&o, "zero3-overlap", &bad, &p, err, sizeof err) == 0);
+    EXPECT(zero_predict(&o, "disdp", &bad, &p, err, sizeof err) == -1 && strstr(err, "storage_Bps"));
+    o.link_bps = 0;
+    EXPECT(zero_predict(&o, "zero3-serial", &rates, &p, err, sizeof err) == -1 && strstr(err, "profile"));
+    return TEST_EXIT();
+}

@@ -1,0 +1,42 @@
+/* The step model and the closed-form bytes for one mb-zero run: its GPT,
+ * W, micro-batches per worker and link, fp32 on the wire as mb-zero moves
+ * it (gathers of fp32 shards, reduce-scatters of int32 or fp32 sums), so
+ * the prediction sits beside the measured step and bytes of the same run. */
+#include "zero.h"
+
+#include <stdlib.h>
+
+int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
+                 struct zero_prediction *p, char *err, size_t errlen)
+{
+    enum zero_model_mode m;
+    if (zero_model_mode_parse(mode, &m) != 0)
+        return snprintf(err, errlen, "model: no step model for mode '%s'", mode), -1;
+    int nl = o->cfg.layers + 2, micro = zero_micro_per_worker(o);
+    struct zero_model_layer *layers = calloc((size_t)nl, sizeof *layers);
+    size_t *numel = calloc((size_t)nl, sizeof *numel);
+    int rc = -1;
+    if (!layers || !numel) {
+        snprintf(err, errlen, "model: out of memory");
+        goto out;
+    }
+    zero_model_gpt_layers(&o->cfg, o->micro, layers);
+    for (int i = 0; i < nl; i++)
+        numel[i] = (size_t)layers[i].numel;
+    struct zero_model_in in = *rates;
+    in.W = o->lay.W, in.micro = micro, in.nlayers = nl, in.layers = layers;
+    in.param_bytes = in.grad_bytes = 4;
+    in.link_gbps = o->link_bps * 8 / 1e9; /* link_bps: bytes/s per direction */
+    if (zero_closed_form(m, numel, nl, in.W, micro > 0 ? micro : 1, 4, 4, &p->bytes) != 0) {
+        snprintf(err, errlen, "model: closed form refused W=%d micro=%d", in.W, micro);
+        goto out;
+    }
+    if (zero_model_step(m, &in, &p->model, err, errlen) != 0)
+        goto out;
+    p->mode = m;
+    rc = 0;
+out:
+    free(layers);
+    free(numel);
+    return rc;
+}
