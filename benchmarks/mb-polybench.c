@@ -109,18 +109,8 @@ static size_t sh_index(const struct mb_pbs_kernel *k)
 
 static int sh_parse_dims(const struct mb_pbs_kernel *k, long long *d, char *err, size_t len)
 {
-    int n = 0;
-    const char *p = opt.dims;
     memset(d, 0, 4 * sizeof(*d));
-    while (*p) {
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 3 || v > (1LL << 31) || (*end && *end != ',') || n >= k->nd)
-            break;
-        d[n++] = v;
-        p = *end ? end + 1 : end;
-    }
-    if (n == k->nd && !*p)
+    if (mb_pb_parse_dims(opt.dims, 3, d, k->nd) == k->nd)
         return 0;
     char names[128];
     size_t used = 0;
@@ -304,31 +294,24 @@ static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char 
 {
     memset(s, 0, sizeof(*s));
     s->nd = k->nd;
-    int want = k->nd + (k->tsteps ? 1 : 0), n = 0;
-    const char *p = opt.dims;
-    while (*p) {
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 1 || v > (1LL << 31) || (*end && *end != ',') || n >= want) {
-            char names[128];
-            size_t used = 0;
-            for (int i = 0; i < k->nd && used < sizeof(names); i++)
-                used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
-            snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", opt.dims, k->name, want, names,
-                     k->tsteps ? ",TSTEPS" : "");
-            return -1;
-        }
-        if (n < k->nd)
-            s->d[n] = v;
-        else
-            s->tsteps = v < 2 ? 2 : v;
-        n++;
-        p = *end ? end + 1 : end;
+    long long v[MB_PB_MAXDIM + 1];
+    int want = k->nd + (k->tsteps ? 1 : 0), n = mb_pb_parse_dims(opt.dims, 1, v, want);
+    if (n < 0) {
+        char names[128];
+        size_t used = 0;
+        for (int i = 0; i < k->nd && used < sizeof(names); i++)
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
+        snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", opt.dims, k->name, want, names,
+                 k->tsteps ? ",TSTEPS" : "");
+        return -1;
     }
     if (n != want) {
         snprintf(err, len, "--dims %s: %s takes %d values, not %d", opt.dims, k->name, want, n);
         return -1;
     }
+    memcpy(s->d, v, (size_t)k->nd * sizeof(v[0]));
+    if (k->tsteps)
+        s->tsteps = v[k->nd] < 2 ? 2 : v[k->nd];
     return 0;
 }
 

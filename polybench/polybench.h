@@ -73,6 +73,9 @@ struct mb_pb_sizes {
 /* DaCe's adjust_size: size * f(P), rounded up to a multiple of divisor
  * (ceil(size * f(P) / divisor) * divisor). */
 long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long divisor);
+/* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
+ * how many, or -1 when the text is not such a list or has more than max. */
+int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);
 
 /* ---- kernels ----------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
 #include "polybench.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,4 +74,18 @@ void mb_pb_sizes_str(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, 
         used += (size_t)snprintf(buf + used, len - used, "%s%s=%lld", i ? "," : "", k->dim_names[i], s->d[i]);
     if (s->tsteps && used < len)
         snprintf(buf + used, len - used, ",TSTEPS=%lld", s->tsteps);
+}
+
+int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max)
+{
+    int n = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < lo || v > (1LL << 31) || (*end && *end != ',') || n >= max)
+            return -1;
+        out[n++] = v;
+        p = *end ? end + 1 : end;
+    }
+    return n;
 }

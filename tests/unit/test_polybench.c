@@ -58,6 +58,15 @@ int main(void)
     EXPECT(mb_pb_grid_parse("0x3", &px, &py) != 0);
     EXPECT(mb_pb_grid_parse("3", &px, &py) != 0);
     EXPECT(mb_pb_grid_parse("2x3x4", &px, &py) != 0);
+    long long v[3] = {0};
+    EXPECT(mb_pb_parse_dims("10,20,5", 1, v, 3) == 3 && v[0] == 10 && v[1] == 20 && v[2] == 5);
+    EXPECT(mb_pb_parse_dims("7", 3, v, 3) == 1 && v[0] == 7);
+    EXPECT(mb_pb_parse_dims("", 1, v, 3) == 0);
+    EXPECT(mb_pb_parse_dims("1,2,3,4", 1, v, 3) == -1); /* more than max */
+    EXPECT(mb_pb_parse_dims("2", 3, v, 3) == -1);       /* below lo */
+    EXPECT(mb_pb_parse_dims("4,x", 1, v, 3) == -1);
+    EXPECT(mb_pb_parse_dims("4;5", 1, v, 3) == -1);
+    EXPECT(mb_pb_parse_dims("4294967296", 1, v, 3) == -1); /* over 2^31 */
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
 
     /* one row per kernel and variant: the summa ones, plus pblas for gemm, k2mm and k3mm */
