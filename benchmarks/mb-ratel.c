@@ -448,6 +448,8 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "t_b_measured_s", st.bwd_s);
     /* with --optimizer serial: storage (and Adam) alone; t_b less it, backward alone */
     mb_metric_case_dbl(r, cn, "t_store_caller_s", st.store_caller_s);
+    /* the last step's Adam alone (the store's update callback): naive's model */
+    mb_metric_case_dbl(r, cn, "optimizer_update_s", st.update_s);
     mb_metric_case_dbl(r, cn, "step_s_last", st.step_s);
     if (!s->run->common.quiet)
         printf("#   %.1f tokens/s, %.3g FLOP/s = %.2f of cblas_sgemm's %.3g on the block's GEMMs\n",

@@ -279,6 +279,9 @@ struct ratel_trainer_stats {
      * there, so it is the storage traffic (and Adam) alone and bwd_s less
      * it the backward alone; in the other orders, the stalls */
     double store_caller_s;
+    /* the store's Adam alone (its update callback), the last step: with the
+     * serial order, the part of store_caller_s that is not storage traffic */
+    double update_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
     struct ratel_choice choice; /* the policy's, made after the profiling step */
     struct ratel_hw hw;         /* measured in the profiling step */

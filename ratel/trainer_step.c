@@ -366,6 +366,9 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     t->t++;
     t->st.act_swapped = 0;
     t->st.store_caller_s = 0;
+    struct mb_ostore_stats os0 = {0}, os1 = {0};
+    if (t->store)
+        mb_ostore_stats(t->store, &os0);
     size_t mark = mb_arena_mark(t->host), dev_mark = mb_arena_mark(t->dev);
     double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
@@ -376,6 +379,9 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     mb_arena_release(t->dev, dev_mark);
     if (rc != 0)
         return -1;
+    if (t->store)
+        mb_ostore_stats(t->store, &os1);
+    t->st.update_s = os1.update_s - os0.update_s;
     t->st.steps++;
     t->st.loss = loss;
     t->st.fwd_s = t1 - t0;
