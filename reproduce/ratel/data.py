@@ -4,7 +4,7 @@ from reproduce import mbresults
 
 METRICS = ("tokens_per_s", "t_f_predicted_s", "t_b_predicted_s", "t_f_measured_s", "t_b_measured_s",
            "flop_rate_of_sgemm", "policy_swap_bytes", "policy_case", "t_store_caller_s", "storage_read_bytes",
-           "storage_write_bytes")
+           "storage_write_bytes", "optimizer_update_s")
 
 
 def rows(paths):

@@ -1,0 +1,61 @@
+# reproduce/ratel/compare.py's Performance arithmetic on a synthetic result
+# set (no run): the balanced batch, each ratio issue 18 names and its
+# verdict, the naive order's model gain (F+max(B,S))/(F+max(B,S-A,A)),
+# and NaN failing every tolerance.
+. "$(dirname "$0")/../lib.sh"
+py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
+cat >"$T/t.py" <<'PY'
+import math
+from reproduce.ratel import compare as c
+
+SEQ = 100
+
+
+def row(system, batch, step, act="ratel", opt="optimized", f=None, b=None, store=None, adam=None, pf=None, pb=None):
+    return {"system": system, "act": act, "optimizer": opt, "batch": batch, "files": 2, "step_s": step,
+            "tokens_per_s": batch * SEQ / step, "t_f_measured_s": f, "t_b_measured_s": b, "t_store_caller_s": store,
+            "optimizer_update_s": adam, "t_f_predicted_s": pf, "t_b_predicted_s": pb}
+
+
+rows = [
+    # stages alone: batch 1 F=1 B=2 S=3 (A=1); batch 2 F=2 B=4 S=4 (A=1): batch 2 is balanced
+    row("ratel", 1, 6.0, opt="serial", f=1.0, b=5.0, store=3.0, adam=1.0),
+    row("ratel", 2, 10.0, opt="serial", f=2.0, b=8.0, store=4.0, adam=1.0),
+    row("ratel", 2, 13.0, act="inter-block", opt="serial", f=2.0, b=10.5, store=4.0, adam=1.0),
+    row("ratel", 1, 3.0, f=1.0, b=2.0),
+    row("ratel", 1, 4.0, opt="naive"),
+    row("ratel", 2, 6.6, f=2.0, b=4.6, pf=1.0, pb=5.0),
+    row("ratel", 2, 6.0, opt="naive"),
+    row("ratel", 2, 6.4, act="swap-all", f=2.0, b=4.0, pf=1.0, pb=4.0),
+    row("ratel", 2, 8.0, act="recompute-all", f=3.0, b=5.0, pf=3.0, pb=5.0),
+    row("zero-infinity", 2, 13.2, act="inter-block", opt="serial"),
+]
+out = "\n".join(c.performance(rows))
+print(out)
+want = [
+    "Balanced batch 2: forward 2.000 s, backward 4.000 s, storage (and Adam) 4.000 s of which Adam 1.000 s",
+    "| optimized+ratel vs zero-infinity, tokens/s (batch 2) | ≥ 1.8× | 2.00× | met |",
+    "| optimized step vs forward + max(backward, storage) (batch 2) | ≤ 1.2× | 1.10× | met |",
+    "batch 1: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10% | 1.33× vs 1.33× (0%) | met |",
+    "batch 2: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10% | 0.91× vs 1.00× (9%) | NOT met |",
+    "| model T_f+T_b vs measured, act ratel (batch 2) | within 10% | 6.000 vs 6.600 s (9%) | met |",
+    "| model T_f+T_b vs measured, act swap-all (batch 2) | within 10% | 5.000 vs 6.000 s (17%) | NOT met |",
+    "| model T_f+T_b vs measured, act recompute-all (batch 2) | within 10% | 8.000 vs 8.000 s (0%) | met |",
+    "| Algorithm 1's pick vs the measured minimum (swap-all), step time | within 10% | 1.03× | met |",
+    "| zero-infinity step vs the sum of its stages alone (inter-block, serial; batch 2) | ≤ 1.1× | 1.06× | met |",
+]
+bad = [w for w in want if w not in out]
+assert not bad, "missing: " + repr(bad)
+# the model: Adam hidden behind the traffic, or the traffic behind a long Adam
+assert math.isclose(c.naive_gain(1, 2, 3, 1), 4 / 3)
+assert math.isclose(c.naive_gain(0, 0, 10, 5), 2.0)  # storage-bound, Adam half of it: 2x
+assert math.isclose(c.naive_gain(1, 5, 3, 1), 1.0)   # backward-bound: no gain
+# NaN and a zero reference fail every tolerance
+assert not c.within(float("nan"), 1.0, 0.1) and not c.within(1.0, float("nan"), 0.1) and not c.within(1.0, 0.0, 0.1)
+# no serial run: said, no ratio
+assert "No serial-order runs" in "\n".join(c.performance([r for r in rows if r["optimizer"] != "serial"]))
+print("ok")
+PY
+expect 0 "compare.py's Performance arithmetic" -- env PYTHONPATH="$PWD" "$py" "$T/t.py"
+has '^ok$' "every ratio as computed by hand"
+finish
