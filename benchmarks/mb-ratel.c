@@ -314,7 +314,7 @@ static void prepare(void *state, long long iter)
 
 static int iterate(void *state, long long iter, double *elapsed)
 {
-    (void)iter, (void)elapsed;
+    (void)elapsed;
     struct st *s = state;
     struct ratel_trainer_stats before;
     ratel_trainer_stats(s->t, &before);
@@ -333,14 +333,15 @@ static int iterate(void *state, long long iter, double *elapsed)
     }
     struct ratel_trainer_stats st;
     ratel_trainer_stats(s->t, &st);
-    /* the steps up to the profiling one (the second) run another policy: not counted */
+    /* neither the warm-up steps (a cold step is several times slower) nor
+     * the steps up to the profiling one (the second: another policy) count */
     s->steps++;
     if (mb_trace_enabled()) {
         char name[32];
         snprintf(name, sizeof(name), "step %lld", s->steps);
         mb_trace_span(mb_trace_lane("step"), name, mb_trace_clock(t0), mb_trace_clock(mb_now()));
     }
-    if (before.choice_made || !st.choice_made) {
+    if (iter >= s->run->common.warmup && (before.choice_made || !st.choice_made)) {
         s->timed_steps++;
         s->step_s += st.step_s;
         s->compute_flops += st.gemm_flops_done;
