@@ -48,35 +48,47 @@ py=$(reproduce/python.sh)
 mkdir -p "$MB_RESULTS" "$MB_RATEL_DIR"
 emu=(--link-gbps 4 --file-gbps 1 ${mem[@]+"${mem[@]}"})
 mid=$(awk '{print $2 ? $2 : $1}' <<<"$batches")
+first=${batches%% *}
+# The bit-identity check (nn's whole-model reference taking the same steps,
+# untimed) costs about as much compute as the trainer's step: at full scale
+# it runs in every run of the first batch (each system and order once) and
+# in zero-offload's one run; the other runs are the same code at other
+# shapes and skip it (--no-check). tiny and small check every run.
+chk() { [ $scale = full ] && [ "$1" != "$first" ] && echo --no-check || true; }
 runs=()   # a name, then mb-ratel's flags
 for b in $batches; do
   for s in ratel zero-infinity zero-offload; do
     # zero-offload holds the states in host memory: over a budget they exceed (full)
     [ $s = zero-offload ] && [ $scale = full ] && { [ "$b" = "$mid" ] || continue; }
-    extra=""
+    extra=$(chk "$b")
     [ $s = zero-offload ] && [ $scale = full ] && extra="--host-mem 4G"
     # Fig. 1: Ratel's run at the middle batch is traced
-    [ $s = ratel ] && [ "$b" = "$mid" ] && extra="--trace"
+    [ $s = ratel ] && [ "$b" = "$mid" ] && extra="$extra --trace"
     runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]} $extra")
   done
-  runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]}")
+  runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]} $(chk "$b")")
   # the stages, each alone: the serial order runs every update in the trainer's thread
-  runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]}")
+  runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]} $(chk "$b")")
   # ZeRO-Infinity's stages alone (its policy, inter-block); at full scale only at the middle batch (time)
   [ $scale = full ] && [ "$b" != "$mid" ] && continue
-  runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]}")
+  runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]} $(chk "$b")")
 done
 # act=ratel at the middle batch is sys-ratel-b$mid; files=2 likewise
-for a in swap-all inter-block recompute-all; do runs+=("act-$a --model $model --batch $mid --act $a --files 2 ${emu[*]}"); done
+for a in swap-all inter-block recompute-all; do
+  runs+=("act-$a --model $model --batch $mid --act $a --files 2 ${emu[*]} $(chk "$mid")")
+done
 for f in $files_list; do
   [ "$f" = 2 ] && continue
-  runs+=("files$f --model $model --batch $mid --files $f ${emu[*]}")
+  runs+=("files$f --model $model --batch $mid --files $f ${emu[*]} $(chk "$mid")")
 done
 t0=$SECONDS
 data=()
+# each run's wall time, so the time per part is on record (times.txt)
+: >"$out/times.txt"
 for r in "${runs[@]}"; do
   read -r name flags <<<"$r"
   log=$out/$name.log
+  tr0=$SECONDS
   # shellcheck disable=SC2086 # flags are words
   if [ $slurm = 1 ]; then
     sbatch --wait --quiet --job-name="mb-ratel-$name" --output="$log" --export=ALL job_scripts/mb-ratel.sbatch $flags ||
@@ -88,6 +100,7 @@ for r in "${runs[@]}"; do
   f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
   [ -f "$f" ] || { echo "run.sh: no result file named in $log" >&2; exit 1; }
   data+=("$f")
+  echo "$name $((SECONDS - tr0)) s ($(uptime | sed 's/.*load/load/'))" | tee -a "$out/times.txt" >&2
 done
 # Fig. 6: the largest Table IV model --plan fits with a 24 GB device and 256 GB host
 "${BUILD:-build}"/bin/mb-ratel --plan --model gpt-13b --batch 8 --dev-mem 24G --host-mem 256G >"$out/plan.txt"
