@@ -59,6 +59,22 @@ def balanced_batch(serial):
     return min(serial, key=dist)
 
 
+def storage_line(r):
+    """The storage rate the profiling step measured (both directions over
+    the time either was in flight) against the emulated SSDs' caps: where
+    the host's disk is slower than files x --file-gbps, it binds, not the
+    caps (and more files cannot go faster)."""
+    got, caps = r.get("hw_stor_read"), r.get("files", 0) * r.get("file_gbps", 0) * 1e9
+    if not got or not caps:
+        return []
+    line = (f"Storage in the profiling step: {got / 1e9:.2f} GB/s (reads and writes together) against the caps' "
+            f"{caps / 1e9:.2f} GB/s ({r['files']} files at {r['file_gbps']:g} GB/s)")
+    if got < 0.9 * caps:
+        return ["", line + ": the host's disk, not the emulated SSDs' caps, bounds storage here, so the files "
+                "(Fig. 10) cannot scale past it."]
+    return ["", line + "."]
+
+
 def verdict(ok):
     return "met" if ok else "NOT met"
 
@@ -76,6 +92,7 @@ def performance(rows):
     out.append(f"Balanced batch {bal}: forward {f:.3f} s, backward {bw:.3f} s, storage (and Adam) {st:.3f} s"
                + (f" of which Adam {adam:.3f} s" if adam is not None else "")
                + ", each timed alone (--optimizer serial runs every update in the trainer's thread).")
+    out += storage_line(serial[bal])
     out += ["", "| what | target | ours | |", "|---|---|---|---|"]
     opt = one(rows, system="ratel", act="ratel", optimizer="optimized", files=2, batch=bal)
     zi = one(rows, system="zero-infinity", files=2, batch=bal)

@@ -4,7 +4,7 @@ from reproduce import mbresults
 
 METRICS = ("tokens_per_s", "t_f_predicted_s", "t_b_predicted_s", "t_f_measured_s", "t_b_measured_s",
            "flop_rate_of_sgemm", "policy_swap_bytes", "policy_case", "t_store_caller_s", "storage_read_bytes",
-           "storage_write_bytes", "optimizer_update_s")
+           "storage_write_bytes", "optimizer_update_s", "hw_stor_read")
 
 
 def rows(paths):
@@ -17,6 +17,7 @@ def rows(paths):
         cfg = run["config"]
         row = {"system": r.get("system"), "act": r.get("act"), "optimizer": r.get("optimizer"),
                "batch": int(cfg.get("batch", 0)), "files": int(cfg.get("files", 1)),
+               "file_gbps": float(cfg.get("file-gbps", 0) or 0),
                "model": cfg.get("model"), "check": r.get("check"), "seq": int(cfg.get("seq", 0)),
                "run": r["run"], "case": r["case"], "path": run.get("source_file")}
         for m in METRICS:

@@ -12,7 +12,8 @@ SEQ = 100
 
 
 def row(system, batch, step, act="ratel", opt="optimized", f=None, b=None, store=None, adam=None, pf=None, pb=None):
-    return {"system": system, "act": act, "optimizer": opt, "batch": batch, "files": 2, "step_s": step,
+    return {"system": system, "act": act, "optimizer": opt, "batch": batch, "files": 2, "file_gbps": 1.0,
+            "hw_stor_read": 0.6e9 if opt == "serial" else None, "step_s": step,
             "tokens_per_s": batch * SEQ / step, "t_f_measured_s": f, "t_b_measured_s": b, "t_store_caller_s": store,
             "optimizer_update_s": adam, "t_f_predicted_s": pf, "t_b_predicted_s": pb}
 
@@ -34,6 +35,8 @@ out = "\n".join(c.performance(rows))
 print(out)
 want = [
     "Balanced batch 2: forward 2.000 s, backward 4.000 s, storage (and Adam) 4.000 s of which Adam 1.000 s",
+    "Storage in the profiling step: 0.60 GB/s (reads and writes together) against the caps' 2.00 GB/s "
+    "(2 files at 1 GB/s): the host's disk, not the emulated SSDs' caps, bounds storage here",
     "| optimized+ratel vs zero-infinity, tokens/s (batch 2) | ≥ 1.8× | 2.00× | met |",
     "| optimized step vs forward + max(backward, storage) (batch 2) | ≤ 1.2× | 1.10× | met |",
     "batch 1: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10% | 1.33× vs 1.33× (0%) | met |",
@@ -50,6 +53,7 @@ assert not bad, "missing: " + repr(bad)
 assert math.isclose(c.naive_gain(1, 2, 3, 1), 4 / 3)
 assert math.isclose(c.naive_gain(0, 0, 10, 5), 2.0)  # storage-bound, Adam half of it: 2x
 assert math.isclose(c.naive_gain(1, 5, 3, 1), 1.0)   # backward-bound: no gain
+assert c.storage_line(dict(rows[0], hw_stor_read=1.95e9))[-1].endswith("(2 files at 1 GB/s).")
 # NaN and a zero reference fail every tolerance
 assert not c.within(float("nan"), 1.0, 0.1) and not c.within(1.0, float("nan"), 0.1) and not c.within(1.0, 0.0, 0.1)
 # no serial run: said, no ratio
