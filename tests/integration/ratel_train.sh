@@ -39,6 +39,10 @@ ts=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_store_caller_s)
 tb=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_b_measured_s)
 awk -v s="$ts" -v b="$tb" 'BEGIN {exit !(s + 0 > 0 && s + 0 < b + 0)}' ||
   fail "serial: t_store_caller_s '$ts' is not in (0, t_b '$tb')"
+# of which Adam alone (the store's update callback) is a part, not all
+ta=$(metric "$T/serial.ratel.h5" ratel/ratel/serial optimizer_update_s)
+awk -v a="$ta" -v s="$ts" 'BEGIN {exit !(a + 0 > 0 && a + 0 < s + 0)}' ||
+  fail "serial: optimizer_update_s '$ta' is not in (0, t_store_caller_s '$ts')"
 
 # the process under a cgroup budget (where the machine gives one)
 "$R" "${tiny[@]}" --budget-method cgroup -o "$T/bud.h5" >"$T/out" 2>&1
