@@ -203,6 +203,14 @@ struct mb_coll_profile {
                                                inter-node link; NaN: not calibrated (--calibrate-net) */
     double net_beta;                        /* s per byte over one inter-node link, each direction at
                                                once (1 / the link's rate); NaN: not calibrated */
+    /* Per-message overheads (measured, required): an exchange of b bytes
+     * costs o(b) + b * beta, o through (8 B, p2p_alpha), (1 KiB, p2p_msg1k),
+     * (8 KiB, p2p_msg8k), linear in b between them, o(8 KiB) beyond
+     * (mb_coll_msg in model.h). */
+    double p2p_msg1k;                       /* MPI_Sendrecv of 1 KiB less 1 KiB * p2p.cache */
+    double p2p_msg8k;                       /* MPI_Sendrecv of 8 KiB less 8 KiB * p2p.cache */
+    double p2p_nb_alpha;                    /* s per MPI_Irecv + MPI_Isend + MPI_Waitall round of 8 B
+                                               between rank pairs (hier's leader ring steps) */
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).

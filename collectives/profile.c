@@ -23,7 +23,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS 17
+#define NKEYS 20
 
 static int keys(struct key *k)
 {
@@ -51,6 +51,9 @@ static int keys(struct key *k)
     K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
     K("net_alpha_s", net_alpha, 1, "inter-node link: 8 B MPI_Sendrecv between two node leaders (nan: --calibrate-net not run)");
     K("net_s_per_B", net_beta, 1, "inter-node link: per byte exchanged, each direction at once (1/rate)");
+    K("p2p_msg_1KiB_s", p2p_msg1k, 0, "per-message overhead: MPI_Sendrecv of 1 KiB between rank pairs less 1 KiB at p2p_cache");
+    K("p2p_msg_8KiB_s", p2p_msg8k, 0, "per-message overhead: MPI_Sendrecv of 8 KiB between rank pairs less 8 KiB at p2p_cache");
+    K("p2p_nb_alpha_s", p2p_nb_alpha, 0, "per request round: MPI_Irecv + MPI_Isend + MPI_Waitall of 8 B between rank pairs");
 #undef K
     return n;
 }
