@@ -235,6 +235,10 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
         say(&k, "#   process_vm_readv             %8.2f us per call\n", p->cma_alpha * 1e6);
         show(&k, "process_vm_readv", p->cma);
     }
+    if (log && c->rank == 0) { /* every term with its unit and the microbenchmark behind it */
+        mb_coll_profile_audit(log, p);
+        fflush(log);
+    }
 }
 
 /* One calibration round; 0, or -1 with the reason in err (the same on

@@ -225,6 +225,10 @@ int mb_coll_profile_parse(const char *text, const char *name, struct mb_coll_pro
 int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, char *err, size_t errlen);
 /* "profiles/<hostname>.txt" into buf. */
 void mb_coll_profile_default(char *buf, size_t len);
+/* The audit of a profile: one line per parameter, "# term KEY = VALUE UNIT
+ * <- MICROBENCHMARK", in the profile file's order (--calibrate prints it,
+ * so a reader can check each number of the profile against its source). */
+void mb_coll_profile_audit(FILE *out, const struct mb_coll_profile *prof);
 
 /* Measures every parameter on ctx's ranks (collective over ctx's
  * communicator; needs 2 or more ranks on one node; a few seconds).
