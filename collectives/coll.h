@@ -59,6 +59,9 @@ struct mb_coll_ctx;
 struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *err, size_t errlen);
 void mb_coll_ctx_free(struct mb_coll_ctx *ctx);
 int mb_coll_ctx_nnodes(const struct mb_coll_ctx *ctx);
+/* The ranks of ctx on this rank's machine (all of them on a --ranks-per-node
+ * split of one machine: its emulated nodes share the cores). */
+int mb_coll_ctx_host_ranks(const struct mb_coll_ctx *ctx);
 
 /* Registered buffers: node-shared memory from an MPI-3 shared window,
  * reachable by every rank of the node. Collective over the node, and over
