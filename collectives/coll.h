@@ -59,6 +59,9 @@ struct mb_coll_ctx;
 struct mb_coll_ctx *mb_coll_ctx_create(MPI_Comm comm, int ranks_per_node, char *err, size_t errlen);
 void mb_coll_ctx_free(struct mb_coll_ctx *ctx);
 int mb_coll_ctx_nnodes(const struct mb_coll_ctx *ctx);
+/* The ranks of ctx on this rank's machine (all of them on a --ranks-per-node
+ * split of one machine: its emulated nodes share the cores). */
+int mb_coll_ctx_host_ranks(const struct mb_coll_ctx *ctx);
 
 /* Registered buffers: node-shared memory from an MPI-3 shared window,
  * reachable by every rank of the node. Collective over the node, and over
@@ -203,6 +206,14 @@ struct mb_coll_profile {
                                                inter-node link; NaN: not calibrated (--calibrate-net) */
     double net_beta;                        /* s per byte over one inter-node link, each direction at
                                                once (1 / the link's rate); NaN: not calibrated */
+    /* Per-message overheads (measured, required): an exchange of b bytes
+     * costs o(b) + b * beta, o through (8 B, p2p_alpha), (1 KiB, p2p_msg1k),
+     * (8 KiB, p2p_msg8k), linear in b between them, o(8 KiB) beyond
+     * (mb_coll_msg in model.h). */
+    double p2p_msg1k;                       /* MPI_Sendrecv of 1 KiB less 1 KiB * p2p.cache */
+    double p2p_msg8k;                       /* MPI_Sendrecv of 8 KiB less 8 KiB * p2p.cache */
+    double p2p_nb_alpha;                    /* s per MPI_Irecv + MPI_Isend + MPI_Waitall round of 8 B
+                                               between rank pairs (hier's leader ring steps) */
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).
@@ -217,6 +228,10 @@ int mb_coll_profile_parse(const char *text, const char *name, struct mb_coll_pro
 int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, char *err, size_t errlen);
 /* "profiles/<hostname>.txt" into buf. */
 void mb_coll_profile_default(char *buf, size_t len);
+/* The audit of a profile: one line per parameter, "# term KEY = VALUE UNIT
+ * <- MICROBENCHMARK", in the profile file's order (--calibrate prints it,
+ * so a reader can check each number of the profile against its source). */
+void mb_coll_profile_audit(FILE *out, const struct mb_coll_profile *prof);
 
 /* Measures every parameter on ctx's ranks (collective over ctx's
  * communicator; needs 2 or more ranks on one node; a few seconds).

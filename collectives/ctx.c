@@ -107,6 +107,7 @@ void mb_coll_ctx_free(struct mb_coll_ctx *c)
 }
 
 int mb_coll_ctx_nnodes(const struct mb_coll_ctx *c) { return c->nnodes; }
+int mb_coll_ctx_host_ranks(const struct mb_coll_ctx *c) { return c->one_host ? c->size : c->node_size; }
 
 void *mb_coll_alloc(struct mb_coll_ctx *c, size_t bytes, char *err, size_t errlen)
 {

@@ -336,11 +336,11 @@ static double m_hier(const struct mb_coll_model_in *m)
     node.oop = 0;
     t += mb_coll_model_shm_copyin(&node);
     if (m->N > 1) {
-        struct mb_coll_model_in lead = *m;
-        lead.P = m->N;
-        lead.L = 1; /* one leader per node: every step crosses a link, alone on it */
-        lead.oop = 0;
-        t += mb_coll_model_rabenseifner(&lead);
+        /* the leaders' ring (ring_post/ring_advance): 2(N-1) non-blocking
+         * steps of n/N, each crossing a link with one leader on it, and N-1
+         * reductions of n/N */
+        double N = m->N, blk = m->n / N;
+        t += 2 * (N - 1) * mb_coll_XNB(m, blk) + (N - 1) * mb_coll_R(m, blk);
     }
     return t;
 }

@@ -57,8 +57,28 @@ static inline int mb_coll_ilog2(int x) /* floor */
 }
 static inline int mb_coll_clog2(int x) { return x <= 1 ? 0 : mb_coll_ilog2(x - 1) + 1; }
 
+/* The per-message overhead of a point-to-point exchange of `bytes` (the
+ * library's set-up, protocol and handshake, measured by --calibrate's
+ * MPI_Sendrecv at 8 B, 1 KiB and 8 KiB less their bytes at the in-cache
+ * rate): linear in bytes between the measured sizes, the 8 B value below,
+ * the 8 KiB value beyond (the exchange fit of beta takes it off its larger
+ * sizes, so nothing is counted twice). */
+static inline double mb_coll_msg(const struct mb_coll_profile *p, double bytes)
+{
+    if (bytes <= 8)
+        return p->p2p_alpha;
+    if (bytes <= 1024)
+        return p->p2p_alpha + (p->p2p_msg1k - p->p2p_alpha) * (bytes - 8) / (1024 - 8);
+    if (bytes <= 8192)
+        return p->p2p_msg1k + (p->p2p_msg8k - p->p2p_msg1k) * (bytes - 1024) / (8192 - 1024);
+    return p->p2p_msg8k;
+}
+
 /* one point-to-point exchange, reducing bytes, copying bytes */
-static inline double mb_coll_X(const struct mb_coll_model_in *m, double bytes) { return m->a + bytes * m->b; }
+static inline double mb_coll_X(const struct mb_coll_model_in *m, double bytes)
+{
+    return mb_coll_msg(m->p, bytes) + bytes * m->b;
+}
 static inline double mb_coll_R(const struct mb_coll_model_in *m, double bytes) { return bytes * m->g; }
 static inline double mb_coll_C(const struct mb_coll_model_in *m, double bytes) { return bytes * m->c; }
 /* mb_coll_reduce_many over k sources of bytes each: k-1 passes, a copy for one */
@@ -71,7 +91,15 @@ static inline double mb_coll_RK(const struct mb_coll_model_in *m, double bytes, 
  * has no shared link, only the point-to-point cost. */
 static inline double mb_coll_XN(const struct mb_coll_model_in *m, double bytes, int share)
 {
-    return m->na + bytes * m->nb * (m->one_host ? 1 : share);
+    return m->one_host ? mb_coll_X(m, bytes) : m->na + bytes * m->nb * share;
+}
+/* One step of a non-blocking exchange (MPI_Irecv + MPI_Isend + MPI_Waitall)
+ * of `bytes` that crosses the link alone: the request round's measured
+ * set-up instead of the blocking exchange's (p2p_nb_alpha - p2p_alpha, of
+ * either sign) on top of the exchange. */
+static inline double mb_coll_XNB(const struct mb_coll_model_in *m, double bytes)
+{
+    return m->p->p2p_nb_alpha - m->p->p2p_alpha + (m->N > 1 ? mb_coll_XN(m, bytes, 1) : mb_coll_X(m, bytes));
 }
 /* The slower of two costs; NaN when either is (fmax would hide a missing term). */
 static inline double mb_coll_slower(double x, double y) { return isnan(x) || isnan(y) ? NAN : x > y ? x : y; }

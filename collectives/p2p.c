@@ -317,7 +317,7 @@ static double m_scatter_allgather(const struct mb_coll_model_in *m)
     double P = m->P, blk = m->n / P;
     if (m->N > 1) /* the root's blocks leave its node over one link */
         return (P - 1) * mb_coll_Xany(m, blk) + (P - 1) * mb_coll_Xany(m, blk);
-    return (P - 1) * m->a + (P - 1) * blk * m->b + (P - 1) * mb_coll_X(m, blk);
+    return (P - 1) * mb_coll_msg(m->p, blk) + (P - 1) * blk * m->b + (P - 1) * mb_coll_X(m, blk);
 }
 
 /* The point-to-point entries differ only in these: always available, no

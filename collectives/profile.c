@@ -23,7 +23,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS 17
+#define NKEYS 20
 
 static int keys(struct key *k)
 {
@@ -36,21 +36,24 @@ static int keys(struct key *k)
         snprintf(k[n].help, sizeof(k[n].help), "%s", HELP);                                     \
         n++;                                                                                    \
     } while (0)
-    K("cache_bytes", cache_bytes, 0, "effective cache of a node: per-byte costs blend from cache to memory above it");
+    K("cache_bytes", cache_bytes, 0, "effective cache of a node: the size that best fits the memcpy sweep 256 KiB-64 MiB (all ranks at once)");
     K("p2p_alpha_s", p2p_alpha, 0, "MPI_Sendrecv exchange of 8 B between rank pairs");
-    K("p2p_cache_s_per_B", p2p.cache, 0, "beta: per byte exchanged, in cache");
-    K("p2p_mem_s_per_B", p2p.mem, 0, "beta: per byte exchanged, out of cache");
-    K("reduce_cache_s_per_B", reduce.cache, 0, "gamma: per byte of dst += src (float), in cache");
-    K("reduce_mem_s_per_B", reduce.mem, 0, "gamma: out of cache");
-    K("copy_cache_s_per_B", copy.cache, 0, "memcpy per byte, every node rank copying at once, in cache");
-    K("copy_mem_s_per_B", copy.mem, 0, "memcpy, out of cache");
-    K("stream_mem_s_per_B", stream, 1, "non-temporal stores from a cached chunk, out of cache (nan: memcpy's)");
-    K("flag_s", flag, 0, "one synchronisation of the node's ranks through shared-memory flags");
+    K("p2p_cache_s_per_B", p2p.cache, 0, "beta in cache: MPI_Sendrecv 64 KiB-32 MiB between rank pairs, fitted, p2p_msg_8KiB_s taken off");
+    K("p2p_mem_s_per_B", p2p.mem, 0, "beta out of cache: the same MPI_Sendrecv fit");
+    K("reduce_cache_s_per_B", reduce.cache, 0, "gamma in cache: dst += src on floats 256 KiB-64 MiB, all ranks at once, fitted");
+    K("reduce_mem_s_per_B", reduce.mem, 0, "gamma out of cache: the same reduction fit");
+    K("copy_cache_s_per_B", copy.cache, 0, "memcpy per byte, every node rank copying at once, in cache (the 256 KiB-64 MiB sweep)");
+    K("copy_mem_s_per_B", copy.mem, 0, "memcpy, out of cache (the same sweep)");
+    K("stream_mem_s_per_B", stream, 1, "non-temporal stores of a cached 64 KiB chunk over 64 MiB, all ranks at once (nan: memcpy's)");
+    K("flag_s", flag, 0, "one synchronisation of the node's ranks through shared-memory flags, after an MPI_Barrier");
     K("cma_alpha_s", cma_alpha, 1, "one process_vm_readv call (nan: CMA refused here)");
-    K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache");
-    K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache");
+    K("cma_cache_s_per_B", cma.cache, 1, "process_vm_readv per byte, in cache (256 KiB-32 MiB in 64 KiB calls, fitted)");
+    K("cma_mem_s_per_B", cma.mem, 1, "process_vm_readv per byte, out of cache (the same fit)");
     K("net_alpha_s", net_alpha, 1, "inter-node link: 8 B MPI_Sendrecv between two node leaders (nan: --calibrate-net not run)");
     K("net_s_per_B", net_beta, 1, "inter-node link: per byte exchanged, each direction at once (1/rate)");
+    K("p2p_msg_1KiB_s", p2p_msg1k, 0, "per-message overhead: MPI_Sendrecv of 1 KiB between rank pairs less 1 KiB at p2p_cache");
+    K("p2p_msg_8KiB_s", p2p_msg8k, 0, "per-message overhead: MPI_Sendrecv of 8 KiB between rank pairs less 8 KiB at p2p_cache");
+    K("p2p_nb_alpha_s", p2p_nb_alpha, 0, "per request round: MPI_Irecv + MPI_Isend + MPI_Waitall of 8 B between rank pairs");
 #undef K
     return n;
 }
@@ -211,6 +214,20 @@ int mb_coll_profile_write(const char *path, const struct mb_coll_profile *prof, 
         return fail(err, errlen, "profile %s: cannot rename %s: %s", path, tmp, strerror(e));
     }
     return 0;
+}
+
+void mb_coll_profile_audit(FILE *out, const struct mb_coll_profile *prof)
+{
+    struct key k[NKEYS];
+    int nk = keys(k);
+    for (int i = 0; i < nk; i++) {
+        size_t len = strlen(k[i].name);
+        const char *unit = len > 8 && strcmp(k[i].name + len - 8, "_s_per_B") == 0 ? "s/B"
+                         : len > 2 && strcmp(k[i].name + len - 2, "_s") == 0      ? "s"
+                                                                                  : "B";
+        fprintf(out, "# term %-24s = %-12.6g %-3s <- %s\n", k[i].name, *field((struct mb_coll_profile *)prof, &k[i]),
+                unit, k[i].help);
+    }
 }
 
 void mb_coll_profile_default(char *buf, size_t len)

@@ -778,6 +778,12 @@ struct gnn_rates {
 int gnn_measure_memcpy(struct gnn_rates *r, uint64_t row_bytes);
 /* The cores this process may run on (its affinity mask). */
 int gnn_usable_cores(void);
+/* The cores one rank's threads may count on when host_ranks ranks run the
+ * same pipeline on a machine's `cores` (the TPC model's `cores`): each
+ * rank's threads demand as much CPU per batch as every other's, so the
+ * ranks share the cores equally: cores / host_ranks, rounded down, at
+ * least 1 (derived, not fitted; docs: gnn/README.md, "TPC model"). */
+int gnn_cores_per_rank(int cores, int host_ranks);
 /* The read-ahead of the block device under dir/data.0 (kB; -1 unknown). */
 long long gnn_read_ahead_kb(const char *dir);
 /* Share of the machine's CPU time the host took since steal0

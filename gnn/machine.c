@@ -21,6 +21,14 @@ int gnn_usable_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+int gnn_cores_per_rank(int cores, int host_ranks)
+{
+    if (cores < 1)
+        return 1;
+    int per = host_ranks > 1 ? cores / host_ranks : cores;
+    return per < 1 ? 1 : per;
+}
+
 /* What mmap's page faults read around each miss. */
 long long gnn_read_ahead_kb(const char *dir)
 {
@@ -90,7 +98,9 @@ double gnn_trainer_predict(const struct gnn_trainer *t, const char **bound, stru
         p.c_ssd = 1;
     }
     p.n_ssd = (int)h->ndev;
-    gnn_tpc_predict_pipeline(&p, &f, gnn_usable_cores(), t->st.nslots, pr);
+    /* the machine's other ranks run the same pipeline on the same cores */
+    int host_ranks = t->cfg.coll ? mb_coll_ctx_host_ranks(t->cfg.coll) : 1;
+    gnn_tpc_predict_pipeline(&p, &f, gnn_cores_per_rank(gnn_usable_cores(), host_ranks), t->st.nslots, pr);
     *bound = gnn_bound_name(pr->bound);
     return pr->t_batch * (double)t->st.nbatches;
 }

@@ -20,6 +20,17 @@ bad() { # pattern, np, args...
 expect 0 "--calibrate at 2 ranks" -- mpi 2 "$C" --calibrate --profile "$T/cal.txt" &&
   has "wrote $T/cal.txt" "calibrate names the profile"
 grep -q '^format = movebench-coll-profile 1$' "$T/cal.txt" || fail "the profile has its format line"
+# the audit: every number of the profile printed by --calibrate with its unit and microbenchmark
+cp "$T/out" "$T/cal.log"
+for key in $(sed -n 's/^\([a-z0-9_A-Z]*\) = .*/\1/p' "$T/cal.txt" | grep -v '^\(format\|host\|date\|command\|ranks\)$'); do
+  val=$(sed -n "s/^$key = //p" "$T/cal.txt")
+  awk -v k="$key" -v v="$val" '$1 == "#" && $2 == "term" && $3 == k && $4 == "=" && $5 == v &&
+    ($6 == "s" || $6 == "s/B" || $6 == "B") && $7 == "<-" && $8 ~ /^[A-Za-z]/ { ok = 1 } END { exit !ok }' "$T/cal.log" ||
+    fail "--calibrate's audit lacks '$key = $val' with its unit and microbenchmark"
+done
+for key in p2p_msg_1KiB_s p2p_msg_8KiB_s p2p_nb_alpha_s; do
+  grep -q "^$key = [0-9]" "$T/cal.txt" || fail "the profile has the measured overhead $key"
+done
 grep -q '^ranks = 2$' "$T/cal.txt" || fail "the profile records its ranks"
 expect 0 "a run with the calibrated profile" -- mpi 2 "$C" --profile "$T/cal.txt" --algo mpi,ring,shm \
   --coll allreduce --sizes 8,4096,100000 -n 2 -w 1 -o "$T/cal.h5" && has "model\(us\)" "the table has a model column"
@@ -41,6 +52,8 @@ sed 's/^flag_s = .*/flag_s = soon/' "$T/cal.txt" >"$T/badnum.txt"
 bad "badnum.txt:[0-9]+: flag_s: 'soon' is not a finite number" 2 --profile "$T/badnum.txt"
 grep -v '^copy_mem_s_per_B' "$T/cal.txt" >"$T/missing.txt"
 bad "missing.txt: missing key copy_mem_s_per_B" 2 --profile "$T/missing.txt"
+grep -v '^p2p_msg_1KiB_s' "$T/cal.txt" >"$T/nooverhead.txt"
+bad "nooverhead.txt: missing key p2p_msg_1KiB_s" 2 --profile "$T/nooverhead.txt"
 bad "--profile: profile $T/nosuch.txt: cannot open: No such file or directory" 2 --profile "$T/nosuch.txt"
 bad "profiles/.*\.txt: cannot open.*--calibrate" 2 --algo auto
 

@@ -29,6 +29,9 @@ static struct mb_coll_profile known(void)
     p.cma = (struct mb_coll_rate){1e-9, 1e-9};
     p.net_alpha = 20e-6; /* a 10 Gb/s link with 20 us latency */
     p.net_beta = 0.8e-9;
+    /* per-message overheads equal to the 8 B latency: a flat overhead, so the
+     * sums below are the bare alpha-beta-gamma ones; test_overheads varies them */
+    p.p2p_msg1k = p.p2p_msg8k = p.p2p_nb_alpha = 1e-6;
     return p;
 }
 
@@ -193,6 +196,42 @@ static void test_model(void)
         }
 }
 
+/* The measured per-message and per-request overheads, each against the sum by hand. */
+static void test_overheads(void)
+{
+    struct mb_coll_profile flat = known(), p = known();
+    p.p2p_msg1k = 3e-6, p.p2p_msg8k = 5e-6, p.p2p_nb_alpha = 4e-6;
+    const double b = 1e-9, g = 0.5e-9;
+    /* ring allreduce at 2 ranks in place: two exchanges of n/2 and one reduction of n/2; the
+     * overhead o(n/2) at 8 B (the latency), at 1 KiB, half way to 1 KiB (516 B: 2 us),
+     * half way from 1 to 8 KiB (4608 B: 4 us), and beyond 8 KiB (5 us) */
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 16, 1, 2, 2, 1), 2 * (1e-6 + 8 * b) + 8 * g);
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 1032, 1, 2, 2, 1), 2 * (2e-6 + 516 * b) + 516 * g);
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 2048, 1, 2, 2, 1), 2 * (3e-6 + 1024 * b) + 1024 * g);
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 9216, 1, 2, 2, 1), 2 * (4e-6 + 4608 * b) + 4608 * g);
+    NEAR(predict(&p, "ring", MB_COLL_ALLREDUCE, 65536, 1, 2, 2, 1), 2 * (5e-6 + 32768 * b) + 32768 * g);
+    /* rd at 2: one exchange of n (2 KiB: o = 3 us + 2 us * 1/7), one reduction */
+    NEAR(predict(&p, "rd", MB_COLL_ALLREDUCE, 2048, 1, 2, 2, 1), 3e-6 + 2e-6 * 1024 / 7168 + 2048 * b + 2048 * g);
+    /* scatter-allgather bcast at 4, 16 KiB: 3 sends and 3 ring steps of 4 KiB, o(4 KiB) each */
+    double o4k = 3e-6 + 2e-6 * 3072 / 7168;
+    NEAR(predict(&p, "scatter-allgather", MB_COLL_BCAST, 16384, 1, 4, 4, 1), 6 * (o4k + 4096 * b));
+    /* hier on 2 nodes of 1 rank on one host (a --ranks-per-node split): the node levels carry
+     * no messages; the leaders' ring has 2 non-blocking steps of n/2 (32 KiB), each with the
+     * request round's set-up instead of the blocking exchange's (4 - 1 us) and o(32 KiB) */
+    NEAR(predict_on(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 2, 1, 2, 1),
+         predict_on(&flat, "hier", MB_COLL_ALLREDUCE, 65536, 0, 2, 1, 2, 1) + 2 * (4e-6 - 1e-6) + 2 * (5e-6 - 1e-6));
+    /* across machines the link's exchange is net_alpha's: only the request set-up is added */
+    NEAR(predict(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2),
+         predict(&flat, "hier", MB_COLL_ALLREDUCE, 65536, 0, 4, 2, 2) + 2 * (4e-6 - 1e-6));
+    /* 3 leaders (3 nodes of 1, one host): 4 steps of n/3, 2 reductions of n/3 */
+    double n3 = 65536.0 / 3, fl = 2e-6, c = 0.25e-9;
+    double node = (2 * fl + 3 * 65536 * c) + (2 * fl + 2 * 65536 * c); /* copy-in reduce, bcast, 1 rank */
+    NEAR(predict_on(&p, "hier", MB_COLL_ALLREDUCE, 65536, 0, 3, 1, 3, 1),
+         node + 4 * (4e-6 - 1e-6 + 5e-6 + n3 * b) + 2 * n3 * g);
+    /* the shared-memory algorithms send no messages: unchanged */
+    NEAR(predict(&p, "shm", MB_COLL_ALLREDUCE, 1024, 0, 2, 2, 1), predict(&flat, "shm", MB_COLL_ALLREDUCE, 1024, 0, 2, 2, 1));
+}
+
 static const char *tmpfile_with(const char *text)
 {
     static char path[64];
@@ -257,6 +296,11 @@ static void test_profile(void)
         {"copy_mem_s_per_B = ", "copy_mem_s_per_B = 1e-9x", "copy_mem_s_per_B"},
         {"net_s_per_B = ", "net_s_per_B = -1", "net_s_per_B"},
         {"net_alpha_s = ", "net_alpha_s = fast", "net_alpha_s"},
+        {"p2p_msg_1KiB_s = ", "xp2p_msg_1KiB_s = ", "missing key p2p_msg_1KiB_s"},
+        {"p2p_msg_8KiB_s = ", "xp2p_msg_8KiB_s = ", "missing key p2p_msg_8KiB_s"},
+        {"p2p_nb_alpha_s = ", "xp2p_nb_alpha_s = ", "missing key p2p_nb_alpha_s"},
+        {"p2p_msg_8KiB_s = ", "p2p_msg_8KiB_s = nan\np2p_msg_8KiB_sx = ", "p2p_msg_8KiB_s: 'nan'"},
+        {"p2p_nb_alpha_s = ", "p2p_nb_alpha_s = -1\nx = ", "p2p_nb_alpha_s: '-1'"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *at = strstr(good, bad[i].from);
@@ -289,6 +333,7 @@ static void test_profile(void)
 int main(void)
 {
     test_model();
+    test_overheads();
     test_profile();
     return TEST_EXIT();
 }

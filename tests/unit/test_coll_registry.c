@@ -24,6 +24,7 @@ static void test_table(void)
     struct mb_coll_profile prof;
     memset(&prof, 0, sizeof(prof));
     prof.ranks = 2, prof.cache_bytes = 1e6, prof.p2p_alpha = 1e-6, prof.flag = 1e-6;
+    prof.p2p_msg1k = prof.p2p_msg8k = prof.p2p_nb_alpha = 1e-6; /* per-message overheads: flat */
     prof.p2p = prof.reduce = prof.copy = prof.cma = (struct mb_coll_rate){1e-9, 2e-9};
     prof.stream = 1e-9, prof.cma_alpha = 1e-6;
     EXPECT(n > 0 && strcmp(mb_coll_algo_at(0)->name, "mpi") == 0);

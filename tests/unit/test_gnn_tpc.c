@@ -218,6 +218,17 @@ static void test_pipeline(void)
     EXPECT(r.t_batch >= r.t_cpu && r.t_batch >= r.t_pipe - 1e-12);
 }
 
+/* The machine's ranks share its cores: cores / ranks, rounded down, at least 1. */
+static void test_cores_per_rank(void)
+{
+    EXPECT(gnn_cores_per_rank(2, 1) == 2);
+    EXPECT(gnn_cores_per_rank(2, 2) == 1);
+    EXPECT(gnn_cores_per_rank(2, 3) == 1);
+    EXPECT(gnn_cores_per_rank(16, 3) == 5);
+    EXPECT(gnn_cores_per_rank(16, 0) == 16);
+    EXPECT(gnn_cores_per_rank(0, 2) == 1);
+}
+
 static void test_parse_errors(void)
 {
     char path[] = "/tmp/mb-gnn-prof.XXXXXX";
@@ -277,6 +288,7 @@ static void test_parse_errors(void)
 
 int main(void)
 {
+    test_cores_per_rank();
     test_profiles();
     test_predict();
     test_pipeline();

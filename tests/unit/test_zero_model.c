@@ -121,6 +121,7 @@ static void unpaced(void)
     prof.ranks = 2;
     prof.cache_bytes = 1 << 20;
     prof.p2p_alpha = 0.01;
+    prof.p2p_msg1k = prof.p2p_msg8k = prof.p2p_nb_alpha = 0.01; /* per-message overheads: flat */
     prof.p2p.cache = prof.p2p.mem = 1e-3;
     prof.stream = prof.cma_alpha = prof.cma.cache = prof.cma.mem = NAN;
     struct zero_model_in in = base();
