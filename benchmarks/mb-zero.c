@@ -193,16 +193,19 @@ static void on_span(void *ctx, const char *what, const char *name, double start,
         mb_trace_span(mb_trace_lane(what), name, mb_trace_clock(start), mb_trace_clock(end));
 }
 
-/* Waits for every rank of comm while sleeping, so that ranks idle during
- * rank 0's calibration do not spin on its cores. */
-static void sleep_barrier(MPI_Comm comm)
+/* Waits for every rank of comm while napping nap_ns between tests, so
+ * that ranks idle during rank 0's calibration, or a mode's step, do not
+ * spin on the cores the busy ranks share. */
+static void nap_barrier(MPI_Comm comm, long nap_ns)
 {
     MPI_Request r;
     int done = 0;
     MPI_Ibarrier(comm, &r);
     while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
 }
+
+static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
 
 /* The step model, calibrated once in this run and its prediction for this
  * mode. GEMM and Adam rates: every worker measures at once (in the run
@@ -342,6 +345,14 @@ static int iterate(void *state, long long iter, double *elapsed)
                 s->err);
         return -1;
     }
+    /* The harness's MPI_Barrier before the next step busy-polls: a rank
+     * done early (the ZeRO-3 modes' idle switch and PS ranks at once, the
+     * disdp workers while the PS drains) would spin there on the cores
+     * the others compute on (the quiet run of b88fb21: zero3-serial's
+     * worker Adam 33 ms instead of 0.8 ms beside two idle ranks). So
+     * every rank meets here first, napping; the measured step (the
+     * worker's own clock inside zero_run_step) does not include it. */
+    nap_barrier(s->run->comm, 100000);
     return 0;
 }
 

@@ -141,6 +141,23 @@ static void teardown(struct zero_run *z)
     z->mode_state = NULL;
 }
 
+/* The PS's spans (mb_ostore's transfers and updates, its own waits) on
+ * the run's trace: looked up at each call, since the program sets
+ * z->on_span after the mode's setup. Lanes: "storage" (read/write of an
+ * extent), "optimizer" (Adam), "comm" (waiting for a layer's gradient),
+ * "ps" (its checksum, queueing the update, the drain at the step's end). */
+static void ps_span(void *ctx, const char *what, const char *name, double start, double end)
+{
+    struct zero_run *z = ctx;
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s %s", what, name);
+    const char *lane = !strcmp(what, "read") || !strcmp(what, "write") ? "storage"
+                       : !strcmp(what, "update")                       ? "optimizer"
+                       : !strcmp(what, "grad-wait")                    ? "comm"
+                                                                        : "ps";
+    zero_span(z, lane, buf, start, end);
+}
+
 static int setup(struct zero_run *z, char *err, size_t len)
 {
     struct dmode *d = calloc(1, sizeof *d);
@@ -183,7 +200,7 @@ static int setup(struct zero_run *z, char *err, size_t len)
         if (!(d->ws = nn_workspace_new(&z->o.cfg, z->o.micro)))
             return snprintf(err, len, "out of memory: the PS's workspace"), -1;
         d->po = (struct mb_disdp_ps_opts){.dir = z->o.dir ? z->o.dir : "/tmp", .nfiles = 1, .hp = z->o.hp,
-                                          .init = ps_init, .ctx = d, .on_span = z->on_span, .span_ctx = z->span_ctx};
+                                          .init = ps_init, .ctx = d, .on_span = ps_span, .span_ctx = z};
         d->ps = mb_disdp_ps_open(&d->c, &d->po, err, len);
         nn_workspace_free(d->ws);
         d->ws = NULL;
