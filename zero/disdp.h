@@ -164,6 +164,7 @@ struct mb_disdp_ps_opts {
 struct mb_disdp_ps_stats {
     uint64_t layers, updates, param_bytes_out, grad_bytes_in;
     double adam_s, io_busy_s, stall_s;
+    uint64_t io_bytes;          /* read and written through the store (set-up included) */
 };
 struct mb_disdp_ps;
 /* Opens the store and writes every owned layer's initial state. */

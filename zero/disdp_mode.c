@@ -258,6 +258,15 @@ static int step(struct zero_run *z, char *err, size_t len)
     case ZERO_PS:
         rc = mb_disdp_ps_step(d->ps, err, len);
         z->st.optimizer_s += mb_now() - t0;
+        if (rc == 0) {
+            struct mb_disdp_ps_stats ps;
+            mb_disdp_ps_stats(d->ps, &ps);
+            double owned = 0;
+            for (int i = z->index; i < d->c.nlayers; i += d->c.N) /* its layers (mb_disdp_ps_rank) */
+                owned += (double)d->numel[i];
+            z->st.ps_params += owned;
+            z->st.ps_adam_s = ps.adam_s, z->st.ps_io_busy_s = ps.io_busy_s, z->st.ps_io_bytes = (double)ps.io_bytes;
+        }
         break;
     }
     /* the other roles are waiting on this one's messages, not in a

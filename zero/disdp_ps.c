@@ -327,6 +327,7 @@ void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st
         st->adam_s = os.update_s;
         st->io_busy_s = os.io_busy_s;
         st->stall_s = os.stall_s;
+        st->io_bytes = os.read_bytes + os.write_bytes;
     }
 }
 
