@@ -194,6 +194,13 @@ static void on_span(void *ctx, const char *what, const char *name, double start,
         mb_trace_span(mb_trace_lane(what), name, mb_trace_clock(start), mb_trace_clock(end));
 }
 
+/* The layer a disdp rank waits for, in the --timeout watchdog's line. */
+static void on_layer(void *ctx, int layer)
+{
+    (void)ctx;
+    mb_watchdog_detail("layer", layer);
+}
+
 /* Waits for every rank of comm while napping nap_ns between tests, so
  * that ranks idle during rank 0's calibration, or a mode's step, do not
  * spin on the cores the busy ranks share. */
@@ -329,9 +336,13 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->name = c->name;
     if (opt.trace)
         mb_trace_enable(1);
+    static int hooked;
+    if (!hooked++ && mb_cleanup_add(zero_disdp_remove_files, NULL) != 0)
+        return mb_warn("no room for the clean-up of a killed PS's files"), -1;
     if (!(s->z = zero_run_new(&opt.zo, opt.ops, run->comm, s->err, sizeof(s->err))))
         return mb_warn("%s", s->err), -1;
     s->z->on_span = on_span;
+    s->z->on_layer = on_layer;
     if (opt.link_auto) {
         double bps = zero_link_auto(s->z);
         if (run->rank == 0 && !run->common.quiet)

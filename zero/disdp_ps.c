@@ -1,4 +1,4 @@
-/* A parameter server (disdp.h): owns every N-th layer, keeps its fp32
+/* A parameter server (disdp_internal.h): owns every N-th layer, keeps its fp32
  * master weights and Adam moments in an mb_ostore (files in --dir) and,
  * per step, sends each owned layer's 16-bit parameters twice (forward in
  * layer order, backward in reverse) to the chunks' switches, receives the
@@ -6,7 +6,7 @@
  * runs Adam on the whole layer (the store's thread, read ahead in
  * backward order); the step ends when every update is written
  * (synchronous: step s+1 sends what step s made). */
-#include "disdp.h"
+#include "disdp_internal.h"
 #include "../common/common.h"
 #include "../offload/aio.h"
 
@@ -241,6 +241,8 @@ static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st
     for (int i = p->nown - 1; i >= 0; i--) {
         int l = p->layer[i];
         double t0 = mb_now();
+        if (c->on_layer)
+            c->on_layer(c->layer_ctx, l);
         if (mb_disdp_waitall(c, (int)mb_disdp_nchunks(c, l), p->rreq[i]) != 0)
             goto mpi;
         double t1 = mb_now();

@@ -121,6 +121,10 @@ struct zero_run {
     /* Optional: a span of work [start, end) (mb_now) on lane `what`. */
     void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
     void *span_ctx;
+    /* Optional: the layer this rank now waits for or works on (disdp: a
+     * worker's pull or push, the PS's gradient and update), -1 none; with
+     * span_ctx (mb-zero: the --timeout watchdog's detail). */
+    void (*on_layer)(void *ctx, int layer);
 };
 
 /* Collective over comm (every rank): roles, the workers' communicator and
@@ -183,6 +187,8 @@ void zero_shard_adam(struct zero_run *z, int i, long long t);
 float zero_grad_scale(const struct zero_opts *o);
 /* Adds a span when z->on_span is set. */
 void zero_span(struct zero_run *z, const char *lane, const char *name, double start, double end);
+/* Calls z->on_layer when set. */
+void zero_note_layer(struct zero_run *z, int layer);
 
 /* ===== the reduce-scatter's linear checksum (checksum.c) ============= */
 
@@ -255,6 +261,14 @@ int zero_mode_needs_threads(const struct zero_mode_ops *m, const struct zero_opt
 #define ZERO_MODE(sym) extern const struct zero_mode_ops zero_mode_##sym;
 #include "modes.def"
 #undef ZERO_MODE
+
+/* A clean-up hook for the program (mb_cleanup_add, registered before
+ * zero_run_new): removes the mb_ostore files of every disdp PS on this
+ * host unless the run ended through the mode's teardown, so a PS killed
+ * by SIGKILL leaves nothing in --dir once the survivors end (SIGTERM
+ * from mpirun, exit, the --timeout watchdog). Async-signal-safe; arg
+ * unused (zero/disdp_cleanup.c). */
+void zero_disdp_remove_files(void *arg);
 
 /* --- model, interference, closed forms (zero/model.c, interference.c, closed_form.c) --- */
 /* (also model_rates.c, calibrate.c, storage_rate.c and paper_table.c) */
