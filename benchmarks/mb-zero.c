@@ -217,7 +217,8 @@ static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
 
 /* The PS's update rate (zero_model_measure_ps): an mb_ostore with the
  * disdp PS's options in dir, tensors of the model's largest layer (at
- * most 8M parameters), 3 passes. The model prices the PS with it, and
+ * most 8M parameters), 3 passes; disdp only (the other modes have no
+ * PS to price). The model prices the PS with it, and
  * its storage with the store's own transfer rate (O_DIRECT, CRC32C),
  * which replaces the plain file's. */
 static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
@@ -273,7 +274,7 @@ static void predict(struct st *s)
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
         else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
                  !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
-                 measure_ps(s, dir, err, sizeof(err)) != 0 ||
+                 (opt.ops == &zero_mode_disdp && measure_ps(s, dir, err, sizeof(err)) != 0) ||
                  zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
@@ -281,7 +282,7 @@ static void predict(struct st *s)
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
             printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker; PS update %.3g "
-                   "Mparam/s through mb_ostore (Adam %.3g Mparam/s, storage %.3g GB/s); link %s): step %.4f s = "
+                   "Mparam/s through mb_ostore (Adam %.3g Mparam/s); storage %.3g GB/s; link %s): step %.4f s = "
                    "compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), storage %.4f\n",
                    s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, s->ps_rate.params_s / 1e6,
                    s->ps_rate.adam_params_s / 1e6, s->rates.storage_Bps / 1e9,
@@ -496,8 +497,10 @@ static void record_model(struct st *s, const double *all)
         mb_metric_case_dbl(r, cn, "gemm_flops", s->rates.gemm_flops);
         mb_metric_case_dbl(r, cn, "adam_params_per_s", s->rates.adam_params_s);
         mb_metric_case_dbl(r, cn, "storage_Bps", s->rates.storage_Bps);
-        mb_metric_case_dbl(r, cn, "ps_params_per_s", s->rates.ps_params_s);
-        mb_metric_case_dbl(r, cn, "ps_calib_adam_params_per_s", s->ps_rate.adam_params_s);
+        if (s->rates.ps_params_s > 0) { /* disdp */
+            mb_metric_case_dbl(r, cn, "ps_params_per_s", s->rates.ps_params_s);
+            mb_metric_case_dbl(r, cn, "ps_calib_adam_params_per_s", s->ps_rate.adam_params_s);
+        }
         mb_metric_case_str(r, cn, "model_link", s->z->o.link_bps > 0 ? "paced" : "collectives profile");
         if (!s->run->common.quiet)
             printf("#   step (worker 0) measured %.4f s, model %.4f s (%+.1f%%); sent %.0f / received %.0f bytes, "
