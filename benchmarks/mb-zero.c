@@ -281,11 +281,14 @@ static void predict(struct st *s)
             s->predicted = 1;
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
-            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker; PS update %.3g "
-                   "Mparam/s through mb_ostore (Adam %.3g Mparam/s); storage %.3g GB/s; link %s): step %.4f s = "
-                   "compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), storage %.4f\n",
-                   s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, s->ps_rate.params_s / 1e6,
-                   s->ps_rate.adam_params_s / 1e6, s->rates.storage_Bps / 1e9,
+            char ps[160] = "";
+            if (s->rates.ps_params_s > 0)
+                snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
+                         s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
+            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
+                   "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
+                   "%.4f), storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   s->rates.storage_Bps / 1e9,
                    s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
