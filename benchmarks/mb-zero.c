@@ -179,6 +179,7 @@ struct st {
     struct zero_prediction pred; /* rank 0 */
     int predicted;
     char model_why[400];      /* rank 0: why there is no prediction */
+    struct zero_ps_rate ps_rate; /* rank 0: the PS's update, calibrated */
     struct zero_interference inter;
     struct zero_paper_row paper[ZERO_PAPER_ROWS];
     struct zero_paper_inputs paper_in;
@@ -193,15 +194,49 @@ static void on_span(void *ctx, const char *what, const char *name, double start,
         mb_trace_span(mb_trace_lane(what), name, mb_trace_clock(start), mb_trace_clock(end));
 }
 
-/* Waits for every rank of comm while sleeping, so that ranks idle during
- * rank 0's calibration do not spin on its cores. */
-static void sleep_barrier(MPI_Comm comm)
+/* The layer a disdp rank waits for, in the --timeout watchdog's line. */
+static void on_layer(void *ctx, int layer)
+{
+    (void)ctx;
+    mb_watchdog_detail("layer", layer);
+}
+
+/* Waits for every rank of comm while napping nap_ns between tests, so
+ * that ranks idle during rank 0's calibration, or a mode's step, do not
+ * spin on the cores the busy ranks share. */
+static void nap_barrier(MPI_Comm comm, long nap_ns)
 {
     MPI_Request r;
     int done = 0;
     MPI_Ibarrier(comm, &r);
     while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
+}
+
+static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
+
+/* The PS's update rate (zero_model_measure_ps): an mb_ostore with the
+ * disdp PS's options in dir, tensors of the model's largest layer (at
+ * most 8M parameters), 3 passes; disdp only (the other modes have no
+ * PS to price). The model prices the PS with it, and
+ * its storage with the store's own transfer rate (O_DIRECT, CRC32C),
+ * which replaces the plain file's. */
+static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
+{
+    const struct nn_gpt_config *cfg = &opt.zo.cfg;
+    size_t big = 0;
+    for (int i = 0; i < cfg->layers + 2; i++) {
+        struct nn_layer_account a;
+        nn_gpt_layer_account(cfg, opt.zo.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, i, &a);
+        big = a.params > big ? a.params : big;
+    }
+    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20, .nfiles = 1,
+                               .reps = 3};
+    if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
+        return -1;
+    s->rates.ps_params_s = s->ps_rate.params_s;
+    s->rates.storage_Bps = s->ps_rate.storage_Bps;
+    return 0;
 }
 
 /* The step model, calibrated once in this run and its prediction for this
@@ -239,16 +274,22 @@ static void predict(struct st *s)
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
         else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
                  !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
+                 (opt.ops == &zero_mode_disdp && measure_ps(s, dir, err, sizeof(err)) != 0) ||
                  zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
             s->predicted = 1;
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
-            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker, storage %.3g GB/s; "
-                   "link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed %.4f), "
-                   "storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6,
-                   s->rates.storage_Bps / 1e9, s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
+            char ps[160] = "";
+            if (s->rates.ps_params_s > 0)
+                snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
+                         s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
+            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
+                   "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
+                   "%.4f), storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   s->rates.storage_Bps / 1e9,
+                   s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
                    (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
@@ -299,9 +340,13 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     s->name = c->name;
     if (opt.trace)
         mb_trace_enable(1);
+    static int hooked;
+    if (!hooked++ && mb_cleanup_add(zero_disdp_remove_files, NULL) != 0)
+        return mb_warn("no room for the clean-up of a killed PS's files"), -1;
     if (!(s->z = zero_run_new(&opt.zo, opt.ops, run->comm, s->err, sizeof(s->err))))
         return mb_warn("%s", s->err), -1;
     s->z->on_span = on_span;
+    s->z->on_layer = on_layer;
     if (opt.link_auto) {
         double bps = zero_link_auto(s->z);
         if (run->rank == 0 && !run->common.quiet)
@@ -342,6 +387,14 @@ static int iterate(void *state, long long iter, double *elapsed)
                 s->err);
         return -1;
     }
+    /* The harness's MPI_Barrier before the next step busy-polls: a rank
+     * done early (the ZeRO-3 modes' idle switch and PS ranks at once, the
+     * disdp workers while the PS drains) would spin there on the cores
+     * the others compute on (the quiet run of b88fb21: zero3-serial's
+     * worker Adam 33 ms instead of 0.8 ms beside two idle ranks). So
+     * every rank meets here first, napping; the measured step (the
+     * worker's own clock inside zero_run_step) does not include it. */
+    nap_barrier(s->run->comm, 100000);
     return 0;
 }
 
@@ -447,6 +500,10 @@ static void record_model(struct st *s, const double *all)
         mb_metric_case_dbl(r, cn, "gemm_flops", s->rates.gemm_flops);
         mb_metric_case_dbl(r, cn, "adam_params_per_s", s->rates.adam_params_s);
         mb_metric_case_dbl(r, cn, "storage_Bps", s->rates.storage_Bps);
+        if (s->rates.ps_params_s > 0) { /* disdp */
+            mb_metric_case_dbl(r, cn, "ps_params_per_s", s->rates.ps_params_s);
+            mb_metric_case_dbl(r, cn, "ps_calib_adam_params_per_s", s->ps_rate.adam_params_s);
+        }
         mb_metric_case_str(r, cn, "model_link", s->z->o.link_bps > 0 ? "paced" : "collectives profile");
         if (!s->run->common.quiet)
             printf("#   step (worker 0) measured %.4f s, model %.4f s (%+.1f%%); sent %.0f / received %.0f bytes, "
@@ -475,6 +532,37 @@ static void record_model(struct st *s, const double *all)
     }
 }
 
+/* The PS rate panel (issue 19), from the first PS's own counters: Adam
+ * params/s (parameters updated / seconds in Adam), storage GB/s (bytes
+ * through its mb_ostore / seconds with a transfer in flight), its update
+ * rate (parameters / the busier of the two: Adam and transfers overlap)
+ * and the workers one PS can feed: at a fixed global batch, W workers
+ * hand the PS every layer's summed gradient once per W*c/W' seconds at W'
+ * workers (c: a worker's compute per step now), and one PS holding the
+ * whole model (P parameters) needs P / rate per step; it keeps up while
+ * P / rate <= W*c/W', so W' = W*c*rate/P (docs/mb-zero.md). The model's
+ * figure uses the calibrated rate and the predicted compute. */
+static void record_ps(struct st *s, const double *ps, double compute_s)
+{
+    struct mb_result *r = &s->run->result;
+    const char *cn = s->name;
+    double P = 0, W = opt.zo.lay.W;
+    for (int i = 0; i < s->z->L; i++)
+        P += (double)s->z->layer[i].numel;
+    double adam = ps[0] / ps[1], io = ps[3] / ps[2];
+    double rate = ps[0] / (ps[1] > ps[2] ? ps[1] : ps[2]);
+    mb_metric_case_dbl(r, cn, "ps_adam_params_per_s", adam);
+    mb_metric_case_dbl(r, cn, "ps_storage_Bps", io);
+    mb_metric_case_dbl(r, cn, "ps_update_params_per_s", rate);
+    mb_metric_case_dbl(r, cn, "ps_workers_fed", W * compute_s * rate / P);
+    if (s->predicted)
+        mb_metric_case_dbl(r, cn, "model_ps_workers_fed", W * s->pred.model.compute * s->rates.ps_params_s / P);
+    if (!s->run->common.quiet)
+        printf("#   PS (rank %d): Adam %.3g Mparam/s, storage %.3g GB/s, update %.3g Mparam/s; workers one PS can "
+               "feed %.3g (model %.3g)\n", opt.zo.lay.W + opt.zo.lay.K, adam / 1e6, io / 1e9, rate / 1e6,
+               W * compute_s * rate / P, s->predicted ? W * s->pred.model.compute * s->rates.ps_params_s / P : NAN);
+}
+
 static void record(struct st *s)
 {
     struct zero_run *z = s->z;
@@ -491,6 +579,15 @@ static void record(struct st *s)
     if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
         mb_die(1, "out of memory: gathering the counters");
     MPI_Gather(mine, NV, MPI_DOUBLE, all, NV, MPI_DOUBLE, 0, run->comm);
+    /* the first PS's rates (disdp; zeros otherwise) */
+    double ps[4] = {z->st.ps_params, z->st.ps_adam_s, z->st.ps_io_busy_s, z->st.ps_io_bytes}, ps0[4] = {0};
+    int ps_rank = opt.zo.lay.W + opt.zo.lay.K;
+    if (opt.zo.lay.N > 0 && ps_rank != 0) {
+        if (run->rank == ps_rank)
+            MPI_Send(ps, 4, MPI_DOUBLE, 0, 7, run->comm);
+        else if (run->rank == 0)
+            MPI_Recv(ps0, 4, MPI_DOUBLE, ps_rank, 7, run->comm, MPI_STATUS_IGNORE);
+    }
     uint32_t crc[256] = {0};
     for (int i = 0; z->role == ZERO_WORKER && i < z->L && i < 256; i++)
         crc[i] = zero_layer_crc(z, i);
@@ -516,6 +613,8 @@ static void record(struct st *s)
     for (int i = 0; i < z->L && i < 256; i++)
         mb_metric_at_int(r, cn, "layer_crc32c", (size_t)i, crc[i]);
     record_model(s, all);
+    if (ps0[0] > 0)
+        record_ps(s, ps0, all[V_COMPUTE]);
     if (!run->common.quiet)
         printf("#   per step (worker 0): compute %.4f s, exposed comm %.4f s, optimizer %.4f s; sent %.0f bytes "
                "(wire S = %llu)\n", all[V_COMPUTE], all[V_WAIT], all[V_OPT], all[V_SENT],

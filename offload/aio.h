@@ -638,6 +638,10 @@ void mb_ostore_close(struct mb_ostore *s);
  * registers it as a clean-up hook for a run ended by a signal); a second
  * call, or the close after it, removes nothing more. */
 void mb_ostore_unlink(struct mb_ostore *s);
+/* The path of the store's file f (0..nfiles-1) when the store made it,
+ * else NULL: another process on the host can remove the files of a store
+ * whose process was killed (SIGKILL runs no clean-up). */
+const char *mb_ostore_path(const struct mb_ostore *s, int f);
 
 #ifdef __cplusplus
 }

@@ -440,6 +440,11 @@ void mb_ostore_emulation(const struct mb_ostore *s, char *buf, size_t len)
 
 const struct mb_aio *mb_ostore_engine(const struct mb_ostore *s) { return s->eng; }
 
+const char *mb_ostore_path(const struct mb_ostore *s, int f)
+{
+    return f >= 0 && f < MB_STORAGE_MAX_FILES && s->file_name[f] ? s->path[f] : NULL;
+}
+
 void mb_ostore_unlink(struct mb_ostore *s)
 {
     if (s->unlinked)

@@ -1,10 +1,10 @@
-/* The worker's agent thread (the SmartNIC stand-in, disdp.h): it takes
+/* The worker's agent thread (the SmartNIC stand-in, disdp_internal.h): it takes
  * the compute thread's pull/push descriptors from a queue, does all of the
  * worker's MPI traffic, and flags each descriptor done. With a link rate,
  * the bytes cross an mb_link (a paced copy thread per direction) between
  * the worker's memory and the agent's staging buffers, as a NIC's DMA
  * would cross PCIe. */
-#include "disdp.h"
+#include "disdp_internal.h"
 #include "../common/common.h"
 
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* Fixed-point gradients and the linear checksum (disdp.h). */
-#include "disdp.h"
+/* Fixed-point gradients and the linear checksum (disdp_internal.h). */
+#include "disdp_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* --mode disdp (zero/modes.def): the push/pull protocol of disdp.h driving
+/* --mode disdp (zero/modes.def): the push/pull protocol of disdp_internal.h driving
  * zero/'s GPT workers. A worker's compute thread runs zero_micro_pass and
  * makes no MPI call: before each layer's forward and backward its agent
  * has pulled the layer's fp32 parameters into the layer's buffer (the
@@ -13,7 +13,7 @@
  * copies the PSes' parameters into the workers' master shards for the
  * check (not timed as a step). */
 #include "zero.h"
-#include "disdp.h"
+#include "disdp_internal.h"
 #include "../offload/aio.h"
 
 #include <math.h>
@@ -63,6 +63,7 @@ static int wait_op(struct zero_run *z, struct dmode *d, struct mb_disdp_op *op, 
 {
     double t0 = mb_now();
     int r, said = 0;
+    zero_note_layer(z, i);
     while ((r = mb_disdp_test(d->agent, op)) == 0) {
         mb_disdp_nap(&d->c);
         if (!said && z->o.stall_s > 0 && mb_now() - t0 >= z->o.stall_s) {
@@ -128,6 +129,7 @@ static void teardown(struct zero_run *z)
     if (!d)
         return;
     char err[512];
+    mb_disdp_files_disarm(); /* the run ended through here: the PS's close removes its files */
     if (d->agent && mb_disdp_agent_stop(d->agent, NULL, err, sizeof err) != 0)
         mb_warn("disdp: rank %d's agent: %s", z->rank, err);
     mb_disdp_switch_free(d->sw);
@@ -140,6 +142,26 @@ static void teardown(struct zero_run *z)
     free(d);
     z->mode_state = NULL;
 }
+
+/* The PS's spans (mb_ostore's transfers and updates, its own waits) on
+ * the run's trace: looked up at each call, since the program sets
+ * z->on_span after the mode's setup. Lanes: "storage" (read/write of an
+ * extent), "optimizer" (Adam), "comm" (waiting for a layer's gradient),
+ * "ps" (its checksum, queueing the update, the drain at the step's end). */
+static void ps_span(void *ctx, const char *what, const char *name, double start, double end)
+{
+    struct zero_run *z = ctx;
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s %s", what, name);
+    const char *lane = !strcmp(what, "read") || !strcmp(what, "write") ? "storage"
+                       : !strcmp(what, "update")                       ? "optimizer"
+                       : !strcmp(what, "grad-wait")                    ? "comm"
+                                                                        : "ps";
+    zero_span(z, lane, buf, start, end);
+}
+
+/* The PS's layer, through z (mb-zero sets z->on_layer after setup). */
+static void note_layer(void *ctx, int layer) { zero_note_layer(ctx, layer); }
 
 static int setup(struct zero_run *z, char *err, size_t len)
 {
@@ -164,9 +186,10 @@ static int setup(struct zero_run *z, char *err, size_t len)
         .comm = z->comm, .W = z->o.lay.W, .K = z->o.lay.K, .N = z->o.lay.N, .nlayers = L, .numel = d->numel,
         .wire = NN_F32, .agg = z->o.agg == ZERO_AGG_FIXED ? MB_DISDP_AGG_FIXED : MB_DISDP_AGG_FP32,
         .micro = d->nmb, .grad_scale = z->o.agg == ZERO_AGG_FIXED ? ldexp(scale, -ZERO_FIXED_FRAC_BITS) : scale,
-        .steps = 1, .seed = z->o.seed};
+        .steps = 1, .seed = z->o.seed, .on_layer = note_layer, .layer_ctx = z};
     if (mb_disdp_cfg_check(&d->c, err, len) != 0)
-        return -1;
+        return -1; /* on every rank alike: the same options */
+    int rc = 0;
     switch (z->role) {
     case ZERO_WORKER:
         /* no collectives: the agent moves every byte (and counts them) */
@@ -175,21 +198,30 @@ static int setup(struct zero_run *z, char *err, size_t len)
         d->pull = calloc((size_t)d->nmb * 2 * (size_t)L, sizeof *d->pull);
         d->push = calloc((size_t)L, sizeof *d->push);
         if (!d->pull || !d->push)
-            return snprintf(err, len, "out of memory: disdp's descriptors"), -1;
-        return 0; /* the agent starts at the first step, when --link-gbps auto has set the rate */
+            snprintf(err, len, "out of memory: disdp's descriptors"), rc = -1;
+        break; /* the agent starts at the first step, when --link-gbps auto has set the rate */
     case ZERO_SWITCH:
-        return (d->sw = mb_disdp_switch_new(&d->c, err, len)) ? 0 : -1;
+        rc = (d->sw = mb_disdp_switch_new(&d->c, err, len)) ? 0 : -1;
+        break;
     case ZERO_PS:
-        if (!(d->ws = nn_workspace_new(&z->o.cfg, z->o.micro)))
-            return snprintf(err, len, "out of memory: the PS's workspace"), -1;
+        if (!(d->ws = nn_workspace_new(&z->o.cfg, z->o.micro))) {
+            snprintf(err, len, "out of memory: the PS's workspace"), rc = -1;
+            break;
+        }
         d->po = (struct mb_disdp_ps_opts){.dir = z->o.dir ? z->o.dir : "/tmp", .nfiles = 1, .hp = z->o.hp,
-                                          .init = ps_init, .ctx = d, .on_span = z->on_span, .span_ctx = z->span_ctx};
+                                          .init = ps_init, .ctx = d, .on_span = ps_span, .span_ctx = z};
         d->ps = mb_disdp_ps_open(&d->c, &d->po, err, len);
         nn_workspace_free(d->ws);
         d->ws = NULL;
-        return d->ps ? 0 : -1;
+        rc = d->ps ? 0 : -1;
+        break;
     }
-    return 0;
+    /* every rank, also one whose set-up failed: the PSes' file paths to
+     * the ranks of their host, whose clean-up removes them if the PS is
+     * killed (disdp_cleanup.c) */
+    if (mb_disdp_files_share(&d->c, d->ps) != 0 && rc == 0)
+        snprintf(err, len, "sharing the PS's file paths failed"), rc = -1;
+    return rc;
 }
 
 static int worker_step(struct zero_run *z, struct dmode *d, char *err, size_t len)
@@ -219,6 +251,7 @@ static int worker_step(struct zero_run *z, struct dmode *d, char *err, size_t le
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
     zero_span(z, "comm", "push-wait", t0, t1);
+    zero_note_layer(z, -1); /* the step's waits are over */
     struct mb_disdp_stats st;
     mb_disdp_agent_stats(d->agent, &st);
     z->st.sent_bytes = st.sent_bytes;
@@ -241,6 +274,15 @@ static int step(struct zero_run *z, char *err, size_t len)
     case ZERO_PS:
         rc = mb_disdp_ps_step(d->ps, err, len);
         z->st.optimizer_s += mb_now() - t0;
+        if (rc == 0) {
+            struct mb_disdp_ps_stats ps;
+            mb_disdp_ps_stats(d->ps, &ps);
+            double owned = 0;
+            for (int i = z->index; i < d->c.nlayers; i += d->c.N) /* its layers (mb_disdp_ps_rank) */
+                owned += (double)d->numel[i];
+            z->st.ps_params += owned;
+            z->st.ps_adam_s = ps.adam_s, z->st.ps_io_busy_s = ps.io_busy_s, z->st.ps_io_bytes = (double)ps.io_bytes;
+        }
         break;
     }
     /* the other roles are waiting on this one's messages, not in a

@@ -1,6 +1,6 @@
 /* DisDP's layout: who is what, which switch and PS own a chunk and a
- * layer, and the message tags (disdp.h). */
-#include "disdp.h"
+ * layer, and the message tags (disdp_internal.h). */
+#include "disdp_internal.h"
 
 #include <stdio.h>
 

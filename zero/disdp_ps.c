@@ -1,4 +1,4 @@
-/* A parameter server (disdp.h): owns every N-th layer, keeps its fp32
+/* A parameter server (disdp_internal.h): owns every N-th layer, keeps its fp32
  * master weights and Adam moments in an mb_ostore (files in --dir) and,
  * per step, sends each owned layer's 16-bit parameters twice (forward in
  * layer order, backward in reverse) to the chunks' switches, receives the
@@ -6,7 +6,8 @@
  * runs Adam on the whole layer (the store's thread, read ahead in
  * backward order); the step ends when every update is written
  * (synchronous: step s+1 sends what step s made). */
-#include "disdp.h"
+#include "disdp_internal.h"
+#include "../common/common.h"
 #include "../offload/aio.h"
 
 #include <stdio.h>
@@ -207,6 +208,16 @@ static int unpack(struct mb_disdp_ps *p, int i, int step, char *err, size_t errl
     return 0;
 }
 
+/* One of the PS's own intervals on the caller's trace (o->on_span). */
+static void ps_span(struct mb_disdp_ps *p, const char *what, int l, double t0, double t1)
+{
+    char name[32];
+    if (!p->o->on_span)
+        return;
+    snprintf(name, sizeof name, "L%d", l);
+    p->o->on_span(p->o->span_ctx, what, name, t0, t1);
+}
+
 static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st, char *err, size_t errlen)
 {
     const struct mb_disdp_cfg *c = p->c;
@@ -229,10 +240,20 @@ static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st
     }
     for (int i = p->nown - 1; i >= 0; i--) {
         int l = p->layer[i];
+        double t0 = mb_now();
+        if (c->on_layer)
+            c->on_layer(c->layer_ctx, l);
         if (mb_disdp_waitall(c, (int)mb_disdp_nchunks(c, l), p->rreq[i]) != 0)
             goto mpi;
-        if (unpack(p, i, step, err, errlen) != 0 || mb_ostore_step(p->store, i, p->g[i], err, errlen) != 0)
+        double t1 = mb_now();
+        ps_span(p, "grad-wait", l, t0, t1);
+        if (unpack(p, i, step, err, errlen) != 0)
             return -1;
+        double t2 = mb_now();
+        ps_span(p, "checksum", l, t1, t2);
+        if (mb_ostore_step(p->store, i, p->g[i], err, errlen) != 0)
+            return -1;
+        ps_span(p, "queue", l, t2, mb_now());
         st->grad_bytes_in += c->numel[l] * 4;
         st->updates++;
         if (c->on_progress)
@@ -242,7 +263,10 @@ static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st
         goto mpi;
     for (int i = 0; i < p->nown; i++)
         st->param_bytes_out += 2 * (uint64_t)micro * c->numel[p->layer[i]] * nn_dtype_size(c->wire);
-    return p->store ? mb_ostore_drain(p->store, err, errlen) : 0;
+    double t0 = mb_now();
+    int rc = p->store ? mb_ostore_drain(p->store, err, errlen) : 0;
+    ps_span(p, "drain", -1, t0, mb_now());
+    return rc;
 mpi:
     snprintf(err, errlen, "PS rank %d: an MPI call failed in step %d", p->me, step + 1);
     return -1;
@@ -305,6 +329,7 @@ void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st
         st->adam_s = os.update_s;
         st->io_busy_s = os.io_busy_s;
         st->stall_s = os.stall_s;
+        st->io_bytes = os.read_bytes + os.write_bytes;
     }
 }
 

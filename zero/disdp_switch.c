@@ -1,9 +1,9 @@
-/* A switch rank (the Tofino stand-in, disdp.h): sums the W workers'
+/* A switch rank (the Tofino stand-in, disdp_internal.h): sums the W workers'
  * pushes of each chunk it owns, checks the linear checksum and forwards the
  * sum to the layer's PS; multicasts the PS's parameter chunks to the W
  * workers. Event loop: probe any source, act, test the sends in flight,
  * nap when nothing moved. */
-#include "disdp.h"
+#include "disdp_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

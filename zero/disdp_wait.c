@@ -1,5 +1,5 @@
-/* Waiting without spinning, and the corrupt-grad position (disdp.h). */
-#include "disdp.h"
+/* Waiting without spinning, and the corrupt-grad position (disdp_internal.h). */
+#include "disdp_internal.h"
 #include "../common/common.h"
 
 #include <stdlib.h>

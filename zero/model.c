@@ -53,6 +53,8 @@ static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, 
     if (m == ZERO_MODEL_DISDP && (need_positive("storage_Bps", in->storage_Bps, err, len) ||
                                   need_positive("ps_bytes_per_param", in->ps_bytes_per_param, err, len)))
         return -1;
+    if (!(in->ps_params_s >= 0) || !isfinite(in->ps_params_s))
+        return refuse(err, len, "model input ps_params_s: %g is not a number >= 0", in->ps_params_s);
     if (!(in->link_gbps >= 0) || !isfinite(in->link_gbps))
         return refuse(err, len, "model input link_gbps: %g is not a number >= 0", in->link_gbps);
     if (in->link_gbps == 0 && !in->coll)
@@ -115,7 +117,8 @@ static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, i
         t->use = pull;
         t->last = maxd(pull, push);
         t->push = push;
-        t->update = maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
+        t->update = in->ps_params_s > 0 ? n / in->ps_params_s
+                                        : maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
         return 0;
     }
     double S = (double)(l->numel / (uint64_t)in->W + (l->numel % (uint64_t)in->W != 0));

@@ -9,13 +9,15 @@
 #include <string.h>
 
 static const char *const keys[] = {"gemm_flops", "adam_params_s", "pool_adam_params_s", "storage_Bps",
-                                   "ps_bytes_per_param", "link_gbps"};
+                                   "ps_bytes_per_param", "link_gbps", "ps_params_s"};
+/* ps_params_s may be left out (0: the PS priced from storage and Adam) */
+enum { OPTIONAL_FROM = 6 };
 enum { NKEYS = sizeof(keys) / sizeof(keys[0]) };
 
 static double *slot(struct zero_model_in *in, int k)
 {
     double *s[NKEYS] = {&in->gemm_flops, &in->adam_params_s, &in->pool_adam_params_s, &in->storage_Bps,
-                        &in->ps_bytes_per_param, &in->link_gbps};
+                        &in->ps_bytes_per_param, &in->link_gbps, &in->ps_params_s};
     return s[k];
 }
 
@@ -72,7 +74,7 @@ int zero_model_rates_parse(const char *text, const char *name, struct zero_model
             return -1;
         }
         double d = strtod(v, &end);
-        int zero_ok = strcmp(key, "link_gbps") == 0;
+        int zero_ok = strcmp(key, "link_gbps") == 0 || k >= OPTIONAL_FROM;
         if (!*v || *end || !isfinite(d) || !(zero_ok ? d >= 0 : d > 0)) {
             snprintf(err, errlen, "rates %s:%d: %s = '%s' is not a finite number %s", name, lineno, key, v,
                      zero_ok ? ">= 0" : "> 0");
@@ -81,6 +83,9 @@ int zero_model_rates_parse(const char *text, const char *name, struct zero_model
         seen[k] = 1;
         val[k] = d;
     }
+    for (int k = OPTIONAL_FROM; k < NKEYS; k++)
+        if (!seen[k])
+            seen[k] = 1, val[k] = 0;
     for (int k = 0; k < NKEYS; k++)
         if (!seen[k]) {
             snprintf(err, errlen, "rates %s: %s missing", name, keys[k]);

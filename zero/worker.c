@@ -26,6 +26,12 @@ float zero_grad_scale(const struct zero_opts *o)
     return (float)s;
 }
 
+void zero_note_layer(struct zero_run *z, int layer)
+{
+    if (z->on_layer)
+        z->on_layer(z->span_ctx, layer);
+}
+
 void zero_span(struct zero_run *z, const char *lane, const char *name, double start, double end)
 {
     if (z->on_span)

@@ -74,6 +74,9 @@ struct zero_stats {
     double comm_cpu_s;                 /* the compute thread's CPU seconds while waiting for collectives */
     long long steps;
     double loss;                       /* mean over the last step's micro-batches */
+    /* a disdp PS: parameters updated, seconds in Adam, with a transfer in
+     * flight, and bytes moved through its mb_ostore (set-up included) */
+    double ps_params, ps_adam_s, ps_io_busy_s, ps_io_bytes;
 };
 
 /* ===== the run ========================================================== */
@@ -118,6 +121,10 @@ struct zero_run {
     /* Optional: a span of work [start, end) (mb_now) on lane `what`. */
     void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
     void *span_ctx;
+    /* Optional: the layer this rank now waits for or works on (disdp: a
+     * worker's pull or push, the PS's gradient and update), -1 none; with
+     * span_ctx (mb-zero: the --timeout watchdog's detail). */
+    void (*on_layer)(void *ctx, int layer);
 };
 
 /* Collective over comm (every rank): roles, the workers' communicator and
@@ -180,6 +187,8 @@ void zero_shard_adam(struct zero_run *z, int i, long long t);
 float zero_grad_scale(const struct zero_opts *o);
 /* Adds a span when z->on_span is set. */
 void zero_span(struct zero_run *z, const char *lane, const char *name, double start, double end);
+/* Calls z->on_layer when set. */
+void zero_note_layer(struct zero_run *z, int layer);
 
 /* ===== the reduce-scatter's linear checksum (checksum.c) ============= */
 
@@ -253,6 +262,14 @@ int zero_mode_needs_threads(const struct zero_mode_ops *m, const struct zero_opt
 #include "modes.def"
 #undef ZERO_MODE
 
+/* A clean-up hook for the program (mb_cleanup_add, registered before
+ * zero_run_new): removes the mb_ostore files of every disdp PS on this
+ * host unless the run ended through the mode's teardown, so a PS killed
+ * by SIGKILL leaves nothing in --dir once the survivors end (SIGTERM
+ * from mpirun, exit, the --timeout watchdog). Async-signal-safe; arg
+ * unused (zero/disdp_cleanup.c). */
+void zero_disdp_remove_files(void *arg);
+
 /* --- model, interference, closed forms (zero/model.c, interference.c, closed_form.c) --- */
 /* (also model_rates.c, calibrate.c, storage_rate.c and paper_table.c) */
 
@@ -307,6 +324,7 @@ int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, i
  *          + sum max(B_l, max(Pull_l, Push_l)) + X(P_l),
  *    Pull_l = numel_l*param_bytes / R, Push_l = numel_l*grad_bytes / R
  *    (unpaced: the profile's p2p_alpha + bytes*p2p.mem), P_l =
+ *    numel_l / ps_params_s when given (the PS's measured update), else
  *    max(numel_l*ps_bytes_per_param / storage_Bps, numel_l / adam_params_s).
  * X(U_l): the updates U_l run in backward order on their own cores (the
  * offload pool, the PS), each once its layer's last backward term has
@@ -327,6 +345,8 @@ struct zero_model_in {
     double pool_adam_params_s;  /* zero-offload's Adam pool; only that mode needs it */
     double storage_Bps;         /* PS storage, bytes/s; only disdp needs it */
     double ps_bytes_per_param;  /* PS storage bytes moved per parameter (26: 12 read, 14 written) */
+    double ps_params_s;         /* > 0: the PS's whole update (read, Adam, write) as measured by
+                                 * zero_model_measure_ps, params/s; 0: max of storage and Adam */
     double link_gbps;           /* > 0: paced link per direction; 0: the profile */
     const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
 };
@@ -348,8 +368,9 @@ void zero_model_gpt_layers(const struct nn_gpt_config *cfg, int B, struct zero_m
 
 /* Calibrated rates, as text ("key = value" lines, '#' comments; the keys
  * gemm_flops, adam_params_s, pool_adam_params_s, storage_Bps,
- * ps_bytes_per_param, link_gbps): every key present once, a finite number
- * >= 0 (link_gbps may be 0; the others > 0). Parsed into in's rates; 0,
+ * ps_bytes_per_param, link_gbps; ps_params_s optional, 0 when left out):
+ * every key present once, a finite number (link_gbps and ps_params_s
+ * may be 0; the others > 0). Parsed into in's rates; 0,
  * or -1 with one line naming the key or line. */
 int zero_model_rates_parse(const char *text, const char *name, struct zero_model_in *in, char *err,
                            size_t errlen);
@@ -373,6 +394,24 @@ int zero_model_measure_storage(const char *dir, size_t bytes, double *write_Bps,
  * profile are left as they are. 0, or -1 with one line in err. */
 int zero_model_calibrate(const struct nn_gpt_config *cfg, int B, const char *dir, size_t storage_bytes,
                          struct zero_model_in *in, char *err, size_t errlen);
+/* The PS's update as mb-zero's PS runs it (ps_rate.c): an mb_ostore in
+ * dir with the PS's options, two throw-away tensors of numel parameters
+ * (a layer's size) stepped in backward order and drained, reps passes:
+ * read P32, m, v (CRC32C-checked), nn_adam_step, write P32, m, v, P16.
+ * params_s = 2*numel / the best pass's time (the model's ps_params_s);
+ * adam_params_s = parameters / time in the update callback and
+ * storage_Bps = bytes read and written / time with a transfer in flight,
+ * each the best pass's. The files are removed. 0, or -1 with one line. */
+struct zero_ps_calib {
+    const char *dir;
+    size_t numel;
+    int nfiles, buffered, reps;
+    double file_gbps;
+};
+struct zero_ps_rate {
+    double params_s, adam_params_s, storage_Bps;
+};
+int zero_model_measure_ps(const struct zero_ps_calib *pc, struct zero_ps_rate *out, char *err, size_t errlen);
 /* The PS's storage rate for ps_bytes_per_param = read_per_param +
  * write_per_param: (r + w) / (r / read_Bps + w / write_Bps) (the PS reads
  * P32, m, v: 12 B; writes them and the bf16 copy: 14 B). NaN on a rate <= 0. */

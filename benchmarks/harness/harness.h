@@ -440,6 +440,12 @@ int mb_watchdog_start(struct mb_run *run);
  * ranks (the iteration's barrier and the measured call) or on its own
  * part before it (prepare). A few relaxed atomic stores; nothing when off. */
 void mb_watchdog_progress(size_t case_index, long long iter, int waiting);
+/* A detail of where this rank is inside an iteration, e.g. ("layer", 3):
+ * sent with its progress (not progress itself) and named in the line for
+ * the silent rank and for rank 0 ("rank 3 was last at layer 5"). label
+ * lives as long as the run (a literal; 15 characters sent); value < 0:
+ * none. Relaxed atomic stores, any thread; nothing when off. */
+void mb_watchdog_detail(const char *label, long long value);
 void mb_watchdog_stop(void);
 
 /* ===== internal pieces, exposed for the unit tests ====================== */

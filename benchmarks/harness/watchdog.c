@@ -23,10 +23,14 @@
 #define WD_MAXADDR 8
 #define WD_HOST 64
 
+#define WD_LABEL 16
+
 struct wd_beat {
     uint32_t magic, rank;
     int64_t case_index, iter, waiting;
     uint64_t ticks;
+    int64_t detail;        /* the program's detail (mb_watchdog_detail), -1 none */
+    char label[WD_LABEL];
 };
 
 /* Rank 0's view of one rank. */
@@ -34,6 +38,8 @@ struct wd_peer {
     double heard, changed; /* when last heard; when its progress last moved */
     int64_t case_index, iter, waiting;
     uint64_t ticks;
+    int64_t detail;
+    char label[WD_LABEL];
     char host[WD_HOST];
 };
 
@@ -49,6 +55,8 @@ static struct {
     atomic_int on;
     _Atomic int64_t case_index, iter, waiting;
     atomic_uint_fast64_t ticks;
+    _Atomic int64_t detail;
+    _Atomic(const char *) label;
     atomic_int stop;
     double timeout, period;
     struct mb_run *run;
@@ -68,6 +76,23 @@ void mb_watchdog_progress(size_t case_index, long long iter, int waiting)
     atomic_store_explicit(&wd.iter, iter, memory_order_relaxed);
     atomic_store_explicit(&wd.waiting, waiting, memory_order_relaxed);
     atomic_fetch_add_explicit(&wd.ticks, 1, memory_order_relaxed);
+}
+
+void mb_watchdog_detail(const char *label, long long value)
+{
+    if (!atomic_load_explicit(&wd.on, memory_order_relaxed))
+        return;
+    atomic_store_explicit(&wd.label, label, memory_order_relaxed);
+    atomic_store_explicit(&wd.detail, value, memory_order_relaxed);
+}
+
+/* " (LABEL V)" of a peer's detail, or "". */
+static void detail_text(char *buf, size_t len, const char *who, const struct wd_peer *p)
+{
+    if (p->detail >= 0 && p->label[0])
+        snprintf(buf, len, "; %s was last at %s %lld", who, p->label, (long long)p->detail);
+    else
+        buf[0] = 0;
 }
 
 /* Progress order: case, then iteration, then working < waiting. */
@@ -138,6 +163,18 @@ static void judge(double now)
                      "--timeout %g s: no progress for %.0f s in %s; rank %d (%s) is silent: it is still at %s, %s",
                      wd.timeout, now - me->changed, at, behind, b->host, bat, doing(b));
     }
+    /* what the silent rank and rank 0 last said they were at (a layer) */
+    int who = silent >= 0 ? silent : behind;
+    char d[128], name[32];
+    snprintf(name, sizeof name, "rank %d", who);
+    detail_text(d, sizeof d, name, &wd.peers[who]);
+    size_t l0 = strlen(line);
+    snprintf(line + l0, sizeof line - l0, "%s", d);
+    if (who != 0) {
+        detail_text(d, sizeof d, "rank 0", me);
+        l0 = strlen(line);
+        snprintf(line + l0, sizeof line - l0, "%s", d);
+    }
     if (wd.frozen_s >= wd.timeout) {
         size_t l = strlen(line);
         snprintf(line + l, sizeof line - l, " (rank 0 itself did not run for %.0f s before this)", wd.frozen_s);
@@ -155,6 +192,9 @@ static void heard(int rank, const struct wd_beat *b, double now)
     p->iter = b->iter;
     p->waiting = b->waiting;
     p->ticks = b->ticks;
+    p->detail = b->detail;
+    memcpy(p->label, b->label, WD_LABEL);
+    p->label[WD_LABEL - 1] = 0;
 }
 
 static void *watch(void *arg)
@@ -171,7 +211,11 @@ static void *watch(void *arg)
         struct wd_beat b = {WD_MAGIC, (uint32_t)rank, atomic_load_explicit(&wd.case_index, memory_order_relaxed),
                             atomic_load_explicit(&wd.iter, memory_order_relaxed),
                             atomic_load_explicit(&wd.waiting, memory_order_relaxed),
-                            atomic_load_explicit(&wd.ticks, memory_order_relaxed)};
+                            atomic_load_explicit(&wd.ticks, memory_order_relaxed),
+                            atomic_load_explicit(&wd.detail, memory_order_relaxed), {0}};
+        const char *lab = atomic_load_explicit(&wd.label, memory_order_relaxed);
+        if (lab)
+            snprintf(b.label, WD_LABEL, "%s", lab);
         if (b.ticks != last) {
             last = b.ticks;
             changed = now;
@@ -266,7 +310,7 @@ int mb_watchdog_start(struct mb_run *run)
         double now = mb_now();
         for (int r = 0; r < run->nranks; r++) {
             wd.peers[r].heard = wd.peers[r].changed = now;
-            wd.peers[r].case_index = wd.peers[r].iter = -1;
+            wd.peers[r].case_index = wd.peers[r].iter = wd.peers[r].detail = -1;
             wd.peers[r].waiting = 0;
             snprintf(wd.peers[r].host, WD_HOST, "%s", hosts + (size_t)r * WD_HOST);
         }
@@ -285,6 +329,7 @@ int mb_watchdog_start(struct mb_run *run)
     free(hosts);
     atomic_store(&wd.case_index, -1);
     atomic_store(&wd.iter, -1);
+    atomic_store(&wd.detail, -1);
     atomic_store(&wd.stop, 0);
     atomic_store(&wd.on, 1);
     if (pthread_create(&wd.thread, NULL, watch, NULL) != 0)

@@ -148,6 +148,24 @@ def main():
                      f"{fmt(err and 100 * err, '{:+.0f}%')} ({verdict(err, lambda x: abs(x) <= 0.15)}) | "
                      f"{fmt(r['model_compute_s'])} | {fmt(r['model_wire_s'])} | {fmt(r['model_optimizer_s'])} | "
                      f"{fmt(r['model_storage_s'])} | {cf} | {txt(r['check'])} |")
+    ps = [r for r in rows if r["mode"] == "disdp" and num(r["ps_adam_params_per_s"]) is not None]
+    if ps:
+        lines += ["", "## The parameter server (issue 19's PS rates; docs/mb-zero.md)", "",
+                  "In the run: the first PS's own counters (Adam: parameters / seconds in Adam; storage: bytes "
+                  "through its mb_ostore / seconds with a transfer in flight, read-ahead waits included, so a "
+                  "lower bound; update: parameters / the busier of the two). Alone: the calibration "
+                  "(zero_model_measure_ps, other roles asleep). Workers one PS can feed: at this global batch, "
+                  "W × a worker's compute per step × the PS's update rate / the model's parameters.", "",
+                  "| link | Gb/s | Adam run (Mparam/s) | Adam alone | storage run (GB/s) | storage alone | "
+                  "update run (Mparam/s) | update alone | workers one PS can feed | model's |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in ps:
+            def m(key, scale=1e6):
+                return fmt(num(r[key]) and r[key] / scale, "{:.3g}")
+            lines.append(f"| {txt(r['link'])} | {r['link_gbps']:.3g} | {m('ps_adam_params_per_s')} | "
+                         f"{m('ps_calib_adam_params_per_s')} | {m('ps_storage_Bps', 1e9)} | {m('storage_Bps', 1e9)} | "
+                         f"{m('ps_update_params_per_s')} | {m('ps_params_per_s')} | "
+                         f"{fmt(r['ps_workers_fed'], '{:.3g}')} | {fmt(r['model_ps_workers_fed'], '{:.3g}')} |")
     paper = data.paper_table(runs)
     if paper:
         lines += ["", "## Model, paper's inputs (zero/paper_table.c; GPU, batch and Adam rates are ours [inf])", "",

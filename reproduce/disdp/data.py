@@ -16,7 +16,12 @@ CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_re
 MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optimizer_s", "model_storage_s",
                  "model_exposed_wire_s",
                  "model_exposed_optimizer_s", "closed_form_send_bytes", "closed_form_recv_bytes",
-                 "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_adam_params_per_s")
+                 "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s", "ps_calib_adam_params_per_s",
+                 "model_ps_workers_fed")
+# The PS rate panel (mb-zero's record_ps, disdp only): the first PS's own
+# counters in the run. ps_workers_fed: at a fixed global batch, how many
+# workers one PS holding the whole model keeps up with (docs/mb-zero.md).
+PS_METRICS = ("ps_adam_params_per_s", "ps_storage_Bps", "ps_update_params_per_s", "ps_workers_fed")
 # zero/interference.c, per run (mb-zero --interference).
 INTERFERENCE_METRICS = ("interference_coll_alone_s", "interference_coll_with_gemm_s",
                         "interference_gemm_alone_s", "interference_gemm_with_copy_s",
@@ -37,7 +42,7 @@ def case_row(run, r):
            "run": r.get("run")}
     for m in WORKER_METRICS:
         row[m] = mbresults.case_metric(run, r["case"], m)  # worker 0
-    for m in CASE_METRICS + MODEL_METRICS:
+    for m in CASE_METRICS + MODEL_METRICS + PS_METRICS:
         row[m] = mbresults.case_metric(run, r["case"], m)
     link = row.get("link_Bps")
     row["link_gbps"] = link * 8 / 1e9 if link else 0.0

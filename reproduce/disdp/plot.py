@@ -79,16 +79,34 @@ def bytes_panel(ax, rows):
 
 
 def ps_panel(ax, rows):
-    title = "PS: Adam and storage rates"
+    title = "PS: Adam, storage, workers one PS can feed"
     pts = [r for r in rows if r["mode"] == "disdp" and r["ps_adam_params_per_s"] is not None]
     if not pts:
         return empty(ax, title, "no disdp PS rates in the inputs")
     xs = range(len(pts))
-    ax.bar([x - 0.2 for x in xs], [r["ps_adam_params_per_s"] / 1e9 for r in pts], 0.4, label="Adam (Gparam/s)")
-    ax.bar([x + 0.2 for x in xs], [(r["storage_Bps"] or 0) / 1e9 for r in pts], 0.4, label="storage (GB/s)")
-    ax.set_xticks(list(xs), [f"N={r['N']}" for r in pts])
-    ax.set(title=title)
-    ax.legend(fontsize=8)
+    # in the run (the PS's counters) beside the calibration alone (hatched)
+    bars = [("ps_adam_params_per_s", 1e6, "Adam, run (Mparam/s)", ""),
+            ("ps_calib_adam_params_per_s", 1e6, "Adam, alone", "//"),
+            ("ps_storage_Bps", 1e6, "storage, run (MB/s)", ""),
+            ("storage_Bps", 1e6, "storage, alone", "//")]
+    w = 0.8 / len(bars)
+    for k, (key, scale, label, hatch) in enumerate(bars):
+        ax.bar([x - 0.4 + (k + 0.5) * w for x in xs], [(r[key] or 0) / scale for r in pts], w, label=label,
+               hatch=hatch)
+    ax.set_yscale("log")
+    ax.set_xticks(list(xs), [f"N={r['N']} {txt(r['link'])} {r['link_gbps']:.3g} Gb/s\n"
+                             f"feeds {fmt_fed(r['ps_workers_fed'])} (model {fmt_fed(r['model_ps_workers_fed'])})"
+                             for r in pts], fontsize=7)
+    ax.set(title=title, ylabel="rate (log)")
+    ax.legend(fontsize=7)
+
+
+def fmt_fed(v):
+    return "n/a" if v is None else f"{v:.3g} workers"
+
+
+def txt(v):
+    return "n/a" if v is None else v.decode() if isinstance(v, bytes) else str(v)
 
 
 def model_panel(ax, rows):

@@ -6,9 +6,11 @@
 # parameters (embedding 16·32 + 16·32, two blocks of 12·32² + 13·32, head
 # 2·32 + 32·16), S = 4P = 108032 fp32 bytes: sent S, received 2S per
 # micro-batch. Faults exit 1 and say what failed; a PS killed with
-# SIGKILL ends the job non-zero within 30 s; a stopped PS (SIGSTOP) trips
-# --timeout, whose line names the silent rank (not the layer: the others
-# wait in the harness's barrier, not on a layer). Every run is bounded.
+# SIGKILL ends the job non-zero within 30 s and leaves none of its
+# mb_ostore files in --dir (the survivors' clean-up removes them); a
+# stopped PS (SIGSTOP) trips --timeout, whose line names the silent rank
+# and the layer it was last at (its mb_watchdog_detail). Every run is
+# bounded.
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
 tiny=(--model gpt-tiny -n 3 -w 0 --dir "$T")
@@ -80,12 +82,17 @@ start_long() {
 
 if start_long "$T/kill.out" -o "$T/kill.h5"; then
   sleep 1
+  # the PS's mb_ostore files exist while it runs (the check below can fail)
+  ls "$T"/ostore-"$ps"-*.dat >/dev/null 2>&1 || fail "SIGKILL: no ostore-$ps-*.dat of the running PS in --dir"
   kill -KILL "$ps"
   t0=$SECONDS
   wait "$job"
   rc=$?
   [ "$rc" != 0 ] || fail "SIGKILL of the PS: the job exited 0"
   [ $((SECONDS - t0)) -le 30 ] || fail "SIGKILL of the PS: the job took $((SECONDS - t0)) s to end"
+  # the survivors' clean-up removed the killed PS's files
+  left=$(ls "$T"/ostore-"$ps"-*.dat 2>/dev/null)
+  [ -z "$left" ] || fail "SIGKILL of the PS: its files are left in --dir: $left"
 else
   fail "SIGKILL test: the run or its PS rank was not found"; kill "$job" 2>/dev/null; wait "$job"
 fi
@@ -101,6 +108,9 @@ if start_long "$T/stop.out" --timeout 3 -o "$T/stop.h5"; then
   [ $((SECONDS - t0)) -le 60 ] || fail "SIGSTOP of the PS: the job took $((SECONDS - t0)) s to end"
   grep -q -- "--timeout 3 s: no progress.*rank 3 " "$T/stop.out" ||
     { fail "SIGSTOP: the watchdog's line does not name rank 3"; tail -n 5 "$T/stop.out" >&2; }
+  # gpt-tiny has layers 0..3: the PS was waiting for or updating one
+  grep -Eq -- "--timeout 3 s: no progress.*; rank 3 was last at layer [0-3]([^0-9]|$)" "$T/stop.out" ||
+    { fail "SIGSTOP: the watchdog's line does not name the layer rank 3 was at"; tail -n 5 "$T/stop.out" >&2; }
 else
   fail "SIGSTOP test: the run or its PS rank was not found"; kill "$job" 2>/dev/null; wait "$job"
 fi

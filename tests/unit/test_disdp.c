@@ -9,7 +9,7 @@
  *   mpirun -np W+K+N test_disdp W K N fixed|fp32 [link_gbps [f32|bf16|f16 [micro]]]
  * MB_FAULT_INJECT=corrupt-grad|corrupt-state|write-error must end it with
  * exit 1 and a message (tests/integration/zero_disdp.sh). */
-#include "../../zero/disdp.h"
+#include "../../zero/disdp_internal.h"
 #include "../../common/common.h"
 #include "check.h"
 

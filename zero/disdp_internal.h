@@ -1,4 +1,7 @@
-/* DisDP's push/pull protocol (issue 19, ../shared/papers/disdp.md §3.2,
+/* Internal to zero/ (the folder's one public header is zero.h): the disdp
+ * mode's pieces, for its files and tests/unit/test_disdp.c.
+ *
+ * DisDP's push/pull protocol (issue 19, ../shared/papers/disdp.md §3.2,
  * §7.5) on MPI: W workers, K switch ranks and N parameter servers in one
  * communicator (workers 0..W-1, switches W..W+K-1, PSes W+K..W+K+N-1).
  *
@@ -29,8 +32,8 @@
  * element at a seeded step, layer, chunk, worker and position after its
  * sender summed it; the switch reports step, layer, chunk and the rank.
  * corrupt-state and write-error are mb_ostore's (they name the tensor). */
-#ifndef MB_ZERO_DISDP_H
-#define MB_ZERO_DISDP_H
+#ifndef MB_ZERO_DISDP_INTERNAL_H
+#define MB_ZERO_DISDP_INTERNAL_H
 
 #include "../nn/nn.h"
 
@@ -65,6 +68,9 @@ struct mb_disdp_cfg {
      * served, so a program can feed its watchdog (step, layer). */
     void (*on_progress)(void *ctx, int step, int layer);
     void *progress_ctx;
+    /* Optional: the PS now waits for (then updates) this layer's gradient. */
+    void (*on_layer)(void *ctx, int layer);
+    void *layer_ctx;
 };
 
 /* Checks the counts and the dtype against the communicator: 0, or -1 with
@@ -164,6 +170,7 @@ struct mb_disdp_ps_opts {
 struct mb_disdp_ps_stats {
     uint64_t layers, updates, param_bytes_out, grad_bytes_in;
     double adam_s, io_busy_s, stall_s;
+    uint64_t io_bytes;          /* read and written through the store (set-up included) */
 };
 struct mb_disdp_ps;
 /* Opens the store and writes every owned layer's initial state. */
@@ -177,6 +184,13 @@ int mb_disdp_ps_final(struct mb_disdp_ps *p, char *err, size_t errlen);
 void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st);
 /* Drains and closes the store (its files removed). */
 void mb_disdp_ps_close(struct mb_disdp_ps *p);
+/* Collective over c->comm, every rank (ps: this rank's PS or NULL): each
+ * PS's store file reaches the ranks of its host, where
+ * zero_disdp_remove_files (zero.h) removes it unless the run ended
+ * through mb_disdp_files_disarm (the teardown): a SIGKILLed PS leaves no
+ * files (disdp_cleanup.c). 0, or -1 (MPI). */
+int mb_disdp_files_share(const struct mb_disdp_cfg *c, struct mb_disdp_ps *ps);
+void mb_disdp_files_disarm(void);
 /* The store (a program registers mb_ostore_unlink as a clean-up hook). */
 struct mb_ostore *mb_disdp_ps_store(struct mb_disdp_ps *p);
 
