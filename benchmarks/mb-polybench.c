@@ -44,9 +44,10 @@ static const struct mb_opt pb_opts[] = {
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
     {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
-     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm, the "
-     "others have one each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries "
-     "materialised) and/or fused (all: both)", "LIST"},
+     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
+     "allreduce (registry reductions) or pblas (pdgemv) for atax, bicg, gemver, gesummv, mvt; the others have one "
+     "each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries materialised) "
+     "and/or fused (all: both)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,

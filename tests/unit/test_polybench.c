@@ -69,18 +69,23 @@ int main(void)
     EXPECT(mb_pb_parse_dims("4294967296", 1, v, 3) == -1); /* over 2^31 */
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
 
-    /* one row per kernel and variant: the summa ones, plus pblas for gemm, k2mm and k3mm */
-    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 3);
-    const char *products[] = {"gemm", "k2mm", "k3mm"};
-    for (int i = 0; i < 3; i++) {
-        const struct mb_pb_kernel *su = mb_pb_find_variant(products[i], "summa"),
-                                  *pb = mb_pb_find_variant(products[i], "pblas");
-        EXPECT(su && pb && su != pb && su == mb_pb_find(products[i]));
+    /* one row per kernel and variant: the first ones, plus pblas for the
+     * products (after summa) and the matrix-vector kernels (after allreduce) */
+    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 8);
+    const char *pbl[][2] = {{"gemm", "summa"},     {"k2mm", "summa"},      {"k3mm", "summa"},
+                            {"atax", "allreduce"}, {"bicg", "allreduce"},  {"gemver", "allreduce"},
+                            {"gesummv", "allreduce"}, {"mvt", "allreduce"}};
+    for (int i = 0; i < 8; i++) {
+        const struct mb_pb_kernel *su = mb_pb_find_variant(pbl[i][0], pbl[i][1]),
+                                  *pb = mb_pb_find_variant(pbl[i][0], "pblas");
+        EXPECT(su && pb && su != pb && su == mb_pb_find(pbl[i][0]));
         if (su && pb) /* the same problem: sizes and closed forms */
             EXPECT(su->nd == pb->nd && memcmp(su->base, pb->base, sizeof(su->base)) == 0 && su->scaled == pb->scaled &&
-                   su->scale == pb->scale && su->divisor == pb->divisor && su->flops == pb->flops);
+                   su->scale == pb->scale && su->divisor == pb->divisor && su->flops == pb->flops &&
+                   su->traffic == pb->traffic);
     }
-    EXPECT(mb_pb_find_variant("atax", "pblas") == NULL);
+    EXPECT(mb_pb_find_variant("doitgen", "pblas") == NULL);
+    EXPECT(mb_pb_find_variant("jacobi_2d", "pblas") == NULL);
     for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
         const struct mb_pb_kernel *kern = mb_pb_find(expected[k].kernel);
         EXPECT(kern != NULL);
