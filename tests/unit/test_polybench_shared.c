@@ -2,7 +2,9 @@
  * its serial reference at small sizes, twice (the reset restores the
  * inputs), and a corrupted element is caught naming the kernel and the
  * index; presets parse; the bootstrap CI of the median is seeded,
- * ordered and inside the data. */
+ * ordered and inside the data; lstsqr, specialconvolve and wdist draw
+ * NPBench's inputs, the doubles NumPy's default_rng(42).random() gives
+ * (printed by NumPy 1.26: the values below). */
 #include "../../polybench/polybench.h"
 #include "check.h"
 
@@ -98,8 +100,34 @@ static void bootstrap(void)
     EXPECT(th - tl < wh - wl);
 }
 
+/* np.random.default_rng(42).random(12), and for lstsqr at N=1000 the
+ * first and last y (drawn after x) */
+static const double npy42[] = {0.7739560485559633, 0.4388784397520523, 0.8585979199113825, 0.6973680290593639,
+                               0.09417734788764953, 0.9756223516367559, 0.761139701990353, 0.7860643052769538,
+                               0.12811363267554587, 0.45038593789556713, 0.37079802423258124, 0.9267649888486018};
+
+static void npbench_inputs(void)
+{
+    char err[256];
+    long long dl[4] = {1000}, dc[4] = {3, 4}, dw[4] = {2, 2, 2};
+    struct mb_pbs_inst *ls = mb_pbs_open(mb_pbs_find("lstsqr"), dl, err, sizeof(err)),
+                       *sc = mb_pbs_open(mb_pbs_find("specialconvolve"), dc, err, sizeof(err)),
+                       *wd = mb_pbs_open(mb_pbs_find("wdist"), dw, err, sizeof(err));
+    EXPECT(ls && sc && wd);
+    if (!ls || !sc || !wd)
+        return;
+    EXPECT(ls->a0[0][0] == npy42[0] && ls->a0[0][4] == npy42[4]);          /* x */
+    EXPECT(ls->a0[1][0] == 0.06206310654015523 && ls->a0[1][999] == 0.5200719122614881); /* y */
+    for (int i = 0; i < 12; i++)                                                     /* a, 3 x 4 in C order */
+        EXPECT(sc->a0[0][i] == npy42[i]);
+    for (int i = 0; i < 4; i++) /* A (2 x 2), then B, then W */
+        EXPECT(wd->a0[0][i] == npy42[i] && wd->a0[1][i] == npy42[4 + i] && wd->a0[2][i] == npy42[8 + i]);
+    mb_pbs_close(ls), mb_pbs_close(sc), mb_pbs_close(wd);
+}
+
 int main(void)
 {
+    npbench_inputs();
     kernels();
     bootstrap();
     return TEST_EXIT();
