@@ -69,6 +69,18 @@ int main(void)
     EXPECT(mb_pb_parse_dims("4294967296", 1, v, 3) == -1); /* over 2^31 */
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
 
+    /* --dims for a kernel: its sizes, TSTEPS last for a stencil (at least 2) */
+    struct mb_pb_sizes sz;
+    char dwhy[256] = "";
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("gemm"), "8,9,10", &sz, dwhy, sizeof(dwhy)) == 0 && sz.nd == 3 &&
+           sz.d[0] == 8 && sz.d[2] == 10 && sz.tsteps == 0);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("jacobi_2d"), "12,1", &sz, dwhy, sizeof(dwhy)) == 0 && sz.d[0] == 12 &&
+           sz.tsteps == 2);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("jacobi_2d"), "8", &sz, dwhy, sizeof(dwhy)) == -1);
+    EXPECT(strcmp(dwhy, "--dims 8: jacobi_2d takes 2 values, not 1") == 0);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("k3mm"), "1,2,x", &sz, dwhy, sizeof(dwhy)) == -1);
+    EXPECT(strcmp(dwhy, "--dims 1,2,x: k3mm takes 5 positive integers (M,N,K,R,S)") == 0);
+
     /* one row per kernel and variant: the first ones, plus pblas for the
      * products (after summa) and the matrix-vector kernels (after allreduce) */
     EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 8);

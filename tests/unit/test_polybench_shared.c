@@ -125,8 +125,47 @@ static void npbench_inputs(void)
     mb_pbs_close(ls), mb_pbs_close(sc), mb_pbs_close(wd);
 }
 
+/* the protocol's plumbing: cases from a preset or --dims, one instance per
+ * kernel shared by its variants, the best variant per kernel */
+static void protocol(void)
+{
+    const struct mb_pbs_kernel *gemm = mb_pbs_find("gemm"), *mvt = mb_pbs_find("mvt");
+    struct mb_pbs_case cases[4];
+    size_t n = 0;
+    char err[256] = "";
+    EXPECT(mb_pbs_add_cases(gemm, 3, MB_PBS_S, NULL, cases, 4, &n, err, sizeof(err)) == 0 && n == 2);
+    EXPECT(cases[0].variant == MB_PBS_NAIVE && cases[1].variant == MB_PBS_FUSED && cases[0].d[0] == 1000 &&
+           cases[0].d[1] == 1100 && cases[0].d[2] == 1200 && strcmp(cases[1].sizes, "NI=1000,NJ=1100,NK=1200") == 0);
+    EXPECT(mb_pbs_add_cases(mvt, 2, MB_PBS_S, "40", cases, 4, &n, err, sizeof(err)) == 0 && n == 3);
+    EXPECT(cases[2].k == mvt && cases[2].variant == MB_PBS_FUSED && cases[2].d[0] == 40 && cases[2].d[1] == 0);
+    EXPECT(mb_pbs_add_cases(mvt, 3, MB_PBS_S, NULL, cases, 4, &n, err, sizeof(err)) == -1); /* a fifth case */
+    EXPECT(strstr(err, "more than 4 cases") != NULL);
+    long long d[4];
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20", d, err, sizeof(err)) == -1);
+    EXPECT(strcmp(err, "--dims 10,20: gemm takes 3 integers >= 3 (NI,NJ,NK)") == 0);
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20,2", d, err, sizeof(err)) == -1); /* below 3 */
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20,30", d, err, sizeof(err)) == 0 && d[2] == 30 && d[3] == 0);
+
+    struct mb_pbs_pool pool = {{0}};
+    long long dm[4] = {30};
+    struct mb_pbs_inst *a = mb_pbs_pool_get(&pool, mvt, dm, err, sizeof(err)),
+                       *b = mb_pbs_pool_get(&pool, mvt, dm, err, sizeof(err));
+    EXPECT(a && a == b && a->k == mvt && a->d[0] == 30);
+    mb_pbs_pool_close(&pool);
+    for (int i = 0; i < MB_PBS_POOL; i++)
+        EXPECT(pool.in[i] == NULL);
+
+    const char *kern[] = {"atax", "atax", "gemm", "gemm", "mvt"};
+    double med[] = {2.0, 1.0, 3.0, 3.0, NAN};
+    EXPECT(mb_pbs_best(kern, med, 5, 0) == 1); /* fused faster */
+    EXPECT(mb_pbs_best(kern, med, 5, 1) == (size_t)-1);
+    EXPECT(mb_pbs_best(kern, med, 5, 2) == 2); /* a tie: the first */
+    EXPECT(mb_pbs_best(kern, med, 5, 4) == 4);
+}
+
 int main(void)
 {
+    protocol();
     npbench_inputs();
     kernels();
     bootstrap();
