@@ -285,15 +285,7 @@ static int validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pb_kernel *ks[32];
     size_t nk = selected(ks);
-    if (opt.grid) {
-        if (mb_pb_grid_parse(opt.grid, &px, &py) != 0)
-            snprintf(err, sizeof(err), "--grid %s: expected PxQ with P, Q >= 1", opt.grid);
-        else if ((long long)px * py != run->nranks)
-            snprintf(err, sizeof(err), "--grid %s: %lld ranks, but the run has %d", opt.grid, (long long)px * py,
-                     run->nranks);
-    } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
-        snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
-                 "with --grid PxQ", run->nranks);
+    mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
     unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
     if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
         if (pblas_named(run))
@@ -560,18 +552,6 @@ static void teardown(void *state)
     free(s);
 }
 
-static double axis_coll_s(const struct mb_pb_traffic *t, int i, const char *algo)
-{
-    int size = t->coll[i].axis == MB_PB_ROW ? py : px;
-    if (size < 2)
-        return 0;
-    if (!have_profile)
-        return NAN;
-    struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
-                             .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
-    return t->coll[i].calls * mb_coll_model(&profile, algo, &a, &axis_shape[t->coll[i].axis]);
-}
-
 /* Rank 0 only (the harness calls it there): nothing collective. */
 static double model(struct mb_run *run, const struct mb_case *c)
 {
@@ -582,11 +562,7 @@ static double model(struct mb_run *run, const struct mb_case *c)
     pc->k->traffic(&pc->s, &grid, &t);
     double compute = pc->k->flops(&pc->s) / run->nranks / dgemm_flops_s;
     double memory = pc->k->bytes(&pc->s) / run->nranks / memcpy_bytes_s;
-    double comm = 0;
-    for (int i = 0; i < t.ncoll; i++)
-        comm += axis_coll_s(&t, i, opt.algo);
-    if (t.halos > 0 && run->nranks > 1)
-        comm += have_profile ? t.halos * (profile.p2p_alpha + t.halo_bytes * profile.p2p.mem) : NAN;
+    double comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);

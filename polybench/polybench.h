@@ -26,6 +26,10 @@ int mb_pb_grid_table(int p, int *px, int *py);
 /* "PxQ" with P, Q >= 1. 0 or -1. */
 int mb_pb_grid_parse(const char *s, int *px, int *py);
 
+/* The run's grid: --grid "PxQ" (grid not NULL; P*Q must be nranks), else
+ * DaCe's table. 0, or -1 with the one-line reason (naming the flag). */
+int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err, size_t len);
+
 /* A Px x Py Cartesian grid (row-major ranks, non-periodic, no reordering)
  * with its row communicator (same cx, size Py, rank cy) and column
  * communicator (same cy, size Px, rank cx) from MPI_Cart_sub, a 1-D line
@@ -174,6 +178,14 @@ int mb_pb_check(struct mb_pb_inst *in, char *msg, size_t len);
 /* Fault injection: adds 1 to one element of out[0], drawn from seed. */
 void mb_pb_corrupt(struct mb_pb_inst *in, uint64_t seed);
 void mb_pb_close(struct mb_pb_inst *in);
+
+/* The model's communication seconds of one call with traffic t on a
+ * px x py grid: each registry call by mb_coll_model (algo, the axis's
+ * shape: shape[MB_PB_ROW], shape[MB_PB_COL]), each halo exchange alpha +
+ * bytes * beta of the profile's p2p terms. NaN when something moves and
+ * prof is NULL (no profile); 0 at one rank. */
+double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const struct mb_coll_profile *prof,
+                        const char *algo, const struct mb_coll_shape shape[2]);
 
 /* Per-rank FLOPs and bytes of one call (the closed forms / P). */
 double mb_pb_rank_flops(const struct mb_pb_inst *in);

@@ -7,6 +7,7 @@
 #include "../../polybench/polybench.h"
 #include "check.h"
 
+#include <math.h>
 #include <string.h>
 
 static const int ps[9] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -68,6 +69,30 @@ int main(void)
     EXPECT(mb_pb_parse_dims("4;5", 1, v, 3) == -1);
     EXPECT(mb_pb_parse_dims("4294967296", 1, v, 3) == -1); /* over 2^31 */
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
+
+    /* the run's grid: --grid, else DaCe's table; the reasons name the flag */
+    char gerr[256] = "";
+    EXPECT(mb_pb_grid_choose(4, NULL, &px, &py, gerr, sizeof(gerr)) == 0 && px == 2 && py == 2);
+    EXPECT(mb_pb_grid_choose(3, "1x3", &px, &py, gerr, sizeof(gerr)) == 0 && px == 1 && py == 3);
+    EXPECT(mb_pb_grid_choose(3, NULL, &px, &py, gerr, sizeof(gerr)) == -1 && strstr(gerr, "--grid: 3 ranks") == gerr);
+    EXPECT(mb_pb_grid_choose(4, "1x3", &px, &py, gerr, sizeof(gerr)) == -1 &&
+           strcmp(gerr, "--grid 1x3: 3 ranks, but the run has 4") == 0);
+    EXPECT(mb_pb_grid_choose(4, "2y2", &px, &py, gerr, sizeof(gerr)) == -1 && strstr(gerr, "expected PxQ") != NULL);
+
+    /* the model's communication: nothing on a 1x1 grid, NaN without a profile where something moves */
+    struct mb_pb_traffic tr = {.ncoll = 1, .halos = 0};
+    tr.coll[0].kind = MB_COLL_ALLREDUCE, tr.coll[0].axis = MB_PB_ROW, tr.coll[0].count = 100, tr.coll[0].calls = 1;
+    struct mb_coll_shape shp[2];
+    memset(shp, 0, sizeof(shp));
+    EXPECT(mb_pb_model_comm(&tr, 1, 1, NULL, "mpi", shp) == 0);
+    EXPECT(mb_pb_model_comm(&tr, 2, 1, NULL, "mpi", shp) == 0); /* the row axis has one rank */
+    EXPECT(isnan(mb_pb_model_comm(&tr, 1, 2, NULL, "mpi", shp)));
+    struct mb_coll_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    prof.p2p_alpha = 1e-6, prof.p2p.mem = 1e-9;
+    struct mb_pb_traffic halo = {.ncoll = 0, .halos = 4, .halo_bytes = 1000};
+    EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
+    EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
     /* --dims for a kernel: its sizes, TSTEPS last for a stencil (at least 2) */
     struct mb_pb_sizes sz;
