@@ -44,9 +44,10 @@ static const struct mb_opt pb_opts[] = {
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
     {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
-     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm, the "
-     "others have one each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries "
-     "materialised) and/or fused (all: both)", "LIST"},
+     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
+     "allreduce (registry reductions) or pblas (pdgemv) for atax, bicg, gemver, gesummv, mvt; the others have one "
+     "each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries materialised) "
+     "and/or fused (all: both)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
@@ -87,38 +88,10 @@ static int fault_is(const char *name) { return mb_fault() && strcmp(mb_fault(), 
  * validated (every call is), the timed calls are the samples, and finish
  * adds NPBench's bootstrap CI of the median and the best variant. */
 
-struct sh_case {
-    const struct mb_pbs_kernel *k;
-    int variant;
-    long long d[4];
-    char sizes[128];
-};
-
-static struct sh_case scases[64];
+static struct mb_pbs_case scases[64];
 static size_t nscases;
-static struct mb_pbs_inst *sh_inst[32]; /* per shared kernel, shared by its variants */
+static struct mb_pbs_pool sh_pool; /* one instance per kernel, shared by its variants */
 static char omp_str[32];
-
-static size_t sh_index(const struct mb_pbs_kernel *k)
-{
-    for (size_t i = 0; i < mb_pbs_nkernels(); i++)
-        if (mb_pbs_kernel_at(i) == k)
-            return i;
-    return 0;
-}
-
-static int sh_parse_dims(const struct mb_pbs_kernel *k, long long *d, char *err, size_t len)
-{
-    memset(d, 0, 4 * sizeof(*d));
-    if (mb_pb_parse_dims(opt.dims, 3, d, k->nd) == k->nd)
-        return 0;
-    char names[128];
-    size_t used = 0;
-    for (int i = 0; i < k->nd && used < sizeof(names); i++)
-        used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
-    snprintf(err, len, "--dims %s: %s takes %d integers >= 3 (%s)", opt.dims, k->name, k->nd, names);
-    return -1;
-}
 
 static int sh_validate(struct mb_run *run)
 {
@@ -145,21 +118,10 @@ static int sh_validate(struct mb_run *run)
             snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", variant_names[i]);
     if (!*err && opt.dims && nk != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
-    for (size_t i = 0; i < nk && !*err; i++) {
-        long long d[4] = {0};
-        if (opt.dims) {
-            if (sh_parse_dims(ks[i], d, err, sizeof(err)) != 0)
-                break;
-        } else
-            memcpy(d, ks[i]->preset[opt.preset], sizeof(d));
-        for (int v = 0; v < MB_PBS_NVARIANTS; v++)
-            if (opt.variants == dist_variants /* all: both */ || opt.variants & (1u << (ndist_variants + v))) {
-                struct sh_case *sc = &scases[nscases++];
-                sc->k = ks[i], sc->variant = v;
-                memcpy(sc->d, d, sizeof(d));
-                mb_pbs_sizes_str(ks[i], d, sc->sizes, sizeof(sc->sizes));
-            }
-    }
+    /* all: both variants */
+    unsigned vmask = opt.variants == dist_variants ? (1u << MB_PBS_NVARIANTS) - 1 : opt.variants >> ndist_variants;
+    for (size_t i = 0; i < nk && !*err; i++)
+        mb_pbs_add_cases(ks[i], vmask, opt.preset, opt.dims, scases, 64, &nscases, err, sizeof(err));
     if (!*err && mb_fault() && !fault_is("corrupt") && !fault_is("hang") && !fault_is("result-enospc"))
         snprintf(err, sizeof(err), "MB_FAULT_INJECT=%s: mb-polybench --mode shared knows corrupt", mb_fault());
     if (!*err)
@@ -169,12 +131,7 @@ static int sh_validate(struct mb_run *run)
     return MB_EXIT_USAGE;
 }
 
-static void sh_close_all(void *arg)
-{
-    (void)arg;
-    for (size_t i = 0; i < 32; i++)
-        mb_pbs_close(sh_inst[i]), sh_inst[i] = NULL;
-}
+static void sh_close_all(void *arg) { mb_pbs_pool_close(arg); }
 
 static int sh_plan(struct mb_run *run)
 {
@@ -182,13 +139,13 @@ static int sh_plan(struct mb_run *run)
     openblas_set_num_threads(omp_get_max_threads());
     snprintf(omp_str, sizeof(omp_str), "omp%d", omp_get_max_threads());
     mb_metric_run_int(&run->result, "omp_threads", omp_get_max_threads());
-    mb_finalize_add(sh_close_all, NULL);
+    mb_finalize_add(sh_close_all, &sh_pool);
     run->cases = calloc(nscases ? nscases : 1, sizeof(*run->cases));
     if (!run->cases)
         mb_die(1, "out of memory planning the cases");
     for (size_t i = 0; i < nscases; i++) {
         struct mb_case *c = &run->cases[run->ncases++];
-        struct sh_case *sc = &scases[i];
+        struct mb_pbs_case *sc = &scases[i];
         c->user = sc;
         c->labels[0] = sc->k->name;
         c->labels[1] = mb_pbs_variant_names[sc->variant];
@@ -213,10 +170,10 @@ struct sh_st {
 
 static int sh_setup(struct mb_run *run, const struct mb_case *c, void **state)
 {
-    const struct sh_case *sc = c->user;
-    size_t ki = sh_index(sc->k);
+    const struct mb_pbs_case *sc = c->user;
     char err[512];
-    if (!sh_inst[ki] && !(sh_inst[ki] = mb_pbs_open(sc->k, sc->d, err, sizeof(err)))) {
+    struct mb_pbs_inst *in = mb_pbs_pool_get(&sh_pool, sc->k, sc->d, err, sizeof(err));
+    if (!in) {
         mb_warn("%s: %s", c->name, err);
         return -1;
     }
@@ -225,7 +182,7 @@ static int sh_setup(struct mb_run *run, const struct mb_case *c, void **state)
         mb_warn("out of memory: the case's state");
         return -1;
     }
-    s->run = run, s->in = sh_inst[ki], s->variant = sc->variant;
+    s->run = run, s->in = in, s->variant = sc->variant;
     *state = s;
     return 0;
 }
@@ -267,19 +224,16 @@ static void sh_finish(struct mb_run *run)
         mb_metric_case_dbl(&run->result, r->name, "gflops", (double)r->count / r->stats.median / 1e9);
         mb_metric_case_dbl(&run->result, r->name, "gbps", (double)r->bytes / r->stats.median / 1e9);
     }
-    for (size_t i = 0; i < run->result.ncases; i++) {
-        const struct mb_case_result *r = &run->result.cases[i], *best = r;
-        int first = 1;
-        for (size_t j = 0; j < run->result.ncases; j++) {
-            const struct mb_case_result *o = &run->result.cases[j];
-            if (strcmp(o->labels[0], r->labels[0]) != 0)
-                continue;
-            first = first && j >= i;
-            if (o->stats.median < best->stats.median)
-                best = o;
-        }
-        if (!first)
+    const char *kern[64];
+    double med[64];
+    size_t n = run->result.ncases < 64 ? run->result.ncases : 64;
+    for (size_t i = 0; i < n; i++)
+        kern[i] = run->result.cases[i].labels[0], med[i] = run->result.cases[i].stats.median;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = mb_pbs_best(kern, med, n, i);
+        if (b == (size_t)-1)
             continue;
+        const struct mb_case_result *r = &run->result.cases[i], *best = &run->result.cases[b];
         char key[64];
         snprintf(key, sizeof(key), "best_%s", r->labels[0]);
         mb_metric_run_str(&run->result, key, best->labels[1]);
@@ -288,31 +242,6 @@ static void sh_finish(struct mb_run *run)
                    best->stats.median * 1e3, mb_metric_value(&run->result, best->name, "npbench_ci_lo_s", 0) * 1e3,
                    mb_metric_value(&run->result, best->name, "npbench_ci_hi_s", 0) * 1e3);
     }
-}
-
-static int parse_dims(const struct mb_pb_kernel *k, struct mb_pb_sizes *s, char *err, size_t len)
-{
-    memset(s, 0, sizeof(*s));
-    s->nd = k->nd;
-    long long v[MB_PB_MAXDIM + 1];
-    int want = k->nd + (k->tsteps ? 1 : 0), n = mb_pb_parse_dims(opt.dims, 1, v, want);
-    if (n < 0) {
-        char names[128];
-        size_t used = 0;
-        for (int i = 0; i < k->nd && used < sizeof(names); i++)
-            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
-        snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", opt.dims, k->name, want, names,
-                 k->tsteps ? ",TSTEPS" : "");
-        return -1;
-    }
-    if (n != want) {
-        snprintf(err, len, "--dims %s: %s takes %d values, not %d", opt.dims, k->name, want, n);
-        return -1;
-    }
-    memcpy(s->d, v, (size_t)k->nd * sizeof(v[0]));
-    if (k->tsteps)
-        s->tsteps = v[k->nd] < 2 ? 2 : v[k->nd];
-    return 0;
 }
 
 static int name_index(const char *const *names, int n, const char *name)
@@ -356,15 +285,7 @@ static int validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pb_kernel *ks[32];
     size_t nk = selected(ks);
-    if (opt.grid) {
-        if (mb_pb_grid_parse(opt.grid, &px, &py) != 0)
-            snprintf(err, sizeof(err), "--grid %s: expected PxQ with P, Q >= 1", opt.grid);
-        else if ((long long)px * py != run->nranks)
-            snprintf(err, sizeof(err), "--grid %s: %lld ranks, but the run has %d", opt.grid, (long long)px * py,
-                     run->nranks);
-    } else if (mb_pb_grid_table(run->nranks, &px, &py) != 0)
-        snprintf(err, sizeof(err), "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid "
-                 "with --grid PxQ", run->nranks);
+    mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
     unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
     if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
         if (pblas_named(run))
@@ -396,7 +317,7 @@ static int validate(struct mb_run *run)
         struct pb_case *pc = &pcases[i];
         pc->k = ks[i];
         if (opt.dims) {
-            if (parse_dims(ks[i], &pc->s, err, sizeof(err)) != 0)
+            if (mb_pb_sizes_parse(ks[i], opt.dims, &pc->s, err, sizeof(err)) != 0)
                 break;
         } else
             mb_pb_sizes_at(ks[i], run->nranks, px, py, opt.scale_down, &pc->s);
@@ -442,43 +363,12 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
 /* The rates the model uses, measured now with every rank at once. */
 static void measure_rates(struct mb_run *run)
 {
-    const int n = 384;
-    const size_t bytes = (size_t)32 << 20;
-    double *a = malloc((size_t)n * n * sizeof(double)), *b = malloc((size_t)n * n * sizeof(double)),
-           *c = calloc((size_t)n * n, sizeof(double));
-    char *x = malloc(bytes), *y = malloc(bytes);
-    if (!a || !b || !c || !x || !y)
-        mb_die(1, "out of memory measuring the dgemm and memcpy rates");
-    for (size_t i = 0; i < (size_t)n * n; i++)
-        a[i] = (double)(i % 7), b[i] = (double)(i % 5);
-    memset(x, 1, bytes);
-    memset(y, 2, bytes);
-    double gemm_best = 1e30, copy_best = 1e30;
-    for (int rep = 0; rep < 4; rep++) {
-        MPI_Barrier(run->comm);
-        double t0 = MPI_Wtime();
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 1.0, c, n);
-        double t1 = MPI_Wtime();
-        MPI_Barrier(run->comm);
-        double t2 = MPI_Wtime();
-        memcpy(y, x, bytes);
-        double t3 = MPI_Wtime();
-        if (rep) { /* the first is a warm-up */
-            gemm_best = t1 - t0 < gemm_best ? t1 - t0 : gemm_best;
-            copy_best = t3 - t2 < copy_best ? t3 - t2 : copy_best;
-        }
-    }
-    /* the slowest rank's best: all ranks share the machine */
-    MPI_Allreduce(MPI_IN_PLACE, &gemm_best, 1, MPI_DOUBLE, MPI_MAX, run->comm);
-    MPI_Allreduce(MPI_IN_PLACE, &copy_best, 1, MPI_DOUBLE, MPI_MAX, run->comm);
-    dgemm_flops_s = 2.0 * n * n * n / gemm_best;
-    memcpy_bytes_s = 2.0 * (double)bytes / copy_best; /* read + write */
-    free(a), free(b), free(c), free(x), free(y);
+    mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s);
     mb_metric_run_dbl(&run->result, "dgemm_GFlops_per_rank", dgemm_flops_s / 1e9);
     mb_metric_run_dbl(&run->result, "memcpy_GBps_per_rank", memcpy_bytes_s / 1e9);
     if (run->rank == 0 && !run->common.quiet)
-        printf("# rates with %d ranks at once, per rank: dgemm %.2f GFLOP/s (n=%d), memcpy %.2f GB/s (read+write, "
-               "%zu MiB)\n", run->nranks, dgemm_flops_s / 1e9, n, memcpy_bytes_s / 1e9, bytes >> 20);
+        printf("# rates with %d ranks at once, per rank: dgemm %.2f GFLOP/s (n=384), memcpy %.2f GB/s (read+write, "
+               "32 MiB)\n", run->nranks, dgemm_flops_s / 1e9, memcpy_bytes_s / 1e9);
 }
 
 static void load_profile(struct mb_run *run)
@@ -662,18 +552,6 @@ static void teardown(void *state)
     free(s);
 }
 
-static double axis_coll_s(const struct mb_pb_traffic *t, int i, const char *algo)
-{
-    int size = t->coll[i].axis == MB_PB_ROW ? py : px;
-    if (size < 2)
-        return 0;
-    if (!have_profile)
-        return NAN;
-    struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
-                             .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
-    return t->coll[i].calls * mb_coll_model(&profile, algo, &a, &axis_shape[t->coll[i].axis]);
-}
-
 /* Rank 0 only (the harness calls it there): nothing collective. */
 static double model(struct mb_run *run, const struct mb_case *c)
 {
@@ -684,11 +562,7 @@ static double model(struct mb_run *run, const struct mb_case *c)
     pc->k->traffic(&pc->s, &grid, &t);
     double compute = pc->k->flops(&pc->s) / run->nranks / dgemm_flops_s;
     double memory = pc->k->bytes(&pc->s) / run->nranks / memcpy_bytes_s;
-    double comm = 0;
-    for (int i = 0; i < t.ncoll; i++)
-        comm += axis_coll_s(&t, i, opt.algo);
-    if (t.halos > 0 && run->nranks > 1)
-        comm += have_profile ? t.halos * (profile.p2p_alpha + t.halo_bytes * profile.p2p.mem) : NAN;
+    double comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);

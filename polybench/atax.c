@@ -73,9 +73,12 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
-const struct mb_pb_kernel mb_pb_kernel_atax = {
-    .name = "atax", .variant = "allreduce", .nd = 2, .dim_names = {"M", "N"},
-    .base = {20000, 25000}, .scaled = 3, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID,
-    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini,
-};
+/* one row per variant: the registry's allreduce, or ScaLAPACK's pdgemv (matvec.h) */
+#define ROW(VARIANT) { \
+    .name = "atax", .variant = VARIANT, .nd = 2, .dim_names = {"M", "N"}, \
+    .base = {20000, 25000}, .scaled = 3, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
+    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
+    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini, \
+}
+const struct mb_pb_kernel mb_pb_kernel_atax = ROW("allreduce");
+const struct mb_pb_kernel mb_pb_kernel_atax_pblas = ROW("pblas");

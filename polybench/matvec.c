@@ -1,4 +1,5 @@
-/* Block matrix-vector products with row and column reductions (atax, bicg). */
+/* Block matrix-vector products with row and column reductions (atax,
+ * bicg, gemver, gesummv, mvt), or pdgemv for their pblas rows. */
 #include "matvec.h"
 
 #include <cblas.h>
@@ -38,11 +39,20 @@ int mb_pb_mv_init(struct mb_pb_inst *in, struct mb_pb_mv *v)
         snprintf(in->err, sizeof(in->err), "out of memory for the %lldx%lld block", v->ml, v->nl);
         return -1;
     }
+    v->blacs = -1;
+    v->pblas = strcmp(in->k->variant, "pblas") == 0;
+    if (v->pblas && mb_pb_mv_pblas_init(v, g) != 0) {
+        v->pblas = 0;
+        snprintf(in->err, sizeof(in->err), "no BLACS grid for pdgemv (built without ScaLAPACK?)");
+        return -1;
+    }
     return 0;
 }
 
 int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *xin)
 {
+    if (v->pblas)
+        return mb_pb_pdgemv(v, 0, 1.0, v->a, xin, 0.0, v->rowsum);
     cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, xin, 1, 0.0,
                 v->rowpart, 1);
     return mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
@@ -50,6 +60,8 @@ int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const doubl
 
 int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin)
 {
+    if (v->pblas)
+        return mb_pb_pdgemv(v, 1, 1.0, v->a, yin, 0.0, v->colsum);
     cblas_dgemv(CblasRowMajor, CblasTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, yin, 1, 0.0,
                 v->colpart, 1);
     return mb_pb_allreduce(in->g, MB_PB_COL, v->colpart, v->colsum, (size_t)v->nl);
@@ -66,6 +78,7 @@ void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, s
 
 void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v)
 {
+    mb_pb_mv_pblas_fini(v);
     free(v->a), free(v->xin), free(v->yin);
     mb_pb_buf_free(in->g, MB_PB_ROW, v->rowpart);
     mb_pb_buf_free(in->g, MB_PB_ROW, v->rowsum);

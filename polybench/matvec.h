@@ -1,4 +1,4 @@
-/* What atax and bicg share: A (M x N) in M/Px x N/Py blocks, a local
+/* What the matrix-vector kernels share: A (M x N) in M/Px x N/Py blocks, a local
  * matrix-vector product in each direction, each summed over the grid row
  * or column with the registry's allreduce. Internal to polybench/. */
 #ifndef MB_PB_MATVEC_H
@@ -12,6 +12,9 @@ struct mb_pb_mv {
     double *xin, *yin;         /* inputs: nl (column block), ml (row block) */
     double *rowpart, *rowsum;  /* ml: A xin, summed over the row */
     double *colpart, *colsum;  /* nl: A^T yin, summed over the column */
+    /* the pblas variant (set by mb_pb_mv_init from the kernel's variant):
+     * the sums come from ScaLAPACK's pdgemv on a BLACS grid (pblas.c) */
+    int pblas, blacs, blacs_sys;
 };
 
 int mb_pb_mv_divides(const struct mb_pb_sizes *s, int px, int py, char *why, size_t len);
@@ -22,5 +25,15 @@ int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const doubl
 int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin);
 void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
 void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v);
+
+/* pblas.c: the BLACS grid, and y = alpha op(A) x + beta y with pdgemv on
+ * A's ml x nl blocks (a: this rank's block, ld nl). trans 0: y over A's
+ * rows (ml, block cx) from x over its columns (nl, block cy); trans 1:
+ * y = alpha A^T x + beta y, y nl and x ml. y ends on every rank of the
+ * grid row (trans 0) or column (trans 1). MPI_SUCCESS or an error. */
+int mb_pb_mv_pblas_init(struct mb_pb_mv *v, const struct mb_pb_grid *g);
+void mb_pb_mv_pblas_fini(struct mb_pb_mv *v);
+int mb_pb_pdgemv(const struct mb_pb_mv *v, int trans, double alpha, const double *a, const double *x, double beta,
+                 double *y);
 
 #endif

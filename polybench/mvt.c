@@ -87,9 +87,12 @@ static void fini(struct mb_pb_inst *in)
     free(s->x1), free(s->x2), free(s);
 }
 
-const struct mb_pb_kernel mb_pb_kernel_mvt = {
-    .name = "mvt", .variant = "allreduce", .nd = 1, .dim_names = {"N"},
-    .base = {22000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID,
-    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini,
-};
+/* one row per variant: the registry's allreduce, or ScaLAPACK's pdgemv (matvec.h) */
+#define ROW(VARIANT) { \
+    .name = "mvt", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
+    .base = {22000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
+    .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
+    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini, \
+}
+const struct mb_pb_kernel mb_pb_kernel_mvt = ROW("allreduce");
+const struct mb_pb_kernel mb_pb_kernel_mvt_pblas = ROW("pblas");

@@ -1,4 +1,5 @@
-/* The pblas variant of the matrix products: ScaLAPACK's pdgemm (what
+/* The pblas variants: ScaLAPACK's pdgemm for the matrix products and
+ * pdgemv for the matrix-vector kernels. The products: pdgemm (what
  * dace.distr.MatMult expands to) on DaCe's blocks, which are a block
  * distribution with one block per process. Our blocks are row-major and
  * ScaLAPACK is column-major, so C = alpha A B + beta C is computed as
@@ -7,6 +8,7 @@
  * rank's row-major block is then its column-major block of the transpose
  * and nothing is copied. Without ScaLAPACK (MB_HAVE_SCALAPACK unset) the
  * variant reports itself unavailable and mb-polybench refuses it. */
+#include "matvec.h"
 #include "summa.h"
 
 #include <stdio.h>
@@ -23,15 +25,44 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
              const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
              const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
              const int *descc);
+void pdgemv_(const char *trans, const int *m, const int *n, const double *alpha, const double *a, const int *ia,
+             const int *ja, const int *desca, const double *x, const int *ix, const int *jx, const int *descx,
+             const int *incx, const double *beta, double *y, const int *iy, const int *jy, const int *descy,
+             const int *incy);
 
 int mb_pb_pblas_available(void) { return 1; }
 
+/* the transposed Py x Px BLACS grid on the grid's communicator */
+static int blacs_open(const struct mb_pb_grid *g, int *blacs, int *sys)
+{
+    *sys = Csys2blacs_handle(g->cart);
+    *blacs = *sys;
+    Cblacs_gridinit(blacs, "C", g->py, g->px);
+    return *blacs >= 0 ? 0 : -1;
+}
+
+static void blacs_close(int *blacs, int sys)
+{
+    if (*blacs >= 0)
+        Cblacs_gridexit(*blacs);
+    Cfree_blacs_system_handle(sys);
+    *blacs = -1;
+}
+
 int mb_pb_pblas_init(struct mb_pb_summa *su, const struct mb_pb_grid *g)
 {
-    su->blacs_sys = Csys2blacs_handle(g->cart);
-    su->blacs = su->blacs_sys;
-    Cblacs_gridinit(&su->blacs, "C", g->py, g->px);
-    return su->blacs >= 0 ? 0 : -1;
+    return blacs_open(g, &su->blacs, &su->blacs_sys);
+}
+
+int mb_pb_mv_pblas_init(struct mb_pb_mv *v, const struct mb_pb_grid *g)
+{
+    return blacs_open(g, &v->blacs, &v->blacs_sys);
+}
+
+void mb_pb_mv_pblas_fini(struct mb_pb_mv *v)
+{
+    if (v->pblas)
+        blacs_close(&v->blacs, v->blacs_sys);
 }
 
 /* desc of a rows x cols global matrix in rb x cb blocks, local leading dim lld */
@@ -55,12 +86,30 @@ int mb_pb_pdgemm(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m
     return MPI_SUCCESS;
 }
 
-void mb_pb_pblas_fini(struct mb_pb_summa *su)
+void mb_pb_pblas_fini(struct mb_pb_summa *su) { blacs_close(&su->blacs, su->blacs_sys); }
+
+/* The matrix-vector products on the same transposed view: the rank's
+ * row-major ml x nl block of A is the column-major nl x ml block of
+ * S = A^T (N x M) at BLACS (cy, cx). A vector over A's columns (length N,
+ * block cy) is an N x 1 column of S's row blocks, one over A's rows
+ * (length M, block cx) a 1 x M row of its column blocks; both are
+ * replicated (source process -1: every rank holds its block), so pdgemv
+ * reads the copy each rank has and leaves the sum on every rank of the
+ * grid row or column, as the allreduce variant does. */
+int mb_pb_pdgemv(const struct mb_pb_mv *v, int trans, double alpha, const double *a, const double *x, double beta,
+                 double *y)
 {
-    if (su->blacs >= 0)
-        Cblacs_gridexit(su->blacs);
-    Cfree_blacs_system_handle(su->blacs_sys);
-    su->blacs = -1;
+    int ds[9], dcol[9], drow[9], one = 1, m = (int)v->m, n = (int)v->n;
+    if (desc(ds, v->n, v->m, v->nl, v->ml, v->blacs, v->nl) || desc(dcol, v->n, 1, v->nl, 1, v->blacs, v->nl) ||
+        desc(drow, 1, v->m, 1, v->ml, v->blacs, 1))
+        return MPI_ERR_ARG;
+    dcol[7] = -1; /* CSRC_: replicated over the process columns */
+    drow[6] = -1; /* RSRC_: replicated over the process rows */
+    if (!trans) /* y (M, over A's rows) = alpha A x + beta y = alpha S^T x + beta y, x over A's columns */
+        pdgemv_("T", &n, &m, &alpha, a, &one, &one, ds, x, &one, &one, dcol, &one, &beta, y, &one, &one, drow, &one);
+    else /* y (N) = alpha A^T x + beta y = alpha S x + beta y, x over A's rows */
+        pdgemv_("N", &n, &m, &alpha, a, &one, &one, ds, x, &one, &one, drow, &one, &beta, y, &one, &one, dcol, &one);
+    return MPI_SUCCESS;
 }
 
 #else
@@ -81,5 +130,20 @@ int mb_pb_pdgemm(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m
 }
 
 void mb_pb_pblas_fini(struct mb_pb_summa *su) { (void)su; }
+
+int mb_pb_mv_pblas_init(struct mb_pb_mv *v, const struct mb_pb_grid *g)
+{
+    (void)v, (void)g;
+    return -1;
+}
+
+void mb_pb_mv_pblas_fini(struct mb_pb_mv *v) { (void)v; }
+
+int mb_pb_pdgemv(const struct mb_pb_mv *v, int trans, double alpha, const double *a, const double *x, double beta,
+                 double *y)
+{
+    (void)v, (void)trans, (void)alpha, (void)a, (void)x, (void)beta, (void)y;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
 
 #endif

@@ -26,6 +26,10 @@ int mb_pb_grid_table(int p, int *px, int *py);
 /* "PxQ" with P, Q >= 1. 0 or -1. */
 int mb_pb_grid_parse(const char *s, int *px, int *py);
 
+/* The run's grid: --grid "PxQ" (grid not NULL; P*Q must be nranks), else
+ * DaCe's table. 0, or -1 with the one-line reason (naming the flag). */
+int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err, size_t len);
+
 /* A Px x Py Cartesian grid (row-major ranks, non-periodic, no reordering)
  * with its row communicator (same cx, size Py, rank cy) and column
  * communicator (same cy, size Px, rank cx) from MPI_Cart_sub, a 1-D line
@@ -73,6 +77,10 @@ struct mb_pb_sizes {
 /* DaCe's adjust_size: size * f(P), rounded up to a multiple of divisor
  * (ceil(size * f(P) / divisor) * divisor). */
 long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long divisor);
+/* Measures the model's rates with every rank of comm at once: the slowest
+ * rank's best of three timed 384^3 dgemm (FLOP/s) and 32 MiB memcpy
+ * (bytes read + written per second), after a warm-up. Collective. */
+void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s);
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);
@@ -152,6 +160,9 @@ int mb_pb_pblas_available(void);
  * mb_pb_adjust on the scaled dims. */
 void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double scale_down,
                     struct mb_pb_sizes *out);
+/* --dims text for k: its nd sizes, then TSTEPS for a stencil (at least 2),
+ * as given (no scaling). 0, or -1 with the reason in err. */
+int mb_pb_sizes_parse(const struct mb_pb_kernel *k, const char *text, struct mb_pb_sizes *s, char *err, size_t len);
 /* "M=80,N=92,K=52" (and ",TSTEPS=10") */
 void mb_pb_sizes_str(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, char *buf, size_t len);
 
@@ -167,6 +178,14 @@ int mb_pb_check(struct mb_pb_inst *in, char *msg, size_t len);
 /* Fault injection: adds 1 to one element of out[0], drawn from seed. */
 void mb_pb_corrupt(struct mb_pb_inst *in, uint64_t seed);
 void mb_pb_close(struct mb_pb_inst *in);
+
+/* The model's communication seconds of one call with traffic t on a
+ * px x py grid: each registry call by mb_coll_model (algo, the axis's
+ * shape: shape[MB_PB_ROW], shape[MB_PB_COL]), each halo exchange alpha +
+ * bytes * beta of the profile's p2p terms. NaN when something moves and
+ * prof is NULL (no profile); 0 at one rank. */
+double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const struct mb_coll_profile *prof,
+                        const char *algo, const struct mb_coll_shape shape[2]);
 
 /* Per-rank FLOPs and bytes of one call (the closed forms / P). */
 double mb_pb_rank_flops(const struct mb_pb_inst *in);
@@ -240,6 +259,38 @@ int mb_pbs_check(const struct mb_pbs_inst *in, char *msg, size_t len);
  * far from its value. */
 void mb_pbs_corrupt(struct mb_pbs_inst *in, uint64_t seed);
 void mb_pbs_close(struct mb_pbs_inst *in);
+
+/* ---- NPBench's protocol around the kernels (npbench.c) ---- */
+
+/* One case of a run: kernel x variant at its sizes ("N=1000,...") */
+struct mb_pbs_case {
+    const struct mb_pbs_kernel *k;
+    int variant;
+    long long d[4];
+    char sizes[128];
+};
+/* --dims text for k: its nd integers >= 3 into d (zero-filled). 0, or -1
+ * with "--dims TEXT: KERNEL takes N integers >= 3 (NAMES)" in err. */
+int mb_pbs_dims_parse(const struct mb_pbs_kernel *k, const char *text, long long *d, char *err, size_t len);
+/* Appends k's cases, one per variant v with bit v of variant_mask set, at
+ * the preset's sizes or (dims not NULL) the --dims text, to cases[*n..max).
+ * 0, or -1 with err (bad --dims, or more than max cases). */
+int mb_pbs_add_cases(const struct mb_pbs_kernel *k, unsigned variant_mask, int preset, const char *dims,
+                     struct mb_pbs_case *cases, size_t max, size_t *n, char *err, size_t len);
+/* One instance per kernel, opened on first use and shared by its
+ * variants (NPBench resets the inputs between runs, not the arrays). */
+#define MB_PBS_POOL 32
+struct mb_pbs_pool {
+    struct mb_pbs_inst *in[MB_PBS_POOL];
+};
+/* NULL with err when it cannot be opened. */
+struct mb_pbs_inst *mb_pbs_pool_get(struct mb_pbs_pool *p, const struct mb_pbs_kernel *k, const long long *d,
+                                    char *err, size_t len);
+void mb_pbs_pool_close(struct mb_pbs_pool *p);
+/* NPBench's best variant: among the n cases (kernel name, median), the
+ * index of the lowest median of kernel[i]'s cases (the first on ties), or
+ * (size_t)-1 when case i is not its kernel's first (report each once). */
+size_t mb_pbs_best(const char *const *kernel, const double *median, size_t n, size_t i);
 
 /* NPBench's confidence interval of the median: `resamples` bootstrap
  * resamples of x[0..n) (drawn from seed), their medians sorted, the order

@@ -1,18 +1,14 @@
 /* Shared mode, NPBench's SCC'22 kernels: lstsqr, specialconvolve, wdist.
- * Their inputs are NumPy's default_rng(42) draws in NPBench; here uniform
- * [0,1) draws of splitmix64 from a fixed seed (same distribution, not the
- * same numbers: the NumPy side of reproduce/dace draws its own). */
+ * Their inputs are NPBench's initialize: one np.random.default_rng(42)
+ * per kernel, its arrays drawn in order from it (npy_rng.c gives the same
+ * doubles), so ours, NumPy's and DaCe's runs work on the same numbers. */
 #include "shared_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void uniform(double *x, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (double)(mb_mix64(seed + i) >> 11) * 0x1.0p-53;
-}
+#define NPBENCH_SEED 42
 
 /* ---- lstsqr: slope and intercept of the least-squares line ------------- */
 enum { LS_X, LS_Y, LS_OUT };
@@ -22,8 +18,10 @@ static size_t ls_ws(const long long *d, int i) { (void)i; return (size_t)d[0]; }
 
 static void ls_init(struct mb_pbs_inst *in)
 {
-    uniform(in->a[LS_X], (size_t)in->d[0], 42);
-    uniform(in->a[LS_Y], (size_t)in->d[0], 42ULL << 32);
+    struct pbs_rng r; /* x = rng.random((N,)); y = rng.random((N,)) */
+    pbs_rng_seed(&r, NPBENCH_SEED);
+    pbs_rng_random(&r, in->a[LS_X], (size_t)in->d[0]);
+    pbs_rng_random(&r, in->a[LS_Y], (size_t)in->d[0]);
 }
 
 /* x_avg = np.average(x); dx = x - x_avg; var_x = np.sum(dx**2); cov_xy = np.sum(dx * dy) */
@@ -92,7 +90,12 @@ static size_t sc_len(const long long *d, int i)
 }
 static size_t sc_ws(const long long *d, int i) { (void)i; return (size_t)((d[0] - 2) * d[1]); }
 
-static void sc_init(struct mb_pbs_inst *in) { uniform(in->a[SC_A], (size_t)(in->d[0] * in->d[1]), 42); }
+static void sc_init(struct mb_pbs_inst *in)
+{
+    struct pbs_rng r; /* a = rng.random((M, N)) */
+    pbs_rng_seed(&r, NPBENCH_SEED);
+    pbs_rng_random(&r, in->a[SC_A], (size_t)(in->d[0] * in->d[1]));
+}
 
 /* rowconvol = a[1:-1,:] + a[:-2,:] + a[2:,:]
  * colconvol = rowconvol[:,1:-1] + rowconvol[:,:-2] + rowconvol[:,2:] - 9*a[1:-1,1:-1] */
@@ -162,11 +165,11 @@ static size_t wd_len(const long long *d, int i)
 static void wd_init(struct mb_pbs_inst *in)
 {
     long long k = in->d[0], m = in->d[1], n = in->d[2];
-    uniform(in->a[WD_A], (size_t)(k * m), 42);
-    uniform(in->a[WD_B], (size_t)(k * n), 43ULL << 32);
-    uniform(in->a[WD_W], (size_t)(k * m), 44ULL << 32);
-    for (long long i = 0; i < k * m; i++) /* W divides: keep it away from 0 as NumPy's draws are in practice */
-        in->a[WD_W][i] = 0.5 + 0.5 * in->a[WD_W][i];
+    struct pbs_rng r; /* A = rng.random((K, M)); B = rng.random((K, N)); W = rng.random((K, M)) */
+    pbs_rng_seed(&r, NPBENCH_SEED);
+    pbs_rng_random(&r, in->a[WD_A], (size_t)(k * m));
+    pbs_rng_random(&r, in->a[WD_B], (size_t)(k * n));
+    pbs_rng_random(&r, in->a[WD_W], (size_t)(k * m));
 }
 
 /* NumPy's double loop: per (ii, jj) wdiff = (A[:,ii] - B[:,jj]) / W[:,ii],

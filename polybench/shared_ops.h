@@ -37,4 +37,13 @@ void pbs_ew(enum pbs_op op, struct pbs_view out, struct pbs_view a, struct pbs_v
 /* NumPy's np.sum of a view (one pass, OpenMP reduction). */
 double pbs_sum(struct pbs_view a);
 
+/* npy_rng.c: NumPy's default_rng(seed) (SeedSequence, PCG64) and its
+ * random(): the same doubles as NPBench's initialize functions draw. */
+struct pbs_rng {
+    unsigned __int128 state, inc;
+};
+void pbs_rng_seed(struct pbs_rng *r, uint32_t seed);
+/* the next n doubles of rng.random() in [0, 1), in C order */
+void pbs_rng_random(struct pbs_rng *r, double *x, size_t n);
+
 #endif

@@ -89,3 +89,28 @@ int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max)
     }
     return n;
 }
+
+int mb_pb_sizes_parse(const struct mb_pb_kernel *k, const char *text, struct mb_pb_sizes *s, char *err, size_t len)
+{
+    memset(s, 0, sizeof(*s));
+    s->nd = k->nd;
+    long long v[MB_PB_MAXDIM + 1];
+    int want = k->nd + (k->tsteps ? 1 : 0), n = mb_pb_parse_dims(text, 1, v, want);
+    if (n < 0) {
+        char names[128];
+        size_t used = 0;
+        for (int i = 0; i < k->nd && used < sizeof(names); i++)
+            used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? "," : "", k->dim_names[i]);
+        snprintf(err, len, "--dims %s: %s takes %d positive integers (%s%s)", text, k->name, want, names,
+                 k->tsteps ? ",TSTEPS" : "");
+        return -1;
+    }
+    if (n != want) {
+        snprintf(err, len, "--dims %s: %s takes %d values, not %d", text, k->name, want, n);
+        return -1;
+    }
+    memcpy(s->d, v, (size_t)k->nd * sizeof(v[0]));
+    if (k->tsteps)
+        s->tsteps = v[k->nd] < 2 ? 2 : v[k->nd];
+    return 0;
+}

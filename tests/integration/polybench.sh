@@ -10,8 +10,9 @@
 cd "$T"
 PB="$BIN/mb-polybench"
 V=(--scale-down 100 -n 2 -w 1)
-# the pblas variant (gemm, k2mm, k3mm on ScaLAPACK) is built where the Makefile finds ScaLAPACK
-if pkg-config --exists scalapack-openmpi; then PBLAS=1; NCASES=15; else PBLAS=0; NCASES=12; fi
+# the pblas variant (gemm, k2mm, k3mm on pdgemm; atax, bicg, gemver, gesummv,
+# mvt on pdgemv) is built where the Makefile finds ScaLAPACK
+if pkg-config --exists scalapack-openmpi; then PBLAS=1; NCASES=20; else PBLAS=0; NCASES=12; fi
 
 run_np() { # NP ARGS...: a run that must pass every check
   local np=$1; shift
@@ -49,9 +50,9 @@ for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d
     -o "$T/c.$k.h5" && has "check failed: $k/[a-z]+/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k"
 done
 if [ "$PBLAS" = 1 ]; then
-  for k in gemm k3mm; do
+  for k in gemm k3mm atax gemver gesummv; do
     MB_FAULT_INJECT=corrupt expect 1 "corrupt $k pblas" -- timeout 300 mpirun --oversubscribe --bind-to none -np 4 "$PB" "${V[@]}" --kernel "$k" \
-      --variant pblas --seed 11 -o "$T/cp.$k.h5" && has "check failed: $k/pblas/P4: rank [0-3], iteration [0-9]+: $k [A-Z]\[[0-9]+\]" "corrupt $k pblas"
+      --variant pblas --seed 11 -o "$T/cp.$k.h5" && has "check failed: $k/pblas/P4: rank [0-3], iteration [0-9]+: $k [A-Za-z][A-Za-z0-9]*\[[0-9]+\]" "corrupt $k pblas"
   done
 fi
 # a different seed may hit another rank: still caught
@@ -89,9 +90,9 @@ bad 1 "--dims 1,2,x: k3mm takes 5 positive integers \\(M,N,K,R,S\\)" --kernel k3
 bad 1 "--dims 8: jacobi_2d takes 2 values, not 1" --kernel jacobi_2d --dims 8
 if [ "$PBLAS" = 0 ]; then
   bad 1 "--variant pblas: this build has no ScaLAPACK" --variant pblas
-else # --variant pblas alone runs the three products
+else # --variant pblas alone runs the three products and the five matrix-vector kernels
   if expect 0 "pblas alone" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --variant pblas -o "$T/pb.h5"; then
-    [ "$(grep -c ' pass$' "$T/out")" = 3 ] || fail "pblas alone: not 3 passing cases"
+    [ "$(grep -c ' pass$' "$T/out")" = 8 ] || fail "pblas alone: not 8 passing cases"
   fi
 fi
 bad 1 "--variant: 'nosuch' is not" --variant nosuch

@@ -7,6 +7,7 @@
 #include "../../polybench/polybench.h"
 #include "check.h"
 
+#include <math.h>
 #include <string.h>
 
 static const int ps[9] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
@@ -69,18 +70,59 @@ int main(void)
     EXPECT(mb_pb_parse_dims("4294967296", 1, v, 3) == -1); /* over 2^31 */
     EXPECT(mb_pb_grid_parse("x3", &px, &py) != 0);
 
-    /* one row per kernel and variant: the summa ones, plus pblas for gemm, k2mm and k3mm */
-    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 3);
-    const char *products[] = {"gemm", "k2mm", "k3mm"};
-    for (int i = 0; i < 3; i++) {
-        const struct mb_pb_kernel *su = mb_pb_find_variant(products[i], "summa"),
-                                  *pb = mb_pb_find_variant(products[i], "pblas");
-        EXPECT(su && pb && su != pb && su == mb_pb_find(products[i]));
+    /* the run's grid: --grid, else DaCe's table; the reasons name the flag */
+    char gerr[256] = "";
+    EXPECT(mb_pb_grid_choose(4, NULL, &px, &py, gerr, sizeof(gerr)) == 0 && px == 2 && py == 2);
+    EXPECT(mb_pb_grid_choose(3, "1x3", &px, &py, gerr, sizeof(gerr)) == 0 && px == 1 && py == 3);
+    EXPECT(mb_pb_grid_choose(3, NULL, &px, &py, gerr, sizeof(gerr)) == -1 && strstr(gerr, "--grid: 3 ranks") == gerr);
+    EXPECT(mb_pb_grid_choose(4, "1x3", &px, &py, gerr, sizeof(gerr)) == -1 &&
+           strcmp(gerr, "--grid 1x3: 3 ranks, but the run has 4") == 0);
+    EXPECT(mb_pb_grid_choose(4, "2y2", &px, &py, gerr, sizeof(gerr)) == -1 && strstr(gerr, "expected PxQ") != NULL);
+
+    /* the model's communication: nothing on a 1x1 grid, NaN without a profile where something moves */
+    struct mb_pb_traffic tr = {.ncoll = 1, .halos = 0};
+    tr.coll[0].kind = MB_COLL_ALLREDUCE, tr.coll[0].axis = MB_PB_ROW, tr.coll[0].count = 100, tr.coll[0].calls = 1;
+    struct mb_coll_shape shp[2];
+    memset(shp, 0, sizeof(shp));
+    EXPECT(mb_pb_model_comm(&tr, 1, 1, NULL, "mpi", shp) == 0);
+    EXPECT(mb_pb_model_comm(&tr, 2, 1, NULL, "mpi", shp) == 0); /* the row axis has one rank */
+    EXPECT(isnan(mb_pb_model_comm(&tr, 1, 2, NULL, "mpi", shp)));
+    struct mb_coll_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    prof.p2p_alpha = 1e-6, prof.p2p.mem = 1e-9;
+    struct mb_pb_traffic halo = {.ncoll = 0, .halos = 4, .halo_bytes = 1000};
+    EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
+    EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
+
+    /* --dims for a kernel: its sizes, TSTEPS last for a stencil (at least 2) */
+    struct mb_pb_sizes sz;
+    char dwhy[256] = "";
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("gemm"), "8,9,10", &sz, dwhy, sizeof(dwhy)) == 0 && sz.nd == 3 &&
+           sz.d[0] == 8 && sz.d[2] == 10 && sz.tsteps == 0);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("jacobi_2d"), "12,1", &sz, dwhy, sizeof(dwhy)) == 0 && sz.d[0] == 12 &&
+           sz.tsteps == 2);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("jacobi_2d"), "8", &sz, dwhy, sizeof(dwhy)) == -1);
+    EXPECT(strcmp(dwhy, "--dims 8: jacobi_2d takes 2 values, not 1") == 0);
+    EXPECT(mb_pb_sizes_parse(mb_pb_find("k3mm"), "1,2,x", &sz, dwhy, sizeof(dwhy)) == -1);
+    EXPECT(strcmp(dwhy, "--dims 1,2,x: k3mm takes 5 positive integers (M,N,K,R,S)") == 0);
+
+    /* one row per kernel and variant: the first ones, plus pblas for the
+     * products (after summa) and the matrix-vector kernels (after allreduce) */
+    EXPECT(mb_pb_nkernels() == sizeof(expected) / sizeof(expected[0]) + 8);
+    const char *pbl[][2] = {{"gemm", "summa"},     {"k2mm", "summa"},      {"k3mm", "summa"},
+                            {"atax", "allreduce"}, {"bicg", "allreduce"},  {"gemver", "allreduce"},
+                            {"gesummv", "allreduce"}, {"mvt", "allreduce"}};
+    for (int i = 0; i < 8; i++) {
+        const struct mb_pb_kernel *su = mb_pb_find_variant(pbl[i][0], pbl[i][1]),
+                                  *pb = mb_pb_find_variant(pbl[i][0], "pblas");
+        EXPECT(su && pb && su != pb && su == mb_pb_find(pbl[i][0]));
         if (su && pb) /* the same problem: sizes and closed forms */
             EXPECT(su->nd == pb->nd && memcmp(su->base, pb->base, sizeof(su->base)) == 0 && su->scaled == pb->scaled &&
-                   su->scale == pb->scale && su->divisor == pb->divisor && su->flops == pb->flops);
+                   su->scale == pb->scale && su->divisor == pb->divisor && su->flops == pb->flops &&
+                   su->traffic == pb->traffic);
     }
-    EXPECT(mb_pb_find_variant("atax", "pblas") == NULL);
+    EXPECT(mb_pb_find_variant("doitgen", "pblas") == NULL);
+    EXPECT(mb_pb_find_variant("jacobi_2d", "pblas") == NULL);
     for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
         const struct mb_pb_kernel *kern = mb_pb_find(expected[k].kernel);
         EXPECT(kern != NULL);

@@ -2,7 +2,9 @@
  * its serial reference at small sizes, twice (the reset restores the
  * inputs), and a corrupted element is caught naming the kernel and the
  * index; presets parse; the bootstrap CI of the median is seeded,
- * ordered and inside the data. */
+ * ordered and inside the data; lstsqr, specialconvolve and wdist draw
+ * NPBench's inputs, the doubles NumPy's default_rng(42).random() gives
+ * (printed by NumPy 1.26: the values below). */
 #include "../../polybench/polybench.h"
 #include "check.h"
 
@@ -98,8 +100,73 @@ static void bootstrap(void)
     EXPECT(th - tl < wh - wl);
 }
 
+/* np.random.default_rng(42).random(12), and for lstsqr at N=1000 the
+ * first and last y (drawn after x) */
+static const double npy42[] = {0.7739560485559633, 0.4388784397520523, 0.8585979199113825, 0.6973680290593639,
+                               0.09417734788764953, 0.9756223516367559, 0.761139701990353, 0.7860643052769538,
+                               0.12811363267554587, 0.45038593789556713, 0.37079802423258124, 0.9267649888486018};
+
+static void npbench_inputs(void)
+{
+    char err[256];
+    long long dl[4] = {1000}, dc[4] = {3, 4}, dw[4] = {2, 2, 2};
+    struct mb_pbs_inst *ls = mb_pbs_open(mb_pbs_find("lstsqr"), dl, err, sizeof(err)),
+                       *sc = mb_pbs_open(mb_pbs_find("specialconvolve"), dc, err, sizeof(err)),
+                       *wd = mb_pbs_open(mb_pbs_find("wdist"), dw, err, sizeof(err));
+    EXPECT(ls && sc && wd);
+    if (!ls || !sc || !wd)
+        return;
+    EXPECT(ls->a0[0][0] == npy42[0] && ls->a0[0][4] == npy42[4]);          /* x */
+    EXPECT(ls->a0[1][0] == 0.06206310654015523 && ls->a0[1][999] == 0.5200719122614881); /* y */
+    for (int i = 0; i < 12; i++)                                                     /* a, 3 x 4 in C order */
+        EXPECT(sc->a0[0][i] == npy42[i]);
+    for (int i = 0; i < 4; i++) /* A (2 x 2), then B, then W */
+        EXPECT(wd->a0[0][i] == npy42[i] && wd->a0[1][i] == npy42[4 + i] && wd->a0[2][i] == npy42[8 + i]);
+    mb_pbs_close(ls), mb_pbs_close(sc), mb_pbs_close(wd);
+}
+
+/* the protocol's plumbing: cases from a preset or --dims, one instance per
+ * kernel shared by its variants, the best variant per kernel */
+static void protocol(void)
+{
+    const struct mb_pbs_kernel *gemm = mb_pbs_find("gemm"), *mvt = mb_pbs_find("mvt");
+    struct mb_pbs_case cases[4];
+    size_t n = 0;
+    char err[256] = "";
+    EXPECT(mb_pbs_add_cases(gemm, 3, MB_PBS_S, NULL, cases, 4, &n, err, sizeof(err)) == 0 && n == 2);
+    EXPECT(cases[0].variant == MB_PBS_NAIVE && cases[1].variant == MB_PBS_FUSED && cases[0].d[0] == 1000 &&
+           cases[0].d[1] == 1100 && cases[0].d[2] == 1200 && strcmp(cases[1].sizes, "NI=1000,NJ=1100,NK=1200") == 0);
+    EXPECT(mb_pbs_add_cases(mvt, 2, MB_PBS_S, "40", cases, 4, &n, err, sizeof(err)) == 0 && n == 3);
+    EXPECT(cases[2].k == mvt && cases[2].variant == MB_PBS_FUSED && cases[2].d[0] == 40 && cases[2].d[1] == 0);
+    EXPECT(mb_pbs_add_cases(mvt, 3, MB_PBS_S, NULL, cases, 4, &n, err, sizeof(err)) == -1); /* a fifth case */
+    EXPECT(strstr(err, "more than 4 cases") != NULL);
+    long long d[4];
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20", d, err, sizeof(err)) == -1);
+    EXPECT(strcmp(err, "--dims 10,20: gemm takes 3 integers >= 3 (NI,NJ,NK)") == 0);
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20,2", d, err, sizeof(err)) == -1); /* below 3 */
+    EXPECT(mb_pbs_dims_parse(gemm, "10,20,30", d, err, sizeof(err)) == 0 && d[2] == 30 && d[3] == 0);
+
+    struct mb_pbs_pool pool = {{0}};
+    long long dm[4] = {30};
+    struct mb_pbs_inst *a = mb_pbs_pool_get(&pool, mvt, dm, err, sizeof(err)),
+                       *b = mb_pbs_pool_get(&pool, mvt, dm, err, sizeof(err));
+    EXPECT(a && a == b && a->k == mvt && a->d[0] == 30);
+    mb_pbs_pool_close(&pool);
+    for (int i = 0; i < MB_PBS_POOL; i++)
+        EXPECT(pool.in[i] == NULL);
+
+    const char *kern[] = {"atax", "atax", "gemm", "gemm", "mvt"};
+    double med[] = {2.0, 1.0, 3.0, 3.0, NAN};
+    EXPECT(mb_pbs_best(kern, med, 5, 0) == 1); /* fused faster */
+    EXPECT(mb_pbs_best(kern, med, 5, 1) == (size_t)-1);
+    EXPECT(mb_pbs_best(kern, med, 5, 2) == 2); /* a tie: the first */
+    EXPECT(mb_pbs_best(kern, med, 5, 4) == 4);
+}
+
 int main(void)
 {
+    protocol();
+    npbench_inputs();
     kernels();
     bootstrap();
     return TEST_EXIT();

@@ -1,0 +1,44 @@
+/* The communication term of mb-polybench's model, and the run's grid
+ * (DaCe's table or --grid). */
+#include "polybench.h"
+
+#include <math.h>
+#include <stdio.h>
+
+double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const struct mb_coll_profile *prof,
+                        const char *algo, const struct mb_coll_shape shape[2])
+{
+    double comm = 0;
+    for (int i = 0; i < t->ncoll; i++) {
+        if ((t->coll[i].axis == MB_PB_ROW ? py : px) < 2)
+            continue; /* a one-rank axis moves nothing */
+        if (!prof)
+            return NAN;
+        struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
+                                 .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
+        comm += t->coll[i].calls * mb_coll_model(prof, algo, &a, &shape[t->coll[i].axis]);
+    }
+    if (t->halos > 0 && px * py > 1)
+        comm += prof ? t->halos * (prof->p2p_alpha + t->halo_bytes * prof->p2p.mem) : NAN;
+    return comm;
+}
+
+int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err, size_t len)
+{
+    if (grid) {
+        if (mb_pb_grid_parse(grid, px, py) != 0) {
+            snprintf(err, len, "--grid %s: expected PxQ with P, Q >= 1", grid);
+            return -1;
+        }
+        if ((long long)*px * *py != nranks) {
+            snprintf(err, len, "--grid %s: %lld ranks, but the run has %d", grid, (long long)*px * *py, nranks);
+            return -1;
+        }
+        return 0;
+    }
+    if (mb_pb_grid_table(nranks, px, py) == 0)
+        return 0;
+    snprintf(err, len, "--grid: %d ranks are not in DaCe's grid table (1, 2, 4 ... 256); name the grid with --grid PxQ",
+             nranks);
+    return -1;
+}
