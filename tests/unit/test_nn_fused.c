@@ -266,6 +266,25 @@ int main(void)
     kernels(111, 96, &r); /* more rows than chunks x CHUNK_MIN: uneven last chunk */
     kernels(600, 33, &r); /* 64 chunks of 10 rows, last one 30 */
     gelu_edges();
+    /* the GELU kernels of every instruction set this CPU has (gelu_simd.c
+     * picks the widest): each against the reference, at the edges and at
+     * widths that leave a vector tail (33, 40, 96 columns) */
+    EXPECT(nn_gelu_isa_set("sse2") == 0);
+    EXPECT(nn_gelu_isa_set("mmx") == -1);
+    static const char *const isas[] = {"sse2", "avx2", "avx512"};
+    for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+        if (nn_gelu_isa_set(isas[i]) != 0) {
+            printf("GELU kernels %s: not on this CPU, not tested\n", isas[i]);
+            continue;
+        }
+        printf("GELU kernels %s:\n", nn_gelu_isa());
+        EXPECT(strcmp(nn_gelu_isa(), isas[i]) == 0);
+        kernels(13, 40, &r);
+        kernels(111, 96, &r);
+        kernels(600, 33, &r);
+        gelu_edges();
+    }
+    EXPECT(nn_gelu_isa_set(NULL) == 0);
     attention(2, 13, 1, 40, &r);
     attention(3, 7, 3, 8, &r);
     block("one-head", 1, 40, 13, 160, 3, &r);
