@@ -188,7 +188,9 @@ const char *nn_gelu_isa(void);
 size_t nn_fused_par_elems(void);
 /* nn_attn_fwd/bwd with the heads batched: every head's score GEMMs, one
  * parallel softmax (or softmax-backward) sweep over all their rows, every
- * head's value GEMMs. Same results bit for bit. bwd's scratch: A*S*S. */
+ * head's value GEMMs. The forward's softmax uses a vectorized exp (within
+ * a few ulp of nn_attn_fwd's probabilities); the backward equals
+ * nn_attn_bwd bit for bit. bwd's scratch: A*S*S. */
 int nn_attn_fwd_batched(const float *qkv, float *probs, float *out, size_t B, size_t S, size_t A,
                         size_t D);
 int nn_attn_bwd_batched(const float *qkv, const float *probs, const float *dout, float *dqkv,
