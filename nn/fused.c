@@ -12,7 +12,6 @@
 #include "row_math.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,82 +160,17 @@ int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *r
     return 0;
 }
 
-/* tanh as a rational function (Eigen's generic_fast_tanh_float: odd
- * degree 13 over even degree 6, clamped at +-7.9988 where it reaches
- * 1 in fp32): no libm call, so the GELU loops vectorize (glibc offers
- * no SIMD tanhf without -ffast-math). Against tanh in double on every
- * 1e-5 step of [-20, 20] its error stayed below 3.95e-7 relative (7
- * ulp), which moves GELU and its derivative by < 0.5 |v| 4e-7 + 1e-6:
- * two orders below test_nn_fused's 1e-4 (|ref| + rms) tolerance. */
-static inline float tanh_rational(float x)
-{
-    /* |x| clamped by comparing bit patterns as integers (they order like
-     * non-negative floats): float compares stay branches under GCC's
-     * default -ftrapping-math and the loop would not vectorize. A NaN
-     * clamps to +-1 here, but GELU multiplies by x itself, so it
-     * stays NaN. */
-    const int32_t clamp = 0x40fff644; /* 7.99881172180175781f */
-    const int32_t tiny = 0x39d1b717;  /* 0.0004f */
-    const int32_t saturate = 0x41102cb4; /* 9.01091385f: tanhf is 1 from here */
-    int32_t xb, ab;
-    memcpy(&xb, &x, 4);
-    ab = xb & 0x7fffffff;
-    int32_t cb = (ab < clamp ? ab : clamp) | (xb & (int32_t)0x80000000);
-    float xc, x2;
-    memcpy(&xc, &cb, 4);
-    x2 = xc * xc;
-    float p = -2.76076847742355e-16f;
-    p = p * x2 + 2.00018790482477e-13f;
-    p = p * x2 + -8.60467152213735e-11f;
-    p = p * x2 + 5.12229709037114e-08f;
-    p = p * x2 + 1.48572235717979e-05f;
-    p = p * x2 + 6.37261928875436e-04f;
-    p = p * x2 + 4.89352455891786e-03f;
-    float q = 1.19825839466702e-06f;
-    q = q * x2 + 1.18534705686654e-04f;
-    q = q * x2 + 2.26843463243900e-03f;
-    q = q * x2 + 4.89352518554385e-03f;
-    float r = p * xc / q;
-    int32_t rb;
-    memcpy(&rb, &r, 4);
-    /* tanh x = x to fp32 precision below 4e-4; a mask, not a select:
-     * GCC would sink the (possibly trapping) division into a branch */
-    int32_t small = -(int32_t)(ab < tiny);
-    rb = (xb & small) | (rb & ~small);
-    /* exactly +-1 where tanhf is (the clamped fraction saturates at
-     * 0.99999982): GELU' multiplies 1 - t^2 by ~0.13 v^3, so a 3.6e-7
-     * left over would blow up at large inputs */
-    int32_t big = -(int32_t)(ab >= saturate);
-    rb = (((xb & (int32_t)0x80000000) | 0x3f800000) & big) | (rb & ~big);
-    memcpy(&r, &rb, 4);
-    return r;
-}
-
-/* h += bias; gl = GELU(h) */
+/* h += bias; gl = GELU(h), row by row in gelu_simd.c's kernels (the
+ * widest vectors this CPU has). */
 void nn_bias_gelu_fwd(float *h, const float *bias, float *gl, size_t rows, size_t cols)
 {
 #pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
-    for (size_t r = 0; r < rows; r++) {
-        float *hr = h + r * cols, *gr = gl + r * cols;
-#pragma omp simd
-        for (size_t c = 0; c < cols; c++) {
-            float v = hr[c] + bias[c];
-            hr[c] = v;
-            gr[c] = nn_gelu_value(v, tanh_rational(nn_gelu_arg(v)));
-        }
-    }
-}
-
-/* d = d * GELU'(h) over one row of n. */
-static inline void gelu_bwd_row(const float *h, float *d, size_t n)
-{
-#pragma omp simd
-    for (size_t c = 0; c < n; c++)
-        d[c] = d[c] * nn_gelu_slope(h[c], tanh_rational(nn_gelu_arg(h[c])));
+    for (size_t r = 0; r < rows; r++)
+        nn_gelu_fwd_row(h + r * cols, bias, gl + r * cols, cols);
 }
 
 /* dbias += column sums of d, chunked and parallel; first d *= GELU'(h)
- * in place when h is given (row by row, so the sum reads it from L1).
+ * in place when h is given (gelu_simd.c, in the same pass over the row).
  * Without h, d is only read. */
 static int colsum_chunked(const float *h, float *d, float *dbias, size_t rows, size_t cols)
 {
@@ -250,8 +184,10 @@ static int colsum_chunked(const float *h, float *d, float *dbias, size_t rows, s
         size_t lo = chunk_lo(ch, k, rows), hi = chunk_lo(ch, k + 1, rows);
         for (size_t r = lo; r < hi; r++) {
             float *dr = d + r * cols;
-            if (h)
-                gelu_bwd_row(h + r * cols, dr, cols);
+            if (h) {
+                nn_gelu_bwd_row(h + r * cols, dr, pd, cols);
+                continue;
+            }
 #pragma omp simd
             for (size_t c = 0; c < cols; c++)
                 pd[c] += dr[c];

@@ -174,11 +174,23 @@ void nn_layernorm_apply(const float *xhat, const float *g, const float *b, float
 /* out = (res + a) + bias (out may alias a). */
 void nn_residual_bias(const float *a, const float *res, const float *bias, float *out, size_t rows,
                       size_t cols);
+/* GELU over one row, in the widest vectors the CPU has (gelu_simd.c):
+ * h += bias, gl = GELU(h); and d *= GELU'(h), pd += d. */
+void nn_gelu_fwd_row(float *h, const float *bias, float *gl, size_t n);
+void nn_gelu_bwd_row(const float *h, float *d, float *pd, size_t n);
+/* The GELU kernels' instruction set: "sse2", "avx2" or "avx512" (x86-64),
+ * the widest supported unless NN_ISA names another. _set forces one for
+ * this process (NULL: back to that choice); -1 when the CPU lacks it or
+ * the name is unknown. */
+int nn_gelu_isa_set(const char *name);
+const char *nn_gelu_isa(void);
 /* Elements above which the fused sweeps go parallel (NN_PAR_ELEMS, default 4M). */
 size_t nn_fused_par_elems(void);
 /* nn_attn_fwd/bwd with the heads batched: every head's score GEMMs, one
  * parallel softmax (or softmax-backward) sweep over all their rows, every
- * head's value GEMMs. Same results bit for bit. bwd's scratch: A*S*S. */
+ * head's value GEMMs. The forward's softmax uses a vectorized exp (within
+ * a few ulp of nn_attn_fwd's probabilities); the backward equals
+ * nn_attn_bwd bit for bit. bwd's scratch: A*S*S. */
 int nn_attn_fwd_batched(const float *qkv, float *probs, float *out, size_t B, size_t S, size_t A,
                         size_t D);
 int nn_attn_bwd_batched(const float *qkv, const float *probs, const float *dout, float *dqkv,

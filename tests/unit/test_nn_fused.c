@@ -29,6 +29,7 @@
 #include "check.h"
 
 #include "../../nn/nn.h"
+#include "../../nn/row_math.h"
 
 #include <math.h>
 #include <omp.h>
@@ -166,7 +167,12 @@ static void gelu_edges(void)
     EXPECT(nn_gelu_bias_bwd(&nan_in, &nan_d, &nan_db, 1, 1) == 0 && nan_d != nan_d);
 }
 
-/* Batched attention equals the per-head one bit for bit. */
+/* Batched attention against the per-head one. The batched softmax
+ * forward uses nn_exp_nonpos (within 1 ulp of e^x, exp_sweep) and sums
+ * each row in SIMD-lane order: per probability a few ulp plus the
+ * reordering bound 2 S u of a row sum (S <= 13 here: 1.6e-6), far below
+ * TOL; the backward, given the same probabilities, is the same
+ * arithmetic as the reference and must match bit for bit. */
 static void attention(size_t B, size_t S, size_t A, size_t D, struct nn_rng *r)
 {
     size_t H = A * D, M = B * S, SS = B * A * S * S;
@@ -174,15 +180,38 @@ static void attention(size_t B, size_t S, size_t A, size_t D, struct nn_rng *r)
     float *p_ref = malloc(SS * 4), *o_ref = malloc(M * H * 4), *p_f = malloc(SS * 4), *o_f = malloc(M * H * 4);
     float *dq_ref = malloc(M * 3 * H * 4), *dq_f = malloc(M * 3 * H * 4);
     float *scr = malloc(A * S * S * 4);
+    char name[64];
     EXPECT(nn_attn_fwd(NN_HOST, qkv, p_ref, o_ref, B, S, A, D) == 0);
     EXPECT(nn_attn_fwd_batched(qkv, p_f, o_f, B, S, A, D) == 0);
     EXPECT(nn_attn_bwd(NN_HOST, qkv, p_ref, dout, dq_ref, scr, B, S, A, D) == 0);
     EXPECT(nn_attn_bwd_batched(qkv, p_ref, dout, dq_f, scr, B, S, A, D) == 0);
-    int ok = memcmp(p_f, p_ref, SS * 4) == 0 && memcmp(o_f, o_ref, M * H * 4) == 0 &&
-             memcmp(dq_f, dq_ref, M * 3 * H * 4) == 0;
-    printf("attention batched b%zu s%zu a%zu d%zu: %s\n", B, S, A, D, ok ? "bit-identical" : "DIFFERS  FAIL");
+    snprintf(name, sizeof(name), "attention b%zu s%zu a%zu d%zu probs", B, S, A, D);
+    EXPECT(same(name, p_f, p_ref, SS) && same("  out", o_f, o_ref, M * H));
+    int ok = memcmp(dq_f, dq_ref, M * 3 * H * 4) == 0;
+    printf("  backward: %s\n", ok ? "bit-identical" : "DIFFERS  FAIL");
     EXPECT(ok);
     free(qkv); free(dout); free(p_ref); free(o_ref); free(p_f); free(o_f); free(dq_ref); free(dq_f); free(scr);
+}
+
+/* nn_exp_nonpos against e^x in double over [-87.3, 0] (steps of 1e-4 +
+ * 1e-5 |x|, 228K points): at most 2 ulp of the exact value's binade;
+ * below the range it gives e^-87.3 (tiny, positive), and NaN stays NaN. */
+static void exp_sweep(void)
+{
+    double worst = 0;
+    for (float x = 0; x >= -87.3f; x = x - 1e-4f - (-x) * 1e-5f) {
+        double ref = exp((double)x), e = nn_exp_nonpos(x);
+        double err = fabs(e - ref) / ldexp(1.0, ilogb(ref) - 23);
+        worst = err > worst ? err : worst;
+    }
+    printf("exp_nonpos vs exp: worst %.3f ulp\n", worst);
+    EXPECT(worst <= 2.0);
+    float tiny = nn_exp_nonpos(-1e4f), nan = nn_exp_nonpos(NAN);
+    EXPECT(tiny >= 0 && tiny < 1.3e-38f && nan != nan && nn_exp_nonpos(0) == 1.0f);
+    /* a NaN score makes its softmax row NaN, as in the reference */
+    float row[4] = {0.5f, NAN, -1.0f, 2.0f};
+    nn_softmax_causal_row_simd(row, 3, 4);
+    EXPECT(row[0] != row[0]);
 }
 
 struct pass {
@@ -266,6 +295,26 @@ int main(void)
     kernels(111, 96, &r); /* more rows than chunks x CHUNK_MIN: uneven last chunk */
     kernels(600, 33, &r); /* 64 chunks of 10 rows, last one 30 */
     gelu_edges();
+    /* the GELU kernels of every instruction set this CPU has (gelu_simd.c
+     * picks the widest): each against the reference, at the edges and at
+     * widths that leave a vector tail (33, 40, 96 columns) */
+    EXPECT(nn_gelu_isa_set("sse2") == 0);
+    EXPECT(nn_gelu_isa_set("mmx") == -1);
+    static const char *const isas[] = {"sse2", "avx2", "avx512"};
+    for (size_t i = 0; i < sizeof(isas) / sizeof(isas[0]); i++) {
+        if (nn_gelu_isa_set(isas[i]) != 0) {
+            printf("GELU kernels %s: not on this CPU, not tested\n", isas[i]);
+            continue;
+        }
+        printf("GELU kernels %s:\n", nn_gelu_isa());
+        EXPECT(strcmp(nn_gelu_isa(), isas[i]) == 0);
+        kernels(13, 40, &r);
+        kernels(111, 96, &r);
+        kernels(600, 33, &r);
+        gelu_edges();
+    }
+    EXPECT(nn_gelu_isa_set(NULL) == 0);
+    exp_sweep();
     attention(2, 13, 1, 40, &r);
     attention(3, 7, 3, 8, &r);
     block("one-head", 1, 40, 13, 160, 3, &r);
