@@ -1,8 +1,8 @@
 # Sourced by the studies' scripts: their shared flags, parsed in one place.
 #   study_opts PROG "FLAGS" SCRIPT "$@"
-# FLAGS names the flags the script takes, from: scale slurm out dir seed data
-# np nodes. Each --NAME VALUE sets the shell variable NAME (the caller sets
-# the defaults first); --slurm sets slurm=1; -h/--help prints SCRIPT's
+# FLAGS names the flags the script takes, from: scale slurm vcluster out dir
+# seed data np nodes. Each --NAME VALUE sets the shell variable NAME (the
+# caller sets the defaults first); --slurm sets slurm=1, --vcluster vcluster=1; -h/--help prints SCRIPT's
 # header comment. Anything else: one line naming it, exit 2.
 study_opts() {
   local prog=$1 flags=" $2 " script=$3 name
@@ -13,12 +13,12 @@ study_opts() {
     -h | --help)
       awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$script"
       exit 0 ;;
-    --slurm)
-      [[ $flags == *" slurm "* ]] || { echo "$prog: unknown option '$1' (see --help)" >&2; exit 2; }
-      slurm=1
+    --slurm | --vcluster)
+      [[ $flags == *" $name "* ]] || { echo "$prog: unknown option '$1' (see --help)" >&2; exit 2; }
+      printf -v "$name" 1
       shift ;;
     --*)
-      [[ $flags == *" $name "* && $name != slurm ]] || { echo "$prog: unknown option '$1' (see --help)" >&2; exit 2; }
+      [[ $flags == *" $name "* && $name != slurm && $name != vcluster ]] || { echo "$prog: unknown option '$1' (see --help)" >&2; exit 2; }
       [ $# -ge 2 ] || { echo "$prog: $1 needs a value" >&2; exit 2; }
       printf -v "$name" '%s' "$2"
       shift 2 ;;

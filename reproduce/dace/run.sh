@@ -5,7 +5,7 @@
 # kernels), our results in DaCe's CSV schema, NPBench's shared-memory
 # comparison when reproduce/dace/npbench/run.sh exists, the figures and
 # compare.md.
-#   reproduce/dace/run.sh [--scale tiny|small|full] [--with-dace] [--slurm] [--out DIR]
+#   reproduce/dace/run.sh [--scale tiny|small|full] [--with-dace] [--slurm | --vcluster] [--out DIR]
 #     --scale tiny    DaCe's validation sizes (base / 100), 10 samples: seconds (the tests, make reproduce)
 #     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.1 s), 10 samples: a few minutes
 #     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
@@ -16,19 +16,22 @@
 #                     compare.md says so.
 #     --slurm         the sweep as one job array (job_scripts/mb-polybench.sbatch, P = 1, 2, 4 on
 #                     2 nodes at 2 ranks per node), waited for
+#     --vcluster      the sweep across 1, 2 and 4 emulated nodes (tools/vcluster up 4; root): P = 1, 2, 4
+#                     at one rank per node, each P one job of the job script (--nodes=P) through the
+#                     vcluster's Slurm; the cluster is taken down at the end
 #     --out DIR       CSVs, figures, compare.md and results (default $BUILD/reproduce/dace, BUILD=build)
 # Local runs use the same job script (mpirun, oversubscribed beyond this machine's cores; one rank per
 # core, OMP_NUM_THREADS=1, single-threaded OpenBLAS).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=tiny slurm=0 out="" with_dace=0
+scale=tiny slurm=0 vcluster=0 out="" with_dace=0
 rest=()
 for a in "$@"; do
   if [ "$a" = --with-dace ]; then with_dace=1; else rest+=("$a"); fi
 done
 source reproduce/opts.sh
-study_opts run.sh "scale slurm out" "$0" ${rest[@]+"${rest[@]}"}
+study_opts run.sh "scale slurm vcluster out" "$0" ${rest[@]+"${rest[@]}"}
 check=()
 case $scale in
 tiny) sd=100 preset=S ;;
@@ -36,6 +39,12 @@ small) sd=10 preset=S ;;
 full) sd=1 preset=L check=(--no-check) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
+if [ $vcluster = 1 ]; then
+  [ $slurm = 0 ] || { echo "run.sh: --vcluster runs through the vcluster's own Slurm; leave out --slurm" >&2; exit 2; }
+  [ "$(id -u)" = 0 ] || { echo "run.sh: --vcluster: tools/vcluster needs root" >&2; exit 2; }
+  [ -e /run/movebench-vcluster ] && { echo "run.sh: --vcluster: a vcluster is up already; not touching it" >&2; exit 2; }
+  command -v sbatch >/dev/null 2>&1 || { echo "run.sh: --vcluster: sbatch not found (make deps installs slurm-wlm)" >&2; exit 2; }
+fi
 out=${out:-$root/${BUILD:-build}/reproduce/dace}
 py=$(reproduce/python.sh)
 export MB_BIN=${MB_BIN:-$root/${BUILD:-build}/bin}   # this build's programs, also for the job script
@@ -70,6 +79,31 @@ if [ $slurm = 1 ]; then
     job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) || { echo "run.sh: the job array failed; see $MB_RESULTS" >&2; exit 1; }
   arr=${sub%%;*}
   for t in 0 1 2; do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
+elif [ $vcluster = 1 ]; then
+  # One job per P on P nodes, one rank per node; the job's output and result
+  # go to the cluster's shared folder (each node's /tmp is its own), then here.
+  S=/run/movebench-vcluster/shared
+  trap 'tools/vcluster down >/dev/null 2>&1' EXIT
+  trap 'exit 143' TERM INT
+  tools/vcluster up 4 >"$out/vcluster-up-$stamp.log" 2>&1 || { cat "$out/vcluster-up-$stamp.log" >&2; exit 1; }
+  mkdir -p "$S/results"
+  echo "run.sh: $(cat /run/movebench-vcluster/emulation); $(uptime | sed 's/.*load/load/')" >&2
+  for p in 1 2 4; do
+    log=$out/mb-polybench-P$p-$stamp.log
+    # an array of one task (the script's #SBATCH --array would make seven)
+    # in a subshell with the cluster's environment: its SLURM_CONF, TCP on
+    # the bridge, yielding ranks, MB_VCLUSTER_EMULATION (not for what follows)
+    job=$(eval "$(tools/vcluster env)" && MB_PS=$p MB_RESULTS=$S/results \
+      timeout 900 sbatch --parsable --wait --array=0 --nodes=$p --ntasks-per-node=1 -o "$S/results/mb-polybench-P$p.out" \
+      job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) ||
+      { cp "$S/results/mb-polybench-P$p.out" "$log" 2>/dev/null; echo "run.sh: mb-polybench at P=$p on $p nodes failed; see $log" >&2; exit 1; }
+    job=${job%%;*}_0
+    cp "$S/results/mb-polybench-P$p.out" "$log"
+    mkdir -p "$MB_RESULTS/$job" && cp "$S/results/$job/mb-polybench-P$p.h5" "$MB_RESULTS/$job/" ||
+      { echo "run.sh: no result of job $job (P=$p) in $S/results" >&2; exit 1; }
+    data+=("$MB_RESULTS/$job/mb-polybench-P$p.h5")
+  done
+  tools/vcluster down >/dev/null
 else
   for p in 1 2 4; do
     log=$out/mb-polybench-P$p-$stamp.log

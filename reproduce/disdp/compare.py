@@ -133,7 +133,8 @@ def main():
         "| link | ratio | target | ours | from (s) | |",
         "|---|---|---|---|---|---|",
     ]
-    for rate in ("auto", "paced"):
+    # auto and paced (in-process pacing), then each tc rate of a --vcluster run
+    for rate in dict.fromkeys(["auto", "paced"] + [txt(r["link"]) for r in rows]):
         lines += ratio_lines(rows, rate)
     lines += ["", "## The model against the measurement (target: within 15%)", "",
               "| mode | link | Gb/s | model step (s) | measured step (s) | error | compute | wire | optimizer | "

@@ -5,6 +5,8 @@ per-step measurements of worker 0 and the model's prediction.
 The metric names of the model, closed form and --interference (zero/'s
 model.c, closed_form.c, interference.c, recorded by benchmarks/mb-zero.c)
 are listed once, in MODEL_METRICS and INTERFERENCE_METRICS."""
+import re
+
 from reproduce import mbresults
 
 # What mb-zero records per worker (h-zero's benchmarks/mb-zero.c): index = worker.
@@ -45,8 +47,22 @@ def case_row(run, r):
     for m in CASE_METRICS + MODEL_METRICS + PS_METRICS:
         row[m] = mbresults.case_metric(run, r["case"], m)
     link = row.get("link_Bps")
+    tc = TC_RATE.search(str(run.get("emulation", "")))
+    if not link and txt_of(row.get("link")) == "off" and tc:
+        # run.sh --vcluster: no pacing in the process; tools/vcluster's tc
+        # tbf shapes every node's link at this rate (the result file's
+        # emulation says so), and the wire alone is timed against it.
+        row["link"] = f"tc {tc.group(1)}"
+        link = row["link_Bps"] = float(tc.group(1)) * 1e9 / 8
     row["link_gbps"] = link * 8 / 1e9 if link else 0.0
     return row
+
+
+TC_RATE = re.compile(r"tc tbf ([0-9.]+) Gbit/s")
+
+
+def txt_of(v):
+    return v.decode() if isinstance(v, bytes) else v
 
 
 def rows(paths):

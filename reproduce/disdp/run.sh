@@ -8,23 +8,40 @@
 # first auto run's rate; each run records the calibrated step model beside
 # its measured step. Then plot.py draws the figure and compare.py writes
 # compare.md with the issue's ratios from these runs.
-#   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm] [--dir DIR] [--out DIR]
+#   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm | --vcluster] [--modes "M..."]
+#                          [--rates "F..."] [--dir DIR] [--out DIR]
 #     --scale tiny    gpt-tiny, micro-batch 1 (seconds; the tests)
 #     --scale small   gpt-small, micro-batches of 4 (a few minutes here)
 #     --scale full    gpt-bench, micro-batches of 2 (longer; a quiet machine)
 #     --slurm         each run is one job of job_scripts/mb-zero.sbatch (sbatch --wait)
+#     --vcluster      issue 19's primary setup: every role on its own node of
+#                     tools/vcluster (4 nodes: worker, worker, switch, PS; root), each
+#                     run a job of mb-zero.sbatch through the vcluster's Slurm; no
+#                     pacing in the process: tc tbf shapes every node's link, at the
+#                     rate mb-zero's --link-gbps auto picks (one zero3-serial probe
+#                     run) and at twice it, so the real network stack carries every byte
+#     --modes "M..."  the modes to run (default: every one mb-zero has)
+#     --rates "F..."  with --vcluster, the tc rates as multiples of the auto rate (default "1 2")
 #     --dir DIR       the parameter servers' and the storage calibration's files
-#                     (default $MB_ZERO_DIR, else $BUILD/disdp-data; node-local disk)
+#                     (default $MB_ZERO_DIR, else $BUILD/disdp-data; node-local disk;
+#                     with --vcluster a folder every node sees, not under /tmp,
+#                     /dev/shm or /run: default a folder in the vcluster's shared/)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/disdp)
 # Emulation (README.md): roles are MPI ranks on this host, each worker's link
-# a token bucket in the collectives' pacing hook. Local runs use the job
-# script, which runs mpirun directly outside Slurm.
+# a token bucket in the collectives' pacing hook (--vcluster: separate
+# namespaced nodes, tc-shaped links). Local runs use the job script, which
+# runs mpirun directly outside Slurm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small slurm=0 out="" dir=""
+scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2"
 source reproduce/opts.sh
-study_opts run.sh "scale slurm dir out" "$0" "$@"
+study_opts run.sh "scale slurm vcluster dir out modes rates" "$0" "$@"
+for f in $rates; do
+  [[ $f =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v f="$f" 'BEGIN {exit !(f > 0)}' ||
+    { echo "run.sh: --rates: '$f' is not a positive multiple of the auto rate" >&2; exit 2; }
+done
+[ -n "${rates// /}" ] || { echo "run.sh: --rates: no rate given" >&2; exit 2; }
 case $scale in
 tiny) model=gpt-tiny micro=1 iters=2 ;;
 small) model=gpt-small micro=4 iters=5 ;;
@@ -32,16 +49,36 @@ full) model=gpt-bench micro=2 iters=5 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/disdp}
-dir=${dir:-${MB_ZERO_DIR:-$root/${BUILD:-build}/disdp-data}}
+VC=$root/tools/vcluster S=/run/movebench-vcluster/shared
+if [ $vcluster = 1 ]; then
+  [ $slurm = 0 ] || { echo "run.sh: --vcluster runs through the vcluster's own Slurm; leave out --slurm" >&2; exit 2; }
+  [ "$(id -u)" = 0 ] || { echo "run.sh: --vcluster: tools/vcluster needs root" >&2; exit 2; }
+  [ -e /run/movebench-vcluster ] && { echo "run.sh: --vcluster: a vcluster is up already; not touching it" >&2; exit 2; }
+  command -v sbatch >/dev/null 2>&1 || { echo "run.sh: --vcluster: sbatch not found (make deps installs slurm-wlm)" >&2; exit 2; }
+  dir=${dir:-${MB_ZERO_DIR:-$S/disdp-data}}
+  case $(realpath -m -- "$dir") in
+  /tmp | /tmp/* | /dev/shm | /dev/shm/* | /run | /run/*)
+    [[ $dir == "$S/disdp-data" ]] ||
+      { echo "run.sh: --dir: '$dir' is private to each vcluster node; give a folder every node sees" >&2; exit 2; } ;;
+  esac
+else
+  dir=${dir:-${MB_ZERO_DIR:-$root/${BUILD:-build}/disdp-data}}
+fi
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
 py=$(reproduce/python.sh)
 bin=${BUILD:-build}/bin/mb-zero
 [ -x "$bin" ] || { echo "run.sh: $bin is not built (make)" >&2; exit 1; }
-mkdir -p "$MB_RESULTS" "$dir"
-modes="zero3-serial zero3-overlap zero-offload"
-# disdp when this mb-zero has it (its refusal of an unknown mode lists the modes)
+# the modes this mb-zero has (its refusal of an unknown mode lists them)
 known=$("$bin" --mode '?' 2>&1 || true)
-[[ $known == *"|disdp"* ]] && modes+=" disdp"
+if [ -z "$modes" ]; then
+  modes="zero3-serial zero3-overlap zero-offload"
+  [[ $known == *"|disdp"* ]] && modes+=" disdp"
+fi
+for m in $modes; do
+  [[ "|${known##*(}" == *"|$m|"* || "|${known##*(}" == *"|$m)"* ]] || { echo "run.sh: --modes: mb-zero has no mode '$m'" >&2; exit 2; }
+done
+mkdir -p "$MB_RESULTS"
+[ $vcluster = 1 ] || mkdir -p "$dir"
 data=()
 # run NAME W K N FLAGS...: one mb-zero run through the job script; its
 # result file joins data, its log is $out/NAME.log
@@ -63,6 +100,71 @@ run() {
 }
 t0=$SECONDS
 common=(--model "$model" --micro "$micro" --dir "$dir")
+if [ $vcluster = 1 ]; then
+  # vc_up ARGS...: a fresh vcluster with 4 nodes (one per role)
+  vc_up() {
+    "$VC" down >/dev/null 2>&1 || true
+    "$VC" up 4 "$@" >"$out/vcluster-up.log" 2>&1 || { cat "$out/vcluster-up.log" >&2; exit 1; }
+    mkdir -p "$S/results" "$S/logs" "$S/cwd/profiles" && mkdir -p "$dir" || { echo "run.sh: cannot make $S/results or $dir" >&2; exit 1; }
+    # The jobs run in $S/cwd, where each node finds this machine's
+    # collectives profile as profiles/nodeK.txt (the nodes are this
+    # machine's cores): unpaced, mb-zero models its collectives from it
+    # (one host's memory, no term for the tc link) and records the closed
+    # form beside the model. Without one, no model (mb-zero says why).
+    local k
+    if [ -f "profiles/$(hostname -s).txt" ]; then
+      for k in 1 2 3 4; do cp "profiles/$(hostname -s).txt" "$S/cwd/profiles/node$k.txt"; done
+    fi
+    # the cluster's environment for the jobs (sbatch --export=ALL): its
+    # SLURM_CONF, TCP on the bridge, yielding ranks, MB_VCLUSTER_EMULATION
+    eval "$("$VC" env)"
+    echo "run.sh: vcluster up: $(cat /run/movebench-vcluster/emulation); $(uptime | sed 's/.*load/load/')" >&2
+  }
+  # vc_run NAME W K N FLAGS...: one job of mb-zero.sbatch through the
+  # vcluster's Slurm, one rank per node (workers, then switches, then PS);
+  # its log and result file are copied out of the cluster's shared folder
+  # (the nodes' /tmp are their own) to $out, the result joins data
+  vc_run() {
+    local name=$1 w=$2 k=$3 n=$4 log
+    shift 4
+    log=$S/logs/$name.log
+    MB_RESULTS=$S/results MB_ZERO_W=$w MB_ZERO_SWITCH=$k MB_ZERO_PS=$n \
+      timeout 600 sbatch --wait --quiet --job-name="mb-zero-$name" --output="$log" --chdir="$S/cwd" -N $((w + k + n)) \
+      --ntasks-per-node=1 --ntasks=$((w + k + n)) --cpus-per-task=2 --export=ALL "$root/job_scripts/mb-zero.sbatch" "$@" ||
+      { echo "run.sh: job $name failed; see $out/$name.log" >&2; cp "$log" "$out/$name.log" 2>/dev/null; tail -5 "$log" >&2; exit 1; }
+    cp "$log" "$out/$name.log"
+    local f
+    f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
+    [ -f "$f" ] || { echo "run.sh: no result file named in $out/$name.log" >&2; exit 1; }
+    cp "$f" "$MB_RESULTS/$name.h5"
+    data+=("$MB_RESULTS/$name.h5")
+  }
+  trap '"$VC" down >/dev/null 2>&1' EXIT
+  trap 'exit 143' TERM INT
+  vc_up
+  vc_run interference 2 0 0 "${common[@]}" --interference --paper-table
+  # the probe: mb-zero's auto rate (wire time per layer = compute) on these
+  # nodes, paced in the process; not a result of the study
+  vc_run rate-probe 2 1 1 "${common[@]}" --mode zero3-serial --link-gbps auto
+  unset 'data[${#data[@]}-1]'
+  gb=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/rate-probe.log" | awk '{printf "%.4f", 8 * $1}')
+  awk -v g="${gb:-0}" 'BEGIN {exit !(g >= 0.001)}' || { echo "run.sh: no auto link rate in $out/rate-probe.log" >&2; exit 1; }
+  for f in $rates; do
+    g=$(awk -v g="$gb" -v f="$f" 'BEGIN {printf "%.4f", f * g}')
+    vc_up --link-gbps "$g"
+    for m in $modes; do
+      flags=("${common[@]}" --mode "$m" --link-gbps 0)
+      [ "$m" = zero3-overlap ] && flags+=(--progress thread)
+      vc_run "$m-tc$g" 2 1 1 "${flags[@]}"
+    done
+  done
+  "$VC" down >/dev/null
+  load=$(uptime | sed 's/.*load/load/')
+  echo "run.sh: measured in $((SECONDS - t0)) s ($load)" >&2
+  "$py" -m reproduce.disdp.plot -o "$out/disdp" "${data[@]}"
+  "$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${data[@]}"
+  exit 0
+fi
 run interference 2 0 0 "${common[@]}" --interference --paper-table
 rate=""
 for m in $modes; do

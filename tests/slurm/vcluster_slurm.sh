@@ -11,7 +11,7 @@ for c in munged slurmctld slurmd sbatch srun scontrol sinfo; do
   command -v "$c" >/dev/null 2>&1 || vc_skip "Slurm not installed ($c missing; make deps installs slurm-wlm and munge)"
 done
 vc_up 2
-export SLURM_CONF=$VCSTATE/slurm.conf
+eval "$("$VC" env)"   # SLURM_CONF, TCP on the bridge, yielding ranks (issue 17), the emulation, for the jobs
 S=$VCSTATE/shared   # job output must be where every node sees it: their /tmp are their own
 expect 0 "sinfo" -- sinfo -h -N -o '%N %t' && has '^node1 idle' "node1 idle" && has '^node2 idle' "node2 idle"
 

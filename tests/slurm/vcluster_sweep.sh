@@ -12,7 +12,7 @@ for c in munged slurmctld slurmd sbatch srun scontrol; do
   command -v "$c" >/dev/null 2>&1 || vc_skip "Slurm not installed ($c missing; make deps installs slurm-wlm and munge)"
 done
 vc_up 4
-export SLURM_CONF=$VCSTATE/slurm.conf
+eval "$("$VC" env)"   # SLURM_CONF, TCP on the bridge, yielding ranks (issue 17), the emulation, for the jobs
 S=$VCSTATE/shared   # every node sees it; their /tmp are their own
 export MB_RESULTS=$S/results MB_ITERS=3 MB_WARMUP=1 MB_SIZES=8,1024 MB_COLLS=allreduce
 unset MB_FAULT_INJECT
