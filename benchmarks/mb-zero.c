@@ -47,7 +47,7 @@ static const struct mb_opt zero_opts_table[] = {
      "pace every worker's sends per direction at R (1e9 B/s); auto: wire time per layer = compute; 0: off", "R|auto"},
     {"adam-threads", 0, MB_OPT_INT, &opt.adam_threads, "1", NULL, 1, 256, "zero-offload's optimizer threads", "N"},
     {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
-     "refuse a model whose worker state exceeds this per rank (0: no limit)", "SIZE"},
+     "refuse a model whose worker needs more bytes than this (shards, a few full-size layers, activations; 0: no limit)", "SIZE"},
     {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
     {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
      "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
@@ -491,6 +491,12 @@ static void record(struct st *s)
     if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
         mb_die(1, "out of memory: gathering the counters");
     MPI_Gather(mine, NV, MPI_DOUBLE, all, NV, MPI_DOUBLE, 0, run->comm);
+    /* each worker's peak: what it allocated for its model (shards, pools,
+     * activations, workspace), against the --mem-budget formula */
+    unsigned long long peak = z->role == ZERO_WORKER ? (unsigned long long)z->alloc_bytes : 0, *peaks = NULL;
+    if (run->rank == 0 && !(peaks = calloc((size_t)run->nranks, sizeof(*peaks))))
+        mb_die(1, "out of memory: gathering the peaks");
+    MPI_Gather(&peak, 1, MPI_UNSIGNED_LONG_LONG, peaks, 1, MPI_UNSIGNED_LONG_LONG, 0, run->comm);
     uint32_t crc[256] = {0};
     for (int i = 0; z->role == ZERO_WORKER && i < z->L && i < 256; i++)
         crc[i] = zero_layer_crc(z, i);
@@ -507,6 +513,10 @@ static void record(struct st *s)
             else
                 mb_metric_at_dbl(r, cn, key, (size_t)w, all[w * NV + k]);
         }
+    for (int w = 0; w < opt.zo.lay.W; w++)
+        mb_metric_at_int(r, cn, "worker_peak_bytes", (size_t)w, (long long)peaks[w]);
+    free(peaks);
+    mb_metric_case_int(r, cn, "worker_bytes_formula", (long long)zero_worker_bytes(&opt.zo));
     mb_metric_case_int(r, cn, "wire_param_bytes", (long long)zero_wire_param_bytes(&opt.zo));
     mb_metric_case_int(r, cn, "steps", z->st.steps);
     mb_metric_case_dbl(r, cn, "loss_last", z->st.loss);

@@ -182,6 +182,10 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
         return snprintf(err, len, "out of memory: a request"), NULL;
     struct mb_coll_args a = {.kind = kind, .op = MB_COLL_SUM};
     size_t esz;
+    if (kind == MB_COLL_ALLGATHER && zero_params_get(z, i) != 0) {
+        free(r);
+        return snprintf(err, len, "layer %d: no parameter buffer free for its gather", i), NULL;
+    }
     if (kind == MB_COLL_ALLGATHER) {
         /* the fp32 parameters as bytes, in place: own block at off */
         a.sendbuf = NULL, a.recvbuf = ly->full, a.dtype = MB_COLL_INT8, a.count = ly->S * 4, esz = 1;
@@ -258,6 +262,8 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
         z->st.recv_bytes += r->recv_bytes;
     if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
         zero_checksum_recv(z, r->layer);
+    if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
+        zero_grads_put(z, r->layer); /* summed into red: the full-size gradient goes back */
     if (failed)
         snprintf(err, len, "layer %d: %s failed", r->layer,
                  r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");
