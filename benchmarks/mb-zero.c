@@ -42,7 +42,7 @@ static const struct mb_opt zero_opts_table[] = {
     {"agg", 0, MB_OPT_CHOICE, &opt.agg, "fp32", "fp32|fixed", 0, 0,
      "gradient sums: fp32, or int32 fixed point (exact, order-independent: bit-identical across modes)", "HOW"},
     {"progress", 0, MB_OPT_CHOICE, &opt.progress, "poll", "poll|thread", 0, 0,
-     "who advances overlapped collectives: the compute thread between layers, or a progress thread", "WHO"},
+     "who advances overlapped collectives: the compute thread between GEMMs and layers, or a progress thread", "WHO"},
     {"link-gbps", 0, MB_OPT_STR, &opt.link, "0", NULL, 0, 0,
      "pace every worker's sends per direction at R (1e9 B/s); auto: wire time per layer = compute; 0: off", "R|auto"},
     {"adam-threads", 0, MB_OPT_INT, &opt.adam_threads, "1", NULL, 1, 256, "zero-offload's optimizer threads", "N"},
@@ -423,9 +423,10 @@ static int dump_params(struct st *s)
 }
 
 /* Per worker values gathered to rank 0 (workers first in rank order). */
-enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PROG_CPU, NV };
+enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PROG_CPU, V_POLLS, V_LATE, NV };
 static const char *const vnames[NV] = {"sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s",
-                                       "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s"};
+                                       "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s",
+                                       "mid_layer_polls", "pace_late_s"};
 
 /* The prediction beside the measurement (rank 0; all: the gathered
  * per-worker values), --interference and --paper-table. */
@@ -487,6 +488,8 @@ static void record(struct st *s)
         mine[V_OPT] = z->st.optimizer_s / n, mine[V_STEP] = z->st.step_s / n;
         mine[V_CPU] = z->st.cpu_s / n, mine[V_COMM_CPU] = z->st.comm_cpu_s / n;
         mine[V_PROG_CPU] = zero_comm_thread_cpu_s(z->cc) / n;
+        mine[V_POLLS] = (double)zero_comm_polls(z->cc) / n;
+        mine[V_LATE] = zero_comm_pace_late_s(z->cc) / n;
     }
     if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
         mb_die(1, "out of memory: gathering the counters");

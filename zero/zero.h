@@ -239,8 +239,10 @@ int zero_checksum_verify(struct zero_run *z, char *msg, size_t len);
  * its gradient sums into `red`, as MB_COLL_INT8 bytes / INT32 / FLOAT
  * through mb_coll_start; sends paced at o->link_bps (a token bucket in the
  * pacing hook, which also counts the bytes sent). progress POLL: the
- * caller advances them (zero_comm_poll); THREAD: a progress thread does,
- * sleeping between polls. Waiting sleeps, never spins. */
+ * caller advances them (zero_comm_poll, between layers) and, in the
+ * overlapping modes, nn's progress hook does between every GEMM of a
+ * layer (nn_workspace_set_progress on z->ws); THREAD: a progress thread
+ * does, sleeping between polls. Waiting sleeps, never spins. */
 struct zero_req;
 struct zero_comm *zero_comm_new(struct zero_run *z, char *err, size_t len);
 void zero_comm_free(struct zero_comm *c);
@@ -254,6 +256,11 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
 void zero_comm_set_rate(struct zero_comm *c, double bps);
 /* Bytes the pacing hook let go (sent by this worker), all requests so far. */
 uint64_t zero_comm_sent(struct zero_comm *c);
+/* Seconds paced sends waited past their pacer's send time (the thread
+ * that advances them came back late: nap overshoot, a busy core). */
+double zero_comm_pace_late_s(struct zero_comm *c);
+/* Calls of the mid-layer hook (POLL) that found requests in flight. */
+uint64_t zero_comm_polls(const struct zero_comm *c);
 /* Seconds the progress thread (THREAD) spent on its CPU; 0 under POLL. */
 double zero_comm_thread_cpu_s(struct zero_comm *c);
 

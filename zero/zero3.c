@@ -5,7 +5,7 @@
  *   zero3-serial   each collective blocking, where it is needed;
  *   zero3-overlap  the next layer's gather and the previous layers'
  *                  reduce-scatters in flight during compute, advanced
- *                  between layers (--progress poll) or by a progress
+ *                  between GEMMs and layers (--progress poll) or by a progress
  *                  thread (thread);
  *   zero-offload   overlap, plus Adam per layer on a CPU thread pool as
  *                  each reduce-scatter lands.

@@ -13,6 +13,8 @@
 #   parameters and gradients (and fixed sums) would add more than 3;
 # - with 2 micro-batches per worker the gradients accumulate per layer
 #   (FSDP's no_sync): the peak still equals the formula, and is larger;
+# - --progress poll advances the collectives between a layer's GEMMs
+#   (worker_mid_layer_polls_per_step > 0), the other modes never there;
 # - --mem-budget one byte below the formula: exit 2, one line naming the
 #   bytes needed; at the formula: runs.
 . "$(dirname "$0")/../lib.sh"
@@ -49,6 +51,12 @@ for m in "${modes[@]}"; do
   cmp -s "$T/$name.bin" "$T/one.bin" || fail "$name: final parameters differ from the single-rank run's"
   case=$mode/fixed/${prog:--}
   peak_ok "$name" "$case" 4 >/dev/null
+  # --progress poll: nn's hook advanced the collectives between GEMMs
+  polls=$(metric "$T/$name.h5" "$case" worker_mid_layer_polls_per_step 0)
+  case $prog in
+  poll) awk -v p="$polls" 'BEGIN {exit !(p > 0)}' || fail "$name: no poll between GEMMs ('$polls')" ;;
+  *) [ "$polls" = 0 ] || fail "$name: $polls polls between GEMMs without --progress poll" ;;
+  esac
 done
 # the same at 16 blocks: what 8 more blocks cost a worker
 expect 0 "16 blocks" -- timeout 180 mpirun -np 4 --oversubscribe --bind-to none "$Z" "${base[@]}" --batch 4 \
