@@ -42,12 +42,12 @@ static const struct mb_opt zero_opts_table[] = {
     {"agg", 0, MB_OPT_CHOICE, &opt.agg, "fp32", "fp32|fixed", 0, 0,
      "gradient sums: fp32, or int32 fixed point (exact, order-independent: bit-identical across modes)", "HOW"},
     {"progress", 0, MB_OPT_CHOICE, &opt.progress, "poll", "poll|thread", 0, 0,
-     "who advances overlapped collectives: the compute thread between layers, or a progress thread", "WHO"},
+     "who advances overlapped collectives: the compute thread between GEMMs and layers, or a progress thread", "WHO"},
     {"link-gbps", 0, MB_OPT_STR, &opt.link, "0", NULL, 0, 0,
      "pace every worker's sends per direction at R (1e9 B/s); auto: wire time per layer = compute; 0: off", "R|auto"},
     {"adam-threads", 0, MB_OPT_INT, &opt.adam_threads, "1", NULL, 1, 256, "zero-offload's optimizer threads", "N"},
     {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
-     "refuse a model whose worker state exceeds this per rank (0: no limit)", "SIZE"},
+     "refuse a model whose worker needs more bytes than this (shards, a few full-size layers, activations; 0: no limit)", "SIZE"},
     {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
     {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
      "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
@@ -476,9 +476,10 @@ static int dump_params(struct st *s)
 }
 
 /* Per worker values gathered to rank 0 (workers first in rank order). */
-enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PROG_CPU, NV };
+enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PROG_CPU, V_POLLS, V_LATE, NV };
 static const char *const vnames[NV] = {"sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s",
-                                       "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s"};
+                                       "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s",
+                                       "mid_layer_polls", "pace_late_s"};
 
 /* The prediction beside the measurement (rank 0; all: the gathered
  * per-worker values), --interference and --paper-table. */
@@ -575,6 +576,8 @@ static void record(struct st *s)
         mine[V_OPT] = z->st.optimizer_s / n, mine[V_STEP] = z->st.step_s / n;
         mine[V_CPU] = z->st.cpu_s / n, mine[V_COMM_CPU] = z->st.comm_cpu_s / n;
         mine[V_PROG_CPU] = zero_comm_thread_cpu_s(z->cc) / n;
+        mine[V_POLLS] = (double)zero_comm_polls(z->cc) / n;
+        mine[V_LATE] = zero_comm_pace_late_s(z->cc) / n;
     }
     if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
         mb_die(1, "out of memory: gathering the counters");
@@ -588,6 +591,12 @@ static void record(struct st *s)
         else if (run->rank == 0)
             MPI_Recv(ps0, 4, MPI_DOUBLE, ps_rank, 7, run->comm, MPI_STATUS_IGNORE);
     }
+    /* each worker's peak: what it allocated for its model (shards, pools,
+     * activations, workspace), against the --mem-budget formula */
+    unsigned long long peak = z->role == ZERO_WORKER ? (unsigned long long)z->alloc_bytes : 0, *peaks = NULL;
+    if (run->rank == 0 && !(peaks = calloc((size_t)run->nranks, sizeof(*peaks))))
+        mb_die(1, "out of memory: gathering the peaks");
+    MPI_Gather(&peak, 1, MPI_UNSIGNED_LONG_LONG, peaks, 1, MPI_UNSIGNED_LONG_LONG, 0, run->comm);
     uint32_t crc[256] = {0};
     for (int i = 0; z->role == ZERO_WORKER && i < z->L && i < 256; i++)
         crc[i] = zero_layer_crc(z, i);
@@ -604,6 +613,10 @@ static void record(struct st *s)
             else
                 mb_metric_at_dbl(r, cn, key, (size_t)w, all[w * NV + k]);
         }
+    for (int w = 0; w < opt.zo.lay.W; w++)
+        mb_metric_at_int(r, cn, "worker_peak_bytes", (size_t)w, (long long)peaks[w]);
+    free(peaks);
+    mb_metric_case_int(r, cn, "worker_bytes_formula", (long long)zero_worker_bytes(&opt.zo));
     mb_metric_case_int(r, cn, "wire_param_bytes", (long long)zero_wire_param_bytes(&opt.zo));
     mb_metric_case_int(r, cn, "steps", z->st.steps);
     mb_metric_case_dbl(r, cn, "loss_last", z->st.loss);

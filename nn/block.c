@@ -16,7 +16,7 @@
 enum { XHAT1 = NN_XHAT1, RSTD1, QKV, PROBS, ATT, XHAT2, RSTD2, H1, GL }; /* short names here */
 
 #define LN_EPS 1e-5f
-#define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; } while (0)
+#define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; NN_PROGRESS(l->ws); } while (0)
 
 /* y = xhat * g + b */
 static void ln_apply(const float *xhat, const float *g, const float *b, float *y, size_t rows,

@@ -24,7 +24,7 @@ static struct dims dims_of(const struct nn_layer *l)
     return d;
 }
 
-#define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; } while (0)
+#define GEMM(...) do { if (nn_gemm(NN_HOST, __VA_ARGS__) != 0) return -1; NN_PROGRESS(l->ws); } while (0)
 
 int nn_block_forward_fused(struct nn_layer *l, const float *x, float *out)
 {

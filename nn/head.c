@@ -22,6 +22,7 @@ int nn_head_forward(struct nn_layer *l, const float *x, const int32_t *targets, 
     nn_layernorm_fwd(x, W, W + h, w->y, nn_act(l, XHAT), nn_act(l, RSTD), m, h, 1e-5f);
     if (nn_gemm(NN_HOST, 0, 0, M, V, H, 1.0f, w->y, H, W + 2 * h, V, 0.0f, probs, V) != 0)
         return -1;
+    NN_PROGRESS(w);
     size_t count;
     double sum = nn_softmax_xent_fwd(probs, l->aux.data, probs, m, (size_t)V, &count);
     l->count = (double)count;
@@ -45,9 +46,12 @@ int nn_head_backward(struct nn_layer *l, float *din)
     for (size_t r = 0; r < m; r++)
         for (size_t c = 0; c < h; c++)
             w->y[r * h + c] = xhat[r * h + c] * W[c] + W[h + c];
-    if (nn_gemm(NN_HOST, 1, 0, H, V, M, 1.0f, w->y, H, probs, V, 0.0f, G + 2 * h, V) != 0 ||
-        nn_gemm(NN_HOST, 0, 1, M, H, V, 1.0f, probs, V, W + 2 * h, V, 0.0f, w->d2, H) != 0)
+    if (nn_gemm(NN_HOST, 1, 0, H, V, M, 1.0f, w->y, H, probs, V, 0.0f, G + 2 * h, V) != 0)
         return -1;
+    NN_PROGRESS(w);
+    if (nn_gemm(NN_HOST, 0, 1, M, H, V, 1.0f, probs, V, W + 2 * h, V, 0.0f, w->d2, H) != 0)
+        return -1;
+    NN_PROGRESS(w);
     nn_layernorm_bwd(w->d2, xhat, nn_act(l, RSTD), W, din, G, G + h, m, h);
     nn_accum_f32(l->grads.data, l->grads.dtype, G, l->grads.numel);
     return 0;

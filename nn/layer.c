@@ -63,6 +63,12 @@ static void ws_bufs(struct nn_workspace *w, float **all[NN_WS_BUFS])
     memcpy(all, b, sizeof(b));
 }
 
+void nn_workspace_set_progress(struct nn_workspace *ws, void (*fn)(void *ctx), void *ctx)
+{
+    ws->progress = fn;
+    ws->progress_ctx = ctx;
+}
+
 size_t nn_workspace_bytes(const struct nn_gpt_config *c, int B)
 {
     size_t n[NN_WS_BUFS], total = 0;

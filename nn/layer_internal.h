@@ -14,7 +14,15 @@ struct nn_workspace {
     float *W, *G;                      /* fp32 weights / gradients of one layer */
     float *y, *qkv, *probs, *att, *x1, *xhat1, *xhat2, *h1, *gl, *logits;
     float *d1, *d2, *d3, *db, *scr, *out;
+    void (*progress)(void *ctx);       /* between GEMMs (nn_workspace_set_progress), or NULL */
+    void *progress_ctx;
 };
+/* The workspace's progress hook, if any (after each GEMM of a layer). */
+#define NN_PROGRESS(ws)                                                                            \
+    do {                                                                                           \
+        if ((ws)->progress)                                                                        \
+            (ws)->progress((ws)->progress_ctx);                                                    \
+    } while (0)
 
 struct nn_layer {
     enum nn_layer_kind kind;

@@ -296,6 +296,11 @@ size_t nn_workspace_bytes(const struct nn_gpt_config *cfg, int B);
 struct nn_workspace *nn_workspace_new_alloc(const struct nn_gpt_config *cfg, int B,
                                             const struct nn_alloc *a);
 void nn_workspace_free(struct nn_workspace *ws);
+/* A hook every layer using ws calls between its GEMMs (forward and
+ * backward; NULL, the default: none): a caller that must keep something
+ * moving while a layer computes (mb-zero's --progress poll advances its
+ * collectives) does it there. Called on the computing thread. */
+void nn_workspace_set_progress(struct nn_workspace *ws, void (*fn)(void *ctx), void *ctx);
 
 /* Creates layer i of cfg for micro-batch B with the given storage types,
  * parameters initialised from seed (GPT-2: N(0, 0.02), LN 1 and 0, biases

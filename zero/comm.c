@@ -28,6 +28,7 @@ struct zero_comm {
     struct mb_rate rate;
     int held;
     double ready_at, paced_s;
+    double late_s;             /* sum over paced sends of (release - ready_at) */
     uint64_t sent;             /* bytes the hook let go */
     struct mb_coll_pace hook;
     /* in flight, in start order */
@@ -36,6 +37,8 @@ struct zero_comm {
     pthread_cond_t work, done;
     pthread_t thr;
     int thread_on, stop;
+    int hooked;                /* poll_hook set on z->ws */
+    uint64_t polls;            /* poll_hook calls that found requests in flight */
 };
 
 static void nap(double s)
@@ -57,6 +60,7 @@ static int pace_fn(void *ctx, size_t bytes)
         if (now < c->ready_at)
             return 0;
         c->held = 0;
+        c->late_s += now - c->ready_at; /* the advancing thread came back late */
     }
     c->sent += bytes;
     return 1;
@@ -125,6 +129,18 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+/* nn's hook between a layer's GEMMs (--progress poll in an overlapping
+ * mode): the compute thread advances what is in flight mid-layer, not
+ * only between layers. Its time counts as compute. */
+static void poll_hook(void *ctx)
+{
+    struct zero_comm *c = ctx;
+    if (c->head) {
+        c->polls++;
+        advance_all(c);
+    }
+}
+
 struct zero_comm *zero_comm_new(struct zero_run *z, char *err, size_t len)
 {
     struct zero_comm *c = calloc(1, sizeof(*c));
@@ -146,6 +162,10 @@ struct zero_comm *zero_comm_new(struct zero_run *z, char *err, size_t len)
         }
         c->thread_on = 1;
     }
+    if (c->how == ZERO_PROGRESS_POLL && z->mode->uses_progress && z->ws) {
+        nn_workspace_set_progress(z->ws, poll_hook, c);
+        c->hooked = 1;
+    }
     return c;
 }
 
@@ -153,6 +173,8 @@ void zero_comm_free(struct zero_comm *c)
 {
     if (!c)
         return;
+    if (c->hooked)
+        nn_workspace_set_progress(c->z->ws, NULL, NULL);
     if (c->thread_on) {
         pthread_mutex_lock(&c->mu);
         c->stop = 1;
@@ -182,6 +204,10 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
         return snprintf(err, len, "out of memory: a request"), NULL;
     struct mb_coll_args a = {.kind = kind, .op = MB_COLL_SUM};
     size_t esz;
+    if (kind == MB_COLL_ALLGATHER && zero_params_get(z, i) != 0) {
+        free(r);
+        return snprintf(err, len, "layer %d: no parameter buffer free for its gather", i), NULL;
+    }
     if (kind == MB_COLL_ALLGATHER) {
         /* the fp32 parameters as bytes, in place: own block at off */
         a.sendbuf = NULL, a.recvbuf = ly->full, a.dtype = MB_COLL_INT8, a.count = ly->S * 4, esz = 1;
@@ -258,6 +284,8 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
         z->st.recv_bytes += r->recv_bytes;
     if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
         zero_checksum_recv(z, r->layer);
+    if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
+        zero_grads_put(z, r->layer); /* summed into red: the full-size gradient goes back */
     if (failed)
         snprintf(err, len, "layer %d: %s failed", r->layer,
                  r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");
@@ -268,6 +296,23 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
 void zero_comm_set_rate(struct zero_comm *c, double bps)
 {
     mb_rate_init(&c->rate, bps, 0); /* before any request: no owner yet */
+}
+
+double zero_comm_pace_late_s(struct zero_comm *c)
+{
+    if (!c)
+        return 0;
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_lock(&c->mu);
+    double s = c->late_s;
+    if (c->how == ZERO_PROGRESS_THREAD)
+        pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+uint64_t zero_comm_polls(const struct zero_comm *c)
+{
+    return c ? c->polls : 0;
 }
 
 uint64_t zero_comm_sent(struct zero_comm *c)

@@ -50,7 +50,9 @@ static int pull_for(struct dmode *d, int u)
     struct zero_run *z = d->z;
     int i = use_layer(z, u);
     enum mb_disdp_phase ph = u % (2 * z->L) < z->L ? MB_DISDP_FWD : MB_DISDP_BWD;
-    if (!d->pull[u] && !(d->pull[u] = mb_disdp_pull(d->agent, i, ph, z->layer[i].full)))
+    if (d->pull[u])
+        return 0;
+    if (zero_params_get(z, i) != 0 || !(d->pull[u] = mb_disdp_pull(d->agent, i, ph, z->layer[i].full)))
         return -1;
     return 0;
 }
@@ -83,7 +85,7 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     (void)fwd;
     if (pull_for(d, u) != 0 ||
         (u + 1 < U && use_layer(z, u + 1) != use_layer(z, u) && pull_for(d, u + 1) != 0))
-        return snprintf(err, len, "layer %d: out of memory posting a pull", i), -1;
+        return snprintf(err, len, "layer %d: no parameter buffer free or out of memory posting a pull", i), -1;
     struct mb_disdp_op *op = d->pull[u];
     d->pull[u] = NULL;
     double t0 = mb_now();
@@ -107,7 +109,33 @@ static int done_bwd(struct zero_run *z, int i, char *err, size_t len)
     return 0;
 }
 
-static const struct zero_pass_hooks hooks = {ready, done_bwd};
+/* Layer i's push done: its gradient buffer goes back to the pool. */
+static int finish_push(struct zero_run *z, struct dmode *d, int i, char *err, size_t len)
+{
+    struct mb_disdp_op *op = d->push[i];
+    d->push[i] = NULL;
+    if (op && wait_op(z, d, op, "gradient push", i, err, len) != 0)
+        return -1;
+    zero_grads_put(z, i);
+    return 0;
+}
+
+/* No gradient buffer free: the oldest push (from the head down) first. */
+static int grad_wait(struct zero_run *z, char *err, size_t len)
+{
+    struct dmode *d = z->mode_state;
+    for (int i = z->L - 1; i >= 0; i--)
+        if (d->push[i]) {
+            double t0 = mb_now();
+            int rc = finish_push(z, d, i, err, len);
+            z->st.comm_wait_s += mb_now() - t0;
+            zero_span(z, "comm", "push-wait", t0, mb_now());
+            return rc;
+        }
+    return snprintf(err, len, "no gradient buffer free and no push in flight"), -1;
+}
+
+static const struct zero_pass_hooks hooks = {ready, done_bwd, grad_wait};
 
 static void ps_init(void *ctx, int layer, float *p32, uint64_t n)
 {
@@ -242,12 +270,9 @@ static int worker_step(struct zero_run *z, struct dmode *d, char *err, size_t le
     }
     z->st.loss = loss_sum / d->nmb;
     double t0 = mb_now();
-    for (int i = z->L - 1; i >= 0; i--) {
-        struct mb_disdp_op *op = d->push[i];
-        d->push[i] = NULL;
-        if (op && wait_op(z, d, op, "gradient push", i, err, len) != 0)
+    for (int i = z->L - 1; i >= 0; i--)
+        if (finish_push(z, d, i, err, len) != 0)
             return -1;
-    }
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
     zero_span(z, "comm", "push-wait", t0, t1);

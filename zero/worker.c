@@ -1,7 +1,9 @@
 /* A worker's model and the run around it: every layer of the GPT with its
- * parameters bound to a padded full-size fp32 buffer (the gather's
- * target; own shard at off), its gradient, fixed-point sums and reduced
- * shard, and the shard's fp32 master copy with Adam's moments. */
+ * shard (working copy, reduced gradient, fp32 master copy, Adam's
+ * moments), and two small pools of padded full-size fp32 buffers that the
+ * layers are rebound to while gathered (parameters) and from backward to
+ * reduce-scatter (gradients): ZeRO-3's memory is the shards plus a few
+ * layers, not the model. */
 #include "zero.h"
 
 #include <math.h>
@@ -67,21 +69,143 @@ uint64_t zero_wire_param_bytes(const struct zero_opts *o)
     return s;
 }
 
+int zero_grads_pooled(const struct zero_opts *o)
+{
+    return zero_micro_per_worker(o) == 1;
+}
+
+/* The largest layer's W*S elements: every pool buffer's size. */
+static size_t max_full(const struct zero_opts *o)
+{
+    size_t m = 0, numel;
+    for (int i = 0; i < o->cfg.layers + 2; i++) {
+        size_t f = (size_t)o->lay.W * shard_elems(o, i, &numel);
+        m = f > m ? f : m;
+    }
+    return m;
+}
+
 uint64_t zero_worker_bytes(const struct zero_opts *o)
 {
     uint64_t b = nn_workspace_bytes(&o->cfg, o->micro);
     uint64_t M = (uint64_t)o->micro * (uint64_t)o->cfg.seq;
+    int fixed = o->agg == ZERO_AGG_FIXED, pooled = zero_grads_pooled(o);
     b += 4 * M * (uint64_t)o->cfg.hidden * 4 + 2 * M * 4; /* hidden states, tokens */
+    uint64_t bufs = ZERO_PARAM_BUFS + (pooled ? ZERO_GRAD_BUFS : 0);
+    b += bufs * (uint64_t)(max_full(o) ? max_full(o) : 1) * 4;
     for (int i = 0; i < o->cfg.layers + 2; i++) {
         size_t numel, S = shard_elems(o, i, &numel);
         struct nn_layer_account a;
         nn_gpt_layer_account(&o->cfg, o->micro, PREC, i, &a);
-        uint64_t full = (uint64_t)o->lay.W * S * 4;
-        b += full * (o->agg == ZERO_AGG_FIXED ? 3 : 2); /* parameters, gradient, fixed sums */
-        b += (uint64_t)S * 4 * 4;                         /* reduced shard, master, m, v */
+        if (!pooled) /* the layer's own gradient and fixed sums */
+            b += (uint64_t)o->lay.W * S * 4 * (fixed ? 2 : 1);
+        b += (uint64_t)(S ? S : 1) * 4 * 5;               /* working copy, reduced, master, m, v */
         b += a.act_inter_bytes + a.act_intra_bytes;
     }
     return b;
+}
+
+/* ---- the full-size buffer pools --------------------------------------- */
+
+struct zero_pool {
+    int n;
+    size_t elems;
+    float **buf;
+    int *used;
+};
+
+static void *zalloc(struct zero_run *z, size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p)
+        z->alloc_bytes += (uint64_t)(n ? n : 1) * size;
+    return p;
+}
+
+static void pool_free(struct zero_pool *p)
+{
+    if (!p)
+        return;
+    for (int k = 0; k < p->n && p->buf; k++)
+        free(p->buf[k]);
+    free(p->buf), free(p->used), free(p);
+}
+
+static struct zero_pool *pool_new(struct zero_run *z, int n, size_t elems)
+{
+    struct zero_pool *p = calloc(1, sizeof(*p));
+    if (!p || !(p->buf = calloc((size_t)n, sizeof(float *))) || !(p->used = calloc((size_t)n, sizeof(int)))) {
+        pool_free(p);
+        return NULL;
+    }
+    p->n = n, p->elems = elems;
+    for (int k = 0; k < n; k++)
+        if (!(p->buf[k] = zalloc(z, elems, 4))) {
+            pool_free(p);
+            return NULL;
+        }
+    return p;
+}
+
+static float *pool_get(struct zero_pool *p)
+{
+    for (int k = 0; k < p->n; k++)
+        if (!p->used[k]) {
+            p->used[k] = 1;
+            return p->buf[k];
+        }
+    return NULL;
+}
+
+static void pool_put(struct zero_pool *p, const float *b)
+{
+    for (int k = 0; k < p->n; k++)
+        if (p->buf[k] == b)
+            p->used[k] = 0;
+}
+
+int zero_params_get(struct zero_run *z, int i)
+{
+    struct zero_layer *ly = &z->layer[i];
+    if (ly->full)
+        return 0;
+    if (!(ly->full = pool_get(z->pp)))
+        return -1;
+    /* the other blocks come from the gather (or the pull); the own block
+     * (with its zero padding) from the shard */
+    memcpy(ly->full + ly->off, ly->work, ly->S * 4);
+    return nn_layer_bind_params(ly->l, ly->full);
+}
+
+void zero_params_put(struct zero_run *z, int i)
+{
+    struct zero_layer *ly = &z->layer[i];
+    if (ly->full)
+        pool_put(z->pp, ly->full);
+    ly->full = NULL;
+}
+
+int zero_grads_get(struct zero_run *z, int i)
+{
+    struct zero_layer *ly = &z->layer[i];
+    if (!ly->grad_pooled || ly->grad)
+        return 0;
+    if (!(ly->grad = pool_get(z->gp)))
+        return -1;
+    memset(ly->grad, 0, (size_t)z->o.lay.W * ly->S * 4); /* the sum starts from zero; padding stays zero */
+    if (z->o.agg == ZERO_AGG_FIXED)
+        ly->acc = (int32_t *)(void *)ly->grad;
+    return nn_layer_bind_grads(ly->l, ly->grad);
+}
+
+void zero_grads_put(struct zero_run *z, int i)
+{
+    struct zero_layer *ly = &z->layer[i];
+    if (!ly->grad_pooled || !ly->grad)
+        return;
+    pool_put(z->gp, ly->grad);
+    ly->grad = NULL;
+    ly->acc = NULL;
 }
 
 static int layer_init(struct zero_run *z, int i, char *err, size_t len)
@@ -95,23 +219,37 @@ static int layer_init(struct zero_run *z, int i, char *err, size_t len)
     ly->numel = nn_layer_params(ly->l)->numel;
     ly->S = nn_layer_shard(ly->l, z->index, W, &ly->off, &ly->n);
     size_t full = (size_t)W * ly->S;
-    ly->full = calloc(full, 4);
-    ly->grad = calloc(full, 4);
-    ly->red = calloc(ly->S ? ly->S : 1, 4);
-    ly->master = calloc(ly->S ? ly->S : 1, 4);
-    ly->m = calloc(ly->S ? ly->S : 1, 4);
-    ly->v = calloc(ly->S ? ly->S : 1, 4);
-    if (z->o.agg == ZERO_AGG_FIXED)
-        ly->acc = calloc(full, 4);
-    if (!ly->full || !ly->grad || !ly->red || !ly->master || !ly->m || !ly->v ||
-        (z->o.agg == ZERO_AGG_FIXED && !ly->acc))
+    ly->work = zalloc(z, ly->S, 4);
+    ly->red = zalloc(z, ly->S, 4);
+    ly->master = zalloc(z, ly->S, 4);
+    ly->m = zalloc(z, ly->S, 4);
+    ly->v = zalloc(z, ly->S, 4);
+    struct nn_layer_account a;
+    nn_gpt_layer_account(&z->o.cfg, z->o.micro, PREC, i, &a);
+    z->alloc_bytes += a.act_inter_bytes + a.act_intra_bytes; /* nn_layer_new_alloc's */
+    ly->grad_pooled = zero_grads_pooled(&z->o);
+    if (!ly->grad_pooled) {
+        ly->grad = zalloc(z, full, 4);
+        if (z->o.agg == ZERO_AGG_FIXED)
+            ly->acc = zalloc(z, full, 4);
+    }
+    if (!ly->work || !ly->red || !ly->master || !ly->m || !ly->v ||
+        (!ly->grad_pooled && (!ly->grad || (z->o.agg == ZERO_AGG_FIXED && !ly->acc))))
         return snprintf(err, len, "out of memory: layer %d's buffers", i), -1;
-    if (nn_layer_bind_params(ly->l, ly->full) != 0 || nn_layer_bind_grads(ly->l, ly->grad) != 0)
-        return snprintf(err, len, "layer %d: binding its parameters failed", i), -1;
+    if (ly->grad && nn_layer_bind_grads(ly->l, ly->grad) != 0)
+        return snprintf(err, len, "layer %d: binding its gradient failed", i), -1;
     /* every worker draws the whole layer from the seed (as a single rank
-     * would) and keeps its shard; the padding stays zero */
+     * would) into a pool buffer and keeps its shard; the padding stays zero */
+    float *tmp = pool_get(z->pp);
+    if (!tmp)
+        return snprintf(err, len, "layer %d: no parameter buffer free", i), -1;
+    memset(tmp, 0, full * 4);
+    if (nn_layer_bind_params(ly->l, tmp) != 0)
+        return pool_put(z->pp, tmp), snprintf(err, len, "layer %d: binding its parameters failed", i), -1;
     nn_layer_init_params(ly->l, z->o.seed);
-    memcpy(ly->master, ly->full + ly->off, ly->n * 4);
+    memcpy(ly->work, tmp + ly->off, ly->S * 4);
+    memcpy(ly->master, tmp + ly->off, ly->n * 4);
+    pool_put(z->pp, tmp);
     return 0;
 }
 
@@ -132,6 +270,11 @@ static int worker_init(struct zero_run *z, char *err, size_t len)
     }
     if (!z->ws || !z->layer || !z->tok || !z->tgt)
         return snprintf(err, len, "out of memory: the worker's model"), -1;
+    z->alloc_bytes += nn_workspace_bytes(cfg, z->o.micro) + 4 * M * (size_t)cfg->hidden * 4 + 2 * M * 4;
+    size_t mf = max_full(&z->o);
+    if (!(z->pp = pool_new(z, ZERO_PARAM_BUFS, mf)) ||
+        (zero_grads_pooled(&z->o) && !(z->gp = pool_new(z, ZERO_GRAD_BUFS, mf))))
+        return snprintf(err, len, "out of memory: the full-size buffer pools"), -1;
     for (int i = 0; i < z->L; i++)
         if (layer_init(z, i, err, len) != 0)
             return -1;
@@ -181,8 +324,10 @@ int zero_run_step(struct zero_run *z, char *err, size_t len)
 {
     double t0 = mb_now(), cpu0 = mb_cpu_s(1);
     if (z->role == ZERO_WORKER)
-        for (int i = 0; i < z->L; i++) { /* the step's sums start from zero */
+        for (int i = 0; i < z->L; i++) { /* the step's sums start from zero (pooled ones as they are taken) */
             struct zero_layer *ly = &z->layer[i];
+            if (ly->grad_pooled)
+                continue;
             memset(ly->grad, 0, (size_t)z->o.lay.W * ly->S * 4);
             if (ly->acc)
                 memset(ly->acc, 0, (size_t)z->o.lay.W * ly->S * 4);
@@ -212,11 +357,15 @@ void zero_run_free(struct zero_run *z)
         struct zero_layer *ly = &z->layer[i];
         if (ly->l)
             nn_layer_free(ly->l);
-        free(ly->full), free(ly->grad), free(ly->acc), free(ly->red);
+        if (!ly->grad_pooled)
+            free(ly->grad), free(ly->acc);
+        free(ly->work), free(ly->red);
         free(ly->master), free(ly->m), free(ly->v);
         free(ly->sum_send), free(ly->sum_recv);
     }
     free(z->layer);
+    pool_free(z->pp);
+    pool_free(z->gp);
     if (z->ws)
         nn_workspace_free(z->ws);
     for (int k = 0; k < 2; k++)
@@ -263,14 +412,19 @@ int zero_micro_pass(struct zero_run *z, const struct zero_pass_hooks *h, double 
         float *out = i == L - 1 ? NULL : in == z->h[0] ? z->h[1] : z->h[0];
         if (fwd(z, i, in, out, loss) != 0)
             FAILED("forward", i);
+        zero_params_put(z, i);
         in = out;
     }
     float *dout = NULL;
     for (int i = L - 1; i >= 0; i--) {
         READY(i, 0);
         float *din = i == 0 ? NULL : dout == z->dh[0] ? z->dh[1] : z->dh[0];
+        while (zero_grads_get(z, i) != 0) /* none free: the oldest reduce gives one back */
+            if (!h->grad_wait || h->grad_wait(z, err, len) != 0)
+                return h->grad_wait ? -1 : (snprintf(err, len, "layer %d: no gradient buffer free", i), -1);
         if (bwd(z, i, dout, din) != 0)
             FAILED("backward", i);
+        zero_params_put(z, i);
         dout = din;
         DONE(i);
     }
@@ -292,6 +446,8 @@ double zero_link_auto(struct zero_run *z)
         int i = z->L > 2 ? 1 : 0;
         struct zero_layer *ly = &z->layer[i];
         size_t M = (size_t)z->o.micro * (size_t)z->o.cfg.seq * (size_t)z->o.cfg.hidden;
+        if (zero_params_get(z, i) != 0 || zero_grads_get(z, i) != 0)
+            mb_die(1, "rank %d: --link-gbps auto: no free buffer for layer %d", z->rank, i);
         for (size_t k = 0; k < M; k++)
             z->h[0][k] = z->dh[0][k] = (float)((k % 7) - 3) * 0.01f;
         zero_tokens(&z->o, -1, 0, z->tok, z->tgt);
@@ -307,6 +463,8 @@ double zero_link_auto(struct zero_run *z)
                 t = dt;
         }
         memset(ly->grad, 0, (size_t)z->o.lay.W * ly->S * 4);
+        zero_params_put(z, i);
+        zero_grads_put(z, i);
         bytes = 3 * (uint64_t)ly->S * 4 * (uint64_t)(z->o.lay.W - 1);
     }
     double in[2] = {t, (double)bytes}, out[2];

@@ -83,17 +83,24 @@ struct zero_stats {
 
 struct zero_mode_ops;
 struct zero_comm;
+struct zero_pool;
 
-/* One worker's model: every layer with its parameters bound to a padded
- * full-size buffer (gathered before use) and its shard's optimizer state. */
+/* One worker's model: every layer's shard (its working copy, fp32 master
+ * and Adam moments); the full-size (W*S) gathered parameters and
+ * gradients are borrowed from the worker's small pools (zero_pool) for
+ * the span they are needed, and the layer is rebound to them. */
 struct zero_layer {
     struct nn_layer *l;
     size_t numel;       /* real parameters */
     size_t S;           /* shard elements (padded) */
     size_t off, n;      /* this worker's shard: first element, real count */
-    float *full;        /* W*S fp32: the gathered parameters (own block at off) */
-    float *grad;        /* numel fp32: nn's gradient (accumulated over micro-batches) */
-    int32_t *acc;       /* W*S: fixed-point gradient sums (fixed agg), else NULL */
+    float *work;        /* S fp32: the shard's working copy (Adam writes it; a gather sends it) */
+    float *full;        /* W*S fp32 from the parameter pool while gathered (own block at off), else NULL */
+    float *grad;        /* W*S fp32: nn's gradient (accumulated over micro-batches); from the
+                           gradient pool when one micro-batch per step, else the layer's own */
+    int32_t *acc;       /* W*S: fixed-point gradient sums (fixed agg), else NULL; one micro-batch:
+                           the grad buffer itself (quantized in place) */
+    int grad_pooled;    /* grad (and acc) came from the gradient pool */
     void *red;          /* S elements (int32 or fp32): the reduced shard */
     float *master, *m, *v; /* S: fp32 master shard and Adam moments */
     double *sum_send;   /* W blocks x chunks x {sum, |sum|} of the reduce-scatter's input */
@@ -113,6 +120,8 @@ struct zero_run {
     int L;                    /* layers: cfg.layers + 2 */
     struct zero_layer *layer;
     struct nn_workspace *ws;
+    struct zero_pool *pp, *gp; /* full-size parameter and gradient buffers (workers) */
+    uint64_t alloc_bytes;     /* what this worker allocated for its model and run: its peak */
     float *h[2], *dh[2];      /* [micro*seq, hidden] hidden states */
     int32_t *tok, *tgt;       /* one micro-batch */
     long long step;           /* steps done */
@@ -137,9 +146,35 @@ struct zero_run *zero_run_new(const struct zero_opts *o, const struct zero_mode_
 int zero_run_step(struct zero_run *z, char *err, size_t len);
 void zero_run_free(struct zero_run *z);
 
-/* Bytes a worker allocates for o (parameters, gradients, optimizer
- * state, activations, workspace): what --mem-budget compares against. */
+/* Full-size buffers a worker keeps: ZERO_PARAM_BUFS gathered layers (the
+ * one computing and the next one's gather or pull in flight) and, with
+ * one micro-batch per worker, ZERO_GRAD_BUFS gradients (the one being
+ * written and the reduce-scatters or pushes in flight; a backward that
+ * finds none free waits for the oldest). With several micro-batches the
+ * gradients accumulate over them and each layer keeps its own (as FSDP's
+ * no_sync). */
+#define ZERO_PARAM_BUFS 2
+#define ZERO_GRAD_BUFS 3
+/* Bytes a worker allocates for o (shards, optimizer state, the pools or
+ * the accumulators above, activations, workspace): what --mem-budget
+ * compares against and what zero_run's alloc_bytes comes to. */
 uint64_t zero_worker_bytes(const struct zero_opts *o);
+/* Whether o's gradients come from the gradient pool (one micro-batch per
+ * worker per step). */
+int zero_grads_pooled(const struct zero_opts *o);
+
+/* Layer i's parameters: a buffer from the parameter pool bound to it,
+ * its own block filled from the working copy (-1 when the pool is empty:
+ * more gathers in flight than ZERO_PARAM_BUFS allows). Idempotent. */
+int zero_params_get(struct zero_run *z, int i);
+/* Gives it back after the layer's compute (no-op when none). */
+void zero_params_put(struct zero_run *z, int i);
+/* Layer i's gradient buffer for a backward: the pool's, zeroed, when
+ * pooled (-1 when none is free: the caller finishes the oldest reduce
+ * first), else already in place. Idempotent. */
+int zero_grads_get(struct zero_run *z, int i);
+/* After layer i's reduce-scatter or push completed (no-op unless pooled). */
+void zero_grads_put(struct zero_run *z, int i);
 /* Padded parameter bytes of the whole model on the wire (sum over layers
  * of W*S*4): ZeRO-3's S in 3S(W-1)/W. */
 uint64_t zero_wire_param_bytes(const struct zero_opts *o);
@@ -170,6 +205,9 @@ uint32_t zero_layer_crc(struct zero_run *z, int i);
 struct zero_pass_hooks {
     int (*ready)(struct zero_run *z, int i, int fwd, char *err, size_t len);
     int (*done_bwd)(struct zero_run *z, int i, char *err, size_t len);
+    /* No free gradient buffer for a backward: finish the oldest reduce
+     * in flight (which gives its buffer back). */
+    int (*grad_wait)(struct zero_run *z, char *err, size_t len);
 };
 int zero_micro_pass(struct zero_run *z, const struct zero_pass_hooks *h, double *loss, char *err, size_t len);
 /* After a micro-batch's backward of layer i: with fixed aggregation its
@@ -180,7 +218,7 @@ void zero_grad_collect(struct zero_run *z, int i);
  * clamped so that `terms` of them cannot overflow. */
 void zero_fixed_accumulate(int32_t *acc, const float *g, size_t n, int terms);
 /* Adam on layer i's shard from its reduced gradient (t = step number),
- * writing the fp32 working copy into the own block of `full`. */
+ * writing the fp32 working copy (work). */
 void zero_shard_adam(struct zero_run *z, int i, long long t);
 /* The gradient scale: 1 / (micro-batches in the global batch), times
  * 2^-F for fixed point. */
@@ -210,8 +248,10 @@ int zero_checksum_verify(struct zero_run *z, char *msg, size_t len);
  * its gradient sums into `red`, as MB_COLL_INT8 bytes / INT32 / FLOAT
  * through mb_coll_start; sends paced at o->link_bps (a token bucket in the
  * pacing hook, which also counts the bytes sent). progress POLL: the
- * caller advances them (zero_comm_poll); THREAD: a progress thread does,
- * sleeping between polls. Waiting sleeps, never spins. */
+ * caller advances them (zero_comm_poll, between layers) and, in the
+ * overlapping modes, nn's progress hook does between every GEMM of a
+ * layer (nn_workspace_set_progress on z->ws); THREAD: a progress thread
+ * does, sleeping between polls. Waiting sleeps, never spins. */
 struct zero_req;
 struct zero_comm *zero_comm_new(struct zero_run *z, char *err, size_t len);
 void zero_comm_free(struct zero_comm *c);
@@ -225,6 +265,11 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
 void zero_comm_set_rate(struct zero_comm *c, double bps);
 /* Bytes the pacing hook let go (sent by this worker), all requests so far. */
 uint64_t zero_comm_sent(struct zero_comm *c);
+/* Seconds paced sends waited past their pacer's send time (the thread
+ * that advances them came back late: nap overshoot, a busy core). */
+double zero_comm_pace_late_s(struct zero_comm *c);
+/* Calls of the mid-layer hook (POLL) that found requests in flight. */
+uint64_t zero_comm_polls(const struct zero_comm *c);
 /* Seconds the progress thread (THREAD) spent on its CPU; 0 under POLL. */
 double zero_comm_thread_cpu_s(struct zero_comm *c);
 

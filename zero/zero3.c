@@ -5,7 +5,7 @@
  *   zero3-serial   each collective blocking, where it is needed;
  *   zero3-overlap  the next layer's gather and the previous layers'
  *                  reduce-scatters in flight during compute, advanced
- *                  between layers (--progress poll) or by a progress
+ *                  between GEMMs and layers (--progress poll) or by a progress
  *                  thread (thread);
  *   zero-offload   overlap, plus Adam per layer on a CPU thread pool as
  *                  each reduce-scatter lands.
@@ -22,6 +22,17 @@ struct z3 {
     struct zero_req **gather; /* by use index (nmb * 2L), started ahead */
     struct zero_req **reduce; /* by layer */
     struct adam_pool *pool;   /* zero-offload */
+};
+
+/* ---- zero-offload's optimizer pool ------------------------------------- */
+
+struct adam_pool {
+    struct zero_run *z;
+    pthread_mutex_t mu;
+    pthread_cond_t more, idle;
+    int *queue, head, tail, busy, stop, nthreads;
+    long long t;
+    pthread_t *thr;
 };
 
 /* Use u (in a step): micro-batch u / 2L, forward of layer u % 2L for the
@@ -72,18 +83,35 @@ static int done_bwd(struct zero_run *z, int i, char *err, size_t len)
     return zero_comm_poll(z->cc);
 }
 
-static const struct zero_pass_hooks hooks = {ready, done_bwd};
+/* The reduce-scatter of layer i done (its gradient buffer back in the
+ * pool), and under zero-offload its Adam queued. */
+static int finish_reduce(struct zero_run *z, struct z3 *s, int i, char *err, size_t len)
+{
+    struct zero_req *r = s->reduce[i];
+    s->reduce[i] = NULL;
+    if (r && zero_req_wait(z, r, err, len) != 0)
+        return -1;
+    if (r && s->pool) {
+        pthread_mutex_lock(&s->pool->mu);
+        s->pool->queue[s->pool->tail++] = i;
+        pthread_cond_signal(&s->pool->more);
+        pthread_mutex_unlock(&s->pool->mu);
+    }
+    return 0;
+}
 
-/* ---- zero-offload's optimizer pool ------------------------------------- */
+/* Every gradient buffer held by a reduce in flight: the oldest (they
+ * start from the head down) finishes first. */
+static int grad_wait(struct zero_run *z, char *err, size_t len)
+{
+    struct z3 *s = z->mode_state;
+    for (int i = z->L - 1; i >= 0; i--)
+        if (s->reduce[i])
+            return finish_reduce(z, s, i, err, len);
+    return snprintf(err, len, "no gradient buffer free and no reduce-scatter in flight"), -1;
+}
 
-struct adam_pool {
-    struct zero_run *z;
-    pthread_mutex_t mu;
-    pthread_cond_t more, idle;
-    int *queue, head, tail, busy, stop, nthreads;
-    long long t;
-    pthread_t *thr;
-};
+static const struct zero_pass_hooks hooks = {ready, done_bwd, grad_wait};
 
 static void *pool_main(void *arg)
 {
@@ -193,6 +221,12 @@ static int step(struct zero_run *z, char *err, size_t len)
     long long t = z->step + 1;
     double loss_sum = 0;
     s->u = 0;
+    if (s->pool) { /* idle since the last step's end */
+        pthread_mutex_lock(&s->pool->mu);
+        s->pool->t = t;
+        s->pool->head = s->pool->tail = 0;
+        pthread_mutex_unlock(&s->pool->mu);
+    }
     for (s->m = 0; s->m < s->nmb; s->m++) {
         double loss = 0;
         zero_tokens(&z->o, z->step, z->index * s->nmb + s->m, z->tok, z->tgt);
@@ -201,29 +235,13 @@ static int step(struct zero_run *z, char *err, size_t len)
         loss_sum += loss;
     }
     z->st.loss = loss_sum / s->nmb;
-    if (s->pool) {
-        pthread_mutex_lock(&s->pool->mu);
-        s->pool->t = t;
-        s->pool->head = s->pool->tail = 0;
-        pthread_mutex_unlock(&s->pool->mu);
-    }
-    /* the reduce-scatters, in the order they started (head first), each
-     * layer's Adam as soon as its shard is summed */
+    /* the reduce-scatters left in flight, in the order they started (head
+     * first), each layer's Adam as soon as its shard is summed (those a
+     * backward waited for, for their gradient buffer, are queued already) */
     double opt_s = 0;
-    for (int i = z->L - 1; i >= 0; i--) {
-        if (s->reduce[i]) {
-            struct zero_req *r = s->reduce[i];
-            s->reduce[i] = NULL;
-            if (zero_req_wait(z, r, err, len) != 0)
-                return -1;
-        }
-        if (s->pool) {
-            pthread_mutex_lock(&s->pool->mu);
-            s->pool->queue[s->pool->tail++] = i;
-            pthread_cond_signal(&s->pool->more);
-            pthread_mutex_unlock(&s->pool->mu);
-        }
-    }
+    for (int i = z->L - 1; i >= 0; i--)
+        if (s->reduce[i] && finish_reduce(z, s, i, err, len) != 0)
+            return -1;
     double t0 = mb_now();
     if (s->pool) {
         pthread_mutex_lock(&s->pool->mu);
