@@ -40,6 +40,7 @@ pb="$root/$BUILD/bin/mb-polybench"
 [ -x "$pb" ] || { echo "run.sh: $pb: not built (make)" >&2; exit 2; }
 py=$("$root/reproduce/python.sh")
 mkdir -p "$out"
+out=$(cd "$out" && pwd)  # absolute: the runners run in $here
 csv="$out/npbench.csv"
 (set -o noclobber; : >"$csv")  # created here, never an existing file
 
@@ -59,7 +60,9 @@ if [ "$with_dace" = 1 ]; then
   fi
   if [ -n "$dpy" ]; then
     echo "== DaCe ($("$dpy" -c 'import dace; print(dace.__version__)')), CPU, auto_optimize"
-    (cd "$here" && "$dpy" runner.py --framework dace_cpu --preset "$preset" --csv "$csv") || rc=1
+    # DaCe's generated code goes under --out, not into the source tree
+    (cd "$here" && DACE_default_build_folder="$out/dacecache" "$dpy" runner.py --framework dace_cpu \
+       --preset "$preset" --csv "$csv") || rc=1
   fi
 fi
 
