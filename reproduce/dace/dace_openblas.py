@@ -26,7 +26,13 @@ def _openblas_path():
     return name
 
 
+_done = None
+
+
 def setup():
+    global _done
+    if _done:
+        return _done
     import dace
     from dace.libraries.blas.environments import openblas
 
@@ -47,4 +53,5 @@ def setup():
     dace.Config.set("library", "blas", "default_implementation", value="OpenBLAS")
     dace.Config.set("library", "pblas", "default_implementation", value="ReferenceOpenMPI")
     what.append("PBLAS: ReferenceOpenMPI (libscalapack-openmpi)")
-    return "; ".join(what)
+    _done = "; ".join(what)
+    return _done
