@@ -95,7 +95,7 @@ elif [ $dace_mpi = 1 ]; then
   dd=$out/dace
   rm -rf "$dd"
   mkdir -p "$dd"
-  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
   export OMPI_MCA_pml_ucx_tls=${OMPI_MCA_pml_ucx_tls:-any} OMPI_MCA_pml_ucx_devices=${OMPI_MCA_pml_ucx_devices:-any}
   dps=${MB_DACE_PS:-1 2} t1=$SECONDS ran=()
   for p in $dps; do
