@@ -20,6 +20,7 @@ time is the slowest rank's. MB_FAULT_INJECT=corrupt adds 1 to one element
 of the last rank's output before the check (the check must fail)."""
 import argparse
 import csv
+import glob
 import math
 import os
 import sys
@@ -66,8 +67,9 @@ def compile_or_load(name, prog, comm, cache):
     from dace.transformation.auto.auto_optimize import auto_optimize
     rank = comm.Get_rank()
     folder = os.path.join(cache, name) if cache else None
-    have = folder and os.path.exists(os.path.join(folder, "build", f"lib{name}.so")) and \
-        os.path.exists(os.path.join(folder, "program.sdfg"))
+    # DaCe names the library after the SDFG (kernels_distr_<name>); load_precompiled_sdfg reads it
+    libs = [f for f in glob.glob(os.path.join(folder, "build", "lib*.so")) if "dacestub" not in f] if folder else []
+    have = bool(libs) and os.path.exists(os.path.join(folder, "program.sdfg"))
     have = comm.bcast(bool(have), root=0)
     if have:
         how = "loaded (compiled by an earlier P)"
@@ -144,7 +146,8 @@ def run_kernel(name, k, comm, cart, a, writer, log):
         func(**call_args)
         comm.Barrier()
         times.append(time.perf_counter() - t0)
-    slowest = comm.allreduce(np.array(times), op=MPI.MAX)
+    slowest = np.empty(len(times))
+    comm.Allreduce(np.array(times), slowest, op=MPI.MAX)
     if rank == 0:
         for s in slowest:
             writer.writerow([name, "dace_cpu", p, str(tuple(sz[:3])), repr(float(s))])
