@@ -116,12 +116,24 @@ def main():
                                                    for p in procs) + " |")
     if not any(med.get((k, "movebench_pblas")) for k in ("gemm", "k2mm", "k3mm")):
         lines.append("| (no pblas rows: this build has no ScaLAPACK) |" + " |" * len(procs))
+    if have_dace:
+        lines += ["", "## DaCe's distributed products (dace.distr.MatMult, ScaLAPACK pdgemm) against ours: "
+                  "time ratio ours / DaCe (below 1: ours faster)", "",
+                  "| kernel | ours | " + " | ".join(f"P={p}" for p in procs) + " |", "|---|---|" + "---|" * len(procs)]
+        for k in ("gemm", "k2mm", "k3mm"):
+            dc = med.get((k, "dace_cpu"))
+            for v in ("summa", "pblas"):
+                ou = med.get((k, f"movebench_{v}"))
+                if dc and ou:
+                    lines.append(f"| {k} | {v} | " + " | ".join(
+                        fmt(ou[p] / dc[p] if p in ou and p in dc else None, ".2f") for p in procs) + " |")
     lines += measured_vs_model(a.results)
     lines += ["", "## What ran", ""]
     lines += [f"- {s}" for s in status] or ["- (no status file)"]
     if not have_dace:
         lines.append("- DaCe's distributed kernels did not run: no dace_cpu rows; the comparison above is C/MPI "
-                     "only (summa and pblas).")
+                     "only (summa and pblas)" + ("." if any(s.startswith("dace: dace") for s in status) else
+                                                ", and the NPBench comparison is NumPy and ours only (no DaCe)."))
     lines.append("")
     mbresults.write_lines(a.out, lines)
 

@@ -20,6 +20,7 @@ from reproduce.dace import tocsv  # noqa: E402
 # DaCe's order (samples/distributed/polybench.py), then the SC'21 script's heat_3d
 KERNELS = ["atax", "bicg", "doitgen", "gemm", "gemver", "gesummv", "jacobi_1d", "jacobi_2d", "k2mm", "k3mm", "mvt",
            "heat_3d"]
+LABEL = {"dace_cpu": "DaCe: distr.MatMult"}
 STYLE = {"movebench_summa": ("C0", "o"), "movebench_pblas": ("C1", "s"), "dace_cpu": ("C3", "^")}
 
 
@@ -51,7 +52,8 @@ def draw(med, value, ylabel, out, log_y):
             if not pts:
                 continue
             colour, marker = STYLE.get(fw, ("C2", "D"))
-            ax.plot(list(pts), list(pts.values()), marker=marker, color=colour, label=fw.replace("movebench_", "ours: "))
+            label = LABEL.get(fw, fw.replace("movebench_", "ours: "))
+            ax.plot(list(pts), list(pts.values()), marker=marker, color=colour, label=label)
         ax.set_xscale("log", base=2)
         if log_y:
             ax.set_yscale("log")

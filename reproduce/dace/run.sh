@@ -10,10 +10,12 @@
 #     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.1 s), 10 samples: a few minutes
 #     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
 #                     take hours; tiny and small validate every call)
-#     --with-dace     a virtual environment $BUILD/dace-venv with dace==1.0.2, numpy 1.26 and mpi4py
-#                     compiled against the system Open MPI (pip --no-binary mpi4py); passed on to the
-#                     NPBench runner. If the install fails, the study goes on without DaCe and
-#                     compare.md says so.
+#     --with-dace     a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
+#                     numpy 1.26.4, networkx<3.6 and mpi4py compiled against the system Open MPI with
+#                     pip --no-binary mpi4py; made when absent, reused when present): DaCe's distributed
+#                     gemm, k2mm and k3mm (reproduce/dace/distr, dace.distr.MatMult on ScaLAPACK) at
+#                     P = 1, 2 beside ours, and DaCe in the NPBench runner. If the install fails, the
+#                     study goes on with C and NumPy only and compare.md says so.
 #     --slurm         the sweep as one job array (job_scripts/mb-polybench.sbatch, P = 1, 2, 4 on
 #                     2 nodes at 2 ranks per node), waited for
 #     --vcluster      the sweep across 1, 2 and 4 emulated nodes (tools/vcluster up 4; root): P = 1, 2, 4
@@ -53,19 +55,20 @@ mkdir -p "$MB_RESULTS"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 : >"$out/status.txt"
 
-# DaCe's side: a venv of its own (dace 1.0.2 wants Python < 3.13 and numpy < 2)
-dace_py=""
+# DaCe's side: a venv of its own (dace 1.0.2 wants Python < 3.13 and numpy < 2), made by venv.sh
+# when absent and reused when present; the NPBench runner gets its interpreter (MB_DACE_PYTHON), and
+# DaCe's distributed kernels (distr/, dace.distr.MatMult on ScaLAPACK) run when mpi4py imports too.
+dace_py="" dace_mpi=0
 if [ $with_dace = 1 ]; then
-  venv=$root/${BUILD:-build}/dace-venv
+  venv=$root/${BUILD:-build}/venv-dace
   log=$out/dace-venv-$stamp.log
-  if { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } >"$log" 2>&1 &&
-     "$venv/bin/pip" install -q "dace==1.0.2" "numpy==1.26.4" >>"$log" 2>&1 &&
-     "$venv/bin/pip" install -q --no-binary mpi4py mpi4py >>"$log" 2>&1 &&
-     "$venv/bin/python" -c 'import dace, numpy, mpi4py; print("dace", dace.__version__, "numpy", numpy.__version__)' >>"$log" 2>&1; then
+  if line=$(reproduce/dace/venv.sh "$venv" "$log" 2>"$out/dace-venv-$stamp.err"); then
     dace_py=$venv/bin/python
-    echo "dace: $(tail -1 "$log")" >>"$out/status.txt"
+    export MB_DACE_PYTHON=$dace_py
+    echo "dace: $line ($venv)" >>"$out/status.txt"
+    [ "${line##* }" != absent ] && dace_mpi=1
   else
-    echo "dace: the install failed ($(tail -1 "$log" | cut -c1-200)); see $log" >>"$out/status.txt"
+    echo "dace: the install failed ($(tail -1 "$out/dace-venv-$stamp.err" | cut -c1-200)); C and NumPy only" >>"$out/status.txt"
     echo "run.sh: DaCe's venv failed; going on without DaCe (see $log)" >&2
   fi
 else
@@ -117,6 +120,35 @@ echo "run.sh: measured in $((SECONDS - t0)) s ($(uptime | sed 's/.*load/load/'))
 echo "uptime: $(uptime)" >>"$out/status.txt"
 "$py" -m reproduce.dace.tocsv -o "$out/movebench.csv" "${data[@]}" >/dev/null
 csvs=("$out/movebench.csv")
+
+# DaCe's distributed gemm, k2mm, k3mm (dace.distr.MatMult -> ScaLAPACK pdgemm) at the same sizes,
+# P = 1, 2 (MB_DACE_PS), into $out/dace/dace_cpu_<P>_processes.csv; compiled once, at the first P
+if [ $dace_mpi = 1 ] && [ $slurm = 1 ]; then
+  echo "dace distributed: not run under --slurm (local mpirun only, yet)" >>"$out/status.txt"
+elif [ $dace_mpi = 1 ]; then
+  dd=$out/dace
+  rm -rf "$dd"
+  mkdir -p "$dd"
+  if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+  export OMPI_MCA_pml_ucx_tls=${OMPI_MCA_pml_ucx_tls:-any} OMPI_MCA_pml_ucx_devices=${OMPI_MCA_pml_ucx_devices:-any}
+  dps=${MB_DACE_PS:-1 2} t1=$SECONDS ran=()
+  for p in $dps; do
+    mpi=(mpirun -np "$p" --bind-to none)
+    [ "$p" -gt "$(nproc)" ] && mpi+=(--oversubscribe)
+    if "${mpi[@]}" -x DACE_default_build_folder="$dd/cache" "$dace_py" reproduce/dace/distr/runner.py \
+         --scale-down "$sd" --out "$dd" --cache "$dd/cache" ${check[@]+"${check[@]}"} >"$dd/P$p-$stamp.log" 2>&1; then
+      ran+=("$p")
+    else
+      echo "run.sh: DaCe's distributed kernels at P=$p failed; see $dd/P$p-$stamp.log" >&2
+      tail -3 "$dd/P$p-$stamp.log" >&2
+      echo "dace distributed: P=$p failed ($(grep -m1 -E 'check failed|Error' "$dd/P$p-$stamp.log" | cut -c1-160))" >>"$out/status.txt"
+    fi
+  done
+  echo "dace distributed: gemm, k2mm, k3mm on dace.distr.MatMult (ScaLAPACK ReferenceOpenMPI) at P = ${ran[*]:-none} in $((SECONDS - t1)) s, $dd" >>"$out/status.txt"
+  for f in "$dd"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f"); done
+elif [ $with_dace = 1 ]; then
+  echo "dace distributed: not run (no mpi4py in the venv)" >>"$out/status.txt"
+fi
 
 # NPBench's shared-memory comparison (reproduce/dace/npbench/, when present)
 if [ -f reproduce/dace/npbench/run.sh ]; then

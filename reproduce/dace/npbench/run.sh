@@ -8,8 +8,8 @@
 #                   kernel and framework: numpy, dace_cpu, ours), DIR/ours.h5 (mb-polybench's result
 #                   file, both variants), DIR/heatmap.png and DIR/heatmap.txt (with the target line)
 #     --with-dace   also DaCe's CPU backend: the Python of $MB_DACE_PYTHON, else $BUILD/venv-dace (made
-#                   here with dace==1.0.2, numpy<2 and networkx<3.6 when absent); if it cannot be had, the run goes on
-#                   without it and says why
+#                   by ../venv.sh when absent: dace==1.0.2, numpy 1.26.4, networkx<3.6, mpi4py); if it cannot
+#                   be had, the run goes on without it and says why
 # Threads: OMP_NUM_THREADS (default: every core) for ours; NumPy's BLAS uses its own default.
 # "ours" in the CSV is the fused variant (the shared-mode target is about it); the naive
 # variant's samples and the best variant per kernel are in DIR/ours.h5.
@@ -40,6 +40,7 @@ pb="$root/$BUILD/bin/mb-polybench"
 [ -x "$pb" ] || { echo "run.sh: $pb: not built (make)" >&2; exit 2; }
 py=$("$root/reproduce/python.sh")
 mkdir -p "$out"
+out=$(cd "$out" && pwd)  # absolute: the runners run in $here
 csv="$out/npbench.csv"
 (set -o noclobber; : >"$csv")  # created here, never an existing file
 
@@ -51,25 +52,17 @@ if [ "$with_dace" = 1 ]; then
   dpy=${MB_DACE_PYTHON:-}
   if [ -z "$dpy" ]; then
     venv="$root/$BUILD/venv-dace"
-    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import dace' 2>/dev/null; then
-      echo "== making $venv (dace==1.0.2, numpy<2, networkx<3.6)"
-      base=""
-      for c in python3.12 python3.11 python3.10 python3; do
-        p=$(command -v "$c" 2>/dev/null) || continue
-        "$p" -c 'import sys; sys.exit(not (3, 8) <= sys.version_info[:2] < (3, 13))' 2>/dev/null && { base=$p; break; }
-      done
-      if [ -z "$base" ]; then
-        echo "DaCe absent: no Python 3.8-3.12 to make its virtual environment" >&2
-      elif ! { "$base" -m venv "$venv" && "$venv/bin/pip" install -q --timeout 30 --retries 1 dace==1.0.2 'numpy<2' 'networkx<3.6'; } >"$out/dace-install.log" 2>&1; then
-        echo "DaCe absent: its install failed (last lines of $out/dace-install.log):" >&2
-        tail -n 3 "$out/dace-install.log" >&2
-      fi
+    if "$root/reproduce/dace/venv.sh" "$venv" "$out/dace-install.log"; then
+      dpy="$venv/bin/python"
+    else
+      echo "DaCe absent: its install failed (see $out/dace-install.log)" >&2
     fi
-    [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import dace' 2>/dev/null && dpy="$venv/bin/python"
   fi
   if [ -n "$dpy" ]; then
     echo "== DaCe ($("$dpy" -c 'import dace; print(dace.__version__)')), CPU, auto_optimize"
-    (cd "$here" && "$dpy" runner.py --framework dace_cpu --preset "$preset" --csv "$csv") || rc=1
+    # DaCe's generated code goes under --out, not into the source tree
+    (cd "$here" && DACE_default_build_folder="$out/dacecache" "$dpy" runner.py --framework dace_cpu \
+       --preset "$preset" --csv "$csv") || rc=1
   fi
 fi
 
