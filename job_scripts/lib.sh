@@ -69,7 +69,9 @@ mb_launch() {
   local cmd
   case $how in
   srun)
-    cmd=(srun --mpi=pmix)
+    # one rank that dies (a signal, a non-zero exit) ends the step: its peers
+    # would otherwise wait for it until the job's time limit
+    cmd=(srun --mpi=pmix --kill-on-bad-exit=1)
     # Slurm 22.05 does not pass sbatch's --cpus-per-task on to srun.
     [ -n "${SLURM_CPUS_PER_TASK:-}" ] && cmd+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
     ;;
