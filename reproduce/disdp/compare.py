@@ -105,10 +105,10 @@ def main():
         "# DisDP: the paper's numbers beside ours",
         "",
         f"Ours: mb-zero on {txt(shape)}, W = 2, one switch and one PS rank (idle in the ZeRO-3 modes), links "
-        "paced per worker (README.md's emulation), on a shared 2-core host "
+        "paced per worker (README.md's emulation), on a 2-core host "
         f"({load}){f'; measured in {a.seconds} s' if a.seconds else ''}. Tags (papers/disdp.md): [abs] "
-        "the abstract; [sec] third-party notes, **unverified**; [inf] our reconstruction. Not a reference "
-        "measurement: a loaded host moves every time here.",
+        "the abstract; [sec] third-party notes, **unverified**; [inf] our reconstruction. Read the "
+        "load beside the host: other processes on these cores move every number.",
         "",
         "| source | claim | paper | ours | what ours is |",
         "|---|---|---|---|---|",
