@@ -3,8 +3,8 @@
 # 2(N-1)/N * S / rate of each size (64 MiB: 53.687 ms at 2 nodes, 80.531 ms
 # at 4) and, for every algorithm at 64 MiB, the median read here from the
 # result file with its multiple of that floor; plot.py draws the figure;
-# the model table says nan where the run had no profile; a bad --gbps is
-# refused. Needs no root: the measurement is the reference.
+# the model table gives each algorithm's prediction from the result file; a
+# bad --gbps is refused. Needs no root: the measurement is the reference.
 . "$(dirname "$0")/../lib.sh"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
 ref=reproduce/cluster/reference
@@ -26,10 +26,16 @@ for f in "${files[@]}"; do
   done
 done
 grep -q '^hier wins at 2 nodes: ' "$T/compare.md" || fail "compare.md does not say where hier wins at 2 nodes"
-# the model beside each measurement: the reference has no profile, so every prediction is nan
-grep -q '^Model beside measurement at 2 nodes (profile none; no link terms' "$T/compare.md" ||
-  fail "compare.md lacks the model table (or names a profile the reference did not use)"
-grep -q '^| 64 MiB | ring | [0-9.]* | nan | — |' "$T/compare.md" || fail "compare.md: ring at 64 MiB lacks its nan prediction"
+# the model beside each measurement: the reference ran with a calibrated
+# profile (node and link terms), so ring's 64 MiB prediction is the result
+# file's own model value, in ms, with its error against the median
+grep -q '^Model beside measurement at 2 nodes (profile [^;]*; link terms alpha_net ' "$T/compare.md" ||
+  fail "compare.md lacks the model table with the profile's link terms"
+f2=("$ref"/cluster-2nodes-*.h5)
+read -r tm tmed < <("$BIN/mb-report" --csv "${f2[0]}" | awk -F, '$4 == "ring" && $8 == 67108864 {print $21, $13}')
+cell=$(awk -v m="$tm" -v t="$tmed" 'BEGIN { printf "| 64 MiB | ring | %.3f | %.3f | %.0f%% |", t * 1e3, m * 1e3, (m > t ? m - t : t - m) / t * 100 }')
+awk '/^### 2 nodes/ {on = 1} /^### 4 nodes/ {on = 0} on' "$T/compare.md" | grep -qF "$cell" ||
+  fail "compare.md at 2 nodes: no row '$cell' (ring at 64 MiB, the result file's model beside its median)"
 expect 0 "plot.py on the reference" -- "$py" -m reproduce.cluster.plot --gbps 10 -o "$T/fig" "${files[@]}"
 for x in png pdf; do [ -s "$T/fig.$x" ] || fail "plot.py wrote no $x"; done
 expect 2 "--gbps 0" -- "$py" -m reproduce.cluster.compare --gbps 0 -o "$T/bad.md" "${files[@]}" && has -- '--gbps' "names the flag"
