@@ -35,8 +35,14 @@ killed() {
     waited=$((waited + 1))
     sleep 0.05
   done
-  [ "$grown" -ge 3 ] || { fail "SIG$sig: the result file never grew mid-run"; kill -KILL "$pid" 2>/dev/null; wait "$pid"; tail -5 "$T/$2.out" >&2; file=""; return; }
-  kill -"$sig" "$pid"
+  # signals go to mb-ratel itself ($pid is timeout's): timeout forwards TERM
+  # but cannot forward KILL, and a KILLed timeout left mb-ratel running its
+  # 100000 steps after the test had passed
+  local child
+  child=$(pgrep -P "$pid" | head -n 1)
+  [ "$grown" -ge 3 ] || { fail "SIG$sig: the result file never grew mid-run"; kill -KILL ${child:+"$child"} "$pid" 2>/dev/null; wait "$pid"; tail -5 "$T/$2.out" >&2; file=""; return; }
+  [ -n "$child" ] || fail "SIG$sig: no mb-ratel under timeout"
+  kill -"$sig" "${child:-$pid}"
   wait "$pid"
   local rc=$?
   [ "$rc" = 0 ] && fail "SIG$sig: exit 0 after a signal"
@@ -79,4 +85,7 @@ killed TERM term
 spans_kept TERM
 killed KILL kill
 spans_kept KILL
+# nothing of ours outlives the test (the state folder is in every run's command line)
+sleep 0.2
+pgrep -f -- "--dir $D" >/dev/null && { fail "an mb-ratel is still running after its signal"; pkill -KILL -f -- "--dir $D"; }
 finish
