@@ -12,9 +12,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../integration/vcluster.inc"
 vc_prereqs
-for c in munged slurmctld slurmd sbatch srun scontrol tc; do
-  command -v "$c" >/dev/null 2>&1 || vc_skip "$c not installed (make deps installs slurm-wlm, munge, iproute2)"
-done
+vc_need_slurm
+command -v tc >/dev/null 2>&1 || vc_skip "tc not installed (make deps installs iproute2)"
 py=$(reproduce/python.sh 2>&1) || vc_skip "$py"
 # run.sh takes the cluster down itself; this is for a test killed midway
 trap '"$VC" down >/dev/null 2>&1' EXIT

@@ -8,9 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../integration/vcluster.inc"
 vc_prereqs
-for c in munged slurmctld slurmd sbatch srun scontrol; do
-  command -v "$c" >/dev/null 2>&1 || vc_skip "Slurm not installed ($c missing; make deps installs slurm-wlm and munge)"
-done
+vc_need_slurm
 vc_up 4
 eval "$("$VC" env)"   # SLURM_CONF, TCP on the bridge, yielding ranks (issue 17), the emulation, for the jobs
 S=$VCSTATE/shared   # every node sees it; their /tmp are their own
