@@ -188,7 +188,8 @@ def main():
         "# Ratel: the paper's numbers beside ours",
         "",
         f"Ours: {r['model'] if r else '?'} at batch {b}, mb-ratel with the emulated tiers of README.md "
-        f"(link 4 GB/s token bucket, 2 files capped at 1 GB/s), on a shared 2-core host ({load}); "
+        f"(link 4 GB/s token bucket, 2 files capped at {r['file_gbps'] if r else 0:g} GB/s each, below the "
+        f"host's disk: run.sh's caps.txt), on a shared 2-core host ({load}); "
         "ratios are of tokens/s in these runs, not the paper's hardware.",
         "",
         "| what | paper | ours |",

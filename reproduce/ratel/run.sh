@@ -21,9 +21,12 @@
 #     --dir DIR       the state files (default $MB_RATEL_DIR, else $BUILD/ratel-data; node-local disk)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/ratel)
 # Emulation (see README.md): the device is an arena, the device-host link an
-# mb_link token bucket (--link-gbps 4), each SSD a file with a rate cap
-# (--file-gbps 1). Local runs use the job script, which runs the program
-# directly outside Slurm.
+# mb_link token bucket (--link-gbps 4), each SSD a file with a rate cap.
+# The caps must bind, not the host's disk: a first run without caps
+# (disk-probe) measures the disk in its profiling step, and every later run
+# caps each file at 0.4x that rate (2 files: 0.8x the disk; at most 1 GB/s,
+# at least 0.05), recorded in caps.txt. Local runs use the job script,
+# which runs the program directly outside Slurm.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -46,7 +49,6 @@ export MB_RATEL_DIR=${dir:-${MB_RATEL_DIR:-$root/${BUILD:-build}/ratel-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
 py=$(reproduce/python.sh)
 mkdir -p "$MB_RESULTS" "$MB_RATEL_DIR"
-emu=(--link-gbps 4 --file-gbps 1 ${mem[@]+"${mem[@]}"})
 mid=$(awk '{print $2 ? $2 : $1}' <<<"$batches")
 first=${batches%% *}
 # The bit-identity check (nn's whole-model reference taking the same steps,
@@ -55,6 +57,36 @@ first=${batches%% *}
 # in zero-offload's one run; the other runs are the same code at other
 # shapes and skip it (--no-check). tiny and small check every run.
 chk() { [ $scale = full ] && [ "$1" != "$first" ] && echo --no-check || true; }
+# The emulated SSDs, not the host's disk, must bound storage: one uncapped
+# run (the first batch, no check) measures the disk in its profiling step
+# (both directions' bytes over the time either was in flight, hw_stor_read),
+# and each file is capped at 0.4x that, so the study's 2 files together
+# run at 0.8x the disk (Fig. 10's 4 files may reach the disk again: said in
+# compare.md). One job like the others (--slurm: on the node that runs them).
+run_one() { # name, then mb-ratel's flags; appends the result file to data
+  local name=$1 log=$out/$1.log tr0=$SECONDS f
+  shift
+  if [ $slurm = 1 ]; then
+    sbatch --wait --quiet --job-name="mb-ratel-$name" --output="$log" --export=ALL job_scripts/mb-ratel.sbatch "$@" ||
+      { echo "run.sh: job $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  else
+    bash job_scripts/mb-ratel.sbatch "$@" >"$log" 2>&1 ||
+      { echo "run.sh: $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
+  fi
+  f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
+  [ -f "$f" ] || { echo "run.sh: no result file named in $log" >&2; exit 1; }
+  last=$f
+  echo "$name $((SECONDS - tr0)) s ($(uptime | sed 's/.*load/load/'))" | tee -a "$out/times.txt" >&2
+}
+t0=$SECONDS
+# each run's wall time, so the time per part is on record (times.txt)
+: >"$out/times.txt"
+run_one disk-probe --model "$model" --batch "$first" --files 2 --link-gbps 4 --file-gbps 0 ${mem[@]+"${mem[@]}"} --no-check
+disk=$("$py" -c 'import sys; from reproduce.ratel import data; print(data.rows([sys.argv[1]])[0]["hw_stor_read"] or 0)' "$last")
+gbps=$(awk -v d="$disk" 'BEGIN { c = int(0.4 * d / 1e9 / 0.05) * 0.05; if (c > 1) c = 1; if (c < 0.05) c = 0.05; printf "%.2f", c }')
+printf 'disk %.3f GB/s (the uncapped profiling step, disk-probe.log); per-file cap %s GB/s\n' \
+  "$(awk -v d="$disk" 'BEGIN { print d / 1e9 }')" "$gbps" | tee "$out/caps.txt" >&2
+emu=(--link-gbps 4 --file-gbps "$gbps" ${mem[@]+"${mem[@]}"})
 runs=()   # a name, then mb-ratel's flags
 for b in $batches; do
   for s in ratel zero-infinity zero-offload; do
@@ -81,26 +113,12 @@ for f in $files_list; do
   [ "$f" = 2 ] && continue
   runs+=("files$f --model $model --batch $mid --files $f ${emu[*]} $(chk "$mid")")
 done
-t0=$SECONDS
 data=()
-# each run's wall time, so the time per part is on record (times.txt)
-: >"$out/times.txt"
 for r in "${runs[@]}"; do
   read -r name flags <<<"$r"
-  log=$out/$name.log
-  tr0=$SECONDS
   # shellcheck disable=SC2086 # flags are words
-  if [ $slurm = 1 ]; then
-    sbatch --wait --quiet --job-name="mb-ratel-$name" --output="$log" --export=ALL job_scripts/mb-ratel.sbatch $flags ||
-      { echo "run.sh: job $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
-  else
-    bash job_scripts/mb-ratel.sbatch $flags >"$log" 2>&1 ||
-      { echo "run.sh: $name failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }
-  fi
-  f=$(sed -n 's/^# result file: //p' "$log" | tail -1)
-  [ -f "$f" ] || { echo "run.sh: no result file named in $log" >&2; exit 1; }
-  data+=("$f")
-  echo "$name $((SECONDS - tr0)) s ($(uptime | sed 's/.*load/load/'))" | tee -a "$out/times.txt" >&2
+  run_one "$name" $flags
+  data+=("$last")
 done
 # Fig. 6: the largest Table IV model --plan fits with a 24 GB device and 256 GB host
 "${BUILD:-build}"/bin/mb-ratel --plan --model gpt-13b --batch 8 --dev-mem 24G --host-mem 256G >"$out/plan.txt"
