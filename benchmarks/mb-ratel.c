@@ -440,6 +440,12 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "hw_gemm_flops", st.hw.gemm_flops);
         mb_metric_case_dbl(r, cn, "hw_stor_read", st.hw.stor_read);
         mb_metric_case_dbl(r, cn, "hw_stor_write", st.hw.stor_write);
+        /* the CPU-sharing term's inputs (the profiling step) */
+        mb_metric_case_dbl(r, cn, "hw_cores", st.hw.cores);
+        mb_metric_case_dbl(r, cn, "hw_cpu_per_flop", st.hw.cpu_per_flop);
+        mb_metric_case_dbl(r, cn, "hw_cpu_per_link_byte", st.hw.cpu_per_link_byte);
+        mb_metric_case_dbl(r, cn, "hw_cpu_store_f_s", st.hw.cpu_store_f);
+        mb_metric_case_dbl(r, cn, "hw_cpu_store_b_s", st.hw.cpu_store_b);
         if (!s->run->common.quiet)
             printf("#   policy %s: case %d, %.0f bytes swapped; T_f predicted %.4f s measured %.4f s, "
                    "T_b predicted %.4f s measured %.4f s (last step)\n", act_label(),
@@ -452,6 +458,10 @@ static void record(struct st *s)
     /* the last step's Adam alone (the store's update callback): naive's model */
     mb_metric_case_dbl(r, cn, "optimizer_update_s", st.update_s);
     mb_metric_case_dbl(r, cn, "step_s_last", st.step_s);
+    /* the last step's CPU-seconds: all, the link's threads, the GEMMs */
+    mb_metric_case_dbl(r, cn, "cpu_s_last", st.cpu_s);
+    mb_metric_case_dbl(r, cn, "cpu_link_s_last", st.cpu_link_s);
+    mb_metric_case_dbl(r, cn, "cpu_gemm_s_last", st.cpu_gemm_s);
     if (!s->run->common.quiet)
         printf("#   %.1f tokens/s, %.3g FLOP/s = %.2f of cblas_sgemm's %.3g on the block's GEMMs\n",
                s->step_s > 0 ? tokens / s->step_s : 0, s->step_s > 0 ? s->compute_flops / s->step_s : 0,

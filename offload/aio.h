@@ -592,6 +592,7 @@ struct mb_ostore_stats {
     double io_busy_s;           /* time with either in flight (they share a file) */
     double update_s;            /* in the update callback */
     double stall_s;             /* steps waiting for their reads */
+    double thread_cpu_s;        /* CPU seconds of the store's thread (naive, optimized) */
 };
 
 struct mb_ostore;

@@ -426,6 +426,7 @@ void mb_ostore_stats(struct mb_ostore *s, struct mb_ostore_stats *out)
 {
     pthread_mutex_lock(&s->mu);
     *out = s->st;
+    out->thread_cpu_s = s->thread_started ? mb_thread_cpu_s((unsigned long)s->tid) : 0;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -1,19 +1,21 @@
 /* Ratel's iteration-time model, Eqs. 1-5 of the paper: forward and
  * backward are each as long as their slowest resource, all transfers
  * overlapping compute; the device link is duplex (a max term per
- * direction), storage simplex (its read and write times add). */
+ * direction), storage simplex (its read and write times add). Ours adds
+ * a fifth term, the host's cores: every resource above is emulated on
+ * them, so a pass is at least its CPU-seconds over the cores. */
 #include "ratel.h"
 
 const char *ratel_bound_name(enum ratel_bound b)
 {
-    static const char *const n[] = {"compute", "link-g2m", "link-m2g", "storage"};
-    return (unsigned)b < 4 ? n[b] : "?";
+    static const char *const n[] = {"compute", "link-g2m", "link-m2g", "storage", "cpu"};
+    return (unsigned)b < RATEL_BOUND_COUNT ? n[b] : "?";
 }
 
-static enum ratel_bound argmax4(const double t[4])
+static enum ratel_bound argmax(const double t[RATEL_BOUND_COUNT])
 {
     int k = 0;
-    for (int i = 1; i < 4; i++)
+    for (int i = 1; i < RATEL_BOUND_COUNT; i++)
         if (t[i] > t[k])
             k = i;
     return (enum ratel_bound)k;
@@ -37,9 +39,32 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
     o->b_terms[RATEL_BOUND_M2G] = (2 * P + a_g2m) / hw->link_m2g;
     o->b_terms[RATEL_BOUND_STORAGE] =
         (14 * P + o->act_storage) / hw->stor_read + 14 * P / hw->stor_write;
-    o->bound_f = argmax4(o->f_terms);
-    o->bound_b = argmax4(o->b_terms);
+    /* CPU sharing: on this host the emulated device's GEMMs, the link's
+     * copy threads and the store (Adam, CRC32C, I/O submission) share the
+     * cores, so a pass takes at least their CPU-seconds over the cores
+     * (the link's bytes: those of the G2M and M2G terms) */
+    double c = hw->cores > 0 ? hw->cores : 0;
+    o->f_terms[RATEL_BOUND_CPU] =
+        c > 0 ? (m->flops_fwd * hw->cpu_per_flop + (a_g2m + 2 * P) * hw->cpu_per_link_byte + hw->cpu_store_f) / c
+              : 0;
+    o->b_terms[RATEL_BOUND_CPU] =
+        c > 0 ? ((2 * m->flops_fwd + flops_r) * hw->cpu_per_flop + (4 * P + a_g2m) * hw->cpu_per_link_byte +
+                 hw->cpu_store_b) / c
+              : 0;
+    o->bound_f = argmax(o->f_terms);
+    o->bound_b = argmax(o->b_terms);
     o->t_f = o->f_terms[o->bound_f];
     o->t_b = o->b_terms[o->bound_b];
     o->t_iter = o->t_f + o->t_b; /* Eq. 1 */
+}
+
+void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct ratel_hw *hw)
+{
+    double gemm = c->gemm[0] + c->gemm[1], link = c->link[0] + c->link[1];
+    double sf = c->all[0] - c->link[0] - c->gemm[0], sb = c->all[1] - c->link[1] - c->gemm[1];
+    hw->cores = cores;
+    hw->cpu_per_flop = c->flops_done > 0 ? gemm / c->flops_done : 0;
+    hw->cpu_per_link_byte = c->link_bytes > 0 ? link / c->link_bytes : 0;
+    hw->cpu_store_f = sf > 0 ? sf : 0;
+    hw->cpu_store_b = sb > 0 ? sb : 0;
 }

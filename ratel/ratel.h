@@ -26,6 +26,15 @@ struct ratel_hw {
     double stor_read;    /* BW_S2M: storage -> host */
     double stor_write;   /* BW_M2S: host -> storage */
     double mem_avail;    /* MEM_M^avail: host bytes free for activations */
+    /* CPU sharing (not in the paper: here the emulated GPU's GEMMs, the
+     * store's Adam, CRC32C and I/O submission and the link's copy threads
+     * all run on the host's cores). 0 cores: no CPU term. */
+    double cores;        /* CPUs this process may run on */
+    double cpu_per_flop; /* CPU-s per GEMM FLOP (the GEMMs' threads) */
+    double cpu_per_link_byte; /* CPU-s per byte the link's copy threads move */
+    double cpu_store_f, cpu_store_b; /* CPU-s of everything else (the store:
+                          * P16 reads and their CRC32C in forward; Adam, CRC32C,
+                          * I/O of the states in backward) per iteration */
 };
 
 /* Per-iteration totals of the model being trained. */
@@ -53,22 +62,43 @@ enum ratel_bound {
     RATEL_BOUND_COMPUTE = 0, /* device GEMMs (+ recompute in backward) */
     RATEL_BOUND_G2M,         /* device -> host link */
     RATEL_BOUND_M2G,         /* host -> device link */
-    RATEL_BOUND_STORAGE      /* storage, reads + writes (simplex) */
+    RATEL_BOUND_STORAGE,     /* storage, reads + writes (simplex) */
+    RATEL_BOUND_CPU,         /* the host's cores, shared by all of the above */
+    RATEL_BOUND_COUNT
 };
 const char *ratel_bound_name(enum ratel_bound b);
 
 struct ratel_times {
     double t_f, t_b, t_iter;
-    double f_terms[4], b_terms[4]; /* each max's terms, by enum ratel_bound */
+    double f_terms[RATEL_BOUND_COUNT], b_terms[RATEL_BOUND_COUNT]; /* each max's terms, by enum ratel_bound */
     enum ratel_bound bound_f, bound_b;
     double act_storage;            /* alpha * A_G2M: swapped bytes on storage */
 };
 /* T_f = max(FLOP_f/THP, A/BW_g2m, 2P/BW_m2g, 2P/BW_S2M + aA/BW_M2S)
  * T_b = max((2 FLOP_f + FLOP_r)/THP, 2P/BW_g2m, (2P + A)/BW_m2g,
  *           (14P + aA)/BW_S2M + 14P/BW_M2S),  aA = max(0, A - MEM_avail).
- * A = a_g2m, FLOP_r = flops_r. */
+ * A = a_g2m, FLOP_r = flops_r. Both also at least the CPU-seconds they
+ * need over the cores (hw->cores > 0; 0 otherwise):
+ *   T_f >= (FLOP_f c_flop + (A + 2P) c_link + S_f) / cores
+ *   T_b >= ((2 FLOP_f + FLOP_r) c_flop + (4P + A) c_link + S_b) / cores
+ * (the link bytes are the ones of the link terms above). */
 void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, double a_g2m,
                      double flops_r, struct ratel_times *out);
+
+/* The CPU-sharing inputs from one measured step (the profiling one): per
+ * pass ([0] forward, [1] backward) the process's CPU-seconds, the link's
+ * copy threads' and the GEMMs' (CPU in the compute calls less the link's
+ * and the store's threads there); the rest of a pass is the store's (its
+ * thread, the I/O engine, P16 reads' CRC32C). */
+struct ratel_cpu_sample {
+    double all[2], link[2], gemm[2];
+    double link_bytes;   /* bytes over the link in the step, both directions */
+    double flops_done;   /* the step's GEMM FLOPs, recompute included */
+};
+/* Sets hw's cores (the argument), cpu_per_flop (GEMM CPU over FLOPs),
+ * cpu_per_link_byte (link CPU over its bytes) and cpu_store_f/_b (each
+ * pass's CPU less its link's and GEMMs', at least 0). */
+void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct ratel_hw *hw);
 
 /* ===== Algorithm 1 ======================================================= */
 
@@ -283,6 +313,10 @@ struct ratel_trainer_stats {
      * serial order, the part of store_caller_s that is not storage traffic */
     double update_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
+    /* the last step's CPU-seconds (the whole process), and of them the
+     * link's copy threads and the GEMMs (CPU in the compute calls less the
+     * link's and the store's threads there); the rest is the store's */
+    double cpu_s, cpu_link_s, cpu_gemm_s;
     struct ratel_choice choice; /* the policy's, made after the profiling step */
     struct ratel_hw hw;         /* measured in the profiling step */
     int choice_made;

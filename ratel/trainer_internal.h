@@ -48,6 +48,7 @@ struct ratel_trainer {
     int states_on_store, release_acts;
     char (*lname)[32];
     struct ratel_trainer_stats st;
+    double gemm_cpu;                     /* this pass's GEMM CPU-s (tr_cpu_gemm) */
 };
 
 void tr_span(struct ratel_trainer *t, const char *what, const char *name, double t0, double t1);

@@ -7,8 +7,52 @@
  * (zero-infinity); every update drained before the step returns. */
 #include "trainer_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* ---- CPU time: the whole process, the link's copy threads, the store's
+ * thread (the CPU-sharing term of the model is fed from these) ---------- */
+
+static double proc_cpu(void)
+{
+    struct timespec ts;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0 ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec : 0;
+}
+
+static double fin(double x)
+{
+    return isfinite(x) ? x : 0;
+}
+
+static double link_cpu(struct ratel_trainer *t, uint64_t *bytes)
+{
+    double c = 0;
+    uint64_t b = 0;
+    for (int d = 0; d < 2; d++) {
+        struct mb_link_stats ls;
+        mb_link_stats(t->link, d, &ls);
+        c += fin(ls.cpu_s);
+        b += ls.bytes;
+    }
+    if (bytes)
+        *bytes = b;
+    return c;
+}
+
+/* The process's CPU-seconds less the link's and the store's threads: the
+ * trainer's thread and the BLAS threads, what a compute call uses. */
+static double own_cpu(struct ratel_trainer *t)
+{
+    double c = proc_cpu() - link_cpu(t, NULL);
+    if (t->store) {
+        struct mb_ostore_stats ss;
+        mb_ostore_stats(t->store, &ss);
+        c -= fin(ss.thread_cpu_s);
+    }
+    return c;
+}
 
 /* ---- P16 staging: begin (storage read submitted), mid (read waited, link
  * copy queued), ready (link copy waited: the device pointer to bind) ---- */
@@ -176,7 +220,7 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
                 return -1;
             }
         }
-        double t0 = mb_now();
+        double c0 = own_cpu(t), t0 = mb_now();
         int rc;
         if (i == 0)
             rc = nn_layer_forward(l, tok, t->h[0]);
@@ -186,6 +230,7 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
         } else
             rc = nn_layer_forward_head(l, t->h[cur], tgt, loss);
         double t1 = mb_now();
+        t->gemm_cpu += own_cpu(t) - c0;
         *compute_s += t1 - t0;
         tr_span(t, "fwd", t->lname[i], t0, t1);
         if (rc != 0) {
@@ -263,7 +308,7 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             return -1;
         }
         *recompute += nn_layer_recompute_flops(l);
-        double t0 = mb_now();
+        double c0 = own_cpu(t), t0 = mb_now();
         int rc;
         if (i == top)
             rc = nn_layer_backward(l, NULL, t->dh[cur]);
@@ -272,6 +317,7 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             cur ^= 1;
         } else
             rc = nn_layer_backward(l, t->dh[cur], NULL);
+        t->gemm_cpu += own_cpu(t) - c0;
         tr_span(t, "bwd", t->lname[i], t0, mb_now());
         if (rc != 0) {
             snprintf(err, errlen, "layer %d: backward failed", i);
@@ -319,7 +365,8 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const struct rate
     return 0;
 }
 
-static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_hw *hw)
+static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct ratel_cpu_sample *cpu,
+                    struct ratel_hw *hw)
 {
     double flops = 0;
     for (int i = 0; i < t->nl; i++) {
@@ -347,6 +394,7 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, struct ratel_
     hw->stor_read = ss.read_bytes ? both : rate_of(0, 0, 1e12);
     hw->stor_write = ss.write_bytes ? both : rate_of(0, 0, 1e12);
     hw->mem_avail = (double)mb_arena_free_bytes(t->host);
+    ratel_cpu_inputs(cpu, mb_pu_count(), hw);
 }
 
 int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, char *err,
@@ -359,7 +407,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     int before_choice = t->release_acts && !t->st.choice_made;
     int profiling = before_choice && t->st.steps >= 1;
     if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
-        struct ratel_hw any = {1, 1, 1, 1, 1, 1};
+        struct ratel_hw any = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
         if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
             return -1;
     }
@@ -370,11 +418,25 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     if (t->store)
         mb_ostore_stats(t->store, &os0);
     size_t mark = mb_arena_mark(t->host), dev_mark = mb_arena_mark(t->dev);
+    struct ratel_cpu_sample cpu = {0};
+    uint64_t lb0 = 0, lb1 = 0;
+    double p0 = proc_cpu(), l0 = link_cpu(t, &lb0);
+    t->gemm_cpu = 0;
     double fwd_c = 0, rec = 0, loss = 0, t0 = mb_now();
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
     double t1 = mb_now();
+    double p1 = proc_cpu(), l1 = link_cpu(t, NULL);
+    cpu.gemm[0] = t->gemm_cpu;
+    t->gemm_cpu = 0;
     rc = rc ? rc : backward(t, &rec, err, errlen);
     double t2 = mb_now();
+    double p2 = proc_cpu(), l2 = link_cpu(t, &lb1);
+    cpu.gemm[1] = t->gemm_cpu;
+    cpu.all[0] = p1 - p0;
+    cpu.all[1] = p2 - p1;
+    cpu.link[0] = l1 - l0;
+    cpu.link[1] = l2 - l1;
+    cpu.link_bytes = (double)(lb1 - lb0);
     mb_arena_release(t->host, mark);
     mb_arena_release(t->dev, dev_mark);
     if (rc != 0)
@@ -395,8 +457,12 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
         f += a.flops_fwd + a.flops_bwd;
     }
     t->st.gemm_flops_done = f + rec;
+    t->st.cpu_s = cpu.all[0] + cpu.all[1];
+    t->st.cpu_link_s = cpu.link[0] + cpu.link[1];
+    t->st.cpu_gemm_s = cpu.gemm[0] + cpu.gemm[1];
+    cpu.flops_done = f + rec;
     if (profiling) {
-        measure(t, fwd_c, &t->st.hw);
+        measure(t, fwd_c, &cpu, &t->st.hw);
         enum ratel_act act = t->o.system == RATEL_SYS_ZERO_INFINITY ? RATEL_ACT_INTER_BLOCK : t->o.act;
         if (choose(t, act, &t->st.hw, err, errlen) != 0)
             return -1;

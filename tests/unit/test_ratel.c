@@ -40,6 +40,44 @@ static void test_times(void)
     ratel_iter_time(&m, &hw, 150, 0, &t);
     EXPECT(t.act_storage == 0);
     EXPECT(!strcmp(ratel_bound_name(RATEL_BOUND_STORAGE), "storage"));
+    EXPECT(t.f_terms[RATEL_BOUND_CPU] == 0 && t.b_terms[RATEL_BOUND_CPU] == 0); /* cores 0: no term */
+}
+
+/* The CPU-sharing term, by hand: 2 cores, 0.5 CPU-s per FLOP, 0.1 per link
+ * byte, the store 30 CPU-s in forward and 400 in backward; A = 200 B,
+ * FLOP_r = 120, P = 10. */
+static void test_cpu_term(void)
+{
+    struct ratel_model m = {.params = 10, .flops_fwd = 600, .flops_rc_all = 300,
+                            .act_all = 1000, .act_inter = 100};
+    struct ratel_hw hw = {.gemm_flops = 10, .link_g2m = 2, .link_m2g = 4, .stor_read = 5,
+                          .stor_write = 1, .mem_avail = 150, .cores = 2, .cpu_per_flop = 0.5,
+                          .cpu_per_link_byte = 0.1, .cpu_store_f = 30, .cpu_store_b = 400};
+    struct ratel_times t;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    /* forward: (600*0.5 + (200 + 2*10)*0.1 + 30) / 2 = (300 + 22 + 30) / 2 */
+    EXPECT(near(t.f_terms[RATEL_BOUND_CPU], 176));
+    /* backward: ((1200 + 120)*0.5 + (4*10 + 200)*0.1 + 400) / 2 = (660 + 24 + 400) / 2 */
+    EXPECT(near(t.b_terms[RATEL_BOUND_CPU], 542));
+    EXPECT(t.bound_f == RATEL_BOUND_CPU && near(t.t_f, 176));
+    EXPECT(t.bound_b == RATEL_BOUND_CPU && near(t.t_b, 542));
+    EXPECT(near(t.t_iter, 718));
+    EXPECT(near(t.f_terms[RATEL_BOUND_G2M], 100)); /* the other terms unchanged */
+    EXPECT(!strcmp(ratel_bound_name(RATEL_BOUND_CPU), "cpu"));
+    /* the inputs from a measured step: forward 10 CPU-s (link 1, GEMMs 6),
+     * backward 30 (link 2, GEMMs 13); 3 link CPU-s over 300 bytes, 19 GEMM
+     * CPU-s over 38 FLOPs */
+    struct ratel_cpu_sample c = {.all = {10, 30}, .link = {1, 2}, .gemm = {6, 13},
+                                 .link_bytes = 300, .flops_done = 38};
+    struct ratel_hw h = {0};
+    ratel_cpu_inputs(&c, 2, &h);
+    EXPECT(h.cores == 2 && near(h.cpu_per_flop, 0.5) && near(h.cpu_per_link_byte, 0.01));
+    EXPECT(near(h.cpu_store_f, 3) && near(h.cpu_store_b, 15));
+    /* a pass whose parts exceed its total (clock skew) has no store CPU, not
+     * a negative one; nothing measured gives zero rates, not NaN */
+    struct ratel_cpu_sample z = {.all = {1, 1}, .link = {1, 1}, .gemm = {1, 1}};
+    ratel_cpu_inputs(&z, 2, &h);
+    EXPECT(h.cpu_store_f == 0 && h.cpu_store_b == 0 && h.cpu_per_flop == 0 && h.cpu_per_link_byte == 0);
 }
 
 /* 2 inter units then NU-2 intra ones, all of 100 bytes unless varied */
@@ -142,9 +180,9 @@ static void test_cases(void)
     /* forward never the bottleneck here; backward: GEMMs + recompute
      * against the host->device link that brings swapped bytes back */
     const struct { const char *name; struct ratel_hw hw; int want; } c[] = {
-        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12}, 2},
-        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12}, 1},
-        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12}, 3},
+        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 2},
+        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 1},
+        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 3},
     };
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < 2; r++) {
@@ -198,7 +236,8 @@ static void test_random(void)
         m.params = 100 * nn_rng_uniform(&r);
         struct ratel_hw hw = {exp(4 * nn_rng_normal(&r)), exp(4 * nn_rng_normal(&r)),
                               exp(4 * nn_rng_normal(&r)), exp(2 * nn_rng_normal(&r)) * 100,
-                              exp(2 * nn_rng_normal(&r)) * 100, 1200 * nn_rng_uniform(&r)};
+                              exp(2 * nn_rng_normal(&r)) * 100, 1200 * nn_rng_uniform(&r),
+                              0, 0, 0, 0, 0};
         for (int c1 = 0; c1 < 2; c1++) {
             unsigned char s[NU];
             struct ratel_choice ch;
@@ -286,7 +325,7 @@ static void test_gpt_units(void)
     EXPECT(fabs(m.flops_rc_all - t.flops_recompute) <= 1e-12 * t.flops_recompute);
     /* the choice as per-layer release masks: their bytes add up */
     {
-        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
+        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0};
         unsigned char *s = malloc((size_t)n);
         struct ratel_choice ch;
         EXPECT(ratel_algorithm1(&m, &hw0, u, n, RATEL_CASE1_INTER, s, &ch) == 0);
@@ -313,7 +352,7 @@ static void test_gpt_units(void)
     EXPECT(ratel_act_parse("swap-some", &act) == -1);
     /* the paper's 13B setting (RTX 4090 ~155 TFLOPS measured, 21 GB/s per
      * direction, 12 SSDs ~32 GB/s, 768 GB host): informational */
-    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9};
+    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0};
     for (int b = 24; b <= 60; b += 12) {
         struct ratel_model mb;
         int nb = ratel_gpt_units(&c, b, mixed, u, n);
@@ -428,6 +467,7 @@ static void test_plan(void)
 int main(void)
 {
     test_times();
+    test_cpu_term();
     test_cases();
     test_random();
     test_gpt_units();
