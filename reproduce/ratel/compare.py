@@ -75,6 +75,19 @@ def storage_line(r):
     return ["", line + "."]
 
 
+def cpu_line(r):
+    """The CPU-sharing term's inputs (the profiling step) and the last
+    step's CPU by whom, for one run: where the model's cpu term binds."""
+    if not r or not r.get("hw_cores") or r.get("cpu_s_last") is None:
+        return []
+    gemm, link = r.get("cpu_gemm_s_last") or 0, r.get("cpu_link_s_last") or 0
+    return ["", f"CPU (optimized+ratel, batch {r['batch']}): the last step used {r['cpu_s_last']:.2f} CPU-s on "
+            f"{r['hw_cores']:g} cores (GEMMs {gemm:.2f}, link copies {link:.2f}, the store and the rest "
+            f"{r['cpu_s_last'] - gemm - link:.2f}); the profiling step priced the store at "
+            f"{r.get('hw_cpu_store_f_s') or 0:.2f} + {r.get('hw_cpu_store_b_s') or 0:.2f} CPU-s (forward + backward), "
+            f"and the model's T_f/T_b are bound by {r.get('t_f_bound')}/{r.get('t_b_bound')}."]
+
+
 def verdict(ok):
     return "met" if ok else "NOT met"
 
@@ -93,8 +106,9 @@ def performance(rows):
                + (f" of which Adam {adam:.3f} s" if adam is not None else "")
                + ", each timed alone (--optimizer serial runs every update in the trainer's thread).")
     out += storage_line(serial[bal])
-    out += ["", "| what | target | ours | |", "|---|---|---|---|"]
     opt = one(rows, system="ratel", act="ratel", optimizer="optimized", files=2, batch=bal)
+    out += cpu_line(opt)
+    out += ["", "| what | target | ours | |", "|---|---|---|---|"]
     zi = one(rows, system="zero-infinity", files=2, batch=bal)
     if opt and zi:
         x = opt["tokens_per_s"] / zi["tokens_per_s"]
