@@ -31,7 +31,8 @@ def timeline(ax, rows):
     """Fig. 1: the last traced step of a Ratel run, a row per lane."""
     spans = []
     for r in rows:
-        if r["system"] == "ratel" and r["path"]:
+        # Ratel's own run (the serial-order and zero-infinity runs are traced too)
+        if r["system"] == "ratel" and r["optimizer"] == "optimized" and r["act"] == "ratel" and r["path"]:
             spans = mbresults.trace(r["path"])
             if spans:
                 break
