@@ -31,8 +31,9 @@ struct cal {
 
 /* What one repetition does on this rank. */
 struct op {
-    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA } what;
+    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA, SHM_COPY, SHM_REDUCE } what;
     size_t bytes;
+    char *mine, *src; /* SHM_*: this rank's node-shared segment, the peer's it reads */
     struct mb_coll_flags **flags;
     uint64_t seq;
     int peer_pid;
@@ -40,6 +41,8 @@ struct op {
 };
 
 static int reps_for(size_t bytes) { return bytes <= 64 * 1024 ? 60 : bytes <= 4 * MIB ? 15 : 5; }
+
+static void fill_floats(char *buf, size_t bytes);
 
 /* 0, or -1 with the failed call named in k->err. */
 static int once(struct cal *k, struct op *o)
@@ -54,6 +57,8 @@ static int once(struct cal *k, struct op *o)
         mb_coll_copy_fence();
         break;
     case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
+    case SHM_COPY: memcpy(k->b, o->src, o->bytes); break;
+    case SHM_REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, o->src, o->bytes / sizeof(float)); break;
     case XCHG:
         if (peer < c->size)
             rc = MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer,
@@ -113,6 +118,8 @@ static double timed(struct cal *k, struct op *o, int reps)
     if (bad)
         snprintf(k->err, sizeof(k->err), "out of memory for %d repetitions on rank %d", reps, k->c->rank);
     for (int i = -1; i < reps; i++) {
+        if (o->what == SHM_COPY || o->what == SHM_REDUCE) /* untimed: the peer's source is fresh, as a */
+            fill_floats(o->mine, o->bytes);               /* collective's input written before it runs */
         MPI_Barrier(k->c->comm);
         double t0 = MPI_Wtime();
         if (!bad)
@@ -229,6 +236,9 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
     say(&k, "#   Irecv+Isend+Waitall round    %8.2f us (8 B)\n", p->p2p_nb_alpha * 1e6);
     show(&k, "point-to-point exchange", p->p2p);
     say(&k, "#   flag synchronisation         %8.2f us\n", p->flag * 1e6);
+    for (int i = 0; i < MB_COLL_NWS; i++)
+        say(&k, "#   from a peer's fresh buffer   %8.2f GB/s memcpy, %8.2f GB/s reduce (node working set %.0f KiB)\n",
+            1e-9 / p->shm_copy[i], 1e-9 / p->shm_reduce[i], mb_coll_ws_point(i) / 1024);
     if (isnan(p->cma_alpha)) {
         say(&k, "#   process_vm_readv: not measured (CMA unavailable)\n");
     } else {
@@ -239,6 +249,38 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
         mb_coll_profile_audit(log, p);
         fflush(log);
     }
+}
+
+/* The shm family's tables: each node rank copies (reduces) bytes = ws /
+ * (2 L) from the node-shared segment its next peer filled just before into
+ * its private buffer, so the node touches ws bytes, for each table size ws. */
+static int shm_tables(struct cal *k, struct mb_coll_profile *prof, char *err, size_t errlen)
+{
+    struct mb_coll_ctx *c = k->c;
+    int L = c->node_size;
+    size_t most = ((size_t)mb_coll_ws_point(MB_COLL_NWS - 1) / (2 * (size_t)L)) & ~(size_t)63;
+    struct mb_buf sb;
+    char berr[256] = "";
+    int got = mb_buf_alloc(&sb, MB_MEM_SHARED, most, 0, c->node_comm, berr, sizeof(berr)) == 0;
+    if (!mb_coll_agree(c, got, berr, sizeof(berr))) {
+        snprintf(err, errlen, "the shm tables' node-shared buffers: %s", berr);
+        if (got)
+            mb_buf_free(&sb);
+        return -1;
+    }
+    struct op o = {.mine = mb_buf_peer(&sb, c->node_rank), .src = mb_buf_peer(&sb, (c->node_rank + 1) % L)};
+    for (int i = 0; i < MB_COLL_NWS; i++) {
+        o.bytes = ((size_t)mb_coll_ws_point(i) / (2 * (size_t)L)) & ~(size_t)63;
+        if (o.bytes < 64)
+            o.bytes = 64;
+        o.what = SHM_COPY;
+        prof->shm_copy[i] = timed(k, &o, reps_for(o.bytes)) / (double)o.bytes;
+        o.what = SHM_REDUCE;
+        prof->shm_reduce[i] = timed(k, &o, reps_for(o.bytes)) / (double)o.bytes;
+    }
+    MPI_Barrier(c->comm);
+    mb_buf_free(&sb);
+    return 0;
 }
 
 /* One calibration round; 0, or -1 with the reason in err (the same on
@@ -346,6 +388,10 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
     prof->flag = timed(&k, &o, 300);
     MPI_Barrier(c->comm);
     mb_buf_free(&fb);
+    if (shm_tables(&k, prof, err, errlen) != 0) {
+        free(k.a), free(k.b);
+        return -1;
+    }
 
     char why[256];
     prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;

@@ -185,6 +185,8 @@ int mb_coll_count_fits(size_t bytes, enum mb_coll_dtype dtype, int lib_algos, ch
  * f = min(1, cache_bytes / W). The parameters are measured on the machine
  * (mb_coll_calibrate) and kept in a profile file (profiles/README.md). */
 
+#define MB_COLL_NWS 5 /* the shm working-set table's sizes */
+
 struct mb_coll_rate {
     double cache, mem; /* seconds per byte, working set in / far out of cache */
 };
@@ -214,6 +216,13 @@ struct mb_coll_profile {
     double p2p_msg8k;                       /* MPI_Sendrecv of 8 KiB less 8 KiB * p2p.cache */
     double p2p_nb_alpha;                    /* s per MPI_Irecv + MPI_Isend + MPI_Waitall round of 8 B
                                                between rank pairs (hier's leader ring steps) */
+    /* The shared-memory family's copies and reductions (measured, required):
+     * s per byte of a memcpy / a dst op= src whose source is node-shared
+     * memory a peer rank of the node wrote just before, every node rank at
+     * once, at the node working sets mb_coll_ws_point(i) (256 KiB to 64 MiB,
+     * x4; model.h interpolates between them in log(ws)). */
+    double shm_copy[MB_COLL_NWS];
+    double shm_reduce[MB_COLL_NWS];
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).

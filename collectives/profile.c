@@ -23,7 +23,7 @@ struct key {
     char help[120];
 };
 
-#define NKEYS 20
+#define NKEYS (20 + 2 * MB_COLL_NWS)
 
 static int keys(struct key *k)
 {
@@ -55,6 +55,16 @@ static int keys(struct key *k)
     K("p2p_msg_8KiB_s", p2p_msg8k, 0, "per-message overhead: MPI_Sendrecv of 8 KiB between rank pairs less 8 KiB at p2p_cache");
     K("p2p_nb_alpha_s", p2p_nb_alpha, 0, "per request round: MPI_Irecv + MPI_Isend + MPI_Waitall of 8 B between rank pairs");
 #undef K
+    static const char *const ws[MB_COLL_NWS] = {"256KiB", "1MiB", "4MiB", "16MiB", "64MiB"};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < MB_COLL_NWS; i++, n++) {
+            snprintf(k[n].name, sizeof(k[n].name), "shm_%s_ws%s_s_per_B", t ? "reduce" : "copy", ws[i]);
+            k[n].off = (t ? offsetof(struct mb_coll_profile, shm_reduce) : offsetof(struct mb_coll_profile, shm_copy)) +
+                       (size_t)i * sizeof(double);
+            k[n].optional = 0;
+            snprintf(k[n].help, sizeof(k[n].help), "%s a peer rank's fresh node-shared buffer, all node ranks at once, "
+                     "node working set %s", t ? "dst += src (floats) from" : "memcpy from", ws[i]);
+        }
     return n;
 }
 
