@@ -281,6 +281,13 @@ int mb_coll_calibrate_net(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof,
  * line naming the flag in err on rank 0. */
 int mb_coll_calibrate_net_write(struct mb_coll_ctx *ctx, const char *path, struct mb_coll_profile *prof,
                                 FILE *log, char *err, size_t errlen);
+/* A program's --calibrate (net = 0) or --calibrate-net (net = 1) end to
+ * end: mb_coll_calibrate_write or mb_coll_calibrate_net_write into path
+ * (prof: the loaded profile, for net), its one error line warned on rank
+ * 0. 0 or the driver's MB_COLL_CALIBRATE_* code (_FAILED: exit 1, the
+ * others are usage errors, exit 2). */
+int mb_coll_calibrate_run(struct mb_coll_ctx *ctx, int net, const char *path, struct mb_coll_profile *prof,
+                          int argc, char *const *argv, FILE *log);
 
 /* Memory bandwidth (environment.c): every rank of comm copies `bytes`
  * (clamped to 4 KiB .. 64 MiB) at once, three times; the best of all
@@ -414,6 +421,10 @@ struct mb_coll_metric {
 };
 size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
                       struct mb_coll_metric *m);
+/* auto's picks, one line per group ("# auto picks for GROUP: SIZE:ALGO ..."):
+ * call for each auto case in order with *last NULL at first (it tracks the
+ * open line), then once with group NULL to end the last line. */
+void mb_coll_print_pick(FILE *out, const char **last, const char *group, const char *size, const char *pick);
 
 
 /* ---- a case's buffers (bufset.c) ---------------------------------------
