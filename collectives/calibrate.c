@@ -31,9 +31,11 @@ struct cal {
 
 /* What one repetition does on this rank. */
 struct op {
-    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA, SHM_COPY, SHM_REDUCE } what;
+    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA, SHM_COPY, SHM_REDUCE, UCX } what;
     size_t bytes;
     char *mine, *src; /* SHM_*: this rank's node-shared segment, the peer's it reads */
+    int gets;         /* UCX: 8 B gets from the registered buffer `reg` before the flag round */
+    void *reg;
     struct mb_coll_flags **flags;
     uint64_t seq;
     int peer_pid;
@@ -59,6 +61,12 @@ static int once(struct cal *k, struct op *o)
     case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
     case SHM_COPY: memcpy(k->b, o->src, o->bytes); break;
     case SHM_REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, o->src, o->bytes / sizeof(float)); break;
+    case UCX:
+        if (mb_coll_ucx_calibrate_op(c, o->reg, o->gets) != 0) {
+            snprintf(k->err, sizeof(k->err), "a UCX request (%d gets and a flag round) failed on rank %d", o->gets, c->rank);
+            return -1;
+        }
+        break;
     case XCHG:
         if (peer < c->size)
             rc = MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer,
@@ -239,6 +247,11 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
     for (int i = 0; i < MB_COLL_NWS; i++)
         say(&k, "#   from a peer's fresh buffer   %8.2f GB/s memcpy, %8.2f GB/s reduce (node working set %.0f KiB)\n",
             1e-9 / p->shm_copy[i], 1e-9 / p->shm_reduce[i], mb_coll_ws_point(i) / 1024);
+    if (isnan(p->ucx_flag))
+        say(&k, "#   UCX: not measured (ucx unavailable)\n");
+    else
+        say(&k, "#   UCX flag round               %8.2f us, %.2f us per 8 B get\n", p->ucx_flag * 1e6,
+            p->ucx_get_alpha * 1e6);
     if (isnan(p->cma_alpha)) {
         say(&k, "#   process_vm_readv: not measured (CMA unavailable)\n");
     } else {
@@ -407,6 +420,25 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
         prof->cma_alpha = timed(&k, &o, 300);
         static const size_t cma_sz[] = {256 << 10, 2 * MIB, 32 * MIB};
         measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
+    }
+
+    /* UCX's own costs: the flag round alone, then with 16 gets before it (per get: the difference / 16) */
+    prof->ucx_flag = prof->ucx_get_alpha = NAN;
+    if (!k.failed && mb_coll_usable(&mb_coll_algo_ucx, c, MB_COLL_ALLREDUCE, why, sizeof(why))) {
+        enum { GETS = 16 };
+        char rerr[256] = "";
+        void *reg = mb_coll_alloc(c, 4096, rerr, sizeof(rerr)); /* mapped by ucx as the algorithm's buffers */
+        if (!mb_coll_agree(c, reg != NULL, rerr, sizeof(rerr))) {
+            snprintf(k.err, sizeof(k.err), "a registered buffer for the UCX gets: %s", rerr);
+            k.failed = 1;
+        } else {
+            o = (struct op){.what = UCX, .gets = 0, .reg = reg};
+            prof->ucx_flag = timed(&k, &o, 300);
+            o.gets = GETS;
+            prof->ucx_get_alpha = fmax(timed(&k, &o, 300) - prof->ucx_flag, 0) / GETS;
+        }
+        if (reg)
+            mb_coll_release(c, reg);
     }
 
     free(k.a);

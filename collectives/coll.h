@@ -223,6 +223,11 @@ struct mb_coll_profile {
      * x4; model.h interpolates between them in log(ws)). */
     double shm_copy[MB_COLL_NWS];
     double shm_reduce[MB_COLL_NWS];
+    /* UCX's own costs (measured, required; NaN where ucx's set-up failed):
+     * s per flag round (every rank puts a flag to every peer and waits for
+     * theirs) and s per get request of 8 B (set-up and completion). */
+    double ucx_flag;
+    double ucx_get_alpha;
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).

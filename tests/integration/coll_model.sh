@@ -33,6 +33,9 @@ for key in p2p_msg_1KiB_s p2p_msg_8KiB_s p2p_nb_alpha_s shm_copy_ws256KiB_s_per_
   shm_reduce_ws1MiB_s_per_B shm_reduce_ws4MiB_s_per_B shm_reduce_ws16MiB_s_per_B shm_reduce_ws64MiB_s_per_B; do
   grep -q "^$key = [0-9]" "$T/cal.txt" || fail "the profile has the measured overhead $key"
 done
+for key in ucx_flag_s ucx_get_alpha_s; do # nan where ucx's set-up fails here, never absent
+  grep -Eq "^$key = ([0-9]|nan$)" "$T/cal.txt" || fail "the profile has UCX's measured $key (or nan)"
+done
 grep -q '^ranks = 2$' "$T/cal.txt" || fail "the profile records its ranks"
 expect 0 "a run with the calibrated profile" -- mpi 2 "$C" --profile "$T/cal.txt" --algo mpi,ring,shm \
   --coll allreduce --sizes 8,4096,100000 -n 2 -w 1 -o "$T/cal.h5" && has "model\(us\)" "the table has a model column"
@@ -58,6 +61,8 @@ grep -v '^p2p_msg_1KiB_s' "$T/cal.txt" >"$T/nooverhead.txt"
 bad "nooverhead.txt: missing key p2p_msg_1KiB_s" 2 --profile "$T/nooverhead.txt"
 grep -v '^shm_reduce_ws4MiB_s_per_B' "$T/cal.txt" >"$T/notable.txt"
 bad "notable.txt: missing key shm_reduce_ws4MiB_s_per_B" 2 --profile "$T/notable.txt"
+grep -v '^ucx_flag_s' "$T/cal.txt" >"$T/noucx.txt"
+bad "noucx.txt: missing key ucx_flag_s" 2 --profile "$T/noucx.txt"
 bad "--profile: profile $T/nosuch.txt: cannot open: No such file or directory" 2 --profile "$T/nosuch.txt"
 bad "profiles/.*\.txt: cannot open.*--calibrate" 2 --algo auto
 

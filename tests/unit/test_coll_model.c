@@ -39,6 +39,10 @@ static struct mb_coll_profile known(void)
     static const double sr[MB_COLL_NWS] = {0.5e-9, 0.6e-9, 1e-9, 1e-9, 1e-9};
     memcpy(p.shm_copy, sc, sizeof(sc));
     memcpy(p.shm_reduce, sr, sizeof(sr));
+    /* UCX's flag round and get request equal to the shm flag and the CMA call
+     * (test_ucx_terms varies them) */
+    p.ucx_flag = 2e-6;
+    p.ucx_get_alpha = 3e-6;
     return p;
 }
 
@@ -136,11 +140,11 @@ static void test_model(void)
     nocma.cma_alpha = NAN;
     EXPECT(isnan(predict(&nocma, "cma", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
     EXPECT(isfinite(predict(&nocma, "shm", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
-    /* ucx: 2 ranks, 256 KiB in place: two flag phases, one 128 KiB get of a
-     * slice each way (a CMA read, or a copy without CMA; no unmeasured
-     * per-request term), one reduction of the slice */
+    /* ucx: 2 ranks, 256 KiB in place: two UCX flag rounds, one 128 KiB get of a
+     * slice each way (one request, its bytes a CMA read, or a copy without
+     * CMA), one reduction of the slice */
     NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (3e-6 + sl * 1e-9) + sl * g);
-    NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (sl * c) + sl * g);
+    NEAR(predict(&nocma, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1), 2 * fl + 2 * (3e-6 + sl * c) + sl * g);
 
     /* hier over 2 nodes of 2: copy-in reduce and broadcast on the node, Rabenseifner over 2 leaders:
      * its one step crosses the link (net alpha, net beta; the leader alone on it), each way */
@@ -274,6 +278,10 @@ static void test_profile(void)
     p.cma_alpha = p.cma.cache = p.cma.mem = NAN;
     EXPECT(mb_coll_profile_write(path, &p, err, sizeof(err)) == 0);
     EXPECT(mb_coll_profile_read(path, &q, err, sizeof(err)) == 0 && isnan(q.cma_alpha));
+    /* ucx unavailable: its terms are written and read back as nan (present, not absent) */
+    p.ucx_flag = p.ucx_get_alpha = NAN;
+    EXPECT(mb_coll_profile_write(path, &p, err, sizeof(err)) == 0);
+    EXPECT(mb_coll_profile_read(path, &q, err, sizeof(err)) == 0 && isnan(q.ucx_flag) && isnan(q.ucx_get_alpha));
     unlink(path);
 
     /* text edits of a good profile, each with the words its error must hold */
@@ -314,6 +322,9 @@ static void test_profile(void)
         {"p2p_msg_8KiB_s = ", "p2p_msg_8KiB_s = nan\np2p_msg_8KiB_sx = ", "p2p_msg_8KiB_s: 'nan'"},
         {"p2p_nb_alpha_s = ", "p2p_nb_alpha_s = -1\nx = ", "p2p_nb_alpha_s: '-1'"},
         {"shm_copy_ws1MiB_s_per_B = ", "xshm_copy_ws1MiB_s_per_B = ", "missing key shm_copy_ws1MiB_s_per_B"},
+        {"ucx_flag_s = ", "xucx_flag_s = ", "missing key ucx_flag_s"},
+        {"ucx_get_alpha_s = ", "xucx_get_alpha_s = ", "missing key ucx_get_alpha_s"},
+        {"ucx_get_alpha_s = ", "ucx_get_alpha_s = -1\nx = ", "ucx_get_alpha_s: '-1'"},
         {"shm_reduce_ws64MiB_s_per_B = ", "xshm_reduce_ws64MiB_s_per_B = ", "missing key shm_reduce_ws64MiB_s_per_B"},
         {"shm_reduce_ws4MiB_s_per_B = ", "shm_reduce_ws4MiB_s_per_B = nan\nx = ", "shm_reduce_ws4MiB_s_per_B: 'nan'"},
     };
@@ -385,8 +396,35 @@ static void test_ws_table(void)
          n / 2 * (1 - t) * 0.1e-9);
 }
 
+/* UCX's measured flag round and get request in ucx's closed form. */
+static void test_ucx_terms(void)
+{
+    struct mb_coll_profile p = known();
+    p.ucx_flag = 5e-6;
+    p.ucx_get_alpha = 7e-6;
+    const double g = 0.5e-9, na = 20e-6, nb = 0.8e-9;
+    /* 2 ranks, 512 KiB in place: 2 flag rounds; 2 phases of gets of the 256 KiB slice
+     * from the one peer, 2 requests of 128 KiB each, at the CMA rate (1 ns/B); one
+     * reduction of the slice (ws 1 MiB > the 1e6 B cache: the memory rate 1 ns/B) */
+    double sl = 262144;
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 524288, 1, 2, 2, 1),
+         2 * 5e-6 + 2 * (2 * 7e-6 + sl * 1e-9) + sl * 1e-9);
+    /* small (4 KiB, 3 ranks, out of place): 2 flag rounds, one phase of 2 gets of
+     * the whole vector (one request each), 2 reductions, no copy */
+    double n = 4096;
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 4096, 0, 3, 3, 1), 2 * 5e-6 + 2 * (7e-6 + n * 1e-9) + 2 * n * 0.5e-9);
+    /* across 2 machines of 2: each flag round crosses the link too */
+    double q = 65536, local = 7e-6 + q * 1e-9, remote = na + 2 * q * 2 * nb;
+    NEAR(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 4, 2, 2), 2 * (5e-6 + na) + 2 * fmax(local, remote) + 3 * q * g);
+    /* not measured (ucx's set-up failed in the calibration): ucx is not modelled */
+    p.ucx_flag = p.ucx_get_alpha = NAN;
+    EXPECT(isnan(predict(&p, "ucx", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
+    EXPECT(isfinite(predict(&p, "shm", MB_COLL_ALLREDUCE, 262144, 1, 2, 2, 1)));
+}
+
 int main(void)
 {
+    test_ucx_terms();
     test_model();
     test_ws_table();
     test_overheads();
