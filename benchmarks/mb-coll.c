@@ -166,34 +166,16 @@ static int load_profile(struct mb_run *run)
     return 0;
 }
 
-/* Measures the parameters here and writes the profile. */
+/* --calibrate (the node's terms) or --calibrate-net (the link's): measures and writes the profile. */
 static int calibrate(struct mb_run *run)
 {
-    char err[1500];
-    int rc = mb_coll_calibrate_write(coll_ctx(), profile_path, run->argc, run->argv,
-                                     run->common.quiet ? NULL : stdout, err, sizeof(err));
-    if (rc && run->rank == 0)
-        mb_warn("%s", err);
+    int rc = mb_coll_calibrate_run(coll_ctx(), opt.calibrate_net, profile_path, &profile, run->argc, run->argv,
+                                   run->common.quiet ? NULL : stdout);
     if (rc == MB_COLL_CALIBRATE_FAILED) { /* a failed measurement (agreed on every rank): exit 1, no profile */
         MPI_Finalize();
         exit(1);
     }
-    return rc;
-}
-
-/* Measures the link's terms across machines and adds them to the profile. */
-static int calibrate_net(struct mb_run *run)
-{
-    char err[1500];
-    int rc = mb_coll_calibrate_net_write(coll_ctx(), profile_path, &profile, run->common.quiet ? NULL : stdout,
-                                         err, sizeof(err));
-    if (rc && run->rank == 0)
-        mb_warn("%s", err);
-    if (rc == MB_COLL_CALIBRATE_FAILED) {
-        MPI_Finalize();
-        exit(1);
-    }
-    return rc;
+    return rc ? MB_EXIT_USAGE : MB_PLAN_DONE;
 }
 
 /* auto: the registry index of the model's pick for this case (collective). */
@@ -343,23 +325,15 @@ static void measure_memcpy(struct mb_run *run)
 /* One line per auto section: size:pick. */
 static void print_picks(struct mb_run *run)
 {
-    if (run->rank != 0 || run->common.quiet)
-        return;
     const char *group = NULL;
-    for (size_t k = 0; k < run->ncases; k++) {
+    for (size_t k = 0; k < run->ncases && run->rank == 0 && !run->common.quiet; k++) {
         const struct coll_case *cc = run->cases[k].user;
-        if (cc->algo != algo_auto)
-            continue;
-        if (!group || strcmp(group, run->cases[k].group) != 0) {
-            group = run->cases[k].group;
-            printf("%s# auto picks for %s:", k ? "\n" : "", group);
-        }
         char sz[32];
         mb_format_size(run->cases[k].bytes, sz, sizeof(sz));
-        printf(" %s:%s", sz, algo_names[cc->pick]);
+        if (cc->algo == algo_auto)
+            mb_coll_print_pick(stdout, &group, run->cases[k].group, sz, algo_names[cc->pick]);
     }
-    if (group)
-        printf("\n");
+    mb_coll_print_pick(stdout, &group, NULL, NULL, NULL);
 }
 
 /* The root `emulation` attribute: fake nodes (--ranks-per-node) and the
@@ -376,10 +350,8 @@ static void describe_emulation(struct mb_run *run)
 static int plan(struct mb_run *run)
 {
     size_t cap = 0;
-    if (opt.calibrate)
-        return calibrate(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
-    if (opt.calibrate_net)
-        return calibrate_net(run) ? MB_EXIT_USAGE : MB_PLAN_DONE;
+    if (opt.calibrate || opt.calibrate_net)
+        return calibrate(run);
     if (have_profile) /* where the cases run, for the model */
         mb_coll_model_shape(coll_ctx(), &shape);
     if (opt.algos & ~1u) {

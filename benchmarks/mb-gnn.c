@@ -118,6 +118,7 @@ static struct gnn_budget budget;
 static char *budget_ranks; /* rank 0: each rank's host and budget, "; "-separated */
 static int precheck = 1; /* the budget's check before any work (MB_GNN_BUDGET_PRECHECK=0: off, tests) */
 static struct mb_coll_ctx *coll;
+static int model_cores_per_rank; /* the TPC model's cores for one rank (gnn_cores_per_rank), set in plan */
 static char ds_label[96];
 static struct gnn_rates rates = {NAN, NAN}; /* measured once per run */
 static double inmem_epoch_s = NAN;   /* median of the upper bound's case, for the bound */
@@ -211,6 +212,7 @@ static void config(struct mb_run *run, struct mb_kvlist *c)
     mb_kv_int(c, "budget_bytes", (long long)opt.mem_budget);
     mb_kv_int(c, "read_ahead_kb", gnn_read_ahead_kb(opt.data));
     mb_kv_int(c, "model_cores", gnn_usable_cores());
+    mb_kv_int(c, "model_cores_per_rank", model_cores_per_rank);
     mb_kv_str(c, "budget_method", budget.on ? budget.b.method : "none");
     mb_kv_str(c, "budget_detail", budget.on ? budget.b.detail : "no --mem-budget given");
     mb_kv_str(c, "budget_ranks", budget_ranks ? budget_ranks : "no budget enforced");
@@ -290,6 +292,7 @@ static int plan(struct mb_run *run)
             return -1;
         }
     }
+    model_cores_per_rank = gnn_cores_per_rank(gnn_usable_cores(), coll ? mb_coll_ctx_host_ranks(coll) : 1);
     run->emulation = "stand-ins: each data file stands for one NVMe SSD (striped RAID0 by offload/aio); host "
                      "memory stands for GPU memory (the \"device\" cache tier and the training buffers); the "
                      "host-tier copies stand for PCIe transfers; training runs on the CPU (OpenBLAS)";

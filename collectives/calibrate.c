@@ -31,8 +31,11 @@ struct cal {
 
 /* What one repetition does on this rank. */
 struct op {
-    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA } what;
+    enum { COPY, STREAM, REDUCE, XCHG, NBX, FLAG, CMA, SHM_COPY, SHM_REDUCE, UCX } what;
     size_t bytes;
+    char *mine, *src; /* SHM_*: this rank's node-shared segment, the peer's it reads */
+    int gets;         /* UCX: 8 B gets from the registered buffer `reg` before the flag round */
+    void *reg;
     struct mb_coll_flags **flags;
     uint64_t seq;
     int peer_pid;
@@ -40,6 +43,8 @@ struct op {
 };
 
 static int reps_for(size_t bytes) { return bytes <= 64 * 1024 ? 60 : bytes <= 4 * MIB ? 15 : 5; }
+
+static void fill_floats(char *buf, size_t bytes);
 
 /* 0, or -1 with the failed call named in k->err. */
 static int once(struct cal *k, struct op *o)
@@ -54,6 +59,14 @@ static int once(struct cal *k, struct op *o)
         mb_coll_copy_fence();
         break;
     case REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, k->a, o->bytes / sizeof(float)); break;
+    case SHM_COPY: memcpy(k->b, o->src, o->bytes); break;
+    case SHM_REDUCE: mb_coll_reduce2(MB_COLL_FLOAT, MB_COLL_SUM, k->b, o->src, o->bytes / sizeof(float)); break;
+    case UCX:
+        if (mb_coll_ucx_calibrate_op(c, o->reg, o->gets) != 0) {
+            snprintf(k->err, sizeof(k->err), "a UCX request (%d gets and a flag round) failed on rank %d", o->gets, c->rank);
+            return -1;
+        }
+        break;
     case XCHG:
         if (peer < c->size)
             rc = MPI_Sendrecv(k->a, (int)o->bytes, MPI_BYTE, peer, 7401, k->b, (int)o->bytes, MPI_BYTE, peer,
@@ -113,6 +126,8 @@ static double timed(struct cal *k, struct op *o, int reps)
     if (bad)
         snprintf(k->err, sizeof(k->err), "out of memory for %d repetitions on rank %d", reps, k->c->rank);
     for (int i = -1; i < reps; i++) {
+        if (o->what == SHM_COPY || o->what == SHM_REDUCE) /* untimed: the peer's source is fresh, as a */
+            fill_floats(o->mine, o->bytes);               /* collective's input written before it runs */
         MPI_Barrier(k->c->comm);
         double t0 = MPI_Wtime();
         if (!bad)
@@ -229,6 +244,14 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
     say(&k, "#   Irecv+Isend+Waitall round    %8.2f us (8 B)\n", p->p2p_nb_alpha * 1e6);
     show(&k, "point-to-point exchange", p->p2p);
     say(&k, "#   flag synchronisation         %8.2f us\n", p->flag * 1e6);
+    for (int i = 0; i < MB_COLL_NWS; i++)
+        say(&k, "#   from a peer's fresh buffer   %8.2f GB/s memcpy, %8.2f GB/s reduce (node working set %.0f KiB)\n",
+            1e-9 / p->shm_copy[i], 1e-9 / p->shm_reduce[i], mb_coll_ws_point(i) / 1024);
+    if (isnan(p->ucx_flag))
+        say(&k, "#   UCX: not measured (ucx unavailable)\n");
+    else
+        say(&k, "#   UCX flag round               %8.2f us, %.2f us per 8 B get\n", p->ucx_flag * 1e6,
+            p->ucx_get_alpha * 1e6);
     if (isnan(p->cma_alpha)) {
         say(&k, "#   process_vm_readv: not measured (CMA unavailable)\n");
     } else {
@@ -239,6 +262,38 @@ static void report(struct mb_coll_ctx *c, const struct mb_coll_profile *p, FILE 
         mb_coll_profile_audit(log, p);
         fflush(log);
     }
+}
+
+/* The shm family's tables: each node rank copies (reduces) bytes = ws /
+ * (2 L) from the node-shared segment its next peer filled just before into
+ * its private buffer, so the node touches ws bytes, for each table size ws. */
+static int shm_tables(struct cal *k, struct mb_coll_profile *prof, char *err, size_t errlen)
+{
+    struct mb_coll_ctx *c = k->c;
+    int L = c->node_size;
+    size_t most = ((size_t)mb_coll_ws_point(MB_COLL_NWS - 1) / (2 * (size_t)L)) & ~(size_t)63;
+    struct mb_buf sb;
+    char berr[256] = "";
+    int got = mb_buf_alloc(&sb, MB_MEM_SHARED, most, 0, c->node_comm, berr, sizeof(berr)) == 0;
+    if (!mb_coll_agree(c, got, berr, sizeof(berr))) {
+        snprintf(err, errlen, "the shm tables' node-shared buffers: %s", berr);
+        if (got)
+            mb_buf_free(&sb);
+        return -1;
+    }
+    struct op o = {.mine = mb_buf_peer(&sb, c->node_rank), .src = mb_buf_peer(&sb, (c->node_rank + 1) % L)};
+    for (int i = 0; i < MB_COLL_NWS; i++) {
+        o.bytes = ((size_t)mb_coll_ws_point(i) / (2 * (size_t)L)) & ~(size_t)63;
+        if (o.bytes < 64)
+            o.bytes = 64;
+        o.what = SHM_COPY;
+        prof->shm_copy[i] = timed(k, &o, reps_for(o.bytes)) / (double)o.bytes;
+        o.what = SHM_REDUCE;
+        prof->shm_reduce[i] = timed(k, &o, reps_for(o.bytes)) / (double)o.bytes;
+    }
+    MPI_Barrier(c->comm);
+    mb_buf_free(&sb);
+    return 0;
 }
 
 /* One calibration round; 0, or -1 with the reason in err (the same on
@@ -346,6 +401,10 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
     prof->flag = timed(&k, &o, 300);
     MPI_Barrier(c->comm);
     mb_buf_free(&fb);
+    if (shm_tables(&k, prof, err, errlen) != 0) {
+        free(k.a), free(k.b);
+        return -1;
+    }
 
     char why[256];
     prof->cma_alpha = prof->cma.cache = prof->cma.mem = NAN;
@@ -361,6 +420,25 @@ static int one_round(struct mb_coll_ctx *c, struct mb_coll_profile *prof, char *
         prof->cma_alpha = timed(&k, &o, 300);
         static const size_t cma_sz[] = {256 << 10, 2 * MIB, 32 * MIB};
         measure_rate(&k, &o, cma_sz, 3, prof->cma_alpha, 1, C, pts, &prof->cma, (double)L);
+    }
+
+    /* UCX's own costs: the flag round alone, then with 16 gets before it (per get: the difference / 16) */
+    prof->ucx_flag = prof->ucx_get_alpha = NAN;
+    if (!k.failed && mb_coll_usable(&mb_coll_algo_ucx, c, MB_COLL_ALLREDUCE, why, sizeof(why))) {
+        enum { GETS = 16 };
+        char rerr[256] = "";
+        void *reg = mb_coll_alloc(c, 4096, rerr, sizeof(rerr)); /* mapped by ucx as the algorithm's buffers */
+        if (!mb_coll_agree(c, reg != NULL, rerr, sizeof(rerr))) {
+            snprintf(k.err, sizeof(k.err), "a registered buffer for the UCX gets: %s", rerr);
+            k.failed = 1;
+        } else {
+            o = (struct op){.what = UCX, .gets = 0, .reg = reg};
+            prof->ucx_flag = timed(&k, &o, 300);
+            o.gets = GETS;
+            prof->ucx_get_alpha = fmax(timed(&k, &o, 300) - prof->ucx_flag, 0) / GETS;
+        }
+        if (reg)
+            mb_coll_release(c, reg);
     }
 
     free(k.a);

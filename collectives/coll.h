@@ -185,6 +185,8 @@ int mb_coll_count_fits(size_t bytes, enum mb_coll_dtype dtype, int lib_algos, ch
  * f = min(1, cache_bytes / W). The parameters are measured on the machine
  * (mb_coll_calibrate) and kept in a profile file (profiles/README.md). */
 
+#define MB_COLL_NWS 5 /* the shm working-set table's sizes */
+
 struct mb_coll_rate {
     double cache, mem; /* seconds per byte, working set in / far out of cache */
 };
@@ -214,6 +216,18 @@ struct mb_coll_profile {
     double p2p_msg8k;                       /* MPI_Sendrecv of 8 KiB less 8 KiB * p2p.cache */
     double p2p_nb_alpha;                    /* s per MPI_Irecv + MPI_Isend + MPI_Waitall round of 8 B
                                                between rank pairs (hier's leader ring steps) */
+    /* The shared-memory family's copies and reductions (measured, required):
+     * s per byte of a memcpy / a dst op= src whose source is node-shared
+     * memory a peer rank of the node wrote just before, every node rank at
+     * once, at the node working sets mb_coll_ws_point(i) (256 KiB to 64 MiB,
+     * x4; model.h interpolates between them in log(ws)). */
+    double shm_copy[MB_COLL_NWS];
+    double shm_reduce[MB_COLL_NWS];
+    /* UCX's own costs (measured, required; NaN where ucx's set-up failed):
+     * s per flag round (every rank puts a flag to every peer and waits for
+     * theirs) and s per get request of 8 B (set-up and completion). */
+    double ucx_flag;
+    double ucx_get_alpha;
 };
 
 /* Profile files: "key = value" lines, '#' comments (profiles/README.md).
@@ -272,6 +286,13 @@ int mb_coll_calibrate_net(struct mb_coll_ctx *ctx, struct mb_coll_profile *prof,
  * line naming the flag in err on rank 0. */
 int mb_coll_calibrate_net_write(struct mb_coll_ctx *ctx, const char *path, struct mb_coll_profile *prof,
                                 FILE *log, char *err, size_t errlen);
+/* A program's --calibrate (net = 0) or --calibrate-net (net = 1) end to
+ * end: mb_coll_calibrate_write or mb_coll_calibrate_net_write into path
+ * (prof: the loaded profile, for net), its one error line warned on rank
+ * 0. 0 or the driver's MB_COLL_CALIBRATE_* code (_FAILED: exit 1, the
+ * others are usage errors, exit 2). */
+int mb_coll_calibrate_run(struct mb_coll_ctx *ctx, int net, const char *path, struct mb_coll_profile *prof,
+                          int argc, char *const *argv, FILE *log);
 
 /* Memory bandwidth (environment.c): every rank of comm copies `bytes`
  * (clamped to 4 KiB .. 64 MiB) at once, three times; the best of all
@@ -405,6 +426,10 @@ struct mb_coll_metric {
 };
 size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, struct mb_coll_auto_report *rep,
                       struct mb_coll_metric *m);
+/* auto's picks, one line per group ("# auto picks for GROUP: SIZE:ALGO ..."):
+ * call for each auto case in order with *last NULL at first (it tracks the
+ * open line), then once with group NULL to end the last line. */
+void mb_coll_print_pick(FILE *out, const char **last, const char *group, const char *size, const char *pick);
 
 
 /* ---- a case's buffers (bufset.c) ---------------------------------------

@@ -144,6 +144,16 @@ void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
 #define MB_COLL_ALGO(x) extern const struct mb_coll_algo mb_coll_algo_##x;
 #include "algos.def"
 #undef MB_COLL_ALGO
+/* ucx.c, for the calibration: one repetition of UCX's own costs on every
+ * rank of c at once (ucx's set-up done: mb_coll_usable). `gets` 8 B gets
+ * from the next rank's copy of the registered buffer `reg` (mb_coll_alloc,
+ * mapped as the algorithm's buffers are), each completed before the next
+ * (a request's set-up and completion), then one flag round: every rank
+ * puts its ARRIVE flag to every peer and waits for theirs, as ucx's
+ * allreduce enters (the round also keeps every rank progressing until the
+ * peers' gets from it are served). 0, or -1 on a failed request or a reg
+ * that ucx has not mapped. */
+int mb_coll_ucx_calibrate_op(struct mb_coll_ctx *c, const void *reg, int gets);
 /* 1 if ok on every rank of the context; else 0, and reason (len bytes)
  * becomes the lowest failing rank's on every rank. Collective. */
 int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);

@@ -48,6 +48,24 @@ static inline double mb_coll_blend(const struct mb_coll_profile *p, struct mb_co
     return f * r.cache + (1 - f) * r.mem;
 }
 
+/* The node working sets of the shm tables (struct mb_coll_profile.shm_copy,
+ * shm_reduce): 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB. */
+static inline double mb_coll_ws_point(int i) { return (double)(1u << (18 + 2 * i)); }
+
+/* A shm table's per-byte cost at node working set ws: linear in log(ws)
+ * between the measured points, the end points' values beyond them. */
+static inline double mb_coll_ws_rate(const double *tab, double ws)
+{
+    if (!(ws > mb_coll_ws_point(0)))
+        return tab[0];
+    for (int i = 1; i < MB_COLL_NWS; i++)
+        if (ws <= mb_coll_ws_point(i)) {
+            double t = log2(ws / mb_coll_ws_point(i - 1)) / 2; /* the points are x4 apart */
+            return tab[i - 1] + t * (tab[i] - tab[i - 1]);
+        }
+    return tab[MB_COLL_NWS - 1];
+}
+
 static inline int mb_coll_ilog2(int x) /* floor */
 {
     int l = 0;
@@ -81,6 +99,24 @@ static inline double mb_coll_X(const struct mb_coll_model_in *m, double bytes)
 }
 static inline double mb_coll_R(const struct mb_coll_model_in *m, double bytes) { return bytes * m->g; }
 static inline double mb_coll_C(const struct mb_coll_model_in *m, double bytes) { return bytes * m->c; }
+/* The shared-memory family (shm, shm-copyin, pool, hier's node levels): a
+ * copy or a reduction of `bytes` by each node rank in a step that touches
+ * ws bytes on the node (its buffers x the ranks that touch them, counted
+ * from the algorithm's structure), priced at the shm tables' rate for ws:
+ * sources a peer wrote, as the algorithms read them. */
+static inline double mb_coll_Cw(const struct mb_coll_model_in *m, double bytes, double ws)
+{
+    return bytes * mb_coll_ws_rate(m->p->shm_copy, ws);
+}
+static inline double mb_coll_Rw(const struct mb_coll_model_in *m, double bytes, double ws)
+{
+    return bytes * mb_coll_ws_rate(m->p->shm_reduce, ws);
+}
+/* mb_coll_reduce_many over k sources at working set ws: k-1 passes, a copy for one */
+static inline double mb_coll_RKw(const struct mb_coll_model_in *m, double bytes, int k, double ws)
+{
+    return k <= 1 ? mb_coll_Cw(m, bytes, ws) : (k - 1) * mb_coll_Rw(m, bytes, ws);
+}
 /* mb_coll_reduce_many over k sources of bytes each: k-1 passes, a copy for one */
 static inline double mb_coll_RK(const struct mb_coll_model_in *m, double bytes, int k)
 {

@@ -19,11 +19,11 @@
 struct key {
     char name[64];
     size_t off;      /* offset of the double in struct mb_coll_profile */
-    int optional;    /* may be "nan" (not measured) or absent */
+    int optional;    /* 1: may be "nan" (not measured) or absent; 2: required, may be "nan" */
     char help[120];
 };
 
-#define NKEYS 20
+#define NKEYS (22 + 2 * MB_COLL_NWS)
 
 static int keys(struct key *k)
 {
@@ -54,7 +54,19 @@ static int keys(struct key *k)
     K("p2p_msg_1KiB_s", p2p_msg1k, 0, "per-message overhead: MPI_Sendrecv of 1 KiB between rank pairs less 1 KiB at p2p_cache");
     K("p2p_msg_8KiB_s", p2p_msg8k, 0, "per-message overhead: MPI_Sendrecv of 8 KiB between rank pairs less 8 KiB at p2p_cache");
     K("p2p_nb_alpha_s", p2p_nb_alpha, 0, "per request round: MPI_Irecv + MPI_Isend + MPI_Waitall of 8 B between rank pairs");
+    K("ucx_flag_s", ucx_flag, 2, "UCX flag round: every rank ucp_put_nbx's a flag to every peer and waits for theirs (nan: ucx unavailable)");
+    K("ucx_get_alpha_s", ucx_get_alpha, 2, "one ucp_get_nbx of 8 B from the next rank's registered buffer, set up and completed (nan: ucx unavailable)");
 #undef K
+    static const char *const ws[MB_COLL_NWS] = {"256KiB", "1MiB", "4MiB", "16MiB", "64MiB"};
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < MB_COLL_NWS; i++, n++) {
+            snprintf(k[n].name, sizeof(k[n].name), "shm_%s_ws%s_s_per_B", t ? "reduce" : "copy", ws[i]);
+            k[n].off = (t ? offsetof(struct mb_coll_profile, shm_reduce) : offsetof(struct mb_coll_profile, shm_copy)) +
+                       (size_t)i * sizeof(double);
+            k[n].optional = 0;
+            snprintf(k[n].help, sizeof(k[n].help), "%s a peer rank's fresh node-shared buffer, all node ranks at once, "
+                     "node working set %s", t ? "dst += src (floats) from" : "memcpy from", ws[i]);
+        }
     return n;
 }
 
@@ -158,7 +170,7 @@ int mb_coll_profile_parse(const char *text, const char *name, struct mb_coll_pro
     if (!have_ranks)
         return fail(err, errlen, "profile %s: missing key ranks", name);
     for (int i = 0; i < nk; i++)
-        if (!seen[i] && !k[i].optional)
+        if (!seen[i] && k[i].optional != 1)
             return fail(err, errlen, "profile %s: missing key %s", name, k[i].name);
     return 0;
 }

@@ -122,3 +122,14 @@ int mb_coll_calibrate_net_write(struct mb_coll_ctx *ctx, const char *path, struc
     MPI_Bcast(&rc, 1, MPI_INT, 0, ctx->comm);
     return rc;
 }
+
+int mb_coll_calibrate_run(struct mb_coll_ctx *ctx, int net, const char *path, struct mb_coll_profile *prof,
+                          int argc, char *const *argv, FILE *log)
+{
+    char err[1500];
+    int rc = net ? mb_coll_calibrate_net_write(ctx, path, prof, log, err, sizeof(err))
+                 : mb_coll_calibrate_write(ctx, path, argc, argv, log, err, sizeof(err));
+    if (rc && ctx->rank == 0)
+        mb_warn("%s", err);
+    return rc;
+}

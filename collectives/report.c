@@ -151,3 +151,17 @@ size_t mb_coll_report(const struct mb_coll_obs *obs, size_t nobs, FILE *out, str
     }
     return n;
 }
+
+void mb_coll_print_pick(FILE *out, const char **last, const char *group, const char *size, const char *pick)
+{
+    if (!group) {
+        if (*last)
+            fprintf(out, "\n");
+        *last = NULL;
+        return;
+    }
+    if (!*last || strcmp(*last, group) != 0)
+        fprintf(out, "%s# auto picks for %s:", *last ? "\n" : "", group);
+    *last = group;
+    fprintf(out, " %s:%s", size, pick);
+}

@@ -300,38 +300,50 @@ static int small(const struct mb_coll_model_in *m)
     return bytes <= MB_COLL_SMALL;
 }
 
-/* The one-flag path through the small slots (shm, shm-copyin and pool). */
+/* The one-flag path through the small slots (shm, shm-copyin and pool):
+ * every step touches the node's inputs and outputs (m->ws) and the L slots
+ * of n (reduce_scatter: L n each). */
 static double shm_small(const struct mb_coll_model_in *m)
 {
     double n = m->n;
     int L = m->L;
+    double w = m->ws + L * (m->kind == MB_COLL_REDUCE_SCATTER ? L * n : n);
     switch (m->kind) {
-    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: return mb_coll_C(m, n) + m->fl + mb_coll_RK(m, n, L);
-    case MB_COLL_REDUCE_SCATTER: return mb_coll_C(m, L * n) + m->fl + mb_coll_RK(m, n, L);
-    case MB_COLL_ALLGATHER: return mb_coll_C(m, n) + m->fl + L * mb_coll_C(m, n);
-    case MB_COLL_BCAST: return 2 * mb_coll_C(m, n) + m->fl;
+    case MB_COLL_ALLREDUCE: case MB_COLL_REDUCE: return mb_coll_Cw(m, n, w) + m->fl + mb_coll_RKw(m, n, L, w);
+    case MB_COLL_REDUCE_SCATTER: return mb_coll_Cw(m, L * n, w) + m->fl + mb_coll_RKw(m, n, L, w);
+    case MB_COLL_ALLGATHER: return mb_coll_Cw(m, n, w) + m->fl + L * mb_coll_Cw(m, n, w);
+    case MB_COLL_BCAST: return 2 * mb_coll_Cw(m, n, w) + m->fl;
     default: return NAN;
     }
 }
 
 /* The large path: an entry and an exit synchronisation; copyin: the input
- * goes into node-shared scratch first and every slice is copied out. */
+ * goes into node-shared scratch first and every slice is copied out. Each
+ * step is priced at its own node working set (model.h, mb_coll_Cw):
+ * the copy-in L inputs and L scratch copies (2 L n), the reduction the L
+ * inputs it reads in slices and the reduced slices it writes ((L + 1) n),
+ * the copy-out the reduced vector and the L outputs ((L + 1) n); for
+ * reduce_scatter and allgather the L-times larger side counts L times. */
 static double shm_large(const struct mb_coll_model_in *m, int copyin)
 {
     double n = m->n;
     int L = m->L;
-    double sync = 2 * m->fl;
+    double sync = 2 * m->fl, in = 2.0 * L * n, red = (L + 1.0) * n;
     switch (m->kind) {
     case MB_COLL_ALLREDUCE:
         if (!copyin && n >= MB_COLL_STREAM_MIN) /* every reduced slice streamed into every output */
-            return sync + mb_coll_RK(m, n / L, L) + n * (isnan(m->p->stream) ? m->c : m->p->stream);
-        return sync + (copyin ? mb_coll_C(m, n) : 0) + mb_coll_RK(m, n / L, L) + mb_coll_C(m, copyin ? n : n * (L - 1) / L);
+            return sync + mb_coll_RKw(m, n / L, L, red) + n * (isnan(m->p->stream) ? mb_coll_Cw(m, 1, red) : m->p->stream);
+        return sync + (copyin ? mb_coll_Cw(m, n, in) : 0) + mb_coll_RKw(m, n / L, L, red) +
+               mb_coll_Cw(m, copyin ? n : n * (L - 1) / L, red);
     case MB_COLL_REDUCE: /* zero-copy reduces into the root's buffer; copy-in: the root copies out */
-        return sync + (copyin ? 2 * mb_coll_C(m, n) : 0) + mb_coll_RK(m, n / L, L);
-    case MB_COLL_REDUCE_SCATTER:
-        return sync + (copyin ? mb_coll_C(m, L * n) : !m->oop ? mb_coll_C(m, n) : 0) + mb_coll_RK(m, n, L);
-    case MB_COLL_ALLGATHER: return sync + (copyin ? mb_coll_C(m, n) : 0) + (L - 1 + (copyin || m->oop)) * mb_coll_C(m, n);
-    case MB_COLL_BCAST: return sync + (copyin ? 2 : 1) * mb_coll_C(m, n);
+        return sync + (copyin ? mb_coll_Cw(m, n, in) + mb_coll_Cw(m, n, 2 * n) : 0) + mb_coll_RKw(m, n / L, L, red);
+    case MB_COLL_REDUCE_SCATTER: /* inputs of L n, outputs of n */
+        return sync + (copyin ? mb_coll_Cw(m, L * n, L * in) : !m->oop ? mb_coll_Cw(m, n, in) : 0) +
+               mb_coll_RKw(m, n, L, L * red);
+    case MB_COLL_ALLGATHER: /* inputs of n, outputs of L n */
+        return sync + (copyin ? mb_coll_Cw(m, n, in) : 0) + (L - 1 + (copyin || m->oop)) * mb_coll_Cw(m, n, L * red);
+    case MB_COLL_BCAST: /* the root's input into scratch, then every rank's copy of it */
+        return sync + (copyin ? mb_coll_Cw(m, n, 2 * n) : 0) + mb_coll_Cw(m, n, red);
     default: return NAN;
     }
 }

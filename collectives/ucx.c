@@ -626,18 +626,35 @@ static int ucx_run(struct mb_coll_ctx *c, const struct mb_coll_args *a)
     return rc;
 }
 
+int mb_coll_ucx_calibrate_op(struct mb_coll_ctx *c, const void *reg, int gets)
+{
+    struct mb_coll_ucx *u = ucx_of(c);
+    int rc = 0, q = (c->rank + 1) % c->size;
+    uint64_t sink, remote[c->size];
+    struct view v;
+    if (gets > 0 && resolve(c, reg, &v, remote) != 0)
+        return -1;
+    for (int i = 0; i < gets && rc == 0; i++)
+        rc = wait_req(c, get(u, q, &sink, v.remote[q], v.rkey[q], sizeof(sink)));
+    uint64_t seq = ++u->seq;
+    rc |= signal_all(c, ARRIVE, seq);
+    wait_all(c, ARRIVE, seq);
+    return rc;
+}
+
 /* ---- the model: gets from the peers' mapped buffers. On one machine
  * (one node, or a --ranks-per-node split of it) every get goes over UCX's
- * shared-memory transport, priced as CMA reads (UCX's cma transport) where
- * CMA was calibrated, else as copies. Across machines the gets from the
- * N-1 other nodes' ranks go over the node's link, all L ranks of the node
- * pulling at once (the profile's net terms: one link latency per phase for
- * the gets in flight, the bytes at the link's rate shared by L), the flags
- * are puts over the link (a link latency each), and the local reads
- * overlap the remote gets (the slower counts). UCX's own per-request
- * overhead is not measured, so it is not in the model (no term is added
- * to keep ucx from tying with cma; on a tie auto takes the earlier
- * registry entry).
+ * shared-memory transport: each request costs UCX's measured get set-up
+ * and completion (ucx_get_alpha_s) and its bytes are priced as CMA reads
+ * (UCX's cma transport) where CMA was calibrated, else as copies. A flag
+ * phase costs the measured UCX flag round (ucx_flag_s: a put to every
+ * peer and a wait for theirs). Across machines the gets from the N-1
+ * other nodes' ranks go over the node's link, all L ranks of the node
+ * pulling at once (the profile's net terms: one link latency per phase
+ * for the gets in flight, the bytes at the link's rate shared by L), the
+ * flags cross the link (a link latency each on top), and the local reads
+ * overlap the remote gets (the slower counts). UCX's terms are NaN where
+ * its set-up failed in the calibration: ucx is then not modelled.
  * Allreduce: entry flags, a reduce-scatter by gets in 128 KiB chunks, the
  * slice flags, an allgather by gets. */
 
@@ -645,9 +662,8 @@ static double ucx_get(const struct mb_coll_model_in *m, double bytes)
 {
     const struct mb_coll_profile *p = m->p;
     double requests = ceil(bytes / (double)UCX_CHUNK);
-    if (!isfinite(p->cma_alpha))
-        return mb_coll_C(m, bytes);
-    return requests * p->cma_alpha + bytes * mb_coll_blend(p, p->cma, m->ws);
+    double per_byte = isfinite(p->cma_alpha) ? mb_coll_blend(p, p->cma, m->ws) : m->c;
+    return requests * p->ucx_get_alpha + bytes * per_byte;
 }
 
 /* One phase of gets of `bytes` from every peer: local ones read, remote
@@ -666,7 +682,7 @@ static double m_ucx(const struct mb_coll_model_in *m)
         return NAN;
     double n = m->n;
     int P = m->P;
-    double flag = m->N == 1 || m->one_host ? m->fl : m->fl + m->na;
+    double flag = m->N == 1 || m->one_host ? m->p->ucx_flag : m->p->ucx_flag + m->na;
     if (n <= MB_COLL_SMALL) /* every rank reduces the whole vector; in place through a temporary */
         return 2 * flag + ucx_phase(m, n) + mb_coll_RK(m, n, P) + (m->oop ? 0 : mb_coll_C(m, n));
     double slice = n / P;

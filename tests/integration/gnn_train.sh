@@ -102,6 +102,12 @@ expect 0 "2 ranks" -- mpi 2 "$G" "${small[@]}" --system hyperion,mmap -o "$T/np2
   has "^# epoch 2 hyperion: .*verified" "2-rank epoch line"
   acc=$(sed -n "s/^# epoch 2 hyperion: .*val acc \([0-9.]*\),.*/\1/p" "$T/out")
   awk -v a="${acc:-0}" 'BEGIN { exit !(a > 0.5) }' || fail "2 ranks: held-out accuracy $acc above chance"
+  # the TPC model's per-rank cores: the machine's usable cores shared by its 2 ranks (at least 1)
+  cores=$(attr "$T/np2.h5" model_cores) per=$(attr "$T/np2.h5" model_cores_per_rank)
+  want=$(( ${cores:-0} / 2 > 0 ? ${cores:-0} / 2 : 1 ))
+  [ -n "$cores" ] && [ "$per" = "$want" ] || fail "2 ranks: model_cores_per_rank '$per', want $want (model_cores '$cores' / 2)"
+  [ "$(attr "$T/all.h5" model_cores_per_rank)" = "$(attr "$T/all.h5" model_cores)" ] ||
+    fail "1 rank: model_cores_per_rank is not model_cores"
 }
 
 # corruption: zero a run of feature rows near the end of both files

@@ -1,7 +1,8 @@
 /* The model-against-measurement reports (report.c) on a hand-made run:
  * each algorithm's median relative error, auto's hits and slowdowns
  * against the measured-fastest, the picks string, the metrics a result
- * file records, and a case whose pick did not run beside it. */
+ * file records, a case whose pick did not run beside it, and auto's
+ * printed picks (mb_coll_print_pick). */
 #include "../../collectives/coll.h"
 #include "check.h"
 
@@ -75,5 +76,24 @@ int main(void)
     nm = mb_coll_report(o, 3, NULL, &rep, m);
     EXPECT(rep.cases == 0 && find(m, nm, "auto_picks") == NULL && find(m, nm, "auto_hit_rate") == NULL);
     free(rep.picks);
+
+    /* auto's picks printed one line per group, as mb-coll prints them */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    const char *last = NULL;
+    mb_coll_print_pick(f, &last, "allreduce/float", "8", "shm");
+    mb_coll_print_pick(f, &last, "allreduce/float", "1M", "ring");
+    mb_coll_print_pick(f, &last, "bcast/float", "4K", "binomial");
+    mb_coll_print_pick(f, &last, NULL, NULL, NULL);
+    fclose(f);
+    EXPECT(strcmp(text, "# auto picks for allreduce/float: 8:shm 1M:ring\n# auto picks for bcast/float: 4K:binomial\n") == 0);
+    free(text);
+    f = open_memstream(&text, &len); /* no auto case: nothing */
+    last = NULL;
+    mb_coll_print_pick(f, &last, NULL, NULL, NULL);
+    fclose(f);
+    EXPECT(len == 0);
+    free(text);
     return TEST_EXIT();
 }
