@@ -9,6 +9,7 @@
  * relative error of 1e-5 with fp32 sums (zero/README.md argues it). */
 #include "harness/harness.h"
 #include "../zero/zero.h"
+#include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@
 
 static struct {
     char *model, *mode, *link, *dir, *dump;
-    long long batch, micro, workers, sw, ps, adam_threads;
+    long long batch, micro, workers, sw, ps, adam_threads, files;
     int agg, progress, trace, interference, paper_table;
     size_t mem_budget;
     struct zero_opts zo;
@@ -49,6 +50,8 @@ static const struct mb_opt zero_opts_table[] = {
     {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
      "refuse a model whose worker needs more bytes than this (shards, a few full-size layers, activations; 0: no limit)", "SIZE"},
     {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
+    {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, MB_STORAGE_MAX_FILES,
+     "files of each parameter server's mb_ostore in --dir (its tensors striped over them)", "N"},
     {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
      "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
     {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
@@ -114,6 +117,7 @@ static int validate(struct mb_run *run)
     o->hp = nn_adam_default();
     o->adam_threads = (int)opt.adam_threads;
     o->dir = opt.dir;
+    o->ps_files = (int)opt.files;
     o->trace = opt.trace;
     o->stall_s = run->common.timeout / 2; /* before the watchdog ends the run, the wait says what it waits for */
     if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
@@ -230,7 +234,8 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
         nn_gpt_layer_account(cfg, opt.zo.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, i, &a);
         big = a.params > big ? a.params : big;
     }
-    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20, .nfiles = 1,
+    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20,
+                               .nfiles = opt.zo.ps_files,
                                .reps = 3};
     if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
         return -1;

@@ -57,6 +57,7 @@ struct zero_opts {
     struct nn_adam hp;
     int adam_threads;         /* zero-offload's optimizer pool */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
+    int ps_files;             /* files of each PS's mb_ostore (--files); 0 = 1 */
     int trace;                /* record spans (on_span) */
     double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
     int reference;            /* a checker's reference run: no fault injection */
