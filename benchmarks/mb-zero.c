@@ -370,15 +370,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
-    static char emulation[600];
-    int disdp = opt.ops == &zero_mode_disdp;
-    snprintf(emulation, sizeof(emulation), "%s%s%s",
-             "workers, switches and parameter servers: MPI ranks on this host's cores",
-             disdp ? "; SmartNIC: an agent thread per worker doing its MPI traffic; SmartSwitch: switch ranks summing "
-                     "and multicasting; PS storage: mb_ostore files in --dir" : "",
-             !(opt.zo.link_bps > 0 || opt.link_auto) ? ""
-             : disdp ? "; network link per worker: the agent's bytes paced per direction by mb_link (" MB_LINK_EMULATION ")"
-                     : "; network link per worker: its collective sends paced per direction by a token bucket (mb_coll pacing hook)");
+    static char emulation[1000];
+    const struct mb_kv *hosts = mb_kv_get(&run->result.root, "hostnames"); /* rank 0's provenance */
+    zero_emulation(&opt.zo.lay, hosts && hosts->type == MB_KV_STR ? hosts->s : NULL, opt.ops == &zero_mode_disdp,
+                   opt.zo.link_bps > 0 || opt.link_auto, emulation, sizeof(emulation));
     run->emulation = emulation;
     return 0;
 }

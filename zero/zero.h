@@ -243,6 +243,14 @@ struct zero_ps_panel {
 void zero_ps_panel(const struct zero_ps_counters *c, double P, int W, double compute_s, struct zero_ps_panel *out);
 /* The model's real parameters (sum of the layers' numel). */
 double zero_model_params(const struct zero_run *z);
+/* The result file's "emulation" text for a run of mode (disdp: its
+ * stand-ins; paced: --link-gbps given) with lay's roles. hostnames: the
+ * ranks' hosts in rank order, comma-separated (the harness's provenance
+ * "hostnames"); NULL or a single host: the roles share "this host's
+ * cores"; several (tools/vcluster, Slurm): which hosts each role's ranks
+ * are on. */
+void zero_emulation(const struct zero_layout *lay, const char *hostnames, int disdp, int paced, char *buf,
+                    size_t len);
 
 /* One value of a case's result: element idx of a series (idx >= 0) or
  * one value (idx < 0), an integer, a double or a string. */

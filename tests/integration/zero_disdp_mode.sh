@@ -48,6 +48,11 @@ for w in 0 1 2; do
   [ "$(metric "$T/m.h5" "$c" worker_recv_bytes_per_step $w)" = 432128 ] || fail "2 micro-batches: worker $w's 4S received"
 done
 
+# a local run's emulation: every role on this host's cores (zero_emulation;
+# a multi-host run names each role's hosts instead, test_zero)
+e=$(h5dump -a /emulation "$T/d1.h5" 2>/dev/null | awk '/\(0\):/ {sub(/.*\(0\): */, ""); print; exit}')
+case $e in *"parameter servers: MPI ranks on this host's cores; SmartNIC"*) ;; *) fail "emulation of a local disdp run: $e" ;; esac
+
 for f in corrupt-grad corrupt-state write-error; do
   MB_FAULT_INJECT=$f expect 1 "disdp $f" -- timeout 180 mpirun -np 4 --oversubscribe --bind-to none -x MB_FAULT_INJECT \
     "$Z" "${tiny[@]}" --mode disdp --switch 1 --ps 1 --agg fixed -o "$T/fault-$f.h5" || continue
