@@ -223,8 +223,8 @@ static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
  * disdp PS's options in dir, tensors of the model's largest layer (at
  * most 8M parameters), 3 passes; disdp only (the other modes have no
  * PS to price). The model prices the PS with it, and
- * its storage with the store's own transfer rate (O_DIRECT, CRC32C),
- * which replaces the plain file's. */
+ * its storage with the store's own transfer rate (O_DIRECT, CRC32C):
+ * disdp measures no plain file. */
 static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
 {
     const struct nn_gpt_config *cfg = &opt.zo.cfg;
@@ -247,8 +247,9 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
 /* The step model, calibrated once in this run and its prediction for this
  * mode. GEMM and Adam rates: every worker measures at once (in the run
  * they compute side by side on shared cores), the slowest worker's rate;
- * the other roles sleep meanwhile. Storage: rank 0, a 16 MiB pass in
- * --dir (else $TMPDIR or /tmp). The link: the paced rate in use or,
+ * the other roles sleep meanwhile. Storage: rank 0, in --dir (else
+ * $TMPDIR or /tmp): the ZeRO-3 modes a 16 MiB plain-file pass, disdp the
+ * PS's mb_ostore (measure_ps) instead. The link: the paced rate in use or,
  * unpaced, the collectives profile. Collective over the run; a refusal is
  * recorded, not fatal: the model informs, the check validates. */
 static void predict(struct st *s)
@@ -277,9 +278,9 @@ static void predict(struct st *s)
         if (!(slowest[0] > 0) || !(slowest[1] > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
-        else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
-                 !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
-                 (opt.ops == &zero_mode_disdp && measure_ps(s, dir, err, sizeof(err)) != 0) ||
+        else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
+                  : zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
+                        !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0)) ||
                  zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
