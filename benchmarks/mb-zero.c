@@ -9,6 +9,7 @@
  * relative error of 1e-5 with fp32 sums (zero/README.md argues it). */
 #include "harness/harness.h"
 #include "../zero/zero.h"
+#include "../offload/aio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@
 
 static struct {
     char *model, *mode, *link, *dir, *dump;
-    long long batch, micro, workers, sw, ps, adam_threads;
+    long long batch, micro, workers, sw, ps, adam_threads, files;
     int agg, progress, trace, interference, paper_table;
     size_t mem_budget;
     struct zero_opts zo;
@@ -49,6 +50,8 @@ static const struct mb_opt zero_opts_table[] = {
     {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
      "refuse a model whose worker needs more bytes than this (shards, a few full-size layers, activations; 0: no limit)", "SIZE"},
     {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
+    {"files", 0, MB_OPT_INT, &opt.files, "1", NULL, 1, MB_STORAGE_MAX_FILES,
+     "files of each parameter server's mb_ostore in --dir (its tensors striped over them)", "N"},
     {"dump-params", 0, MB_OPT_STR, &opt.dump, NULL, NULL, 0, 0,
      "write every layer's final fp32 parameters (raw, layer order) to a new FILE", "FILE"},
     {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
@@ -114,6 +117,7 @@ static int validate(struct mb_run *run)
     o->hp = nn_adam_default();
     o->adam_threads = (int)opt.adam_threads;
     o->dir = opt.dir;
+    o->ps_files = (int)opt.files;
     o->trace = opt.trace;
     o->stall_s = run->common.timeout / 2; /* before the watchdog ends the run, the wait says what it waits for */
     if (zero_mode_needs_threads(opt.ops, o) && run->thread_provided < MPI_THREAD_MULTIPLE)
@@ -219,8 +223,8 @@ static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
  * disdp PS's options in dir, tensors of the model's largest layer (at
  * most 8M parameters), 3 passes; disdp only (the other modes have no
  * PS to price). The model prices the PS with it, and
- * its storage with the store's own transfer rate (O_DIRECT, CRC32C),
- * which replaces the plain file's. */
+ * its storage with the store's own transfer rate (O_DIRECT, CRC32C):
+ * disdp measures no plain file. */
 static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
 {
     const struct nn_gpt_config *cfg = &opt.zo.cfg;
@@ -230,7 +234,8 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
         nn_gpt_layer_account(cfg, opt.zo.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, i, &a);
         big = a.params > big ? a.params : big;
     }
-    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20, .nfiles = 1,
+    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20,
+                               .nfiles = opt.zo.ps_files,
                                .reps = 3};
     if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
         return -1;
@@ -242,8 +247,9 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
 /* The step model, calibrated once in this run and its prediction for this
  * mode. GEMM and Adam rates: every worker measures at once (in the run
  * they compute side by side on shared cores), the slowest worker's rate;
- * the other roles sleep meanwhile. Storage: rank 0, a 16 MiB pass in
- * --dir (else $TMPDIR or /tmp). The link: the paced rate in use or,
+ * the other roles sleep meanwhile. Storage: rank 0, in --dir (else
+ * $TMPDIR or /tmp): the ZeRO-3 modes a 16 MiB plain-file pass, disdp the
+ * PS's mb_ostore (measure_ps) instead. The link: the paced rate in use or,
  * unpaced, the collectives profile. Collective over the run; a refusal is
  * recorded, not fatal: the model informs, the check validates. */
 static void predict(struct st *s)
@@ -272,9 +278,9 @@ static void predict(struct st *s)
         if (!(slowest[0] > 0) || !(slowest[1] > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
-        else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
-                 !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
-                 (opt.ops == &zero_mode_disdp && measure_ps(s, dir, err, sizeof(err)) != 0) ||
+        else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
+                  : zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
+                        !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0)) ||
                  zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
@@ -365,15 +371,10 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         if (!(s->ref = zero_run_new(&r, &zero_mode_zero3_serial, MPI_COMM_SELF, s->err, sizeof(s->err))))
             return mb_warn("the one-rank reference: %s (--no-check skips it)", s->err), -1;
     }
-    static char emulation[600];
-    int disdp = opt.ops == &zero_mode_disdp;
-    snprintf(emulation, sizeof(emulation), "%s%s%s",
-             "workers, switches and parameter servers: MPI ranks on this host's cores",
-             disdp ? "; SmartNIC: an agent thread per worker doing its MPI traffic; SmartSwitch: switch ranks summing "
-                     "and multicasting; PS storage: mb_ostore files in --dir" : "",
-             !(opt.zo.link_bps > 0 || opt.link_auto) ? ""
-             : disdp ? "; network link per worker: the agent's bytes paced per direction by mb_link (" MB_LINK_EMULATION ")"
-                     : "; network link per worker: its collective sends paced per direction by a token bucket (mb_coll pacing hook)");
+    static char emulation[1000];
+    const struct mb_kv *hosts = mb_kv_get(&run->result.root, "hostnames"); /* rank 0's provenance */
+    zero_emulation(&opt.zo.lay, hosts && hosts->type == MB_KV_STR ? hosts->s : NULL, opt.ops == &zero_mode_disdp,
+                   opt.zo.link_bps > 0 || opt.link_auto, emulation, sizeof(emulation));
     run->emulation = emulation;
     return 0;
 }
@@ -475,43 +476,25 @@ static int dump_params(struct st *s)
     return bad;
 }
 
-/* Per worker values gathered to rank 0 (workers first in rank order). */
-enum { V_SENT, V_RECV, V_COMPUTE, V_WAIT, V_OPT, V_STEP, V_CPU, V_COMM_CPU, V_PROG_CPU, V_POLLS, V_LATE, NV };
-static const char *const vnames[NV] = {"sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s",
-                                       "step_s", "cpu_s", "comm_cpu_s", "progress_thread_cpu_s",
-                                       "mid_layer_polls", "pace_late_s"};
+/* One value of the case's result (zero_report_metrics) into the file. */
+static void put_metric(void *ctx, const struct zero_metric *m)
+{
+    struct st *s = ctx;
+    struct mb_result *r = &s->run->result;
+    if (m->idx < 0)
+        m->kind == ZERO_M_INT   ? mb_metric_case_int(r, s->name, m->key, m->i)
+        : m->kind == ZERO_M_DBL ? mb_metric_case_dbl(r, s->name, m->key, m->d)
+                                : mb_metric_case_str(r, s->name, m->key, m->s);
+    else
+        m->kind == ZERO_M_INT   ? mb_metric_at_int(r, s->name, m->key, (size_t)m->idx, m->i)
+        : m->kind == ZERO_M_DBL ? mb_metric_at_dbl(r, s->name, m->key, (size_t)m->idx, m->d)
+                                : mb_metric_at_str(r, s->name, m->key, (size_t)m->idx, m->s);
+}
 
-/* The prediction beside the measurement (rank 0; all: the gathered
- * per-worker values), --interference and --paper-table. */
-static void record_model(struct st *s, const double *all)
+/* --interference's and --paper-table's values (rank 0). */
+static void record_extras(struct st *s)
 {
     struct mb_result *r = &s->run->result;
-    const char *cn = s->name;
-    if (s->predicted) {
-        const struct zero_model_step *m = &s->pred.model;
-        mb_metric_case_dbl(r, cn, "model_step_s", m->step);
-        mb_metric_case_dbl(r, cn, "model_compute_s", m->compute);
-        mb_metric_case_dbl(r, cn, "model_wire_s", m->wire);
-        mb_metric_case_dbl(r, cn, "model_optimizer_s", m->optimizer);
-        mb_metric_case_dbl(r, cn, "model_storage_s", m->storage);
-        mb_metric_case_dbl(r, cn, "model_exposed_wire_s", m->exposed_wire);
-        mb_metric_case_dbl(r, cn, "model_exposed_optimizer_s", m->exposed_optimizer);
-        mb_metric_case_int(r, cn, "closed_form_send_bytes", (long long)s->pred.bytes.send);
-        mb_metric_case_int(r, cn, "closed_form_recv_bytes", (long long)s->pred.bytes.recv);
-        mb_metric_case_dbl(r, cn, "gemm_flops", s->rates.gemm_flops);
-        mb_metric_case_dbl(r, cn, "adam_params_per_s", s->rates.adam_params_s);
-        mb_metric_case_dbl(r, cn, "storage_Bps", s->rates.storage_Bps);
-        if (s->rates.ps_params_s > 0) { /* disdp */
-            mb_metric_case_dbl(r, cn, "ps_params_per_s", s->rates.ps_params_s);
-            mb_metric_case_dbl(r, cn, "ps_calib_adam_params_per_s", s->ps_rate.adam_params_s);
-        }
-        mb_metric_case_str(r, cn, "model_link", s->z->o.link_bps > 0 ? "paced" : "collectives profile");
-        if (!s->run->common.quiet)
-            printf("#   step (worker 0) measured %.4f s, model %.4f s (%+.1f%%); sent %.0f / received %.0f bytes, "
-                   "closed form %llu / %llu\n", all[V_STEP], m->step, 100 * (all[V_STEP] / m->step - 1), all[V_SENT],
-                   all[V_RECV], (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
-    } else
-        mb_metric_case_str(r, cn, "model_refused", s->model_why);
     if (opt.interference) {
         const struct zero_interference *v = &s->inter;
         mb_metric_run_dbl(r, "interference_coll_alone_s", v->coll_alone);
@@ -526,113 +509,29 @@ static void record_model(struct st *s, const double *all)
     }
     for (int i = 0; s->have_paper && i < ZERO_PAPER_ROWS; i++) {
         const struct zero_paper_row *p = &s->paper[i];
-        mb_metric_at_str(r, cn, "paper_model_mode", (size_t)i, zero_model_mode_names[p->mode]);
-        mb_metric_at_dbl(r, cn, "paper_model_link_gbps", (size_t)i, p->link_gbps);
-        mb_metric_at_dbl(r, cn, "paper_model_step_s", (size_t)i, p->model.step);
-        mb_metric_at_dbl(r, cn, "paper_model_over_disdp", (size_t)i, p->over_disdp);
+        mb_metric_at_str(r, s->name, "paper_model_mode", (size_t)i, zero_model_mode_names[p->mode]);
+        mb_metric_at_dbl(r, s->name, "paper_model_link_gbps", (size_t)i, p->link_gbps);
+        mb_metric_at_dbl(r, s->name, "paper_model_step_s", (size_t)i, p->model.step);
+        mb_metric_at_dbl(r, s->name, "paper_model_over_disdp", (size_t)i, p->over_disdp);
     }
 }
 
-/* The PS rate panel (issue 19), from the first PS's own counters: Adam
- * params/s (parameters updated / seconds in Adam), storage GB/s (bytes
- * through its mb_ostore / seconds with a transfer in flight), its update
- * rate (parameters / the busier of the two: Adam and transfers overlap)
- * and the workers one PS can feed: at a fixed global batch, W workers
- * hand the PS every layer's summed gradient once per W*c/W' seconds at W'
- * workers (c: a worker's compute per step now), and one PS holding the
- * whole model (P parameters) needs P / rate per step; it keeps up while
- * P / rate <= W*c/W', so W' = W*c*rate/P (docs/mb-zero.md). The model's
- * figure uses the calibrated rate and the predicted compute. */
-static void record_ps(struct st *s, const double *ps, double compute_s)
-{
-    struct mb_result *r = &s->run->result;
-    const char *cn = s->name;
-    double P = 0, W = opt.zo.lay.W;
-    for (int i = 0; i < s->z->L; i++)
-        P += (double)s->z->layer[i].numel;
-    double adam = ps[0] / ps[1], io = ps[3] / ps[2];
-    double rate = ps[0] / (ps[1] > ps[2] ? ps[1] : ps[2]);
-    mb_metric_case_dbl(r, cn, "ps_adam_params_per_s", adam);
-    mb_metric_case_dbl(r, cn, "ps_storage_Bps", io);
-    mb_metric_case_dbl(r, cn, "ps_update_params_per_s", rate);
-    mb_metric_case_dbl(r, cn, "ps_workers_fed", W * compute_s * rate / P);
-    if (s->predicted)
-        mb_metric_case_dbl(r, cn, "model_ps_workers_fed", W * s->pred.model.compute * s->rates.ps_params_s / P);
-    if (!s->run->common.quiet)
-        printf("#   PS (rank %d): Adam %.3g Mparam/s, storage %.3g GB/s, update %.3g Mparam/s; workers one PS can "
-               "feed %.3g (model %.3g)\n", opt.zo.lay.W + opt.zo.lay.K, adam / 1e6, io / 1e9, rate / 1e6,
-               W * compute_s * rate / P, s->predicted ? W * s->pred.model.compute * s->rates.ps_params_s / P : NAN);
-}
-
+/* Every rank's counters gathered (zero/results.c), recorded and printed
+ * by rank 0 beside the model. */
 static void record(struct st *s)
 {
-    struct zero_run *z = s->z;
-    struct mb_run *run = s->run;
-    double mine[NV] = {0}, *all = NULL;
-    if (z->role == ZERO_WORKER) {
-        double n = z->st.steps > 0 ? (double)z->st.steps : 1;
-        mine[V_SENT] = (double)z->st.sent_bytes / n, mine[V_RECV] = (double)z->st.recv_bytes / n;
-        mine[V_COMPUTE] = z->st.compute_s / n, mine[V_WAIT] = z->st.comm_wait_s / n;
-        mine[V_OPT] = z->st.optimizer_s / n, mine[V_STEP] = z->st.step_s / n;
-        mine[V_CPU] = z->st.cpu_s / n, mine[V_COMM_CPU] = z->st.comm_cpu_s / n;
-        mine[V_PROG_CPU] = zero_comm_thread_cpu_s(z->cc) / n;
-        mine[V_POLLS] = (double)zero_comm_polls(z->cc) / n;
-        mine[V_LATE] = zero_comm_pace_late_s(z->cc) / n;
-    }
-    if (run->rank == 0 && !(all = calloc((size_t)run->nranks * NV, sizeof(double))))
-        mb_die(1, "out of memory: gathering the counters");
-    MPI_Gather(mine, NV, MPI_DOUBLE, all, NV, MPI_DOUBLE, 0, run->comm);
-    /* the first PS's rates (disdp; zeros otherwise) */
-    double ps[4] = {z->st.ps_params, z->st.ps_adam_s, z->st.ps_io_busy_s, z->st.ps_io_bytes}, ps0[4] = {0};
-    int ps_rank = opt.zo.lay.W + opt.zo.lay.K;
-    if (opt.zo.lay.N > 0 && ps_rank != 0) {
-        if (run->rank == ps_rank)
-            MPI_Send(ps, 4, MPI_DOUBLE, 0, 7, run->comm);
-        else if (run->rank == 0)
-            MPI_Recv(ps0, 4, MPI_DOUBLE, ps_rank, 7, run->comm, MPI_STATUS_IGNORE);
-    }
-    /* each worker's peak: what it allocated for its model (shards, pools,
-     * activations, workspace), against the --mem-budget formula */
-    unsigned long long peak = z->role == ZERO_WORKER ? (unsigned long long)z->alloc_bytes : 0, *peaks = NULL;
-    if (run->rank == 0 && !(peaks = calloc((size_t)run->nranks, sizeof(*peaks))))
-        mb_die(1, "out of memory: gathering the peaks");
-    MPI_Gather(&peak, 1, MPI_UNSIGNED_LONG_LONG, peaks, 1, MPI_UNSIGNED_LONG_LONG, 0, run->comm);
-    uint32_t crc[256] = {0};
-    for (int i = 0; z->role == ZERO_WORKER && i < z->L && i < 256; i++)
-        crc[i] = zero_layer_crc(z, i);
-    if (run->rank != 0)
+    struct zero_results res;
+    zero_results_gather(s->z, &res);
+    if (s->run->rank != 0)
         return;
-    struct mb_result *r = &run->result;
-    const char *cn = s->name;
-    for (int w = 0; w < opt.zo.lay.W; w++)
-        for (int k = 0; k < NV; k++) {
-            char key[64];
-            snprintf(key, sizeof(key), "worker_%s_per_step", vnames[k]);
-            if (k == V_SENT || k == V_RECV)
-                mb_metric_at_int(r, cn, key, (size_t)w, (long long)llround(all[w * NV + k]));
-            else
-                mb_metric_at_dbl(r, cn, key, (size_t)w, all[w * NV + k]);
-        }
-    for (int w = 0; w < opt.zo.lay.W; w++)
-        mb_metric_at_int(r, cn, "worker_peak_bytes", (size_t)w, (long long)peaks[w]);
-    free(peaks);
-    mb_metric_case_int(r, cn, "worker_bytes_formula", (long long)zero_worker_bytes(&opt.zo));
-    mb_metric_case_int(r, cn, "wire_param_bytes", (long long)zero_wire_param_bytes(&opt.zo));
-    mb_metric_case_int(r, cn, "steps", z->st.steps);
-    mb_metric_case_dbl(r, cn, "loss_last", z->st.loss);
-    mb_metric_case_dbl(r, cn, "link_Bps", z->o.link_bps);
-    mb_metric_case_str(r, cn, "link", opt.link_auto ? "auto" : z->o.link_bps > 0 ? "paced" : "off");
-    mb_metric_case_dbl(r, cn, "check_worst_rel_error", s->worst_rel);
-    for (int i = 0; i < z->L && i < 256; i++)
-        mb_metric_at_int(r, cn, "layer_crc32c", (size_t)i, crc[i]);
-    record_model(s, all);
-    if (ps0[0] > 0)
-        record_ps(s, ps0, all[V_COMPUTE]);
-    if (!run->common.quiet)
-        printf("#   per step (worker 0): compute %.4f s, exposed comm %.4f s, optimizer %.4f s; sent %.0f bytes "
-               "(wire S = %llu)\n", all[V_COMPUTE], all[V_WAIT], all[V_OPT], all[V_SENT],
-               (unsigned long long)zero_wire_param_bytes(&opt.zo));
-    free(all);
+    struct zero_report rep = {.res = &res, .pred = s->predicted ? &s->pred : NULL, .model_why = s->model_why,
+                              .rates = &s->rates, .ps_rate = &s->ps_rate, .worst_rel = s->worst_rel,
+                              .link = opt.link_auto ? "auto" : s->z->o.link_bps > 0 ? "paced" : "off"};
+    zero_report_metrics(s->z, &rep, put_metric, s);
+    record_extras(s);
+    if (!s->run->common.quiet)
+        zero_report_print(stdout, s->z, &rep);
+    zero_results_free(&res);
 }
 
 static void teardown(void *state)

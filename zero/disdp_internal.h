@@ -185,10 +185,11 @@ void mb_disdp_ps_stats(const struct mb_disdp_ps *p, struct mb_disdp_ps_stats *st
 /* Drains and closes the store (its files removed). */
 void mb_disdp_ps_close(struct mb_disdp_ps *p);
 /* Collective over c->comm, every rank (ps: this rank's PS or NULL): each
- * PS's store file reaches the ranks of its host, where
- * zero_disdp_remove_files (zero.h) removes it unless the run ended
+ * PS's store files (all nfiles of them) reach the ranks of its host, where
+ * zero_disdp_remove_files (zero.h) removes them unless the run ended
  * through mb_disdp_files_disarm (the teardown): a SIGKILLed PS leaves no
- * files (disdp_cleanup.c). 0, or -1 (MPI). */
+ * files (disdp_cleanup.c). 0, or -1 (MPI, or more than 256 store files
+ * on one host: those past it would be left). */
 int mb_disdp_files_share(const struct mb_disdp_cfg *c, struct mb_disdp_ps *ps);
 void mb_disdp_files_disarm(void);
 /* The store (a program registers mb_ostore_unlink as a clean-up hook). */

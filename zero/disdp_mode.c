@@ -236,8 +236,8 @@ static int setup(struct zero_run *z, char *err, size_t len)
             snprintf(err, len, "out of memory: the PS's workspace"), rc = -1;
             break;
         }
-        d->po = (struct mb_disdp_ps_opts){.dir = z->o.dir ? z->o.dir : "/tmp", .nfiles = 1, .hp = z->o.hp,
-                                          .init = ps_init, .ctx = d, .on_span = ps_span, .span_ctx = z};
+        d->po = (struct mb_disdp_ps_opts){.dir = z->o.dir ? z->o.dir : "/tmp", .nfiles = z->o.ps_files,
+                                          .hp = z->o.hp, .init = ps_init, .ctx = d, .on_span = ps_span, .span_ctx = z};
         d->ps = mb_disdp_ps_open(&d->c, &d->po, err, len);
         nn_workspace_free(d->ws);
         d->ws = NULL;
@@ -248,7 +248,7 @@ static int setup(struct zero_run *z, char *err, size_t len)
      * the ranks of their host, whose clean-up removes them if the PS is
      * killed (disdp_cleanup.c) */
     if (mb_disdp_files_share(&d->c, d->ps) != 0 && rc == 0)
-        snprintf(err, len, "sharing the PS's file paths failed"), rc = -1;
+        snprintf(err, len, "sharing the PS's file paths failed (MPI, or over 256 store files on one host)"), rc = -1;
     return rc;
 }
 

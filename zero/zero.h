@@ -57,6 +57,7 @@ struct zero_opts {
     struct nn_adam hp;
     int adam_threads;         /* zero-offload's optimizer pool */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
+    int ps_files;             /* files of each PS's mb_ostore (--files); 0 = 1 */
     int trace;                /* record spans (on_span) */
     double stall_s;           /* disdp: a worker's wait this long names its layer on stderr (0: never) */
     int reference;            /* a checker's reference run: no fault injection */
@@ -195,6 +196,89 @@ void zero_tokens(const struct zero_opts *o, long long step, int g, int32_t *tok,
 int zero_layer_params(struct zero_run *z, int i, float *out);
 /* CRC32C of layer i's gathered fp32 parameters (worker ranks). */
 uint32_t zero_layer_crc(struct zero_run *z, int i);
+
+/* ===== results gathered to rank 0 (results.c) =========================== */
+
+/* One worker's counters per step (its zero_stats over its steps): the
+ * values each worker's `worker_<name>_per_step` series holds, in this
+ * order (zero_worker_value_names). */
+enum {
+    ZERO_V_SENT, ZERO_V_RECV, ZERO_V_COMPUTE, ZERO_V_WAIT, ZERO_V_OPT, ZERO_V_STEP, ZERO_V_CPU, ZERO_V_COMM_CPU,
+    ZERO_V_PROG_CPU, ZERO_V_POLLS, ZERO_V_LATE, ZERO_NV
+};
+extern const char *const zero_worker_value_names[ZERO_NV];
+#define ZERO_CRC_LAYERS 256 /* layers whose CRC32C is recorded, at most */
+/* A disdp PS's own counters over the run (zero_stats' ps_*). */
+struct zero_ps_counters {
+    double params, adam_s, io_busy_s, io_bytes;
+};
+/* What rank 0 records, gathered from every rank (zero_results_gather). */
+struct zero_results {
+    int W;                         /* workers */
+    double *v;                     /* W x ZERO_NV: worker w's values at v[w * ZERO_NV + k] */
+    unsigned long long *peak;      /* W: each worker's alloc_bytes (its peak) */
+    int ncrc;                      /* min(L, ZERO_CRC_LAYERS) */
+    uint32_t crc[ZERO_CRC_LAYERS]; /* CRC32C of each layer's gathered parameters */
+    int has_ps;                    /* the first PS's counters came (N > 0, params > 0) */
+    struct zero_ps_counters ps;
+};
+/* z's worker values (zeros on a switch or PS rank), per step. */
+void zero_worker_values(const struct zero_run *z, double v[ZERO_NV]);
+/* Collective over z->comm (after zero_run_sync): the workers' values and
+ * peaks, the first PS's counters and the layers' CRCs (collective over
+ * the workers), into *out on rank 0 (zeroed elsewhere; out of memory is
+ * fatal, mb_die). */
+void zero_results_gather(struct zero_run *z, struct zero_results *out);
+void zero_results_free(struct zero_results *r);
+
+/* The PS rate panel (docs/mb-zero.md): Adam params/s (parameters / Adam
+ * seconds), storage bytes/s (bytes / seconds with a transfer in flight),
+ * the update rate (parameters / the busier of the two: they overlap) and
+ * the workers one PS holding all P parameters can feed at a fixed global
+ * batch, W * compute_s * update / P (compute_s: a worker's compute per
+ * step at W workers). */
+struct zero_ps_panel {
+    double adam_params_s, storage_Bps, update_params_s, workers_fed;
+};
+void zero_ps_panel(const struct zero_ps_counters *c, double P, int W, double compute_s, struct zero_ps_panel *out);
+/* The model's real parameters (sum of the layers' numel). */
+double zero_model_params(const struct zero_run *z);
+/* The result file's "emulation" text for a run of mode (disdp: its
+ * stand-ins; paced: --link-gbps given) with lay's roles. hostnames: the
+ * ranks' hosts in rank order, comma-separated (the harness's provenance
+ * "hostnames"); NULL or a single host: the roles share "this host's
+ * cores"; several (tools/vcluster, Slurm): which hosts each role's ranks
+ * are on. */
+void zero_emulation(const struct zero_layout *lay, const char *hostnames, int disdp, int paced, char *buf,
+                    size_t len);
+
+/* One value of a case's result: element idx of a series (idx >= 0) or
+ * one value (idx < 0), an integer, a double or a string. */
+struct zero_metric {
+    char key[64];
+    long idx;
+    enum { ZERO_M_INT, ZERO_M_DBL, ZERO_M_STR } kind;
+    long long i;
+    double d;
+    const char *s;
+};
+/* What a run adds to the gathered results: the model and the check. */
+struct zero_report {
+    const struct zero_results *res;
+    const struct zero_prediction *pred; /* NULL: no prediction ... */
+    const char *model_why;              /* ... and why */
+    const struct zero_model_in *rates;  /* calibrated (with pred) */
+    const struct zero_ps_rate *ps_rate; /* disdp's calibrated PS (with pred) */
+    const char *link;                   /* "auto", "paced" or "off" */
+    double worst_rel;                   /* the check's worst relative error */
+};
+/* Every value of the case, in order, to put(ctx, m): the workers' series,
+ * peaks, formula, CRCs, the model beside them, the PS panel. */
+void zero_report_metrics(const struct zero_run *z, const struct zero_report *rep,
+                         void (*put)(void *ctx, const struct zero_metric *m), void *ctx);
+/* The lines mb-zero prints after the run (measured step beside the
+ * model, the PS panel, worker 0's split). */
+void zero_report_print(FILE *f, const struct zero_run *z, const struct zero_report *rep);
 
 /* ===== pieces the modes share (worker.c, fixed.c) ======================= */
 

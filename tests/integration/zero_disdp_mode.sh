@@ -7,7 +7,8 @@
 # 2·32 + 32·16), S = 4P = 108032 fp32 bytes: sent S, received 2S per
 # micro-batch. Faults exit 1 and say what failed; a PS killed with
 # SIGKILL ends the job non-zero within 30 s and leaves none of its
-# mb_ostore files in --dir (the survivors' clean-up removes them); a
+# mb_ostore files in --dir (the survivors' clean-up removes them: both of
+# its store's files under --files 2, not only the first); a
 # stopped PS (SIGSTOP) trips --timeout, whose line names the silent rank
 # and the layer it was last at (its mb_watchdog_detail). Every run is
 # bounded.
@@ -47,6 +48,11 @@ for w in 0 1 2; do
   [ "$(metric "$T/m.h5" "$c" worker_recv_bytes_per_step $w)" = 432128 ] || fail "2 micro-batches: worker $w's 4S received"
 done
 
+# a local run's emulation: every role on this host's cores (zero_emulation;
+# a multi-host run names each role's hosts instead, test_zero)
+e=$(h5dump -a /emulation "$T/d1.h5" 2>/dev/null | awk '/\(0\):/ {sub(/.*\(0\): */, ""); print; exit}')
+case $e in *"parameter servers: MPI ranks on this host's cores; SmartNIC"*) ;; *) fail "emulation of a local disdp run: $e" ;; esac
+
 for f in corrupt-grad corrupt-state write-error; do
   MB_FAULT_INJECT=$f expect 1 "disdp $f" -- timeout 180 mpirun -np 4 --oversubscribe --bind-to none -x MB_FAULT_INJECT \
     "$Z" "${tiny[@]}" --mode disdp --switch 1 --ps 1 --agg fixed -o "$T/fault-$f.h5" || continue
@@ -80,10 +86,11 @@ start_long() {
   return 1
 }
 
-if start_long "$T/kill.out" -o "$T/kill.h5"; then
+if start_long "$T/kill.out" --files 2 -o "$T/kill.h5"; then
   sleep 1
-  # the PS's mb_ostore files exist while it runs (the check below can fail)
-  ls "$T"/ostore-"$ps"-*.dat >/dev/null 2>&1 || fail "SIGKILL: no ostore-$ps-*.dat of the running PS in --dir"
+  # the PS's two mb_ostore files exist while it runs (the check below can fail)
+  nf=$(ls "$T"/ostore-"$ps"-*.dat 2>/dev/null | wc -l)
+  [ "$nf" = 2 ] || fail "SIGKILL: $nf ostore-$ps-*.dat files of the running PS in --dir, expected 2 (--files 2)"
   kill -KILL "$ps"
   t0=$SECONDS
   wait "$job"

@@ -1,7 +1,9 @@
 /* zero/'s pieces that need no MPI run: the role layout and its refusals,
  * the mode registry, the micro-batch split, fixed-point sums (exact in any
  * order, clamped so that no sum wraps, NaN to 0), the wire bytes against
- * nn_shard_range and the tokens' independence of who draws them. */
+ * nn_shard_range and the tokens' independence of who draws them; the
+ * emulation text: one host's cores, or each role's hosts of a multi-host
+ * run. */
 #include "../../zero/zero.h"
 #include "check.h"
 
@@ -120,8 +122,30 @@ static void wire(void)
     free(a), free(b);
 }
 
+static void emulation(void)
+{
+    char one[1000], buf[1000];
+    struct zero_layout lay = {2, 1, 1};
+    zero_emulation(&lay, NULL, 0, 0, one, sizeof one);
+    EXPECT(strcmp(one, "workers, switches and parameter servers: MPI ranks on this host's cores") == 0);
+    zero_emulation(&lay, "vm,vm,vm,vm", 0, 0, buf, sizeof buf);
+    EXPECT(strcmp(buf, one) == 0);
+    zero_emulation(&lay, "node1,node2,node3,node4", 1, 1, buf, sizeof buf);
+    EXPECT(strncmp(buf, "workers, switches and parameter servers: MPI ranks on 4 hosts (workers on node1, node2; "
+                        "switches on node3; parameter servers on node4), the ranks on one host sharing its cores; "
+                        "SmartNIC", 169) == 0);
+    EXPECT(strstr(buf, "this host") == NULL && strstr(buf, "paced per direction by mb_link"));
+    zero_emulation(&lay, "node1,node1,node2,node2", 0, 1, buf, sizeof buf);
+    EXPECT(strstr(buf, "on 2 hosts (workers on node1; switches on node2; parameter servers on node2)") &&
+           strstr(buf, "mb_coll pacing hook") && !strstr(buf, "SmartNIC"));
+    struct zero_layout w3 = {3, 0, 0};
+    zero_emulation(&w3, "a,b,a", 0, 0, buf, sizeof buf);
+    EXPECT(strstr(buf, "on 2 hosts (workers on a, b), the ranks") != NULL);
+}
+
 int main(void)
 {
+    emulation();
     layout();
     modes();
     split();
