@@ -97,10 +97,21 @@ void nn_residual_layernorm_fwd(const float *a, const float *res, const float *bi
         const float *ar = a + r * cols;
         const float *xr = ar;
         if (res || bias) {
+            /* one loop per case: a load under a condition keeps a loop scalar */
             float *sr = sum + r * cols;
-            for (size_t c = 0; c < cols; c++) {
-                float v = res ? res[r * cols + c] + ar[c] : ar[c];
-                sr[c] = bias ? v + bias[c] : v;
+            const float *rr = res ? res + r * cols : NULL;
+            if (rr && bias) {
+#pragma omp simd
+                for (size_t c = 0; c < cols; c++)
+                    sr[c] = (rr[c] + ar[c]) + bias[c];
+            } else if (rr) {
+#pragma omp simd
+                for (size_t c = 0; c < cols; c++)
+                    sr[c] = rr[c] + ar[c];
+            } else {
+#pragma omp simd
+                for (size_t c = 0; c < cols; c++)
+                    sr[c] = ar[c] + bias[c];
             }
             xr = sr;
         }
@@ -144,13 +155,23 @@ int nn_layernorm_bwd_residual(const float *dy, const float *xhat, const float *r
             float a, bb, rs = rstd[r];
             nn_ln_bwd_row_means(dyr, xr, g, cols, &a, &bb);
             float *dxr = dx + r * cols;
-            const float *rr = res ? res + r * cols : NULL;
+            /* two loops, not rr ? rr[c] + v : v in one: a load under a
+             * condition kept that loop scalar */
+            if (res) {
+                const float *rr = res + r * cols;
 #pragma omp simd
-            for (size_t c = 0; c < cols; c++) {
-                float v = rs * (dyr[c] * g[c] - a - xr[c] * bb);
-                v = rr ? rr[c] + v : v;
-                dxr[c] = v;
-                pd[c] += v;
+                for (size_t c = 0; c < cols; c++) {
+                    float v = rr[c] + rs * (dyr[c] * g[c] - a - xr[c] * bb);
+                    dxr[c] = v;
+                    pd[c] += v;
+                }
+            } else {
+#pragma omp simd
+                for (size_t c = 0; c < cols; c++) {
+                    float v = rs * (dyr[c] * g[c] - a - xr[c] * bb);
+                    dxr[c] = v;
+                    pd[c] += v;
+                }
             }
         }
     }
