@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 #ifdef __SSE2__
-#include <emmintrin.h>
+#include <emmintrin.h> /* SSE2, and xmmintrin.h's SSE */
 #endif
 
 /* GELU, tanh approximation (GPT-2), split around the tanh so that the
@@ -88,14 +88,43 @@ static inline float nn_exp_nonpos(float x)
     return e;
 }
 
-/* nn_softmax_causal_row with nn_exp_nonpos and the sum vectorized (in
- * SIMD-lane order, not left to right): the fused path's softmax, within
- * a few ulp of the reference per entry (test_nn_fused). */
+/* The largest of x[0..n-1] (n >= 1), 8 at a time in two SSE registers:
+ * a compare-and-select chain over the row does not vectorize (under
+ * -ftrapping-math GCC keeps it a branch per element). The max of
+ * numbers is exact in any order, so the value is the left-to-right
+ * one's (up to the sign of a zero max, which x - max does not see).
+ * With a NaN in x the result may or may not be NaN; a softmax row then
+ * turns NaN through the NaN's own exponential either way. */
+static inline float nn_row_max(const float *x, size_t n)
+{
+    size_t j = 0;
+    float mx = x[0];
+#ifdef __SSE2__
+    if (n >= 8) {
+        __m128 m0 = _mm_loadu_ps(x), m1 = _mm_loadu_ps(x + 4);
+        for (j = 8; j + 8 <= n; j += 8) {
+            m0 = _mm_max_ps(m0, _mm_loadu_ps(x + j));
+            m1 = _mm_max_ps(m1, _mm_loadu_ps(x + j + 4));
+        }
+        float l[4];
+        _mm_storeu_ps(l, _mm_max_ps(m0, m1));
+        mx = l[0];
+        for (int k = 1; k < 4; k++)
+            mx = l[k] > mx ? l[k] : mx;
+    }
+#endif
+    for (; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    return mx;
+}
+
+/* nn_softmax_causal_row with nn_exp_nonpos, the max by nn_row_max and
+ * the sum vectorized (in SIMD-lane order, not left to right): the fused
+ * path's softmax, within a few ulp of the reference per entry
+ * (test_nn_fused). */
 static inline void nn_softmax_causal_row_simd(float *row, size_t i, size_t S)
 {
-    float mx = row[0];
-    for (size_t j = 1; j <= i; j++)
-        mx = row[j] > mx ? row[j] : mx;
+    float mx = nn_row_max(row, i + 1);
     float s = 0;
 #pragma omp simd reduction(+ : s)
     for (size_t j = 0; j <= i; j++) {
@@ -111,18 +140,43 @@ static inline void nn_softmax_causal_row_simd(float *row, size_t i, size_t S)
         row[j] = 0;
 }
 
+typedef float nn_f4 __attribute__((vector_size(4 * sizeof(float))));
+
+static inline nn_f4 nn_f4_load(const float *x)
+{
+    nn_f4 v;
+    memcpy(&v, x, sizeof v);
+    return v;
+}
+
 /* The causal softmax's backward for row i, in place: dP becomes
  * dS = scale * P * (dP - sum_j dP_j P_j) over the first i + 1 entries, 0
- * beyond. */
+ * beyond. The dot product goes over 8 float lanes (two 4-float vectors;
+ * lane k takes j = k mod 8 in order, the lanes are added in order and
+ * the tail after them): left to right it was one chain of dependent adds.
+ * The order depends on i alone, so the reference (attn.c) and the
+ * batched path (attn_batched.c), which both call this, stay bit for bit
+ * equal. */
 static inline void nn_softmax_causal_bwd_row(float *row, const float *pr, size_t i, size_t S, float scale)
 {
+    size_t n = i + 1, j = 0;
+    nn_f4 a0 = {0}, a1 = {0};
+    for (; j + 8 <= n; j += 8) {
+        a0 += nn_f4_load(row + j) * nn_f4_load(pr + j);
+        a1 += nn_f4_load(row + j + 4) * nn_f4_load(pr + j + 4);
+    }
     float dot = 0;
-    for (size_t j = 0; j <= i; j++)
+    for (int k = 0; k < 4; k++)
+        dot += a0[k];
+    for (int k = 0; k < 4; k++)
+        dot += a1[k];
+    for (; j < n; j++)
         dot += row[j] * pr[j];
-    for (size_t j = 0; j <= i; j++)
-        row[j] = scale * pr[j] * (row[j] - dot);
-    for (size_t j = i + 1; j < S; j++)
-        row[j] = 0;
+#pragma omp simd
+    for (size_t q = 0; q < n; q++)
+        row[q] = scale * pr[q] * (row[q] - dot);
+    for (size_t q = n; q < S; q++)
+        row[q] = 0;
 }
 
 /* The layer norm's row sums run in double over NN_LANES interleaved
