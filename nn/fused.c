@@ -55,20 +55,38 @@ static struct chunks chunking(size_t rows)
 }
 
 /* out[j] += sum over chunks k (in order) of part[k][j], for nq quantities
- * laid out as part[k * nq * cols + q * cols + j]. Parallel over columns:
- * each column's order is fixed. */
+ * laid out as part[k * nq * cols + q * cols + j]. Each column's sum starts
+ * at 0 and adds the chunks in order (so the bits depend on the shape
+ * only); the columns go ADD_COLS at a time, the chunk loop outside the
+ * column loop, so it reads each chunk's row contiguously and vectorizes
+ * (column by column it strided across the chunks: 0.6% of a one-thread
+ * gpt-small block pass in perf, as much as a layer norm sweep). Parallel
+ * over column blocks. */
+#define ADD_COLS 256
 static void add_partials(const float *part, size_t nchunk, size_t nq, size_t cols, float *const out[])
 {
+    size_t nblk = (cols + ADD_COLS - 1) / ADD_COLS;
 #pragma omp parallel for schedule(static) if (nchunk * nq * cols >= par_elems())
-    for (size_t j = 0; j < cols; j++)
+    for (size_t bi = 0; bi < nblk; bi++) {
+        size_t j0 = bi * ADD_COLS, w = cols - j0 < ADD_COLS ? cols - j0 : ADD_COLS;
         for (size_t q = 0; q < nq; q++) {
             if (!out[q])
                 continue;
-            float s = 0;
-            for (size_t k = 0; k < nchunk; k++)
-                s += part[k * nq * cols + q * cols + j];
-            out[q][j] += s;
+            float s[ADD_COLS];
+            for (size_t j = 0; j < w; j++)
+                s[j] = 0;
+            for (size_t k = 0; k < nchunk; k++) {
+                const float *pk = part + k * nq * cols + q * cols + j0;
+#pragma omp simd
+                for (size_t j = 0; j < w; j++)
+                    s[j] += pk[j];
+            }
+            float *o = out[q] + j0;
+#pragma omp simd
+            for (size_t j = 0; j < w; j++)
+                o[j] += s[j];
         }
+    }
 }
 
 /* The first row of chunk k (rows for k = n). */
