@@ -291,4 +291,25 @@ void nn_residual_bias(const float *a, const float *res, const float *bias, float
     }
 }
 
+/* out[r, :] = res[r, :] + bias, or bias alone without res: a GEMM's C
+ * preloaded, the GEMM then adding its product with beta = 1. That takes
+ * the place of the zeroing OpenBLAS does for beta = 0 (a pass writing C)
+ * and of the separate pass adding the bias (and residual) afterwards,
+ * which read and wrote C again. */
+void nn_bias_preload(float *out, const float *res, const float *bias, size_t rows, size_t cols)
+{
+#pragma omp parallel for schedule(static) if (rows * cols >= par_elems())
+    for (size_t r = 0; r < rows; r++) {
+        float *orow = out + r * cols;
+        if (res) {
+            const float *rr = res + r * cols;
+#pragma omp simd
+            for (size_t c = 0; c < cols; c++)
+                orow[c] = rr[c] + bias[c];
+        } else {
+            memcpy(orow, bias, cols * sizeof(float));
+        }
+    }
+}
+
 size_t nn_fused_par_elems(void) { return par_elems(); }

@@ -140,6 +140,14 @@ static void kernels(size_t rows, size_t cols, struct nn_rng *r)
     EXPECT(same(name, dx_f, dx_ref, n) && same("  dg, db, d(input bias)", t_f, t_ref, 3 * cols));
     free(t_ref);
     free(t_f);
+    /* a GEMM's C preloaded with residual + bias, or the bias alone */
+    nn_bias_preload(s_f, res, bias, rows, cols);
+    nn_bias_preload(y_f, NULL, bias, rows, cols);
+    int pre_ok = 1;
+    for (size_t i = 0; i < n; i++)
+        pre_ok &= s_f[i] == res[i] + bias[i % cols] && y_f[i] == bias[i % cols];
+    printf("bias preload %zux%zu: %s\n", rows, cols, pre_ok ? "exact" : "DIFFERS  FAIL");
+    EXPECT(pre_ok);
     /* bias + GELU forward, GELU backward + bias gradient */
     float *h_ref = dup(x, n), *gl_ref = malloc(n * 4), *h_f = dup(x, n), *gl_f = malloc(n * 4);
     nn_add_bias(h_ref, bias, rows, cols);
