@@ -115,7 +115,7 @@ double nn_block_stage_bytes(const struct nn_gpt_config *c, int B, int st)
     case NN_ST_FWD_LN1: return 4.0 * (3 * M * H + M);          /* x; y, xhat, rstd */
     case NN_ST_FWD_BIAS_QKV: return 4.0 * 3 * M * H;           /* qkv = b preloaded: 3MH out */
     case NN_ST_FWD_SOFTMAX: return 4.0 * 2 * P;
-    case NN_ST_FWD_RES_LN2: return 4.0 * (5 * M * H + M);      /* att Wo, x; x1, y, xhat */
+    case NN_ST_FWD_RES_LN2: return 4.0 * (5 * M * H + M);      /* x; x1 = x + bo; then x1; y, xhat */
     case NN_ST_FWD_BIAS_GELU: return 4.0 * 3 * M * F;          /* h1; h1, gl */
     case NN_ST_FWD_RES_BIAS: return 4.0 * 2 * M * H;           /* out = x1 + b2 preloaded: x1; out */
     case NN_ST_BWD_BIAS_B2: return 4.0 * M * H;                /* dout's column sums */

@@ -1,13 +1,14 @@
 /* The decoder block's default path: block.c's math with its elementwise
  * steps fused (fused.c) and the attention heads batched (attn_batched.c).
- * Per pass it sweeps the activations 5 times forward and 6 backward
- * where block.c sweeps them 9 and 13 times (memcpys, separate bias,
+ * Per pass it sweeps the activations 4 times forward (LN1, softmax, LN2,
+ * bias + GELU; plus 3 write-only preloads of a GEMM's C, in place of
+ * OpenBLAS zeroing it) and 6 backward where block.c sweeps them 9 and 13 times (memcpys, separate bias,
  * residual, LN and GELU passes, serial bias-gradient sums), and every
- * sweep is OpenMP-parallel. The QKV and W2 GEMMs add into a C preloaded
- * with their bias (and W2's residual), beta = 1: no zeroing pass in
- * OpenBLAS and no bias pass after, in another order than the reference's
- * (res + a) + bias (test_nn_fused: within its tolerance). The Wo GEMM's
- * residual is still added after it, in the LN2 sweep that reads x1 anyway. */
+ * sweep is OpenMP-parallel. The QKV, Wo and W2 GEMMs add into a C
+ * preloaded with their bias (and Wo's and W2's residual), beta = 1: no
+ * zeroing pass in OpenBLAS and no bias or residual pass after, in another
+ * order than the reference's (res + a) + bias (test_nn_fused: within its
+ * tolerance). */
 #include "layer_internal.h"
 
 #include <string.h>
@@ -63,10 +64,11 @@ int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsig
     if ((steps & 1u << 2) && nn_attn_fwd_batched_timed(qkv, probs, att, d.B, d.S, d.A, d.h / d.A, T) != 0)
         return -1;
     if (steps & 1u << 3) {
-        /* x1 = (x + att Wo) + bo, then LN2(x1), one sweep */
-        NN_STAGE(T, NN_ST_FWD_GEMM_O, GEMM(0, 0, d.M, d.H, d.H, 1.0f, att, d.H, p.Wo, d.H, 0.0f, w->x1, d.H));
+        /* x1 = (x + bo) + att Wo (x + bo preloaded, beta = 1), then LN2(x1) */
+        NN_STAGE(T, NN_ST_FWD_RES_LN2, nn_bias_preload(w->x1, x, p.bo, d.m, d.h));
+        NN_STAGE(T, NN_ST_FWD_GEMM_O, GEMM(0, 0, d.M, d.H, d.H, 1.0f, att, d.H, p.Wo, d.H, 1.0f, w->x1, d.H));
         NN_STAGE(T, NN_ST_FWD_RES_LN2,
-                 nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2,
+                 nn_residual_layernorm_fwd(w->x1, NULL, NULL, NULL, p.g2, p.b2, w->y, xhat2,
                                            nn_act(l, NN_RSTD2), d.m, d.h, NN_LN_EPS));
     }
     if (steps & 1u << 4) {
