@@ -113,11 +113,11 @@ double nn_block_stage_bytes(const struct nn_gpt_config *c, int B, int st)
     switch (st) {
     case NN_ST_FWD_COPIES: return 4.0 * 2 * M * H;
     case NN_ST_FWD_LN1: return 4.0 * (3 * M * H + M);          /* x; y, xhat, rstd */
-    case NN_ST_FWD_BIAS_QKV: return 4.0 * 6 * M * H;           /* qkv += b: 3MH in and out */
+    case NN_ST_FWD_BIAS_QKV: return 4.0 * 3 * M * H;           /* qkv = b preloaded: 3MH out */
     case NN_ST_FWD_SOFTMAX: return 4.0 * 2 * P;
-    case NN_ST_FWD_RES_LN2: return 4.0 * (5 * M * H + M);      /* att Wo, x; x1, y, xhat */
+    case NN_ST_FWD_RES_LN2: return 4.0 * (5 * M * H + M);      /* x; x1 = x + bo; then x1; y, xhat */
     case NN_ST_FWD_BIAS_GELU: return 4.0 * 3 * M * F;          /* h1; h1, gl */
-    case NN_ST_FWD_RES_BIAS: return 4.0 * 3 * M * H;           /* gl W2, x1; out */
+    case NN_ST_FWD_RES_BIAS: return 4.0 * 2 * M * H;           /* out = x1 + b2 preloaded: x1; out */
     case NN_ST_BWD_BIAS_B2: return 4.0 * M * H;                /* dout's column sums */
     case NN_ST_BWD_GELU_BIAS: return 4.0 * 3 * M * F;          /* h1, d; d */
     case NN_ST_BWD_LN_APPLY: return 4.0 * 2 * 2 * M * H;       /* LN2 and LN1 again: xhat; y */

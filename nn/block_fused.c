@@ -1,10 +1,14 @@
 /* The decoder block's default path: block.c's math with its elementwise
  * steps fused (fused.c) and the attention heads batched (attn_batched.c).
- * Per pass it sweeps the activations 5 times forward and 6 backward
- * where block.c sweeps them 9 and 13 times (memcpys, separate bias,
+ * Per pass it sweeps the activations 4 times forward (LN1, softmax, LN2,
+ * bias + GELU; plus 3 write-only preloads of a GEMM's C, in place of
+ * OpenBLAS zeroing it) and 6 backward where block.c sweeps them 9 and 13 times (memcpys, separate bias,
  * residual, LN and GELU passes, serial bias-gradient sums), and every
- * sweep is OpenMP-parallel. The residuals are added after the GEMMs
- * instead of preloading C: (res + a) + bias is the reference's order. */
+ * sweep is OpenMP-parallel. The QKV, Wo and W2 GEMMs add into a C
+ * preloaded with their bias (and Wo's and W2's residual), beta = 1: no
+ * zeroing pass in OpenBLAS and no bias or residual pass after, in another
+ * order than the reference's (res + a) + bias (test_nn_fused: within its
+ * tolerance). */
 #include "layer_internal.h"
 
 #include <string.h>
@@ -53,16 +57,18 @@ int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsig
                  nn_residual_layernorm_fwd(x, NULL, NULL, NULL, p.g1, p.b1, w->y, xhat1,
                                            nn_act(l, NN_RSTD1), d.m, d.h, NN_LN_EPS));
     if (steps & 1u << 1) {
-        NN_STAGE(T, NN_ST_FWD_GEMM_QKV, GEMM(0, 0, d.M, 3 * d.H, d.H, 1.0f, w->y, d.H, p.Wqkv, 3 * d.H, 0.0f, qkv, 3 * d.H));
-        NN_STAGE(T, NN_ST_FWD_BIAS_QKV, nn_add_bias_par(qkv, p.bqkv, d.m, 3 * d.h));
+        /* qkv = bqkv + y Wqkv: the bias preloaded, the GEMM with beta = 1 */
+        NN_STAGE(T, NN_ST_FWD_BIAS_QKV, nn_bias_preload(qkv, NULL, p.bqkv, d.m, 3 * d.h));
+        NN_STAGE(T, NN_ST_FWD_GEMM_QKV, GEMM(0, 0, d.M, 3 * d.H, d.H, 1.0f, w->y, d.H, p.Wqkv, 3 * d.H, 1.0f, qkv, 3 * d.H));
     }
     if ((steps & 1u << 2) && nn_attn_fwd_batched_timed(qkv, probs, att, d.B, d.S, d.A, d.h / d.A, T) != 0)
         return -1;
     if (steps & 1u << 3) {
-        /* x1 = (x + att Wo) + bo, then LN2(x1), one sweep */
-        NN_STAGE(T, NN_ST_FWD_GEMM_O, GEMM(0, 0, d.M, d.H, d.H, 1.0f, att, d.H, p.Wo, d.H, 0.0f, w->x1, d.H));
+        /* x1 = (x + bo) + att Wo (x + bo preloaded, beta = 1), then LN2(x1) */
+        NN_STAGE(T, NN_ST_FWD_RES_LN2, nn_bias_preload(w->x1, x, p.bo, d.m, d.h));
+        NN_STAGE(T, NN_ST_FWD_GEMM_O, GEMM(0, 0, d.M, d.H, d.H, 1.0f, att, d.H, p.Wo, d.H, 1.0f, w->x1, d.H));
         NN_STAGE(T, NN_ST_FWD_RES_LN2,
-                 nn_residual_layernorm_fwd(w->x1, x, p.bo, w->x1, p.g2, p.b2, w->y, xhat2,
+                 nn_residual_layernorm_fwd(w->x1, NULL, NULL, NULL, p.g2, p.b2, w->y, xhat2,
                                            nn_act(l, NN_RSTD2), d.m, d.h, NN_LN_EPS));
     }
     if (steps & 1u << 4) {
@@ -70,9 +76,9 @@ int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsig
         NN_STAGE(T, NN_ST_FWD_BIAS_GELU, nn_bias_gelu_fwd(h1, p.bf1, gl, d.m, d.f));
     }
     if (steps & 1u << 5) {
-        /* out = (x1 + gl W2) + b2 */
-        NN_STAGE(T, NN_ST_FWD_GEMM_W2, GEMM(0, 0, d.M, d.H, d.F, 1.0f, gl, d.F, p.W2, d.H, 0.0f, out, d.H));
-        NN_STAGE(T, NN_ST_FWD_RES_BIAS, nn_residual_bias(out, w->x1, p.bf2, out, d.m, d.h));
+        /* out = (x1 + b2) + gl W2: x1 + b2 preloaded, the GEMM with beta = 1 */
+        NN_STAGE(T, NN_ST_FWD_RES_BIAS, nn_bias_preload(out, w->x1, p.bf2, d.m, d.h));
+        NN_STAGE(T, NN_ST_FWD_GEMM_W2, GEMM(0, 0, d.M, d.H, d.F, 1.0f, gl, d.F, p.W2, d.H, 1.0f, out, d.H));
     }
     NN_STAGE(T, NN_ST_FWD_COPIES, nn_act_save(l));
     return 0;

@@ -171,6 +171,9 @@ void nn_add_bias_par(float *y, const float *bias, size_t rows, size_t cols);
 /* y = xhat * g + b */
 void nn_layernorm_apply(const float *xhat, const float *g, const float *b, float *y, size_t rows,
                         size_t cols);
+/* out[r, :] = res[r, :] + bias (res NULL: bias alone), to preload a
+ * GEMM's C for beta = 1. */
+void nn_bias_preload(float *out, const float *res, const float *bias, size_t rows, size_t cols);
 /* out = (res + a) + bias (out may alias a). */
 void nn_residual_bias(const float *a, const float *res, const float *bias, float *out, size_t rows,
                       size_t cols);

@@ -112,6 +112,42 @@ static void kernels(size_t rows, size_t cols, struct nn_rng *r)
     memset(dg_f, 0, cols * 4);
     EXPECT(nn_layernorm_bwd_residual(dy, xh_ref, rs_ref, g, NULL, NULL, dg_f, db_f, NULL, rows, cols) == 0);
     EXPECT(same("  dg, no dx", dg_f, dg_ref, cols));
+    /* the other cases each take a loop of their own: residual only, bias
+     * only, neither (LN1), and dx without a residual */
+    for (int k = 0; k < 3; k++) {
+        const float *rk = k == 1 ? NULL : res, *bk = k == 0 ? NULL : bias;
+        for (size_t i = 0; i < n; i++)
+            s_ref[i] = k == 2 ? x[i] : (rk ? rk[i] + x[i] : x[i]);
+        if (bk && k != 2)
+            nn_add_bias(s_ref, bk, rows, cols);
+        nn_layernorm_fwd(s_ref, g, b, y_ref, xh_ref, rs_ref, rows, cols, 1e-5f);
+        memcpy(s_f, x, n * 4);
+        if (k == 2)
+            nn_residual_layernorm_fwd(x, NULL, NULL, NULL, g, b, y_f, xh_f, rs_f, rows, cols, 1e-5f);
+        else
+            nn_residual_layernorm_fwd(x, rk, bk, s_f, g, b, y_f, xh_f, rs_f, rows, cols, 1e-5f);
+        snprintf(name, sizeof(name), "%s LN fwd %zux%zu", k == 0 ? "res+" : k == 1 ? "bias+" : "plain",
+                 rows, cols);
+        EXPECT(same(name, y_f, y_ref, n) && memcmp(xh_f, xh_ref, n * 4) == 0 &&
+               memcmp(rs_f, rs_ref, rows * 4) == 0 && (k == 2 || memcmp(s_f, s_ref, n * 4) == 0));
+    }
+    float *t_ref = calloc(4 * cols, 4), *t_f = calloc(4 * cols, 4); /* dg, db, d(input bias) and one spare */
+    nn_layernorm_bwd(dy, xh_ref, rs_ref, g, dx_ref, t_ref, t_ref + cols, rows, cols);
+    nn_bias_bwd(dx_ref, t_ref + 2 * cols, rows, cols);
+    EXPECT(nn_layernorm_bwd_residual(dy, xh_ref, rs_ref, g, NULL, dx_f, t_f, t_f + cols, t_f + 2 * cols, rows,
+                                     cols) == 0);
+    snprintf(name, sizeof(name), "LN bwd dx, no res %zux%zu", rows, cols);
+    EXPECT(same(name, dx_f, dx_ref, n) && same("  dg, db, d(input bias)", t_f, t_ref, 3 * cols));
+    free(t_ref);
+    free(t_f);
+    /* a GEMM's C preloaded with residual + bias, or the bias alone */
+    nn_bias_preload(s_f, res, bias, rows, cols);
+    nn_bias_preload(y_f, NULL, bias, rows, cols);
+    int pre_ok = 1;
+    for (size_t i = 0; i < n; i++)
+        pre_ok &= s_f[i] == res[i] + bias[i % cols] && y_f[i] == bias[i % cols];
+    printf("bias preload %zux%zu: %s\n", rows, cols, pre_ok ? "exact" : "DIFFERS  FAIL");
+    EXPECT(pre_ok);
     /* bias + GELU forward, GELU backward + bias gradient */
     float *h_ref = dup(x, n), *gl_ref = malloc(n * 4), *h_f = dup(x, n), *gl_f = malloc(n * 4);
     nn_add_bias(h_ref, bias, rows, cols);
