@@ -61,16 +61,15 @@ mb_array_sizes() {
 }
 
 # mb_srun_env: Open MPI's settings for ranks started by srun --mpi=pmix.
-# Open MPI 4.1's MPI_Init waits for its modex fence (progressing the BTLs)
-# before ob1 has registered its receive callbacks; a peer already past
-# MPI_Init that sends to this rank then crashes it through a NULL callback
-# (SIGSEGV at address 0; docs/slurm.md, "MPI_Init under srun"). With the
-# asynchronous modex the same fence (every rank's data collected) runs in
-# the background and MPI_Init waits for it only after the callbacks exist.
-# A value already set is kept.
+# Open MPI 4.1's MPI_Init waits in its modex fence before ob1 has
+# registered its receive callbacks; a peer that has already left MPI_Init
+# and sends to this rank then crashes it through a NULL callback (SIGSEGV
+# at address 0; docs/slurm.md, "MPI_Init under srun"). Without the modex
+# fence (each peer's data fetched on demand), the one barrier left in
+# MPI_Init comes after the callbacks. A value already set is kept.
 mb_srun_env() {
   export OMPI_MCA_pmix_base_async_modex=${OMPI_MCA_pmix_base_async_modex:-1}
-  export OMPI_MCA_pmix_base_collect_data=${OMPI_MCA_pmix_base_collect_data:-1}
+  export OMPI_MCA_pmix_base_collect_data=${OMPI_MCA_pmix_base_collect_data:-0}
 }
 
 # mb_launch PROGRAM ARGS...: srun --mpi=pmix inside a Slurm job, else mpirun.
