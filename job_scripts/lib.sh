@@ -60,18 +60,6 @@ mb_array_sizes() {
   esac
 }
 
-# mb_srun_env: Open MPI's settings for ranks started by srun --mpi=pmix.
-# Open MPI 4.1's MPI_Init waits in its modex fence before ob1 has
-# registered its receive callbacks; a peer that has already left MPI_Init
-# and sends to this rank then crashes it through a NULL callback (SIGSEGV
-# at address 0; docs/slurm.md, "MPI_Init under srun"). Without the modex
-# fence (each peer's data fetched on demand), the one barrier left in
-# MPI_Init comes after the callbacks. A value already set is kept.
-mb_srun_env() {
-  export OMPI_MCA_pmix_base_async_modex=${OMPI_MCA_pmix_base_async_modex:-1}
-  export OMPI_MCA_pmix_base_collect_data=${OMPI_MCA_pmix_base_collect_data:-0}
-}
-
 # mb_launch PROGRAM ARGS...: srun --mpi=pmix inside a Slurm job, else mpirun.
 mb_launch() {
   local how=${MB_LAUNCHER:-}
@@ -84,7 +72,6 @@ mb_launch() {
     # one rank that dies (a signal, a non-zero exit) ends the step: its peers
     # would otherwise wait for it until the job's time limit
     cmd=(srun --mpi=pmix --kill-on-bad-exit=1)
-    mb_srun_env
     # Slurm 22.05 does not pass sbatch's --cpus-per-task on to srun.
     [ -n "${SLURM_CPUS_PER_TASK:-}" ] && cmd+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
     ;;
