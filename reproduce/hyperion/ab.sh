@@ -108,6 +108,7 @@ else
 fi
 # read each dataset once through O_DIRECT (run.sh's warm: one storage rate from the first run on)
 for w in new old; do
+  [ $w = old ] && [ "${ds[old]}" = "${ds[new]}" ] && continue
   for f in "${ds[$w]}"/data.*; do dd if="$f" of=/dev/null bs=4M iflag=direct status=none 2>/dev/null || true; done
 done
 
