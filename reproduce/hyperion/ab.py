@@ -86,7 +86,7 @@ def main():
     lines = ["# Hyperion A/B: old and new mb-gnn side by side (issue 15)", ""]
     for name, runs in sides:
         commits = sorted({c for _, c, _ in runs})
-        lines.append(f"- {name}: {len(runs)} result files, git_commit {', '.join(c[:12] for c in commits)}, "
+        lines.append(f"- {name}: {len(runs)} result file(s), git_commit {', '.join(c[:12] for c in commits)}, "
                      f"first start {runs[0][0]}")
     if a.note:
         lines.append(f"- {a.note}")

@@ -51,6 +51,7 @@ esac
 [[ $reps =~ ^[1-9][0-9]?$ ]] || { echo "ab.sh: --reps must be 1 to 99, not '$reps'" >&2; exit 2; }
 [ $mmap = 0 ] || [ "$scale" = small ] || { echo "ab.sh: --mmap runs at --scale small only (tiny's systems run has mmap)" >&2; exit 2; }
 oldc=$(git rev-parse --verify -q "$old^{commit}") || { echo "ab.sh: --old: '$old' is not a commit of this repository" >&2; exit 2; }
+newc=$(git rev-parse --short=12 HEAD)   # the new binary is built from this tree (git_commit in its results)
 build=${BUILD:-build}
 out=${out:-$root/$build/reproduce/hyperion-ab}
 data=${data:-$root/$build/gnn-data}
@@ -145,5 +146,5 @@ for r in $(seq "$reps"); do
 done
 echo "ab.sh: measured in $((SECONDS - t0)) s (builds and datasets included)" >&2
 "$py" -m reproduce.hyperion.ab -o "$out/ab.md" --note "$dataset_note" \
-  --label "old ${oldc:0:12}" "$out/old" --label "new $(git rev-parse --short=12 HEAD)" "$out/new"
+  --label "old ${oldc:0:12}" "$out/old" --label "new $newc" "$out/new"
 echo "ab.sh: $out/ab.md" >&2
