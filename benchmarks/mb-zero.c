@@ -129,6 +129,15 @@ static int validate(struct mb_run *run)
                usage(run, err);
     if (opt.dump && access(opt.dump, F_OK) == 0)
         return snprintf(err, sizeof(err), "--dump-params: %.500s exists (never overwritten)", opt.dump), usage(run, err);
+    int passive, here;
+    MPI_Comm host;
+    MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_size(host, &here);
+    MPI_Comm_free(&host);
+    zero_omp_wait_policy(err, sizeof(err), &passive);
+    if (here > 1 && !passive && run->rank == 0) /* recorded in /config as omp_wait_policy */
+        mb_warn("OMP_WAIT_POLICY %s: %d ranks share this host and their OpenMP threads spin on each other's cores; "
+                "launch with OMP_WAIT_POLICY=passive (GOMP reads it at load)", err, here);
     return 0;
 }
 
@@ -149,6 +158,9 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     mb_kv_int(cfg, "micro_per_worker", zero_micro_per_worker(o));
     mb_kv_int(cfg, "fixed_frac_bits", ZERO_FIXED_FRAC_BITS);
     mb_kv_str(cfg, "precision", "parameters, gradients, activations, master and moments fp32");
+    char wp[160];
+    int passive;
+    mb_kv_str(cfg, "omp_wait_policy", zero_omp_wait_policy(wp, sizeof(wp), &passive));
 }
 
 static int plan(struct mb_run *run)

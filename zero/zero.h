@@ -537,6 +537,14 @@ struct zero_prediction {
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
                  struct zero_prediction *p, char *err, size_t errlen);
 
+/* The OpenMP wait policy this process started under (wait_policy.c):
+ * OMP_WAIT_POLICY and GOMP_SPINCOUNT as GOMP read them at load, in buf
+ * ("passive", "active", "unset (...)", plus ", GOMP_SPINCOUNT=..." when
+ * set); *passive = 1 when waiting threads sleep at once (passive and no
+ * spin count other than 0). Roles sharing cores must run passive: a
+ * spinning OpenMP thread takes the core a busy role needs. */
+const char *zero_omp_wait_policy(char *buf, size_t len, int *passive);
+
 /* --- end of model, interference, closed forms --- */
 
 #endif
