@@ -374,10 +374,26 @@ int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, i
  * X(U_l): the updates U_l run in backward order on their own cores (the
  * offload pool, the PS), each once its layer's last backward term has
  * ended and the previous update is done; X is what runs past the end of
- * backward (zero/README.md). */
+ * backward (zero/README.md).
+ * CPU sharing (when hosts are given): per step, a worker burns
+ * Cw = m*sum(f_l + b_l)/cpu_gemm_flops + Aw + bytes_w/cpu_copy_Bps, Aw =
+ * sum S_l/cpu_adam_params_s (ZeRO-3 modes; the offload pool's Adam is the
+ * worker's process too), bytes_w what it sends plus what it receives
+ * (ZeRO-3: 2((2m-1)AGb_l + RSb_l), AGb/RSb the ring's bytes per rank;
+ * disdp: its agent's 2m*Pullb_l + Pushb_l); disdp's switch Cs = (bytes it
+ * sends and receives + the W pushes it sums) / cpu_copy_Bps, its PS Cp =
+ * sum n_l/cpu_ps_params_s + its bytes/cpu_copy_Bps; the ZeRO-3 modes'
+ * switch and PS nap: 0. A host's roles need sum(C)/cores seconds of its
+ * cores per step, so step = max(the terms above, max over hosts). */
 struct zero_model_layer {
     uint64_t numel;             /* parameters */
     double flops_fwd, flops_bwd;
+};
+/* Ranks that share a host's cores (zero_cpu_hosts): how many of each
+ * role, and the cores their CPU sets hold together. */
+struct zero_model_host {
+    int workers, switches, ps;
+    double cores;
 };
 struct zero_model_in {
     int W;                      /* workers */
@@ -394,6 +410,16 @@ struct zero_model_in {
                                  * zero_model_measure_ps, params/s; 0: max of storage and Adam */
     double link_gbps;           /* > 0: paced link per direction; 0: the profile */
     const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
+    /* The CPU-sharing term (left out when nhosts == 0): the roles placed
+     * on hosts whose cores they share, and each role's CPU cost, every
+     * rate calibrated per role alone (CPU seconds of the whole process,
+     * every thread), never timed in the mode predicted. */
+    int nhosts;
+    const struct zero_model_host *hosts;
+    double cpu_gemm_flops;      /* a worker's FLOPs per CPU second (its GEMMs) */
+    double cpu_adam_params_s;   /* Adam parameters per CPU second (ZeRO-3's shards, the offload pool) */
+    double cpu_ps_params_s;     /* the PS's update (read + CRC, Adam, write) per CPU second; disdp */
+    double cpu_copy_Bps;        /* bytes a role moves per CPU second (one copy per byte sent or received) */
 };
 struct zero_model_step {
     double compute;   /* sum F_l + B_l */
@@ -401,7 +427,11 @@ struct zero_model_step {
     double optimizer; /* Adam alone (offload: the pool's; disdp: the PS's) */
     double storage;   /* disdp: the PS's storage alone, sum numel*bytes/storage_Bps */
     double exposed_wire, exposed_optimizer;
-    double step;      /* predicted seconds */
+    /* CPU sharing (0 without hosts): CPU seconds per step of one worker
+     * (compute, its shard's Adam or its agent's copies), one switch, one
+     * PS, and the floor: the busiest host's sum over its cores */
+    double cpu_worker, cpu_switch, cpu_ps, cpu_floor;
+    double step;      /* predicted seconds: the mode's terms, at least cpu_floor */
 };
 /* 0, or -1 with one line in err naming the bad or missing input (W, a
  * layer, a rate that the mode needs missing, not finite or <= 0). */
