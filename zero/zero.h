@@ -485,6 +485,7 @@ struct zero_ps_calib {
 };
 struct zero_ps_rate {
     double params_s, adam_params_s, storage_Bps;
+    double cpu_params_s; /* 2*numel / the process's CPU seconds over the cheapest pass */
 };
 int zero_model_measure_ps(const struct zero_ps_calib *pc, struct zero_ps_rate *out, char *err, size_t errlen);
 /* The PS's storage rate for ps_bytes_per_param = read_per_param +
@@ -574,6 +575,32 @@ int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_
  * spin count other than 0). Roles sharing cores must run passive: a
  * spinning OpenMP thread takes the core a busy role needs. */
 const char *zero_omp_wait_policy(char *buf, size_t len, int *passive);
+
+/* The CPU-sharing term's inputs (cpu_share.c, calibrate.c). CPU rates,
+ * each the process's CPU seconds (every thread) over its best pass, NaN
+ * when the pass fails its check: */
+double zero_model_measure_gemm_cpu(const struct nn_gpt_config *cfg, int B, int reps); /* FLOPs per CPU s */
+double zero_model_measure_adam_cpu(size_t n, int reps);                                /* params per CPU s */
+double zero_model_measure_copy_cpu(size_t bytes, int reps);                            /* memcpy B per CPU s */
+/* One rank as the host grouping sees it: its kernel (boot_id), CPU set
+ * and role. */
+struct zero_cpu_who {
+    char key[64];
+    unsigned char mask[128]; /* CPU_SETSIZE bits */
+    int role;                /* enum zero_role */
+};
+/* Ranks on one kernel with overlapping CPU sets share the union of their
+ * sets: the groups into out (n entries at most), their count (-1: out of
+ * memory). */
+int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model_host *out);
+/* Collective over comm (every role; index: the worker index): each worker
+ * in turn measures its GEMM and Adam CPU rates while the others nap, rank
+ * 0 its copy rate; rank 0 gets the slowest of each and the host groups
+ * in in (cpu_gemm_flops, cpu_adam_params_s, cpu_copy_Bps, hosts, nhosts;
+ * *hosts is rank 0's to free). 0, or -1 on rank 0 with one line in err.
+ * The PS's CPU rate comes from zero_model_measure_ps. */
+int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, int index, int W, const struct nn_gpt_config *cfg,
+                             int B, struct zero_model_in *in, struct zero_model_host **hosts, char *err, size_t errlen);
 
 /* --- end of model, interference, closed forms --- */
 

@@ -334,6 +334,40 @@ static void cpu_sharing(void)
     EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "hosts"));
 }
 
+/* Host groups by hand: ranks on one kernel (key) with overlapping CPU
+ * sets share the union; overlap chains; another kernel never shares.
+ * The CPU rates measure finite positive numbers. */
+static void cpu_hosts(void)
+{
+    struct zero_cpu_who r[5];
+    memset(r, 0, sizeof r);
+    const char *key[5] = {"a", "a", "a", "b", "a"};
+    for (int i = 0; i < 5; i++)
+        strcpy(r[i].key, key[i]);
+    r[0].mask[0] = 0x3, r[0].role = ZERO_WORKER;  /* CPUs 0,1 */
+    r[1].mask[0] = 0x2, r[1].role = ZERO_WORKER;  /* CPU 1: with rank 0 */
+    r[2].mask[0] = 0xc, r[2].role = ZERO_SWITCH;  /* CPUs 2,3: alone */
+    r[3].mask[0] = 0x3, r[3].role = ZERO_PS;      /* CPUs 0,1 of another kernel */
+    r[4].mask[1] = 0x1, r[4].mask[0] = 0x8, r[4].role = ZERO_PS; /* CPUs 8 and 3: joins rank 2 */
+    struct zero_model_host h[5];
+    EXPECT(zero_cpu_hosts_of(r, 5, h) == 3);
+    EXPECT(h[0].workers == 2 && h[0].switches == 0 && h[0].ps == 0 && h[0].cores == 2);
+    EXPECT(h[1].workers == 0 && h[1].switches == 1 && h[1].ps == 1 && h[1].cores == 3);
+    EXPECT(h[2].workers == 0 && h[2].switches == 0 && h[2].ps == 1 && h[2].cores == 2);
+    /* one CPU set for all (one host, no binding): one group */
+    for (int i = 0; i < 5; i++)
+        strcpy(r[i].key, "a"), memset(r[i].mask, 0, sizeof r[i].mask), r[i].mask[0] = 0x3;
+    EXPECT(zero_cpu_hosts_of(r, 5, h) == 1);
+    EXPECT(h[0].workers == 2 && h[0].switches == 1 && h[0].ps == 2 && h[0].cores == 2);
+    struct nn_gpt_config cfg;
+    char err[256];
+    EXPECT(nn_gpt_config_parse("gpt-tiny", &cfg, err, sizeof err) == 0);
+    double g = zero_model_measure_gemm_cpu(&cfg, 1, 2), a = zero_model_measure_adam_cpu(4096, 2),
+           c = zero_model_measure_copy_cpu((size_t)1 << 20, 2);
+    EXPECT(g > 0 && isfinite(g) && a > 0 && isfinite(a) && c > 0 && isfinite(c));
+    EXPECT(isnan(zero_model_measure_adam_cpu(0, 1)) && isnan(zero_model_measure_copy_cpu(0, 1)));
+}
+
 int main(void)
 {
     storage();
@@ -343,5 +377,6 @@ int main(void)
     rates();
     measured();
     cpu_sharing();
+    cpu_hosts();
     return TEST_EXIT();
 }
