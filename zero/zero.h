@@ -565,6 +565,11 @@ struct zero_prediction {
     struct zero_model_step model;
     struct zero_wire_bytes bytes;
 };
+/* The per-direction rate (Gb/s) of a tc-shaped link named in a run's
+ * emulation text (tools/vcluster's "... tc tbf R Gbit/s ..."); 0 when
+ * none. zero_predict prices the wire with rates->link_gbps when the
+ * process paces nothing (o->link_bps == 0), so a caller gives it this. */
+double zero_tc_gbps(const char *emulation);
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
                  struct zero_prediction *p, char *err, size_t errlen);
 
