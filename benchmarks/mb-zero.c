@@ -192,6 +192,7 @@ struct st {
     int predicted;
     char model_why[400];      /* rank 0: why there is no prediction */
     struct zero_ps_rate ps_rate; /* rank 0: the PS's update, calibrated */
+    struct zero_model_host *hosts; /* rank 0: who shares which cores (the model's CPU term) */
     struct zero_interference inter;
     struct zero_paper_row paper[ZERO_PAPER_ROWS];
     struct zero_paper_inputs paper_in;
@@ -248,6 +249,7 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
         return -1;
     s->rates.ps_params_s = s->ps_rate.params_s;
     s->rates.storage_Bps = s->ps_rate.storage_Bps;
+    s->rates.cpu_ps_params_s = s->ps_rate.cpu_params_s;
     return 0;
 }
 
@@ -274,6 +276,10 @@ static void predict(struct st *s)
     }
     sleep_barrier(run->comm);
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
+    char cpu_err[300];
+    int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, s->z->index, opt.zo.lay.W, &opt.zo.cfg, opt.zo.micro,
+                                       &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
+    s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
@@ -284,6 +290,8 @@ static void predict(struct st *s)
         if (!(slowest[0] > 0) || !(slowest[1] > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+        else if (cpu != 0)
+            snprintf(s->model_why, sizeof(s->model_why), "%s", cpu_err);
         else if (zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
                  !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0) ||
                  (opt.ops == &zero_mode_disdp && measure_ps(s, dir, err, sizeof(err)) != 0) ||
@@ -299,10 +307,12 @@ static void predict(struct st *s)
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
             printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
-                   "%.4f), storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
+                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
-                   s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
-                   m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
+                   zero_model_link_name(&s->z->o, &s->rates), m->step, m->compute,
+                   m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
+                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.nhosts, s->rates.hosts[0].cores);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
                    (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
         } else if (!run->common.quiet)
@@ -517,7 +527,13 @@ static void record_model(struct st *s, const double *all)
             mb_metric_case_dbl(r, cn, "ps_params_per_s", s->rates.ps_params_s);
             mb_metric_case_dbl(r, cn, "ps_calib_adam_params_per_s", s->ps_rate.adam_params_s);
         }
-        mb_metric_case_str(r, cn, "model_link", s->z->o.link_bps > 0 ? "paced" : "collectives profile");
+        mb_metric_case_str(r, cn, "model_link", zero_model_link_name(&s->z->o, &s->rates));
+        mb_metric_case_dbl(r, cn, "model_cpu_floor_s", m->cpu_floor); /* the CPU-sharing term (zero.h) */
+        mb_metric_case_dbl(r, cn, "model_cpu_worker_s", m->cpu_worker);
+        mb_metric_case_dbl(r, cn, "model_cpu_switch_s", m->cpu_switch);
+        mb_metric_case_dbl(r, cn, "model_cpu_ps_s", m->cpu_ps);
+        mb_metric_case_dbl(r, cn, "model_cpu_cores", s->rates.nhosts > 0 ? s->rates.hosts[0].cores : NAN);
+        mb_metric_case_int(r, cn, "model_cpu_hosts", s->rates.nhosts);
         if (!s->run->common.quiet)
             printf("#   step (worker 0) measured %.4f s, model %.4f s (%+.1f%%); sent %.0f / received %.0f bytes, "
                    "closed form %llu / %llu\n", all[V_STEP], m->step, 100 * (all[V_STEP] / m->step - 1), all[V_SENT],
@@ -659,6 +675,7 @@ static void teardown(void *state)
     }
     zero_run_free(s->ref);
     zero_run_free(s->z);
+    free(s->hosts);
     free(s);
 }
 

@@ -55,3 +55,8 @@ double zero_tc_gbps(const char *emulation)
         return 0;
     return g;
 }
+
+const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates)
+{
+    return o->link_bps > 0 ? "paced" : rates->link_gbps > 0 ? "tc" : "collectives profile";
+}

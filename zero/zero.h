@@ -570,6 +570,8 @@ struct zero_prediction {
  * none. zero_predict prices the wire with rates->link_gbps when the
  * process paces nothing (o->link_bps == 0), so a caller gives it this. */
 double zero_tc_gbps(const char *emulation);
+/* How zero_predict priced the wire: "paced", "tc" or "collectives profile". */
+const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates);
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
                  struct zero_prediction *p, char *err, size_t errlen);
 
