@@ -124,13 +124,13 @@ int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, int index, int 
     double mine[3] = {INFINITY, INFINITY, INFINITY}, slowest[3];
     for (int w = 0; w < W; w++) { /* each worker alone, the others napping */
         if (role == ZERO_WORKER && index == w) {
-            mine[0] = zero_model_measure_gemm_cpu(cfg, B, 3);
-            mine[1] = zero_model_measure_adam_cpu((size_t)4 << 20, 3);
+            mine[0] = zero_model_measure_gemm_cpu(cfg, B, 2);
+            mine[1] = zero_model_measure_adam_cpu((size_t)1 << 20, 3);
         }
         nap_barrier(comm);
     }
     if (me == 0)
-        mine[2] = zero_model_measure_copy_cpu((size_t)64 << 20, 3);
+        mine[2] = zero_model_measure_copy_cpu((size_t)16 << 20, 3);
     for (int k = 0; k < 3; k++)
         mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check */
     nap_barrier(comm);
