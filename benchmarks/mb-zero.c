@@ -267,18 +267,17 @@ static void predict(struct st *s)
     int prof = 0;
     if (!(opt.zo.link_bps > 0) && !opt.link_auto)
         prof = mb_coll_profile_load(run->comm, NULL, 0, 0, path, sizeof(path), &s->prof, err, sizeof(err)) == 1;
-    double mine[2] = {INFINITY, INFINITY}, slowest[2];
+    double mine[2] = {INFINITY, INFINITY}, slowest[2], r[4] = {0}, cpu_rates[2] = {0};
     if (s->z->role == ZERO_WORKER) {
-        mine[0] = zero_model_measure_gemm(&opt.zo.cfg, opt.zo.micro, 3);
-        mine[1] = zero_model_measure_adam((size_t)4 << 20, 3);
+        zero_model_measure_worker(&opt.zo.cfg, opt.zo.micro, 3, (size_t)4 << 20, r); /* wall and CPU rates */
+        mine[0] = r[0], mine[1] = r[2], cpu_rates[0] = r[1], cpu_rates[1] = r[3];
         for (int k = 0; k < 2; k++)
             mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
     }
     sleep_barrier(run->comm);
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
     char cpu_err[300];
-    int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, s->z->index, opt.zo.lay.W, &opt.zo.cfg, opt.zo.micro,
-                                       &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
+    int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
     s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";

@@ -1,6 +1,6 @@
-/* The CPU-sharing term's inputs (zero.h, zero/model.c): each role's CPU
- * rates, calibrated alone (one worker at a time while the other ranks
- * nap), and which ranks share which cores: ranks on one kernel (the same
+/* The CPU-sharing term's inputs (zero.h, zero/model.c): the roles' CPU
+ * rates from their own calibration passes (CPU seconds of their own work,
+ * never the mode's steps), and which ranks share which cores: ranks on one kernel (the same
  * boot_id: one machine, vcluster's namespaced nodes included) whose CPU
  * sets overlap share the union of those sets. */
 #include "zero.h"
@@ -115,21 +115,16 @@ int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model
     return nh;
 }
 
-int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, int index, int W, const struct nn_gpt_config *cfg,
-                             int B, struct zero_model_in *in, struct zero_model_host **hosts, char *err, size_t errlen)
+int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mine_cpu[2], struct zero_model_in *in,
+                             struct zero_model_host **hosts, char *err, size_t errlen)
 {
     int me, n;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &n);
     double mine[3] = {INFINITY, INFINITY, INFINITY}, slowest[3];
-    for (int w = 0; w < W; w++) { /* each worker alone, the others napping */
-        if (role == ZERO_WORKER && index == w) {
-            mine[0] = zero_model_measure_gemm_cpu(cfg, B, 2);
-            mine[1] = zero_model_measure_adam_cpu((size_t)1 << 20, 3);
-        }
-        nap_barrier(comm);
-    }
-    if (me == 0)
+    if (role == ZERO_WORKER)
+        mine[0] = mine_cpu[0], mine[1] = mine_cpu[1];
+    if (me == 0) /* the others nap in the barrier meanwhile */
         mine[2] = zero_model_measure_copy_cpu((size_t)16 << 20, 3);
     for (int k = 0; k < 3; k++)
         mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check */

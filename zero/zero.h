@@ -600,14 +600,18 @@ struct zero_cpu_who {
  * sets: the groups into out (n entries at most), their count (-1: out of
  * memory). */
 int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model_host *out);
-/* Collective over comm (every role; index: the worker index): each worker
- * in turn measures its GEMM and Adam CPU rates while the others nap, rank
- * 0 its copy rate; rank 0 gets the slowest of each and the host groups
- * in in (cpu_gemm_flops, cpu_adam_params_s, cpu_copy_Bps, hosts, nhosts;
- * *hosts is rank 0's to free). 0, or -1 on rank 0 with one line in err.
- * The PS's CPU rate comes from zero_model_measure_ps. */
-int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, int index, int W, const struct nn_gpt_config *cfg,
-                             int B, struct zero_model_in *in, struct zero_model_host **hosts, char *err, size_t errlen);
+/* A worker's calibration in one go: rate = {GEMM FLOP/s, GEMM FLOPs per
+ * CPU s, Adam params/s, Adam params per CPU s}, from the same passes. */
+void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
+/* Collective over comm (every role): mine_cpu = this worker's GEMM and
+ * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0
+ * measures its copy rate while the others nap; rank 0 gets the slowest
+ * of each and the host groups in in (cpu_gemm_flops, cpu_adam_params_s,
+ * cpu_copy_Bps, hosts, nhosts; *hosts is rank 0's to free). 0, or -1 on
+ * rank 0 with one line in err. The PS's CPU rate comes from
+ * zero_model_measure_ps. */
+int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mine_cpu[2], struct zero_model_in *in,
+                             struct zero_model_host **hosts, char *err, size_t errlen);
 
 /* --- end of model, interference, closed forms --- */
 
