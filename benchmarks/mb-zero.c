@@ -133,6 +133,15 @@ static int validate(struct mb_run *run)
                usage(run, err);
     if (opt.dump && access(opt.dump, F_OK) == 0)
         return snprintf(err, sizeof(err), "--dump-params: %.500s exists (never overwritten)", opt.dump), usage(run, err);
+    int passive, here;
+    MPI_Comm host;
+    MPI_Comm_split_type(run->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_size(host, &here);
+    MPI_Comm_free(&host);
+    zero_omp_wait_policy(err, sizeof(err), &passive);
+    if (here > 1 && !passive && run->rank == 0) /* recorded in /config as omp_wait_policy */
+        mb_warn("OMP_WAIT_POLICY %s: %d ranks share this host and their OpenMP threads spin on each other's cores; "
+                "launch with OMP_WAIT_POLICY=passive (GOMP reads it at load)", err, here);
     return 0;
 }
 
@@ -153,6 +162,9 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     mb_kv_int(cfg, "micro_per_worker", zero_micro_per_worker(o));
     mb_kv_int(cfg, "fixed_frac_bits", ZERO_FIXED_FRAC_BITS);
     mb_kv_str(cfg, "precision", "parameters, gradients, activations, master and moments fp32");
+    char wp[160];
+    int passive;
+    mb_kv_str(cfg, "omp_wait_policy", zero_omp_wait_policy(wp, sizeof(wp), &passive));
 }
 
 static int plan(struct mb_run *run)
@@ -184,6 +196,7 @@ struct st {
     int predicted;
     char model_why[400];      /* rank 0: why there is no prediction */
     struct zero_ps_rate ps_rate; /* rank 0: the PS's update, calibrated */
+    struct zero_model_host *hosts; /* rank 0: who shares which cores (the model's CPU term) */
     struct zero_interference inter;
     struct zero_paper_row paper[ZERO_PAPER_ROWS];
     struct zero_paper_inputs paper_in;
@@ -241,6 +254,7 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
         return -1;
     s->rates.ps_params_s = s->ps_rate.params_s;
     s->rates.storage_Bps = s->ps_rate.storage_Bps;
+    s->rates.cpu_ps_params_s = s->ps_rate.cpu_params_s;
     return 0;
 }
 
@@ -259,15 +273,18 @@ static void predict(struct st *s)
     int prof = 0;
     if (!(opt.zo.link_bps > 0) && !opt.link_auto)
         prof = mb_coll_profile_load(run->comm, NULL, 0, 0, path, sizeof(path), &s->prof, err, sizeof(err)) == 1;
-    double mine[2] = {INFINITY, INFINITY}, slowest[2];
+    double mine[2] = {INFINITY, INFINITY}, slowest[2], r[4] = {0}, cpu_rates[2] = {0};
     if (s->z->role == ZERO_WORKER) {
-        mine[0] = zero_model_measure_gemm(&opt.zo.cfg, opt.zo.micro, 3);
-        mine[1] = zero_model_measure_adam((size_t)4 << 20, 3);
+        zero_model_measure_worker(&opt.zo.cfg, opt.zo.micro, 3, (size_t)4 << 20, r); /* wall and CPU rates */
+        mine[0] = r[0], mine[1] = r[2], cpu_rates[0] = r[1], cpu_rates[1] = r[3];
         for (int k = 0; k < 2; k++)
             mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
     }
     sleep_barrier(run->comm);
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
+    char cpu_err[300];
+    int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
+    s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
@@ -278,6 +295,8 @@ static void predict(struct st *s)
         if (!(slowest[0] > 0) || !(slowest[1] > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
                      !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+        else if (cpu != 0)
+            snprintf(s->model_why, sizeof(s->model_why), "%s", cpu_err);
         else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
                   : zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
                         !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0)) ||
@@ -293,10 +312,12 @@ static void predict(struct st *s)
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
             printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
-                   "%.4f), storage %.4f\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
+                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
-                   s->z->o.link_bps > 0 ? "paced" : "profile", m->step, m->compute,
-                   m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage);
+                   zero_model_link_name(&s->z->o, &s->rates), m->step, m->compute,
+                   m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
+                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.nhosts, s->rates.hosts[0].cores);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
                    (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
         } else if (!run->common.quiet)
@@ -546,6 +567,7 @@ static void teardown(void *state)
     }
     zero_run_free(s->ref);
     zero_run_free(s->z);
+    free(s->hosts);
     free(s);
 }
 

@@ -224,16 +224,19 @@ static int ps_step(struct mb_disdp_ps *p, int step, struct mb_disdp_ps_stats *st
     int ns = 0, micro = mb_disdp_micro(c);
     enum mb_ostore_field f = c->wire == NN_F32 ? MB_OSTORE_P32 : MB_OSTORE_P16;
     p->t = step + 1;
-    for (int i = 0; i < p->nown; i++) { /* what the last step wrote (checked against its CRCs) */
-        size_t n = c->numel[p->layer[i]];
-        if (mb_ostore_rw(p->store, MB_AIO_READ, mb_ostore_tensor_extent(p->store, i, f), 0, n * nn_dtype_size(c->wire),
-                         p->out[i], err, errlen) != 0)
-            return -1;
-    }
     for (int m = 0; m < micro; m++) {
-        for (int i = 0; i < p->nown; i++)
+        for (int i = 0; i < p->nown; i++) {
+            /* what the last step wrote (checked against its CRCs), read
+             * layer by layer as forward goes: layer i's pull leaves once
+             * it is read, not once the whole model is (its send then
+             * overlaps the next layer's read) */
+            size_t n = c->numel[p->layer[i]];
+            if (m == 0 && mb_ostore_rw(p->store, MB_AIO_READ, mb_ostore_tensor_extent(p->store, i, f), 0,
+                                       n * nn_dtype_size(c->wire), p->out[i], err, errlen) != 0)
+                return -1;
             if (send_params(p, i, MB_DISDP_FWD, &ns) != 0)
                 goto mpi;
+        }
         for (int i = p->nown - 1; i >= 0; i--)
             if (send_params(p, i, MB_DISDP_BWD, &ns) != 0 || (m == micro - 1 && post_grads(p, i) != 0))
                 goto mpi;

@@ -59,6 +59,22 @@ static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, 
         return refuse(err, len, "model input link_gbps: %g is not a number >= 0", in->link_gbps);
     if (in->link_gbps == 0 && !in->coll)
         return refuse(err, len, "model input link_gbps: 0 (unpaced) needs a collectives profile");
+    if (in->nhosts < 0 || (in->nhosts > 0 && !in->hosts))
+        return refuse(err, len, "model input hosts: %d given without a list", in->nhosts);
+    if (in->nhosts == 0)
+        return 0;
+    for (int h = 0; h < in->nhosts; h++) {
+        const struct zero_model_host *x = &in->hosts[h];
+        if (x->workers < 0 || x->switches < 0 || x->ps < 0 || !(x->cores > 0) || !isfinite(x->cores))
+            return refuse(err, len, "model input host %d: %d workers, %d switches, %d PS on %g cores", h,
+                          x->workers, x->switches, x->ps, x->cores);
+    }
+    if (need_positive("cpu_gemm_flops", in->cpu_gemm_flops, err, len) ||
+        need_positive("cpu_copy_Bps", in->cpu_copy_Bps, err, len))
+        return -1;
+    if (m == ZERO_MODEL_DISDP ? need_positive("cpu_ps_params_s", in->cpu_ps_params_s, err, len)
+                              : need_positive("cpu_adam_params_s", in->cpu_adam_params_s, err, len))
+        return -1;
     return 0;
 }
 
@@ -139,6 +155,39 @@ static double phase(enum zero_model_mode m, double compute, double wire)
     return m == ZERO_MODEL_SERIAL ? compute + wire : maxd(compute, wire);
 }
 
+/* The CPU-sharing term (zero.h): each role's CPU seconds per step and the
+ * busiest host's sum over its cores. */
+static void cpu_share(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *r)
+{
+    double mb = in->micro, W = in->W, pb = (double)in->param_bytes, gb = (double)in->grad_bytes;
+    double flops = 0, shard = 0, numel = 0;
+    for (int i = 0; i < in->nlayers; i++) {
+        const struct zero_model_layer *l = &in->layers[i];
+        flops += mb * (l->flops_fwd + l->flops_bwd);
+        shard += (double)(l->numel / (uint64_t)in->W + (l->numel % (uint64_t)in->W != 0));
+        numel += (double)l->numel;
+    }
+    r->cpu_worker = flops / in->cpu_gemm_flops;
+    r->cpu_switch = r->cpu_ps = 0;
+    if (m == ZERO_MODEL_DISDP) {
+        double pull = 2 * mb * numel * pb, push = numel * gb; /* one worker's agent, one way each */
+        r->cpu_worker += (pull + push) / in->cpu_copy_Bps;
+        /* the switch: the PS's pulls in and W times out, W pushes in and
+         * summed, one sum out; the PS: pulls out, the sum in */
+        r->cpu_switch = (pull * (1 + W) + push * (2 * W + 1)) / in->cpu_copy_Bps;
+        r->cpu_ps = numel / in->cpu_ps_params_s + (pull + push) / in->cpu_copy_Bps;
+    } else {
+        double wire = W > 1 ? ((2 * mb - 1) * pb + gb) * shard * (W - 1) : 0; /* per direction */
+        r->cpu_worker += shard / in->cpu_adam_params_s + 2 * wire / in->cpu_copy_Bps;
+    }
+    r->cpu_floor = 0;
+    for (int h = 0; h < in->nhosts; h++) {
+        const struct zero_model_host *x = &in->hosts[h];
+        double f = (x->workers * r->cpu_worker + x->switches * r->cpu_switch + x->ps * r->cpu_ps) / x->cores;
+        r->cpu_floor = maxd(r->cpu_floor, f);
+    }
+}
+
 int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
                     char *err, size_t errlen)
 {
@@ -177,6 +226,10 @@ int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, stru
     }
     r.step = passes + last_bwd + r.exposed_optimizer;
     r.exposed_wire = passes + last_bwd - r.compute;
+    if (in->nhosts > 0) {
+        cpu_share(m, in, &r);
+        r.step = maxd(r.step, r.cpu_floor);
+    }
     *out = r;
     return 0;
 }

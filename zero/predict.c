@@ -4,7 +4,9 @@
  * the prediction sits beside the measured step and bytes of the same run. */
 #include "zero.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
                  struct zero_prediction *p, char *err, size_t errlen)
@@ -26,7 +28,9 @@ int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_
     struct zero_model_in in = *rates;
     in.W = o->lay.W, in.micro = micro, in.nlayers = nl, in.layers = layers;
     in.param_bytes = in.grad_bytes = 4;
-    in.link_gbps = o->link_bps * 8 / 1e9; /* link_bps: bytes/s per direction */
+    /* link_bps: bytes/s per direction paced in the process; else the
+     * caller's rate (a tc-shaped link, zero_tc_gbps), else 0: the profile */
+    in.link_gbps = o->link_bps > 0 ? o->link_bps * 8 / 1e9 : rates->link_gbps;
     if (zero_closed_form(m, numel, nl, in.W, micro > 0 ? micro : 1, 4, 4, &p->bytes) != 0) {
         snprintf(err, errlen, "model: closed form refused W=%d micro=%d", in.W, micro);
         goto out;
@@ -39,4 +43,20 @@ out:
     free(layers);
     free(numel);
     return rc;
+}
+
+double zero_tc_gbps(const char *emulation)
+{
+    const char *p = emulation ? strstr(emulation, "tbf ") : NULL;
+    double g;
+    char unit[8];
+    if (!p || sscanf(p + 4, "%lf %7s", &g, unit) != 2 || strncmp(unit, "Gbit/s", 6) != 0 || !(g > 0) ||
+        !(g < 1e9))
+        return 0;
+    return g;
+}
+
+const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates)
+{
+    return o->link_bps > 0 ? "paced" : rates->link_gbps > 0 ? "tc" : "collectives profile";
 }

@@ -125,7 +125,13 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
         DBL("ps_params_per_s", rep->rates->ps_params_s);
         DBL("ps_calib_adam_params_per_s", rep->ps_rate->adam_params_s);
     }
-    STR("model_link", z->o.link_bps > 0 ? "paced" : "collectives profile");
+    STR("model_link", zero_model_link_name(&z->o, rep->rates));
+    DBL("model_cpu_floor_s", m->cpu_floor); /* the CPU-sharing term (zero.h) */
+    DBL("model_cpu_worker_s", m->cpu_worker);
+    DBL("model_cpu_switch_s", m->cpu_switch);
+    DBL("model_cpu_ps_s", m->cpu_ps);
+    DBL("model_cpu_cores", rep->rates->nhosts > 0 ? rep->rates->hosts[0].cores : NAN);
+    INT("model_cpu_hosts", rep->rates->nhosts);
 }
 
 /* The model's workers one PS can feed: its compute and calibrated rate. */

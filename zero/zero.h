@@ -458,10 +458,26 @@ int zero_closed_form(enum zero_model_mode m, const size_t *numel, int nlayers, i
  * X(U_l): the updates U_l run in backward order on their own cores (the
  * offload pool, the PS), each once its layer's last backward term has
  * ended and the previous update is done; X is what runs past the end of
- * backward (zero/README.md). */
+ * backward (zero/README.md).
+ * CPU sharing (when hosts are given): per step, a worker burns
+ * Cw = m*sum(f_l + b_l)/cpu_gemm_flops + Aw + bytes_w/cpu_copy_Bps, Aw =
+ * sum S_l/cpu_adam_params_s (ZeRO-3 modes; the offload pool's Adam is the
+ * worker's process too), bytes_w what it sends plus what it receives
+ * (ZeRO-3: 2((2m-1)AGb_l + RSb_l), AGb/RSb the ring's bytes per rank;
+ * disdp: its agent's 2m*Pullb_l + Pushb_l); disdp's switch Cs = (bytes it
+ * sends and receives + the W pushes it sums) / cpu_copy_Bps, its PS Cp =
+ * sum n_l/cpu_ps_params_s + its bytes/cpu_copy_Bps; the ZeRO-3 modes'
+ * switch and PS nap: 0. A host's roles need sum(C)/cores seconds of its
+ * cores per step, so step = max(the terms above, max over hosts). */
 struct zero_model_layer {
     uint64_t numel;             /* parameters */
     double flops_fwd, flops_bwd;
+};
+/* Ranks that share a host's cores (zero_cpu_hosts): how many of each
+ * role, and the cores their CPU sets hold together. */
+struct zero_model_host {
+    int workers, switches, ps;
+    double cores;
 };
 struct zero_model_in {
     int W;                      /* workers */
@@ -478,6 +494,16 @@ struct zero_model_in {
                                  * zero_model_measure_ps, params/s; 0: max of storage and Adam */
     double link_gbps;           /* > 0: paced link per direction; 0: the profile */
     const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
+    /* The CPU-sharing term (left out when nhosts == 0): the roles placed
+     * on hosts whose cores they share, and each role's CPU cost, every
+     * rate calibrated per role alone (CPU seconds of the whole process,
+     * every thread), never timed in the mode predicted. */
+    int nhosts;
+    const struct zero_model_host *hosts;
+    double cpu_gemm_flops;      /* a worker's FLOPs per CPU second (its GEMMs) */
+    double cpu_adam_params_s;   /* Adam parameters per CPU second (ZeRO-3's shards, the offload pool) */
+    double cpu_ps_params_s;     /* the PS's update (read + CRC, Adam, write) per CPU second; disdp */
+    double cpu_copy_Bps;        /* bytes a role moves per CPU second (one copy per byte sent or received) */
 };
 struct zero_model_step {
     double compute;   /* sum F_l + B_l */
@@ -485,7 +511,11 @@ struct zero_model_step {
     double optimizer; /* Adam alone (offload: the pool's; disdp: the PS's) */
     double storage;   /* disdp: the PS's storage alone, sum numel*bytes/storage_Bps */
     double exposed_wire, exposed_optimizer;
-    double step;      /* predicted seconds */
+    /* CPU sharing (0 without hosts): CPU seconds per step of one worker
+     * (compute, its shard's Adam or its agent's copies), one switch, one
+     * PS, and the floor: the busiest host's sum over its cores */
+    double cpu_worker, cpu_switch, cpu_ps, cpu_floor;
+    double step;      /* predicted seconds: the mode's terms, at least cpu_floor */
 };
 /* 0, or -1 with one line in err naming the bad or missing input (W, a
  * layer, a rate that the mode needs missing, not finite or <= 0). */
@@ -539,6 +569,7 @@ struct zero_ps_calib {
 };
 struct zero_ps_rate {
     double params_s, adam_params_s, storage_Bps;
+    double cpu_params_s; /* 2*numel / the process's CPU seconds over the cheapest pass */
 };
 int zero_model_measure_ps(const struct zero_ps_calib *pc, struct zero_ps_rate *out, char *err, size_t errlen);
 /* The PS's storage rate for ps_bytes_per_param = read_per_param +
@@ -618,8 +649,53 @@ struct zero_prediction {
     struct zero_model_step model;
     struct zero_wire_bytes bytes;
 };
+/* The per-direction rate (Gb/s) of a tc-shaped link named in a run's
+ * emulation text (tools/vcluster's "... tc tbf R Gbit/s ..."); 0 when
+ * none. zero_predict prices the wire with rates->link_gbps when the
+ * process paces nothing (o->link_bps == 0), so a caller gives it this. */
+double zero_tc_gbps(const char *emulation);
+/* How zero_predict priced the wire: "paced", "tc" or "collectives profile". */
+const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates);
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
                  struct zero_prediction *p, char *err, size_t errlen);
+
+/* The OpenMP wait policy this process started under (wait_policy.c):
+ * OMP_WAIT_POLICY and GOMP_SPINCOUNT as GOMP read them at load, in buf
+ * ("passive", "active", "unset (...)", plus ", GOMP_SPINCOUNT=..." when
+ * set); *passive = 1 when waiting threads sleep at once (passive and no
+ * spin count other than 0). Roles sharing cores must run passive: a
+ * spinning OpenMP thread takes the core a busy role needs. */
+const char *zero_omp_wait_policy(char *buf, size_t len, int *passive);
+
+/* The CPU-sharing term's inputs (cpu_share.c, calibrate.c). CPU rates,
+ * each the process's CPU seconds (every thread) over its best pass, NaN
+ * when the pass fails its check: */
+double zero_model_measure_gemm_cpu(const struct nn_gpt_config *cfg, int B, int reps); /* FLOPs per CPU s */
+double zero_model_measure_adam_cpu(size_t n, int reps);                                /* params per CPU s */
+double zero_model_measure_copy_cpu(size_t bytes, int reps);                            /* memcpy B per CPU s */
+/* One rank as the host grouping sees it: its kernel (boot_id), CPU set
+ * and role. */
+struct zero_cpu_who {
+    char key[64];
+    unsigned char mask[128]; /* CPU_SETSIZE bits */
+    int role;                /* enum zero_role */
+};
+/* Ranks on one kernel with overlapping CPU sets share the union of their
+ * sets: the groups into out (n entries at most), their count (-1: out of
+ * memory). */
+int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model_host *out);
+/* A worker's calibration in one go: rate = {GEMM FLOP/s, GEMM FLOPs per
+ * CPU s, Adam params/s, Adam params per CPU s}, from the same passes. */
+void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
+/* Collective over comm (every role): mine_cpu = this worker's GEMM and
+ * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0
+ * measures its copy rate while the others nap; rank 0 gets the slowest
+ * of each and the host groups in in (cpu_gemm_flops, cpu_adam_params_s,
+ * cpu_copy_Bps, hosts, nhosts; *hosts is rank 0's to free). 0, or -1 on
+ * rank 0 with one line in err. The PS's CPU rate comes from
+ * zero_model_measure_ps. */
+int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mine_cpu[2], struct zero_model_in *in,
+                             struct zero_model_host **hosts, char *err, size_t errlen);
 
 /* --- end of model, interference, closed forms --- */
 

@@ -137,8 +137,11 @@ def main():
     for rate in dict.fromkeys(["auto", "paced"] + [txt(r["link"]) for r in rows]):
         lines += ratio_lines(rows, rate)
     lines += ["", "## The model against the measurement (target: within 15%)", "",
+              "The model's step is at least its CPU floor: every role's CPU seconds per step (CPU rates "
+              "calibrated per role alone) over the cores the roles share on a host (zero/README.md).", "",
               "| mode | link | Gb/s | model step (s) | measured step (s) | error | compute | wire | optimizer | "
-              "storage | sent / closed form | check |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "storage | CPU floor (cores) | sent / closed form | check |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["model_step_s"]
         err = step(r) / m - 1 if num(m) and num(step(r)) is not None else None
@@ -148,7 +151,8 @@ def main():
         lines.append(f"| {r['mode']} | {txt(r['link'])} | {r['link_gbps']:.3g} | {fmt(m)} | {fmt(step(r))} | "
                      f"{fmt(err and 100 * err, '{:+.0f}%')} ({verdict(err, lambda x: abs(x) <= 0.15)}) | "
                      f"{fmt(r['model_compute_s'])} | {fmt(r['model_wire_s'])} | {fmt(r['model_optimizer_s'])} | "
-                     f"{fmt(r['model_storage_s'])} | {cf} | {txt(r['check'])} |")
+                     f"{fmt(r['model_storage_s'])} | {fmt(r.get('model_cpu_floor_s'))} "
+                     f"({fmt(r.get('model_cpu_cores'), '{:.0f}')}) | {cf} | {txt(r['check'])} |")
     ps = [r for r in rows if r["mode"] == "disdp" and num(r["ps_adam_params_per_s"]) is not None]
     if ps:
         lines += ["", "## The parameter server (issue 19's PS rates; docs/mb-zero.md)", "",

@@ -14,6 +14,7 @@
 # bounded.
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
+export OMP_WAIT_POLICY=passive # as job_scripts/mb-zero.sbatch: GOMP reads it at load; ranks share cores here
 tiny=(--model gpt-tiny -n 3 -w 0 --dir "$T")
 zrun() { # NP DESCRIPTION ARGS...: mb-zero under mpirun, bounded
   local np=$1 what=$2; shift 2

@@ -9,6 +9,7 @@
 # machine it ends in about 6 s, under load 40 it took 105 s).
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
+export OMP_WAIT_POLICY=passive # as job_scripts/mb-zero.sbatch: GOMP reads it at load; ranks share cores here
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 for seed in 1 2 5; do

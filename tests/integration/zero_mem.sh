@@ -19,6 +19,7 @@
 #   bytes needed; at the formula: runs.
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
+export OMP_WAIT_POLICY=passive # as job_scripts/mb-zero.sbatch: GOMP reads it at load; ranks share cores here
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 # the same GEMM bits in every process
 model=layers=8,hidden=64,heads=2,seq=4,vocab=16
 base=(--model "$model" --micro 1 -n 2 -w 0 --timeout 60 --agg fixed --dir "$T")

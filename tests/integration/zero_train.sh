@@ -13,6 +13,7 @@
 # reference (the program's default check).
 . "$(dirname "$0")/../lib.sh"
 Z=$BIN/mb-zero
+export OMP_WAIT_POLICY=passive # as job_scripts/mb-zero.sbatch: GOMP reads it at load; ranks share cores here
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 # the same GEMM bits in every process
 base=(--model gpt-tiny --batch 12 --micro 1 -n 3 -w 0 --timeout 60)
 
@@ -146,6 +147,15 @@ run 2 auto --agg fixed --mode zero3-serial --link-gbps auto && {
   v=$(metric "$T/auto.h5" zero3-serial/fixed/- link_Bps)
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "--link-gbps auto measured a rate (got '$v')"
   cmp -s "$T/auto.bin" "$T/one-fixed.bin" || fail "auto: parameters differ from the single-rank run's"; }
+
+# the OpenMP wait policy the ranks started under: recorded; ranks sharing
+# a host without passive waiting are warned (GOMP's default spins)
+v=$(attr "$T/paced.h5" omp_wait_policy)
+[ "$v" = '"passive"' ] || fail "omp_wait_policy recorded as passive (got '$v')"
+expect 0 "spinning OpenMP warned" -- env -u OMP_WAIT_POLICY timeout 120 mpirun -np 2 --oversubscribe --bind-to none \
+  "$Z" "${base[@]}" --agg fixed -o "$T/spin.h5" &&
+  has "^mb-zero: OMP_WAIT_POLICY unset .*: 2 ranks share this host" "the warning names the policy and the ranks" &&
+  { v=$(attr "$T/spin.h5" omp_wait_policy); [[ $v == '"unset '* ]] || fail "omp_wait_policy recorded as unset (got '$v')"; }
 
 # the step split from trace spans: every lane reaches mb-report's chrome
 # trace; the progress thread's CPU time recorded under --progress thread

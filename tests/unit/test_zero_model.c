@@ -256,6 +256,118 @@ static void storage(void)
     EXPECT(strstr(err, "/nonexistent-dir/zero-storage-") != NULL);
 }
 
+/* The CPU-sharing term on the fixture, by hand. CPU rates: 500 FLOP per
+ * CPU second, Adam 100 params, copies 1000 B, the PS 200 params per CPU
+ * second. A worker's GEMMs: (100+200+400+800)/500 = 3.0 s. ZeRO-3: its
+ * shard's Adam (50+150)/100 = 2.0 s; per direction ((2*1-1)*2 + 2) B *
+ * 200 * (W-1) = 800 B, both ways 1600 B = 1.6 s: Cw = 6.6 s; switch and
+ * PS nap: 0. disdp: the agent pulls 2*400*2 = 1600 B and pushes 800 B:
+ * Cw = 3.0 + 2.4 = 5.4; the switch 1600*(1+2) + 800*(2*2+1) = 8800 B =
+ * 8.8 s; the PS 400/200 + 2.4 = 4.4 s. */
+static void cpu_sharing(void)
+{
+    struct zero_model_in in = base();
+    struct zero_model_step s;
+    char err[256];
+    struct zero_model_host one = {2, 1, 1, 2}, wide = {2, 1, 1, 8};
+    struct zero_model_host two[2] = {{1, 0, 0, 1}, {1, 1, 1, 2}};
+    in.cpu_gemm_flops = 500, in.cpu_adam_params_s = 100, in.cpu_copy_Bps = 1000, in.cpu_ps_params_s = 200;
+    in.nhosts = 1, in.hosts = &one;
+    /* one host of 2 cores: 2 * 6.6 / 2 = 6.6 s, above serial's 4.7 */
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_worker, 6.6, T);
+    EXPECT_NEAR(s.cpu_switch, 0, T);
+    EXPECT_NEAR(s.cpu_ps, 0, T);
+    EXPECT_NEAR(s.cpu_floor, 6.6, T);
+    EXPECT_NEAR(s.step, 6.6, T);
+    EXPECT_NEAR(s.compute, 1.5, T); /* the terms alone unchanged */
+    /* disdp: (2*5.4 + 8.8 + 4.4) / 2 = 12.0 s, above its 5.6 */
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_worker, 5.4, T);
+    EXPECT_NEAR(s.cpu_switch, 8.8, T);
+    EXPECT_NEAR(s.cpu_ps, 4.4, T);
+    EXPECT_NEAR(s.cpu_floor, 12.0, T);
+    EXPECT_NEAR(s.step, 12.0, T);
+    /* 8 cores: floors 1.65 and 3.0, below 4.7, 3.5 and 5.6 */
+    in.hosts = &wide;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_floor, 1.65, T);
+    EXPECT_NEAR(s.step, 4.7, T);
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 3.5, T);
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_floor, 3.0, T);
+    EXPECT_NEAR(s.step, 5.6, T);
+    /* two hosts: the busiest sets the floor. disdp: a worker alone on 1
+     * core 5.4; worker, switch and PS on 2: (5.4 + 8.8 + 4.4) / 2 = 9.3 */
+    in.nhosts = 2, in.hosts = two;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_floor, 9.3, T);
+    EXPECT_NEAR(s.step, 9.3, T);
+    /* overlap: 6.6 on 1 core, 6.6 on 2 (the idle roles cost nothing) */
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_floor, 6.6, T);
+    EXPECT_NEAR(s.step, 6.6, T);
+    /* two micro-batches, serial, 4 cores: GEMMs 6.0, Adam 2.0, per
+     * direction ((2*2-1)*2 + 2)*200 = 1600 B, both ways 3.2 s: 11.2 per
+     * worker, 2*11.2/4 = 5.6, below serial's 7.0 */
+    struct zero_model_host four = {2, 1, 1, 4};
+    in.micro = 2, in.nhosts = 1, in.hosts = &four;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.cpu_worker, 11.2, T);
+    EXPECT_NEAR(s.cpu_floor, 5.6, T);
+    EXPECT_NEAR(s.step, 7.0, T);
+    /* refusals: a host without cores, a CPU rate the mode needs missing or NaN */
+    in.micro = 1;
+    struct zero_model_host none = {2, 1, 1, 0};
+    in.hosts = &none;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "host 0"));
+    in.hosts = &one;
+    in.cpu_copy_Bps = NAN;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "cpu_copy_Bps"));
+    in.cpu_copy_Bps = 1000, in.cpu_ps_params_s = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == -1 && strstr(err, "cpu_ps_params_s"));
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0); /* ZeRO-3 has no PS to price */
+    in.cpu_adam_params_s = -1;
+    EXPECT(zero_model_step(ZERO_MODEL_OFFLOAD, &in, &s, err, sizeof err) == -1 && strstr(err, "cpu_adam_params_s"));
+    in.nhosts = 1, in.hosts = NULL;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "hosts"));
+}
+
+/* Host groups by hand: ranks on one kernel (key) with overlapping CPU
+ * sets share the union; overlap chains; another kernel never shares.
+ * The CPU rates measure finite positive numbers. */
+static void cpu_hosts(void)
+{
+    struct zero_cpu_who r[5];
+    memset(r, 0, sizeof r);
+    const char *key[5] = {"a", "a", "a", "b", "a"};
+    for (int i = 0; i < 5; i++)
+        strcpy(r[i].key, key[i]);
+    r[0].mask[0] = 0x3, r[0].role = ZERO_WORKER;  /* CPUs 0,1 */
+    r[1].mask[0] = 0x2, r[1].role = ZERO_WORKER;  /* CPU 1: with rank 0 */
+    r[2].mask[0] = 0xc, r[2].role = ZERO_SWITCH;  /* CPUs 2,3: alone */
+    r[3].mask[0] = 0x3, r[3].role = ZERO_PS;      /* CPUs 0,1 of another kernel */
+    r[4].mask[1] = 0x1, r[4].mask[0] = 0x8, r[4].role = ZERO_PS; /* CPUs 8 and 3: joins rank 2 */
+    struct zero_model_host h[5];
+    EXPECT(zero_cpu_hosts_of(r, 5, h) == 3);
+    EXPECT(h[0].workers == 2 && h[0].switches == 0 && h[0].ps == 0 && h[0].cores == 2);
+    EXPECT(h[1].workers == 0 && h[1].switches == 1 && h[1].ps == 1 && h[1].cores == 3);
+    EXPECT(h[2].workers == 0 && h[2].switches == 0 && h[2].ps == 1 && h[2].cores == 2);
+    /* one CPU set for all (one host, no binding): one group */
+    for (int i = 0; i < 5; i++)
+        strcpy(r[i].key, "a"), memset(r[i].mask, 0, sizeof r[i].mask), r[i].mask[0] = 0x3;
+    EXPECT(zero_cpu_hosts_of(r, 5, h) == 1);
+    EXPECT(h[0].workers == 2 && h[0].switches == 1 && h[0].ps == 2 && h[0].cores == 2);
+    struct nn_gpt_config cfg;
+    char err[256];
+    EXPECT(nn_gpt_config_parse("gpt-tiny", &cfg, err, sizeof err) == 0);
+    double g = zero_model_measure_gemm_cpu(&cfg, 1, 2), a = zero_model_measure_adam_cpu(4096, 2),
+           c = zero_model_measure_copy_cpu((size_t)1 << 20, 2);
+    EXPECT(g > 0 && isfinite(g) && a > 0 && isfinite(a) && c > 0 && isfinite(c));
+    EXPECT(isnan(zero_model_measure_adam_cpu(0, 1)) && isnan(zero_model_measure_copy_cpu(0, 1)));
+}
+
 int main(void)
 {
     storage();
@@ -264,5 +376,7 @@ int main(void)
     refusals();
     rates();
     measured();
+    cpu_sharing();
+    cpu_hosts();
     return TEST_EXIT();
 }

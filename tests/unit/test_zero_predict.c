@@ -52,5 +52,20 @@ int main(void)
     EXPECT(zero_predict(&o, "disdp", &bad, &p, err, sizeof err) == -1 && strstr(err, "storage_Bps"));
     o.link_bps = 0;
     EXPECT(zero_predict(&o, "zero3-serial", &rates, &p, err, sizeof err) == -1 && strstr(err, "profile"));
+    /* a tc-shaped link (vcluster): priced at its rate, as a paced one of
+     * the same rate; a paced rate in the process wins over it */
+    EXPECT(zero_tc_gbps("vcluster: 4 nodes, veth+bridge, tc tbf 0.305 Gbit/s netem 50 us") == 0.305);
+    EXPECT(zero_tc_gbps("vcluster: 4 nodes, veth+bridge, unshaped") == 0 && zero_tc_gbps(NULL) == 0);
+    EXPECT(zero_tc_gbps("tc tbf nan Gbit/s") == 0 && zero_tc_gbps("tc tbf 2 Mbit/s") == 0);
+    struct zero_prediction q;
+    struct zero_model_in tc = rates;
+    tc.link_gbps = 8;
+    EXPECT(zero_predict(&o, "zero3-serial", &tc, &p, err, sizeof err) == 0);
+    o.link_bps = 1e9; /* 8 Gb/s */
+    EXPECT(zero_predict(&o, "zero3-serial", &rates, &q, err, sizeof err) == 0);
+    EXPECT(p.model.wire > 0 && p.model.wire == q.model.wire && p.model.step == q.model.step);
+    o.link_bps = 2e9;
+    EXPECT(zero_predict(&o, "zero3-serial", &tc, &p, err, sizeof err) == 0);
+    EXPECT(fabs(p.model.wire - q.model.wire / 2) <= 1e-12);
     return TEST_EXIT();
 }
