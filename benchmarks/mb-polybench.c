@@ -55,7 +55,8 @@ static const struct mb_opt pb_opts[] = {
     {"dims", 0, MB_OPT_STR, &opt.dims, NULL, NULL, 0, 0,
      "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
     {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,
-     "collectives registry algorithm for the broadcasts and reductions", "NAME"},
+     "collectives registry algorithm for the broadcasts and reductions, or NAME,NAME: each kind takes the first "
+     "that implements it (binomial,rd: both modelled; mpi, Open MPI's choice, is not)", "LIST"},
     {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
      "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
@@ -298,8 +299,8 @@ static int validate(struct mb_run *run)
                 printf("# pblas skipped: this build has no ScaLAPACK (libscalapack-openmpi-dev)\n");
         }
     }
-    if (!*err && !mb_coll_find(opt.algo))
-        snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
+    if (!*err)
+        mb_pb_algo_check(opt.algo, err, sizeof(err));
     int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
     for (int i = 0; i < ndist_kernels; i++)
         nnames += (opt.kernels >> i) & 1;

@@ -16,7 +16,8 @@ double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const str
             return NAN;
         struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
                                  .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
-        comm += t->coll[i].calls * mb_coll_model(prof, algo, &a, &shape[t->coll[i].axis]);
+        const struct mb_coll_algo *al = mb_pb_algo_for(algo, t->coll[i].kind);
+        comm += al ? t->coll[i].calls * mb_coll_model(prof, al->name, &a, &shape[t->coll[i].axis]) : NAN;
     }
     if (t->halos > 0 && px * py > 1)
         comm += prof ? t->halos * (prof->p2p_alpha + t->halo_bytes * prof->p2p.mem) : NAN;

@@ -34,17 +34,26 @@ int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err,
  * with its row communicator (same cx, size Py, rank cy) and column
  * communicator (same cy, size Px, rank cx) from MPI_Cart_sub, a 1-D line
  * of all P for 1-D kernels, and a collectives context on each of row and
- * column, driven by one registry algorithm. */
+ * column, driven by registry algorithms (one for the broadcasts, one for
+ * the reductions; the same one unless --algo names two). */
 struct mb_pb_grid {
     int p, px, py, rank, cx, cy;
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
-    const struct mb_coll_algo *algo;
+    const struct mb_coll_algo *bcast_algo, *allreduce_algo;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
 
-/* Collective over comm (px * py ranks). algo: a registry name that must
- * implement bcast and allreduce and be usable on both contexts. 0, or -1
+/* --algo LIST: a registry name, or names separated by commas; a kind of
+ * collective takes the first name whose algorithm implements it (NULL:
+ * none does). mb_pb_algo_check: 0 when every name is in the registry and
+ * bcast and allreduce both have one, else -1 with the one-line reason
+ * naming --algo. */
+const struct mb_coll_algo *mb_pb_algo_for(const char *list, enum mb_coll_kind kind);
+int mb_pb_algo_check(const char *list, char *err, size_t len);
+
+/* Collective over comm (px * py ranks). algo: an --algo list (above) whose
+ * bcast and allreduce algorithms must be usable on both contexts. 0, or -1
  * with the reason in err (the same on every rank). */
 int mb_pb_grid_create(MPI_Comm comm, int px, int py, const char *algo, struct mb_pb_grid *g, char *err,
                       size_t errlen);
@@ -58,8 +67,8 @@ int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const doub
  * ScaLAPACK: not counted); mb_pb_comm_add counts more. */
 double mb_pb_comm_seconds(void);
 void mb_pb_comm_add(double seconds);
-/* Buffers for the algorithm on an axis: node-registered (mb_coll_alloc)
- * when the algorithm wants them, else host memory. NULL on failure. */
+/* Buffers for the algorithms on an axis: node-registered (mb_coll_alloc)
+ * when either algorithm wants them, else host memory. NULL on failure. */
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n);
 void mb_pb_buf_free(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *p);
 
@@ -180,7 +189,8 @@ void mb_pb_corrupt(struct mb_pb_inst *in, uint64_t seed);
 void mb_pb_close(struct mb_pb_inst *in);
 
 /* The model's communication seconds of one call with traffic t on a
- * px x py grid: each registry call by mb_coll_model (algo, the axis's
+ * px x py grid: each registry call by mb_coll_model (the --algo list's
+ * algorithm for its kind, the axis's
  * shape: shape[MB_PB_ROW], shape[MB_PB_COL]), each halo exchange alpha +
  * bytes * beta of the profile's p2p terms. NaN when something moves and
  * prof is NULL (no profile); 0 at one rank. */

@@ -51,6 +51,9 @@ out=${out:-$root/${BUILD:-build}/reproduce/dace}
 py=$(reproduce/python.sh)
 export MB_BIN=${MB_BIN:-$root/${BUILD:-build}/bin}   # this build's programs, also for the job script
 export MB_RESULTS=$out/results MB_SCALE_DOWN=$sd MB_ITERS=10 MB_WARMUP=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# the grid's collectives through modelled registry algorithms (Open MPI's own, --algo mpi, are not
+# modelled): the binomial broadcast and the recursive-doubling allreduce
+export MB_ALGO=${MB_ALGO:-binomial,rd}
 mkdir -p "$MB_RESULTS"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 : >"$out/status.txt"

@@ -94,6 +94,29 @@ int main(void)
     EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
     EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
+    /* --algo lists: each kind takes the first name implementing it */
+    EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_BCAST) == mb_coll_find("binomial"));
+    EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_ALLREDUCE) == mb_coll_find("rd"));
+    EXPECT(mb_pb_algo_for("rd,binomial", MB_COLL_ALLREDUCE) == mb_coll_find("rd"));
+    EXPECT(mb_pb_algo_for("shm", MB_COLL_BCAST) == mb_coll_find("shm"));
+    EXPECT(mb_pb_algo_for("rd", MB_COLL_BCAST) == NULL);
+    char aerr[256] = "";
+    EXPECT(mb_pb_algo_check("mpi", aerr, sizeof(aerr)) == 0 && mb_pb_algo_check("binomial,rd", aerr, sizeof(aerr)) == 0);
+    EXPECT(mb_pb_algo_check("rd", aerr, sizeof(aerr)) == -1);
+    EXPECT(strcmp(aerr, "--algo rd: no bcast among them (the grid needs bcast and allreduce)") == 0);
+    EXPECT(mb_pb_algo_check("binomial,nosuch", aerr, sizeof(aerr)) == -1);
+    EXPECT(strcmp(aerr, "--algo nosuch: not in the collectives registry (mb-coll --help lists them)") == 0);
+    EXPECT(mb_pb_algo_check("binomial,", aerr, sizeof(aerr)) == -1);
+    /* the model prices each kind with its own algorithm: rd's allreduce, a number; mpi's, NaN */
+    prof.p2p_msg1k = 2e-6, prof.p2p_msg8k = 3e-6, prof.reduce.mem = 2e-10, prof.copy.mem = 1e-10, prof.p2p.cache = 1e-10, prof.reduce.cache = 1e-10, prof.copy.cache = 5e-11, prof.cache_bytes = 1e6;
+    shp[MB_PB_ROW] = (struct mb_coll_shape){.nranks = 2, .node_size = 2, .nnodes = 1, .one_host = 1};
+    struct mb_coll_args ra = {.kind = MB_COLL_ALLREDUCE, .sendbuf = &ra, .count = 100, .dtype = MB_COLL_DOUBLE,
+                              .op = MB_COLL_SUM, .root = 0};
+    double rd_s = mb_coll_model(&prof, "rd", &ra, &shp[MB_PB_ROW]);
+    printf("# rd's allreduce of 800 B on 2 ranks: %g s\n", rd_s);
+    EXPECT(rd_s > 0 && mb_pb_model_comm(&tr, 1, 2, &prof, "binomial,rd", shp) == rd_s);
+    EXPECT(isnan(mb_pb_model_comm(&tr, 1, 2, &prof, "mpi", shp)));
+
     /* --dims for a kernel: its sizes, TSTEPS last for a stencil (at least 2) */
     struct mb_pb_sizes sz;
     char dwhy[256] = "";
