@@ -70,6 +70,7 @@ struct pb_case {
     const struct mb_pb_kernel *k;
     struct mb_pb_sizes s;
     char sizes[128];
+    double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (beside the model, not in it) */
 };
 
 static int px, py;
@@ -361,7 +362,8 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     }
 }
 
-/* The rates the model uses, measured now with every rank at once. */
+/* The rates the model uses, measured now with every rank at once (and
+ * per case, in plan, the copy rate of its working set). */
 static void measure_rates(struct mb_run *run)
 {
     mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s);
@@ -434,6 +436,8 @@ static int plan(struct mb_run *run)
         c->bytes = (uint64_t)pc->k->bytes(&pc->s);
         c->count = (uint64_t)pc->k->flops(&pc->s);
         snprintf(c->name, sizeof(c->name), "%s/%s/P%d", pc->k->name, pc->k->variant, run->nranks);
+        pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
+        pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
@@ -561,13 +565,14 @@ static double model(struct mb_run *run, const struct mb_case *c)
     const struct pb_case *pc = c->user;
     struct mb_pb_traffic t;
     pc->k->traffic(&pc->s, &grid, &t);
-    double compute = pc->k->flops(&pc->s) / run->nranks / dgemm_flops_s;
-    double memory = pc->k->bytes(&pc->s) / run->nranks / memcpy_bytes_s;
-    double comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
+    double compute, memory, comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, memcpy_bytes_s, comm, &compute, &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);
-    return (compute > memory ? compute : memory) + comm;
+    mb_metric_case_dbl(&run->result, c->name, "working_set_bytes_per_rank", pc->ws);
+    mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
+    return m;
 }
 
 /* GFLOP/s and GB/s from the closed forms at each case's median. */

@@ -24,6 +24,14 @@ double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const str
     return comm;
 }
 
+double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
+                        double bytes_s, double comm, double *compute, double *memory)
+{
+    *compute = k->flops(s) / nranks / flops_s;
+    *memory = k->bytes(s) / nranks / bytes_s;
+    return (*compute > *memory ? *compute : *memory) + comm;
+}
+
 int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err, size_t len)
 {
     if (grid) {

@@ -140,6 +140,7 @@ struct mb_pb_kernel {
     void (*reference)(const struct mb_pb_inst *in, int o, double *ref);
     double (*flops)(const struct mb_pb_sizes *s); /* whole problem */
     double (*bytes)(const struct mb_pb_sizes *s); /* compulsory traffic, whole problem */
+    double (*footprint)(const struct mb_pb_sizes *s); /* bytes of its arrays, whole problem: the working set */
     void (*traffic)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
     void (*fini)(struct mb_pb_inst *in);
 };
@@ -187,6 +188,22 @@ int mb_pb_check(struct mb_pb_inst *in, char *msg, size_t len);
 /* Fault injection: adds 1 to one element of out[0], drawn from seed. */
 void mb_pb_corrupt(struct mb_pb_inst *in, uint64_t seed);
 void mb_pb_close(struct mb_pb_inst *in);
+
+/* The copy rate (bytes read + written per second, per rank) of a
+ * working set of ws_bytes per rank: memcpy back and forth between its two
+ * halves, every rank of comm at once, the slowest rank's best of three
+ * rounds after a warm-up. Collective. A set that fits a cache copies at
+ * the cache's rate; mb-polybench records it per case (footprint / P)
+ * beside the model, which prices bytes at the 32 MiB memcpy rate: the
+ * in-cache copy rate overstates the kernels' loops (docs/mb-polybench.md). */
+double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
+
+/* The model of one call: compute (FLOPs / P at flops_s) and memory
+ * (bytes / P at bytes_s, the run's memcpy rate) overlap,
+ * communication adds: max(compute, memory) + comm. The parts in *compute
+ * and *memory. */
+double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
+                        double bytes_s, double comm, double *compute, double *memory);
 
 /* The model's communication seconds of one call with traffic t on a
  * px x py grid: each registry call by mb_coll_model (the --algo list's

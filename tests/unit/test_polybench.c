@@ -94,6 +94,24 @@ int main(void)
     EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
     EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
+    /* the model of a call: max(FLOPs / P at the FLOP rate, bytes / P at the byte rate) + comm; the
+     * working set is the arrays once (gemm M=2, N=3, K=4: A 2x4, B 4x3, C 2x3) */
+    struct mb_pb_sizes g234 = {.nd = 3, .d = {2, 3, 4}};
+    const struct mb_pb_kernel *gk = mb_pb_find("gemm");
+    EXPECT(gk->footprint(&g234) == 8.0 * (8 + 12 + 6));
+    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, 0.5, &cpt, &mem);
+    EXPECT(cpt == gk->flops(&g234) / 2 / 1e3 && mem == gk->bytes(&g234) / 2 / 1e9 && mt == cpt + 0.5);
+    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, 0, &cpt, &mem);
+    EXPECT(mt == mem && mem == gk->bytes(&g234) / 1e3);
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) { /* every row has a working set below its traffic */
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        struct mb_pb_sizes z;
+        mb_pb_sizes_at(k, 1, 1, 1, 100, &z);
+        if (!(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z)))
+            printf("# %s/%s: working set %g, traffic %g\n", k->name, k->variant, k->footprint(&z), k->bytes(&z));
+        EXPECT(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z));
+    }
+
     /* --algo lists: each kind takes the first name implementing it */
     EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_BCAST) == mb_coll_find("binomial"));
     EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_ALLREDUCE) == mb_coll_find("rd"));
