@@ -22,7 +22,7 @@
 static struct {
     unsigned kernels, variants;
     char *grid, *dims, *algo, *profile;
-    double scale_down;
+    char *scale_down;
     long long blas_threads;
     int mode, preset;
 } opt;
@@ -50,8 +50,9 @@ static const struct mb_opt pb_opts[] = {
      "and/or fused (all: both)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
-    {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
-     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes)", "F"},
+    {"scale-down", 0, MB_OPT_STR, &opt.scale_down, "1", NULL, 0, 0,
+     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes); "
+     "F,KERNEL=F,...: another F for the kernels named", "SPEC"},
     {"dims", 0, MB_OPT_STR, &opt.dims, NULL, NULL, 0, 0,
      "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
     {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,
@@ -287,7 +288,9 @@ static int validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pb_kernel *ks[32];
     size_t nk = selected(ks);
-    mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
+    double f;
+    if (mb_pb_scale_for(opt.scale_down, NULL, &f, err, sizeof(err)) == 0)
+        mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
     unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
     if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
         if (pblas_named(run))
@@ -321,8 +324,11 @@ static int validate(struct mb_run *run)
         if (opt.dims) {
             if (mb_pb_sizes_parse(ks[i], opt.dims, &pc->s, err, sizeof(err)) != 0)
                 break;
-        } else
-            mb_pb_sizes_at(ks[i], run->nranks, px, py, opt.scale_down, &pc->s);
+        } else {
+            if (mb_pb_scale_for(opt.scale_down, ks[i]->name, &f, err, sizeof(err)) != 0)
+                break;
+            mb_pb_sizes_at(ks[i], run->nranks, px, py, f, &pc->s);
+        }
         char why[256];
         if (ks[i]->divides(&pc->s, px, py, why, sizeof(why)) != 0)
             snprintf(err, sizeof(err), "%s: %s", opt.dims ? "--dims" : "--scale-down/--grid", why);

@@ -172,6 +172,11 @@ void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double 
                     struct mb_pb_sizes *out);
 /* --dims text for k: its nd sizes, then TSTEPS for a stencil (at least 2),
  * as given (no scaling). 0, or -1 with the reason in err. */
+/* --scale-down SPEC: "F", or items "F" (the default, at most one; 1 when
+ * absent) and "KERNEL=F" separated by commas, each F in [1, 1e9]: *f is
+ * kernel's factor (kernel NULL: the default). 0, or -1 with the one-line
+ * reason naming --scale-down (a malformed item, an unknown kernel). */
+int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, size_t len);
 int mb_pb_sizes_parse(const struct mb_pb_kernel *k, const char *text, struct mb_pb_sizes *s, char *err, size_t len);
 /* "M=80,N=92,K=52" (and ",TSTEPS=10") */
 void mb_pb_sizes_str(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, char *buf, size_t len);

@@ -94,6 +94,22 @@ int main(void)
     EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
     EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
+    /* --scale-down F,KERNEL=F: the kernel's own factor, else the default (1 when absent) */
+    double sf;
+    char serr[256] = "";
+    EXPECT(mb_pb_scale_for("10", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 10);
+    EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "atax", &sf, serr, sizeof(serr)) == 0 && sf == 2);
+    EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 5);
+    EXPECT(mb_pb_scale_for("heat_3d=4", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 1);
+    EXPECT(mb_pb_scale_for("heat_3d=4", NULL, &sf, serr, sizeof(serr)) == 0 && sf == 1);
+    EXPECT(mb_pb_scale_for("0.5", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 0.5: expected F or F,KERNEL=F,... with each F in [1, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("5,6", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(mb_pb_scale_for("5,atax=", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(mb_pb_scale_for("5,k5mm=2", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 5,k5mm=2: 'k5mm' is not a distributed kernel") == 0);
+    EXPECT(mb_pb_scale_for("nan", "gemm", &sf, serr, sizeof(serr)) == -1);
+
     /* the model of a call: max(FLOPs / P at the FLOP rate, bytes / P at the byte rate) + comm; the
      * working set is the arrays once (gemm M=2, N=3, K=4: A 2x4, B 4x3, C 2x3) */
     struct mb_pb_sizes g234 = {.nd = 3, .d = {2, 3, 4}};
