@@ -29,21 +29,16 @@ static struct {
 
 enum { MODE_DISTRIBUTED, MODE_SHARED };
 
-/* --kernel and --variant choose among distinct names (a distributed kernel
- * has a row per variant): the distributed ones first ("all"), then, after
- * ';' and named only explicitly, those of --mode shared alone */
-static char kernel_choices[512], variant_choices[160];
-static const char *kernel_names[32], *variant_names[8];
-static int nkernel_names, nvariant_names, ndist_kernels, ndist_variants;
+static struct mb_pb_names nm; /* what --kernel and --variant choose among (polybench.h) */
 
 static const struct mb_opt pb_opts[] = {
-    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0,
+    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", nm.kernel_choices, 0, 0,
      "kernels to run (all: every kernel of the mode)", "LIST"},
     {"mode", 0, MB_OPT_CHOICE, &opt.mode, "distributed", "distributed|shared", 0, 0,
      "distributed: DaCe's MPI kernels; shared: NPBench's kernels with OpenMP threads on one rank", "MODE"},
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
-    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
+    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", nm.variant_choices, 0, 0,
      "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
      "allreduce (registry reductions) or pblas (pdgemv) for atax, bicg, gemver, gesummv, mvt; the others have one "
      "each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries materialised) "
@@ -101,7 +96,7 @@ static int sh_validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pbs_kernel *ks[32];
     size_t nk = 0;
-    unsigned dist_all = (1u << ndist_kernels) - 1, dist_variants = (1u << ndist_variants) - 1;
+    unsigned dist_all = (1u << nm.ndist_kernels) - 1, dist_variants = (1u << nm.ndist_variants) - 1;
     if (run->nranks != 1)
         snprintf(err, sizeof(err), "--mode shared: runs on one rank (OpenMP threads do the work), not %d",
                  run->nranks);
@@ -111,18 +106,18 @@ static int sh_validate(struct mb_run *run)
         for (size_t i = 0; i < mb_pbs_nkernels(); i++)
             ks[nk++] = mb_pbs_kernel_at(i);
     else
-        for (int i = 0; i < nkernel_names && !*err; i++)
+        for (int i = 0; i < nm.nkernel && !*err; i++)
             if (opt.kernels & (1u << i)) {
-                if (!(ks[nk++] = mb_pbs_find(kernel_names[i])))
-                    snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", kernel_names[i]);
+                if (!(ks[nk++] = mb_pbs_find(nm.kernel[i])))
+                    snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", nm.kernel[i]);
             }
-    for (int i = 0; i < ndist_variants && !*err && opt.variants != dist_variants; i++)
+    for (int i = 0; i < nm.ndist_variants && !*err && opt.variants != dist_variants; i++)
         if (opt.variants & (1u << i))
-            snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", variant_names[i]);
+            snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", nm.variant[i]);
     if (!*err && opt.dims && nk != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
     /* all: both variants */
-    unsigned vmask = opt.variants == dist_variants ? (1u << MB_PBS_NVARIANTS) - 1 : opt.variants >> ndist_variants;
+    unsigned vmask = opt.variants == dist_variants ? (1u << MB_PBS_NVARIANTS) - 1 : opt.variants >> nm.ndist_variants;
     for (size_t i = 0; i < nk && !*err; i++)
         mb_pbs_add_cases(ks[i], vmask, opt.preset, opt.dims, scases, 64, &nscases, err, sizeof(err));
     if (!*err && mb_fault() && !fault_is("corrupt") && !fault_is("hang") && !fault_is("result-enospc"))
@@ -247,38 +242,17 @@ static void sh_finish(struct mb_run *run)
     }
 }
 
-static int name_index(const char *const *names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return i;
-    return -1;
-}
-
 /* the table's rows whose kernel and variant were both chosen */
 static size_t selected(const struct mb_pb_kernel **ks)
 {
     size_t n = 0;
     for (size_t i = 0; i < mb_pb_nkernels(); i++) {
         const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
-        if (opt.kernels & (1u << name_index(kernel_names, nkernel_names, k->name)) &&
-            opt.variants & (1u << name_index(variant_names, nvariant_names, k->variant)))
+        if (opt.kernels & (1u << mb_pb_name_index(nm.kernel, nm.nkernel, k->name)) &&
+            opt.variants & (1u << mb_pb_name_index(nm.variant, nm.nvariant, k->variant)))
             ks[n++] = k;
     }
     return n;
-}
-
-/* Whether the command line names pblas in --variant (not only "all"). */
-static int pblas_named(const struct mb_run *run)
-{
-    for (int i = 1; i < run->argc; i++) {
-        const char *v = strncmp(run->argv[i], "--variant=", 10) == 0 ? run->argv[i] + 10
-                        : strcmp(run->argv[i], "--variant") == 0 && i + 1 < run->argc ? run->argv[i + 1]
-                                                                                     : NULL;
-        if (v && strstr(v, "pblas"))
-            return 1;
-    }
-    return 0;
 }
 
 static int validate(struct mb_run *run)
@@ -291,9 +265,9 @@ static int validate(struct mb_run *run)
     double f;
     if (mb_pb_scale_for(opt.scale_down, NULL, &f, err, sizeof(err)) == 0)
         mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
-    unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
+    unsigned pblas_bit = 1u << mb_pb_name_index(nm.variant, nm.nvariant, "pblas");
     if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
-        if (pblas_named(run))
+        if (mb_pb_flag_names(run->argc, run->argv, "--variant", "pblas"))
             snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
                      "and rebuild)");
         else { /* "all": the variants this build has */
@@ -306,16 +280,16 @@ static int validate(struct mb_run *run)
     if (!*err)
         mb_pb_algo_check(opt.algo, err, sizeof(err));
     int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
-    for (int i = 0; i < ndist_kernels; i++)
+    for (int i = 0; i < nm.ndist_kernels; i++)
         nnames += (opt.kernels >> i) & 1;
     if (!*err && opt.dims && nnames != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %d", nnames);
-    for (int i = ndist_kernels; i < nkernel_names && !*err; i++)
+    for (int i = nm.ndist_kernels; i < nm.nkernel && !*err; i++)
         if (opt.kernels & (1u << i))
-            snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", kernel_names[i]);
-    for (int i = ndist_variants; i < nvariant_names && !*err; i++)
+            snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", nm.kernel[i]);
+    for (int i = nm.ndist_variants; i < nm.nvariant && !*err; i++)
         if (opt.variants & (1u << i))
-            snprintf(err, sizeof(err), "--variant %s: only with --mode shared", variant_names[i]);
+            snprintf(err, sizeof(err), "--variant %s: only with --mode shared", nm.variant[i]);
     if (!*err && nk == 0)
         snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     for (size_t i = 0; i < nk && !*err; i++) {
@@ -616,30 +590,6 @@ static const struct mb_bench bench = {
 
 int main(int argc, char **argv)
 {
-    size_t used = 0, vused = 0;
-    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
-        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
-        if (name_index(kernel_names, nkernel_names, k->name) < 0 && nkernel_names < 32)
-            kernel_names[nkernel_names++] = k->name;
-        if (strcmp(k->variant, "pblas") != 0 && name_index(variant_names, nvariant_names, k->variant) < 0 &&
-            nvariant_names < 5)
-            variant_names[nvariant_names++] = k->variant;
-    }
-    ndist_kernels = nkernel_names;
-    /* pblas last among the distributed ones; the same --help with or
-     * without ScaLAPACK (validate drops it from "all" when the build has none) */
-    variant_names[nvariant_names++] = "pblas";
-    ndist_variants = nvariant_names;
-    for (size_t i = 0; i < mb_pbs_nkernels() && nkernel_names < 32; i++)
-        if (name_index(kernel_names, nkernel_names, mb_pbs_kernel_at(i)->name) < 0)
-            kernel_names[nkernel_names++] = mb_pbs_kernel_at(i)->name;
-    for (int v = 0; v < MB_PBS_NVARIANTS; v++)
-        variant_names[nvariant_names++] = mb_pbs_variant_names[v];
-    for (int i = 0; i < nkernel_names && used < sizeof(kernel_choices); i++)
-        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s",
-                                 i == 0 ? "" : i == ndist_kernels ? ";" : "|", kernel_names[i]);
-    for (int i = 0; i < nvariant_names && vused < sizeof(variant_choices); i++)
-        vused += (size_t)snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%s%s",
-                                  i == 0 ? "" : i == ndist_variants ? ";" : "|", variant_names[i]);
+    mb_pb_names_build(&nm);
     return mb_main(&bench, argc, argv);
 }

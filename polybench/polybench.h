@@ -331,4 +331,21 @@ size_t mb_pbs_best(const char *const *kernel, const double *median, size_t n, si
 int mb_pb_bootstrap_median_ci(const double *x, size_t n, int resamples, double alpha, uint64_t seed, double *lo,
                               double *hi);
 
+/* ===== mb-polybench's choices ===========================================
+ * The names --kernel and --variant choose among, distinct: the
+ * distributed kernels first (ndist_kernels; "all" means them), then the
+ * shared mode's others; the distributed variants (pblas last,
+ * ndist_variants), then naive and fused. *_choices: "a|b|c;d|e", the
+ * shared-mode-only names after ';'. */
+struct mb_pb_names {
+    const char *kernel[32], *variant[8];
+    int nkernel, nvariant, ndist_kernels, ndist_variants;
+    char kernel_choices[512], variant_choices[160];
+};
+void mb_pb_names_build(struct mb_pb_names *nm);
+/* the index of name in names[0..n), or -1 */
+int mb_pb_name_index(const char *const *names, int n, const char *name);
+/* 1 when argv gives flag ("--flag V" or "--flag=V") a value containing word */
+int mb_pb_flag_names(int argc, char **argv, const char *flag, const char *word);
+
 #endif

@@ -94,6 +94,18 @@ int main(void)
     EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
     EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
+    /* --kernel/--variant's names: distributed first, pblas last of theirs, shared-only after ';' */
+    struct mb_pb_names nm;
+    mb_pb_names_build(&nm);
+    EXPECT(nm.ndist_kernels == 12 && nm.nkernel > nm.ndist_kernels && strcmp(nm.kernel[0], "atax") == 0);
+    EXPECT(strcmp(nm.variant[nm.ndist_variants - 1], "pblas") == 0 && nm.nvariant == nm.ndist_variants + 2);
+    EXPECT(mb_pb_name_index(nm.kernel, nm.nkernel, "heat_3d") >= 0 && mb_pb_name_index(nm.kernel, nm.nkernel, "x") == -1);
+    EXPECT(strstr(nm.variant_choices, "|pblas;naive|fused") && strstr(nm.kernel_choices, "|heat_3d;lstsqr|"));
+    char *av1[] = {"p", "--variant", "summa,pblas", NULL}, *av2[] = {"p", "--variant=pblas", NULL},
+         *av3[] = {"p", "--kernel", "pblas", "--variant", "all", NULL};
+    EXPECT(mb_pb_flag_names(3, av1, "--variant", "pblas") && mb_pb_flag_names(2, av2, "--variant", "pblas"));
+    EXPECT(!mb_pb_flag_names(5, av3, "--variant", "pblas") && !mb_pb_flag_names(2, av1, "--variant", "pblas"));
+
     /* --scale-down F,KERNEL=F: the kernel's own factor, else the default (1 when absent) */
     double sf;
     char serr[256] = "";
