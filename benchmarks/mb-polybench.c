@@ -22,40 +22,37 @@
 static struct {
     unsigned kernels, variants;
     char *grid, *dims, *algo, *profile;
-    double scale_down;
+    char *scale_down;
     long long blas_threads;
     int mode, preset;
 } opt;
 
 enum { MODE_DISTRIBUTED, MODE_SHARED };
 
-/* --kernel and --variant choose among distinct names (a distributed kernel
- * has a row per variant): the distributed ones first ("all"), then, after
- * ';' and named only explicitly, those of --mode shared alone */
-static char kernel_choices[512], variant_choices[160];
-static const char *kernel_names[32], *variant_names[8];
-static int nkernel_names, nvariant_names, ndist_kernels, ndist_variants;
+static struct mb_pb_names nm; /* what --kernel and --variant choose among (polybench.h) */
 
 static const struct mb_opt pb_opts[] = {
-    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", kernel_choices, 0, 0,
+    {"kernel", 0, MB_OPT_LIST, &opt.kernels, "all", nm.kernel_choices, 0, 0,
      "kernels to run (all: every kernel of the mode)", "LIST"},
     {"mode", 0, MB_OPT_CHOICE, &opt.mode, "distributed", "distributed|shared", 0, 0,
      "distributed: DaCe's MPI kernels; shared: NPBench's kernels with OpenMP threads on one rank", "MODE"},
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
-    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", variant_choices, 0, 0,
+    {"variant", 0, MB_OPT_LIST, &opt.variants, "all", nm.variant_choices, 0, 0,
      "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
      "allreduce (registry reductions) or pblas (pdgemv) for atax, bicg, gemver, gesummv, mvt; the others have one "
      "each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries materialised) "
      "and/or fused (all: both)", "LIST"},
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
-    {"scale-down", 0, MB_OPT_DOUBLE, &opt.scale_down, "1", NULL, 1, 1e9,
-     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes)", "F"},
+    {"scale-down", 0, MB_OPT_STR, &opt.scale_down, "1", NULL, 0, 0,
+     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes); "
+     "F,KERNEL=F,...: another F for the kernels named", "SPEC"},
     {"dims", 0, MB_OPT_STR, &opt.dims, NULL, NULL, 0, 0,
      "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
     {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,
-     "collectives registry algorithm for the broadcasts and reductions", "NAME"},
+     "collectives registry algorithm for the broadcasts and reductions, or NAME,NAME: each kind takes the first "
+     "that implements it (binomial,rd: both modelled; mpi, Open MPI's choice, is not)", "LIST"},
     {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
      "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
@@ -69,6 +66,7 @@ struct pb_case {
     const struct mb_pb_kernel *k;
     struct mb_pb_sizes s;
     char sizes[128];
+    double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (beside the model, not in it) */
 };
 
 static int px, py;
@@ -98,7 +96,7 @@ static int sh_validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pbs_kernel *ks[32];
     size_t nk = 0;
-    unsigned dist_all = (1u << ndist_kernels) - 1, dist_variants = (1u << ndist_variants) - 1;
+    unsigned dist_all = (1u << nm.ndist_kernels) - 1, dist_variants = (1u << nm.ndist_variants) - 1;
     if (run->nranks != 1)
         snprintf(err, sizeof(err), "--mode shared: runs on one rank (OpenMP threads do the work), not %d",
                  run->nranks);
@@ -108,18 +106,18 @@ static int sh_validate(struct mb_run *run)
         for (size_t i = 0; i < mb_pbs_nkernels(); i++)
             ks[nk++] = mb_pbs_kernel_at(i);
     else
-        for (int i = 0; i < nkernel_names && !*err; i++)
+        for (int i = 0; i < nm.nkernel && !*err; i++)
             if (opt.kernels & (1u << i)) {
-                if (!(ks[nk++] = mb_pbs_find(kernel_names[i])))
-                    snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", kernel_names[i]);
+                if (!(ks[nk++] = mb_pbs_find(nm.kernel[i])))
+                    snprintf(err, sizeof(err), "--kernel %s: not a --mode shared kernel", nm.kernel[i]);
             }
-    for (int i = 0; i < ndist_variants && !*err && opt.variants != dist_variants; i++)
+    for (int i = 0; i < nm.ndist_variants && !*err && opt.variants != dist_variants; i++)
         if (opt.variants & (1u << i))
-            snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", variant_names[i]);
+            snprintf(err, sizeof(err), "--variant %s: only with --mode distributed", nm.variant[i]);
     if (!*err && opt.dims && nk != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %zu", nk);
     /* all: both variants */
-    unsigned vmask = opt.variants == dist_variants ? (1u << MB_PBS_NVARIANTS) - 1 : opt.variants >> ndist_variants;
+    unsigned vmask = opt.variants == dist_variants ? (1u << MB_PBS_NVARIANTS) - 1 : opt.variants >> nm.ndist_variants;
     for (size_t i = 0; i < nk && !*err; i++)
         mb_pbs_add_cases(ks[i], vmask, opt.preset, opt.dims, scases, 64, &nscases, err, sizeof(err));
     if (!*err && mb_fault() && !fault_is("corrupt") && !fault_is("hang") && !fault_is("result-enospc"))
@@ -244,38 +242,17 @@ static void sh_finish(struct mb_run *run)
     }
 }
 
-static int name_index(const char *const *names, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return i;
-    return -1;
-}
-
 /* the table's rows whose kernel and variant were both chosen */
 static size_t selected(const struct mb_pb_kernel **ks)
 {
     size_t n = 0;
     for (size_t i = 0; i < mb_pb_nkernels(); i++) {
         const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
-        if (opt.kernels & (1u << name_index(kernel_names, nkernel_names, k->name)) &&
-            opt.variants & (1u << name_index(variant_names, nvariant_names, k->variant)))
+        if (opt.kernels & (1u << mb_pb_name_index(nm.kernel, nm.nkernel, k->name)) &&
+            opt.variants & (1u << mb_pb_name_index(nm.variant, nm.nvariant, k->variant)))
             ks[n++] = k;
     }
     return n;
-}
-
-/* Whether the command line names pblas in --variant (not only "all"). */
-static int pblas_named(const struct mb_run *run)
-{
-    for (int i = 1; i < run->argc; i++) {
-        const char *v = strncmp(run->argv[i], "--variant=", 10) == 0 ? run->argv[i] + 10
-                        : strcmp(run->argv[i], "--variant") == 0 && i + 1 < run->argc ? run->argv[i + 1]
-                                                                                     : NULL;
-        if (v && strstr(v, "pblas"))
-            return 1;
-    }
-    return 0;
 }
 
 static int validate(struct mb_run *run)
@@ -285,10 +262,12 @@ static int validate(struct mb_run *run)
     char err[512] = "";
     const struct mb_pb_kernel *ks[32];
     size_t nk = selected(ks);
-    mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
-    unsigned pblas_bit = 1u << name_index(variant_names, nvariant_names, "pblas");
+    double f;
+    if (mb_pb_scale_for(opt.scale_down, NULL, &f, err, sizeof(err)) == 0)
+        mb_pb_grid_choose(run->nranks, opt.grid, &px, &py, err, sizeof(err));
+    unsigned pblas_bit = 1u << mb_pb_name_index(nm.variant, nm.nvariant, "pblas");
     if (!*err && !mb_pb_pblas_available() && opt.variants & pblas_bit) {
-        if (pblas_named(run))
+        if (mb_pb_flag_names(run->argc, run->argv, "--variant", "pblas"))
             snprintf(err, sizeof(err), "--variant pblas: this build has no ScaLAPACK (install libscalapack-openmpi-dev "
                      "and rebuild)");
         else { /* "all": the variants this build has */
@@ -298,19 +277,19 @@ static int validate(struct mb_run *run)
                 printf("# pblas skipped: this build has no ScaLAPACK (libscalapack-openmpi-dev)\n");
         }
     }
-    if (!*err && !mb_coll_find(opt.algo))
-        snprintf(err, sizeof(err), "--algo %s: not in the collectives registry (mb-coll --help lists them)", opt.algo);
+    if (!*err)
+        mb_pb_algo_check(opt.algo, err, sizeof(err));
     int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
-    for (int i = 0; i < ndist_kernels; i++)
+    for (int i = 0; i < nm.ndist_kernels; i++)
         nnames += (opt.kernels >> i) & 1;
     if (!*err && opt.dims && nnames != 1)
         snprintf(err, sizeof(err), "--dims: needs exactly one --kernel, not %d", nnames);
-    for (int i = ndist_kernels; i < nkernel_names && !*err; i++)
+    for (int i = nm.ndist_kernels; i < nm.nkernel && !*err; i++)
         if (opt.kernels & (1u << i))
-            snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", kernel_names[i]);
-    for (int i = ndist_variants; i < nvariant_names && !*err; i++)
+            snprintf(err, sizeof(err), "--kernel %s: only with --mode shared", nm.kernel[i]);
+    for (int i = nm.ndist_variants; i < nm.nvariant && !*err; i++)
         if (opt.variants & (1u << i))
-            snprintf(err, sizeof(err), "--variant %s: only with --mode shared", variant_names[i]);
+            snprintf(err, sizeof(err), "--variant %s: only with --mode shared", nm.variant[i]);
     if (!*err && nk == 0)
         snprintf(err, sizeof(err), "--kernel/--variant: no kernel has the chosen variant");
     for (size_t i = 0; i < nk && !*err; i++) {
@@ -319,8 +298,11 @@ static int validate(struct mb_run *run)
         if (opt.dims) {
             if (mb_pb_sizes_parse(ks[i], opt.dims, &pc->s, err, sizeof(err)) != 0)
                 break;
-        } else
-            mb_pb_sizes_at(ks[i], run->nranks, px, py, opt.scale_down, &pc->s);
+        } else {
+            if (mb_pb_scale_for(opt.scale_down, ks[i]->name, &f, err, sizeof(err)) != 0)
+                break;
+            mb_pb_sizes_at(ks[i], run->nranks, px, py, f, &pc->s);
+        }
         char why[256];
         if (ks[i]->divides(&pc->s, px, py, why, sizeof(why)) != 0)
             snprintf(err, sizeof(err), "%s: %s", opt.dims ? "--dims" : "--scale-down/--grid", why);
@@ -360,7 +342,8 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     }
 }
 
-/* The rates the model uses, measured now with every rank at once. */
+/* The rates the model uses, measured now with every rank at once (and
+ * per case, in plan, the copy rate of its working set). */
 static void measure_rates(struct mb_run *run)
 {
     mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s);
@@ -433,6 +416,8 @@ static int plan(struct mb_run *run)
         c->bytes = (uint64_t)pc->k->bytes(&pc->s);
         c->count = (uint64_t)pc->k->flops(&pc->s);
         snprintf(c->name, sizeof(c->name), "%s/%s/P%d", pc->k->name, pc->k->variant, run->nranks);
+        pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
+        pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
@@ -560,13 +545,14 @@ static double model(struct mb_run *run, const struct mb_case *c)
     const struct pb_case *pc = c->user;
     struct mb_pb_traffic t;
     pc->k->traffic(&pc->s, &grid, &t);
-    double compute = pc->k->flops(&pc->s) / run->nranks / dgemm_flops_s;
-    double memory = pc->k->bytes(&pc->s) / run->nranks / memcpy_bytes_s;
-    double comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
+    double compute, memory, comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, memcpy_bytes_s, comm, &compute, &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);
-    return (compute > memory ? compute : memory) + comm;
+    mb_metric_case_dbl(&run->result, c->name, "working_set_bytes_per_rank", pc->ws);
+    mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
+    return m;
 }
 
 /* GFLOP/s and GB/s from the closed forms at each case's median. */
@@ -604,30 +590,6 @@ static const struct mb_bench bench = {
 
 int main(int argc, char **argv)
 {
-    size_t used = 0, vused = 0;
-    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
-        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
-        if (name_index(kernel_names, nkernel_names, k->name) < 0 && nkernel_names < 32)
-            kernel_names[nkernel_names++] = k->name;
-        if (strcmp(k->variant, "pblas") != 0 && name_index(variant_names, nvariant_names, k->variant) < 0 &&
-            nvariant_names < 5)
-            variant_names[nvariant_names++] = k->variant;
-    }
-    ndist_kernels = nkernel_names;
-    /* pblas last among the distributed ones; the same --help with or
-     * without ScaLAPACK (validate drops it from "all" when the build has none) */
-    variant_names[nvariant_names++] = "pblas";
-    ndist_variants = nvariant_names;
-    for (size_t i = 0; i < mb_pbs_nkernels() && nkernel_names < 32; i++)
-        if (name_index(kernel_names, nkernel_names, mb_pbs_kernel_at(i)->name) < 0)
-            kernel_names[nkernel_names++] = mb_pbs_kernel_at(i)->name;
-    for (int v = 0; v < MB_PBS_NVARIANTS; v++)
-        variant_names[nvariant_names++] = mb_pbs_variant_names[v];
-    for (int i = 0; i < nkernel_names && used < sizeof(kernel_choices); i++)
-        used += (size_t)snprintf(kernel_choices + used, sizeof(kernel_choices) - used, "%s%s",
-                                 i == 0 ? "" : i == ndist_kernels ? ";" : "|", kernel_names[i]);
-    for (int i = 0; i < nvariant_names && vused < sizeof(variant_choices); i++)
-        vused += (size_t)snprintf(variant_choices + vused, sizeof(variant_choices) - vused, "%s%s",
-                                  i == 0 ? "" : i == ndist_variants ? ";" : "|", variant_names[i]);
+    mb_pb_names_build(&nm);
     return mb_main(&bench, argc, argv);
 }

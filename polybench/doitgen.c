@@ -92,6 +92,9 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
 static double flops(const struct mb_pb_sizes *s) { return 2.0 * (double)s->d[0] * (double)s->d[1] * (double)s->d[2] * (double)s->d[2]; }
 
 /* A read and written, the copy back through sum, C4 once */
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * (double)s->d[1] * (double)s->d[2] + (double)s->d[2] * (double)s->d[2] + (double)s->d[2]); }
+
 static double bytes(const struct mb_pb_sizes *s)
 {
     return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[1] * (double)s->d[2] + (double)s->d[2] * (double)s->d[2]);
@@ -115,5 +118,5 @@ const struct mb_pb_kernel mb_pb_kernel_doitgen = {
     .name = "doitgen", .variant = "local", .nd = 3, .dim_names = {"K", "M", "N"},
     .base = {128, 512, 512}, .scaled = 1, .scale = MB_PB_LINEAR, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
 };

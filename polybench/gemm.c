@@ -87,6 +87,9 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
 
 static double flops(const struct mb_pb_sizes *s) { return 2.0 * s->d[0] * s->d[1] * s->d[2] + 2.0 * s->d[0] * s->d[1]; }
 
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * s->d[2] + (double)s->d[2] * s->d[1] + (double)s->d[0] * s->d[1]); }
+
 static double bytes(const struct mb_pb_sizes *s)
 {
     return 8.0 * ((double)s->d[0] * s->d[2] + (double)s->d[2] * s->d[1] + 2.0 * s->d[0] * s->d[1]);
@@ -113,7 +116,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gemm", .variant = VARIANT, .nd = 3, .dim_names = {"M", "N", "K"}, \
     .base = {8000, 9200, 5200}, .scaled = 7, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_gemm_pblas = ROW("pblas");

@@ -119,6 +119,9 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
 static double flops(const struct mb_pb_sizes *s) { return 10.0 * (double)s->d[0] * (double)s->d[0]; }
 
 /* A read and written by the update, read by each product; the vectors */
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * (double)s->d[0] + 8.0 * (double)s->d[0]); }
+
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[0] + 10.0 * (double)s->d[0]); }
 
 static void fini(struct mb_pb_inst *in)
@@ -135,7 +138,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gemver", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {10000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemver = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gemver_pblas = ROW("pblas");

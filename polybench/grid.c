@@ -42,11 +42,12 @@ static int usable_everywhere(const struct mb_pb_grid *g, char *err, size_t errle
     char why[256] = "";
     struct mb_coll_ctx *ctxs[2] = {g->row_ctx, g->col_ctx};
     enum mb_coll_kind kinds[2] = {MB_COLL_BCAST, MB_COLL_ALLREDUCE};
+    const struct mb_coll_algo *algos[2] = {g->bcast_algo, g->allreduce_algo};
     int ok = 1;
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 2; k++)
-            if (ok && !mb_coll_usable(g->algo, ctxs[c], kinds[k], why, sizeof(why))) {
-                snprintf(err, errlen, "--algo %s: %s unusable on the grid's %s: %s", g->algo->name,
+            if (ok && !mb_coll_usable(algos[k], ctxs[c], kinds[k], why, sizeof(why))) {
+                snprintf(err, errlen, "--algo %s: %s unusable on the grid's %s: %s", algos[k]->name,
                          mb_coll_kind_names[kinds[k]], c ? "columns" : "rows", why);
                 ok = 0;
             }
@@ -54,7 +55,7 @@ static int usable_everywhere(const struct mb_pb_grid *g, char *err, size_t errle
     int all = ok;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, g->cart);
     if (ok && !all)
-        snprintf(err, errlen, "--algo %s: unusable on another rank's row or column", g->algo->name);
+        snprintf(err, errlen, "--algo %s: unusable on another rank's row or column", algos[0]->name);
     return all ? 0 : -1;
 }
 
@@ -69,11 +70,10 @@ int mb_pb_grid_create(MPI_Comm comm, int px, int py, const char *algo, struct mb
         snprintf(err, errlen, "--grid %dx%d: %d ranks, not %d", px, py, px * py, size);
         return -1;
     }
-    g->algo = mb_coll_find(algo);
-    if (!g->algo) {
-        snprintf(err, errlen, "--algo %s: no such algorithm in the collectives registry", algo);
+    if (mb_pb_algo_check(algo, err, errlen) != 0)
         return -1;
-    }
+    g->bcast_algo = mb_pb_algo_for(algo, MB_COLL_BCAST);
+    g->allreduce_algo = mb_pb_algo_for(algo, MB_COLL_ALLREDUCE);
     int dims[2] = {px, py}, periods[2] = {0, 0}, coords[2];
     MPI_Cart_create(comm, 2, dims, periods, 0, &g->cart);
     MPI_Comm_rank(g->cart, &g->rank);
@@ -129,7 +129,8 @@ void mb_pb_comm_add(double seconds) { comm_seconds += seconds; }
 static int timed_run(const struct mb_pb_grid *g, enum mb_pb_axis axis, const struct mb_coll_args *a)
 {
     double t0 = MPI_Wtime();
-    int rc = g->algo->run(axis_ctx(g, axis), a);
+    const struct mb_coll_algo *al = a->kind == MB_COLL_BCAST ? g->bcast_algo : g->allreduce_algo;
+    int rc = al->run(axis_ctx(g, axis), a);
     comm_seconds += MPI_Wtime() - t0;
     return rc;
 }
@@ -148,10 +149,16 @@ int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const doub
     return timed_run(g, axis, &a);
 }
 
+/* a buffer of an axis may serve both kinds */
+static int wants_registered(const struct mb_pb_grid *g)
+{
+    return g->bcast_algo->wants_registered || g->allreduce_algo->wants_registered;
+}
+
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n)
 {
     size_t bytes = (n ? n : 1) * sizeof(double);
-    if (g->algo->wants_registered) {
+    if (wants_registered(g)) {
         char err[256];
         return mb_coll_alloc(axis_ctx(g, axis), bytes, err, sizeof(err));
     }
@@ -162,7 +169,7 @@ void mb_pb_buf_free(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *p)
 {
     if (!p)
         return;
-    if (g->algo->wants_registered)
+    if (wants_registered(g))
         mb_coll_release(axis_ctx(g, axis), p);
     else
         free(p);

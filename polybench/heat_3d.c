@@ -100,6 +100,9 @@ static double flops(const struct mb_pb_sizes *s)
     return 30.0 * in * in * in * (double)(s->tsteps - 1);
 }
 
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 16.0 * (double)s->d[0] * (double)s->d[0] * (double)s->d[0]; }
+
 static double bytes(const struct mb_pb_sizes *s)
 {
     double n = (double)s->d[0];
@@ -120,5 +123,5 @@ const struct mb_pb_kernel mb_pb_kernel_heat_3d = {
     .name = "heat_3d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,
     .tsteps = 100, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
 };

@@ -116,6 +116,9 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
 static double flops(const struct mb_pb_sizes *s) { return 6.0 * (double)(s->d[0] - 2) * (double)(s->tsteps - 1); }
 
 /* each sweep reads one array and writes the other */
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 16.0 * (double)s->d[0]; }
+
 static double bytes(const struct mb_pb_sizes *s) { return 32.0 * (double)s->d[0] * (double)(s->tsteps - 1); }
 
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
@@ -138,5 +141,5 @@ const struct mb_pb_kernel mb_pb_kernel_jacobi_1d = {
     .name = "jacobi_1d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {24000}, .scaled = 1,
     .tsteps = 1000, .scale = MB_PB_LINEAR, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
 };

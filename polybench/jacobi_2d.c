@@ -81,6 +81,9 @@ static double flops(const struct mb_pb_sizes *s)
     return 10.0 * (double)(s->d[0] - 2) * (double)(s->d[0] - 2) * (double)(s->tsteps - 1);
 }
 
+/* the arrays once: the working set */
+static double footprint(const struct mb_pb_sizes *s) { return 16.0 * (double)s->d[0] * (double)s->d[0]; }
+
 static double bytes(const struct mb_pb_sizes *s) { return 32.0 * (double)s->d[0] * (double)s->d[0] * (double)(s->tsteps - 1); }
 
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
@@ -97,5 +100,5 @@ const struct mb_pb_kernel mb_pb_kernel_jacobi_2d = {
     .name = "jacobi_2d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,
     .tsteps = 1000, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
 };

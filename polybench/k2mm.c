@@ -109,6 +109,13 @@ static double flops(const struct mb_pb_sizes *s)
     return 2.0 * m * n * k + 2.0 * m * r * n + m * n + 2.0 * m * r;
 }
 
+/* the arrays (A, B, C, D, tmp) once: the working set */
+static double footprint(const struct mb_pb_sizes *s)
+{
+    double m = s->d[0], n = s->d[1], k = s->d[2], r = s->d[3];
+    return 8.0 * (m * k + k * n + n * r + m * r + m * n);
+}
+
 static double bytes(const struct mb_pb_sizes *s)
 {
     double m = s->d[0], n = s->d[1], k = s->d[2], r = s->d[3];
@@ -137,7 +144,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "k2mm", .variant = VARIANT, .nd = 4, .dim_names = {"M", "N", "K", "R"}, \
     .base = {6400, 7200, 4400, 4800}, .scaled = 15, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_k2mm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_k2mm_pblas = ROW("pblas");

@@ -127,6 +127,13 @@ static double flops(const struct mb_pb_sizes *z)
     return 2.0 * (m * n * k + n * s * r + m * s * n);
 }
 
+/* the arrays (A, B, C, D, E, F, G) once: the working set */
+static double footprint(const struct mb_pb_sizes *z)
+{
+    double m = z->d[0], n = z->d[1], k = z->d[2], r = z->d[3], s = z->d[4];
+    return 8.0 * (m * k + k * n + n * r + r * s + m * n + n * s + m * s);
+}
+
 static double bytes(const struct mb_pb_sizes *z)
 {
     double m = z->d[0], n = z->d[1], k = z->d[2], r = z->d[3], s = z->d[4];
@@ -156,7 +163,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "k3mm", .variant = VARIANT, .nd = 5, .dim_names = {"M", "N", "K", "R", "S"}, \
     .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_k3mm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_k3mm_pblas = ROW("pblas");

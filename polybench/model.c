@@ -16,11 +16,20 @@ double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const str
             return NAN;
         struct mb_coll_args a = {.kind = t->coll[i].kind, .sendbuf = &a, .count = t->coll[i].count,
                                  .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = 0};
-        comm += t->coll[i].calls * mb_coll_model(prof, algo, &a, &shape[t->coll[i].axis]);
+        const struct mb_coll_algo *al = mb_pb_algo_for(algo, t->coll[i].kind);
+        comm += al ? t->coll[i].calls * mb_coll_model(prof, al->name, &a, &shape[t->coll[i].axis]) : NAN;
     }
     if (t->halos > 0 && px * py > 1)
         comm += prof ? t->halos * (prof->p2p_alpha + t->halo_bytes * prof->p2p.mem) : NAN;
     return comm;
+}
+
+double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
+                        double bytes_s, double comm, double *compute, double *memory)
+{
+    *compute = k->flops(s) / nranks / flops_s;
+    *memory = k->bytes(s) / nranks / bytes_s;
+    return (*compute > *memory ? *compute : *memory) + comm;
 }
 
 int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err, size_t len)

@@ -34,17 +34,26 @@ int mb_pb_grid_choose(int nranks, const char *grid, int *px, int *py, char *err,
  * with its row communicator (same cx, size Py, rank cy) and column
  * communicator (same cy, size Px, rank cx) from MPI_Cart_sub, a 1-D line
  * of all P for 1-D kernels, and a collectives context on each of row and
- * column, driven by one registry algorithm. */
+ * column, driven by registry algorithms (one for the broadcasts, one for
+ * the reductions; the same one unless --algo names two). */
 struct mb_pb_grid {
     int p, px, py, rank, cx, cy;
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
-    const struct mb_coll_algo *algo;
+    const struct mb_coll_algo *bcast_algo, *allreduce_algo;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
 
-/* Collective over comm (px * py ranks). algo: a registry name that must
- * implement bcast and allreduce and be usable on both contexts. 0, or -1
+/* --algo LIST: a registry name, or names separated by commas; a kind of
+ * collective takes the first name whose algorithm implements it (NULL:
+ * none does). mb_pb_algo_check: 0 when every name is in the registry and
+ * bcast and allreduce both have one, else -1 with the one-line reason
+ * naming --algo. */
+const struct mb_coll_algo *mb_pb_algo_for(const char *list, enum mb_coll_kind kind);
+int mb_pb_algo_check(const char *list, char *err, size_t len);
+
+/* Collective over comm (px * py ranks). algo: an --algo list (above) whose
+ * bcast and allreduce algorithms must be usable on both contexts. 0, or -1
  * with the reason in err (the same on every rank). */
 int mb_pb_grid_create(MPI_Comm comm, int px, int py, const char *algo, struct mb_pb_grid *g, char *err,
                       size_t errlen);
@@ -58,8 +67,8 @@ int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const doub
  * ScaLAPACK: not counted); mb_pb_comm_add counts more. */
 double mb_pb_comm_seconds(void);
 void mb_pb_comm_add(double seconds);
-/* Buffers for the algorithm on an axis: node-registered (mb_coll_alloc)
- * when the algorithm wants them, else host memory. NULL on failure. */
+/* Buffers for the algorithms on an axis: node-registered (mb_coll_alloc)
+ * when either algorithm wants them, else host memory. NULL on failure. */
 double *mb_pb_buf(const struct mb_pb_grid *g, enum mb_pb_axis axis, size_t n);
 void mb_pb_buf_free(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *p);
 
@@ -131,6 +140,7 @@ struct mb_pb_kernel {
     void (*reference)(const struct mb_pb_inst *in, int o, double *ref);
     double (*flops)(const struct mb_pb_sizes *s); /* whole problem */
     double (*bytes)(const struct mb_pb_sizes *s); /* compulsory traffic, whole problem */
+    double (*footprint)(const struct mb_pb_sizes *s); /* bytes of its arrays, whole problem: the working set */
     void (*traffic)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
     void (*fini)(struct mb_pb_inst *in);
 };
@@ -162,6 +172,11 @@ void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double 
                     struct mb_pb_sizes *out);
 /* --dims text for k: its nd sizes, then TSTEPS for a stencil (at least 2),
  * as given (no scaling). 0, or -1 with the reason in err. */
+/* --scale-down SPEC: "F", or items "F" (the default, at most one; 1 when
+ * absent) and "KERNEL=F" separated by commas, each F in [1, 1e9]: *f is
+ * kernel's factor (kernel NULL: the default). 0, or -1 with the one-line
+ * reason naming --scale-down (a malformed item, an unknown kernel). */
+int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, size_t len);
 int mb_pb_sizes_parse(const struct mb_pb_kernel *k, const char *text, struct mb_pb_sizes *s, char *err, size_t len);
 /* "M=80,N=92,K=52" (and ",TSTEPS=10") */
 void mb_pb_sizes_str(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, char *buf, size_t len);
@@ -179,8 +194,25 @@ int mb_pb_check(struct mb_pb_inst *in, char *msg, size_t len);
 void mb_pb_corrupt(struct mb_pb_inst *in, uint64_t seed);
 void mb_pb_close(struct mb_pb_inst *in);
 
+/* The copy rate (bytes read + written per second, per rank) of a
+ * working set of ws_bytes per rank: memcpy back and forth between its two
+ * halves, every rank of comm at once, the slowest rank's best of three
+ * rounds after a warm-up. Collective. A set that fits a cache copies at
+ * the cache's rate; mb-polybench records it per case (footprint / P)
+ * beside the model, which prices bytes at the 32 MiB memcpy rate: the
+ * in-cache copy rate overstates the kernels' loops (docs/mb-polybench.md). */
+double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
+
+/* The model of one call: compute (FLOPs / P at flops_s) and memory
+ * (bytes / P at bytes_s, the run's memcpy rate) overlap,
+ * communication adds: max(compute, memory) + comm. The parts in *compute
+ * and *memory. */
+double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
+                        double bytes_s, double comm, double *compute, double *memory);
+
 /* The model's communication seconds of one call with traffic t on a
- * px x py grid: each registry call by mb_coll_model (algo, the axis's
+ * px x py grid: each registry call by mb_coll_model (the --algo list's
+ * algorithm for its kind, the axis's
  * shape: shape[MB_PB_ROW], shape[MB_PB_COL]), each halo exchange alpha +
  * bytes * beta of the profile's p2p terms. NaN when something moves and
  * prof is NULL (no profile); 0 at one rank. */
@@ -298,5 +330,22 @@ size_t mb_pbs_best(const char *const *kernel, const double *median, size_t n, si
  * when n or resamples is 0 (lo, hi NaN). */
 int mb_pb_bootstrap_median_ci(const double *x, size_t n, int resamples, double alpha, uint64_t seed, double *lo,
                               double *hi);
+
+/* ===== mb-polybench's choices ===========================================
+ * The names --kernel and --variant choose among, distinct: the
+ * distributed kernels first (ndist_kernels; "all" means them), then the
+ * shared mode's others; the distributed variants (pblas last,
+ * ndist_variants), then naive and fused. *_choices: "a|b|c;d|e", the
+ * shared-mode-only names after ';'. */
+struct mb_pb_names {
+    const char *kernel[32], *variant[8];
+    int nkernel, nvariant, ndist_kernels, ndist_variants;
+    char kernel_choices[512], variant_choices[160];
+};
+void mb_pb_names_build(struct mb_pb_names *nm);
+/* the index of name in names[0..n), or -1 */
+int mb_pb_name_index(const char *const *names, int n, const char *name);
+/* 1 when argv gives flag ("--flag V" or "--flag=V") a value containing word */
+int mb_pb_flag_names(int argc, char **argv, const char *flag, const char *word);
 
 #endif

@@ -43,3 +43,31 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
     *memcpy_bytes_s = 2.0 * (double)bytes / copy_best; /* read + write */
     free(a), free(b), free(c), free(x), free(y);
 }
+
+double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes)
+{
+    size_t half = ws_bytes > 8192 ? (size_t)(ws_bytes / 2) : 4096;
+    half = (half + 63) & ~(size_t)63;
+    /* about 64 MiB copied per round, the same count on every rank */
+    long reps = (long)((64.0 * (1 << 20)) / (2.0 * (double)half)) + 1;
+    char *x = malloc(half), *y = malloc(half);
+    if (!x || !y)
+        mb_die(1, "out of memory measuring the copy rate of a %.0f-byte working set", ws_bytes);
+    memset(x, 1, half);
+    memset(y, 2, half);
+    double best = 1e30;
+    for (int round = 0; round < 4; round++) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        for (long r = 0; r < reps; r++) {
+            memcpy(r & 1 ? x : y, r & 1 ? y : x, half); /* back and forth: both halves stay the working set */
+            __asm__ volatile("" ::: "memory");
+        }
+        double t = MPI_Wtime() - t0;
+        if (round && t < best) /* the first is a warm-up */
+            best = t;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &best, 1, MPI_DOUBLE, MPI_MAX, comm); /* the slowest rank's best */
+    free(x), free(y);
+    return 2.0 * (double)half * (double)reps / best; /* read + write */
+}

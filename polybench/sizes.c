@@ -114,3 +114,43 @@ int mb_pb_sizes_parse(const struct mb_pb_kernel *k, const char *text, struct mb_
         s->tsteps = v[k->nd] < 2 ? 2 : v[k->nd];
     return 0;
 }
+
+int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, size_t len)
+{
+    double dflt = 1, mine = NAN;
+    int ndflt = 0;
+    const char *p = spec;
+    while (p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char item[64], *eq, *num_end;
+        if (n == 0 || n >= sizeof(item))
+            goto bad;
+        memcpy(item, p, n);
+        item[n] = 0;
+        eq = strchr(item, '=');
+        const char *num = eq ? eq + 1 : item;
+        double v = strtod(num, &num_end);
+        if (num_end == num || *num_end || !(v >= 1 && v <= 1e9))
+            goto bad;
+        if (!eq) {
+            if (ndflt++)
+                goto bad;
+            dflt = v;
+        } else {
+            *eq = 0;
+            if (!mb_pb_find(item)) {
+                snprintf(err, len, "--scale-down %s: '%s' is not a distributed kernel", spec, item);
+                return -1;
+            }
+            if (kernel && strcmp(item, kernel) == 0)
+                mine = v;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    *f = isnan(mine) ? dflt : mine;
+    return 0;
+bad:
+    snprintf(err, len, "--scale-down %s: expected F or F,KERNEL=F,... with each F in [1, 1e9]", spec);
+    return -1;
+}

@@ -5,9 +5,12 @@
 # kernels), our results in DaCe's CSV schema, NPBench's shared-memory
 # comparison when reproduce/dace/npbench/run.sh exists, the figures and
 # compare.md.
-#   reproduce/dace/run.sh [--scale tiny|small|full] [--with-dace] [--slurm | --vcluster] [--out DIR]
+#   reproduce/dace/run.sh [--scale tiny|small|medium|full] [--with-dace] [--slurm | --vcluster] [--out DIR]
 #     --scale tiny    DaCe's validation sizes (base / 100), 10 samples: seconds (the tests, make reproduce)
-#     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.1 s), 10 samples: a few minutes
+#     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.02 s), 10 samples: a few minutes
+#     --scale medium  samples of about 0.1-0.3 s at P=1 (issue 20's 0.1-2 s): a factor per kernel group
+#                     (products base / 5, matrix-vector / 2, doitgen / 2, heat_3d / 4, the rest DaCe's sizes;
+#                     jacobi_1d stays near 30 ms even there), P = 1, 2 only (4 oversubscribes this host)
 #     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
 #                     take hours; tiny and small validate every call)
 #     --with-dace     a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
@@ -34,13 +37,16 @@ for a in "$@"; do
 done
 source reproduce/opts.sh
 study_opts run.sh "scale slurm vcluster out" "$0" ${rest[@]+"${rest[@]}"}
-check=()
+check=() ps="1 2 4"
 case $scale in
 tiny) sd=100 preset=S ;;
 small) sd=10 preset=S ;;
+# sd stays the products' factor: DaCe's distributed products run at the same sizes
+medium) sd=5 preset=S ps="1 2" spec=5,atax=2,bicg=2,gesummv=2,mvt=2,gemver=1,doitgen=2,jacobi_1d=1,jacobi_2d=1,heat_3d=4 ;;
 full) sd=1 preset=L check=(--no-check) ;;
-*) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
+*) echo "run.sh: --scale must be tiny, small, medium or full, not '$scale'" >&2; exit 2 ;;
 esac
+spec=${spec:-$sd}
 if [ $vcluster = 1 ]; then
   [ $slurm = 0 ] || { echo "run.sh: --vcluster runs through the vcluster's own Slurm; leave out --slurm" >&2; exit 2; }
   [ "$(id -u)" = 0 ] || { echo "run.sh: --vcluster: tools/vcluster needs root" >&2; exit 2; }
@@ -50,7 +56,10 @@ fi
 out=${out:-$root/${BUILD:-build}/reproduce/dace}
 py=$(reproduce/python.sh)
 export MB_BIN=${MB_BIN:-$root/${BUILD:-build}/bin}   # this build's programs, also for the job script
-export MB_RESULTS=$out/results MB_SCALE_DOWN=$sd MB_ITERS=10 MB_WARMUP=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export MB_RESULTS=$out/results MB_SCALE_DOWN=$spec MB_ITERS=10 MB_WARMUP=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# the grid's collectives through modelled registry algorithms (Open MPI's own, --algo mpi, are not
+# modelled): the binomial broadcast and the recursive-doubling allreduce
+export MB_ALGO=${MB_ALGO:-binomial,rd}
 mkdir -p "$MB_RESULTS"
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 : >"$out/status.txt"
@@ -78,10 +87,11 @@ fi
 t0=$SECONDS
 data=()
 if [ $slurm = 1 ]; then
-  sub=$(MB_PS="1 2 4" sbatch --parsable --wait --array=0-2 --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
+  np=$(wc -w <<<"$ps")
+  sub=$(MB_PS="$ps" sbatch --parsable --wait --array=0-$((np - 1)) --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
     job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) || { echo "run.sh: the job array failed; see $MB_RESULTS" >&2; exit 1; }
   arr=${sub%%;*}
-  for t in 0 1 2; do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
+  for ((t = 0; t < np; t++)); do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
 elif [ $vcluster = 1 ]; then
   # One job per P on P nodes, one rank per node; the job's output and result
   # go to the cluster's shared folder (each node's /tmp is its own), then here.
@@ -91,7 +101,7 @@ elif [ $vcluster = 1 ]; then
   tools/vcluster up 4 >"$out/vcluster-up-$stamp.log" 2>&1 || { cat "$out/vcluster-up-$stamp.log" >&2; exit 1; }
   mkdir -p "$S/results"
   echo "run.sh: $(cat /run/movebench-vcluster/emulation); $(uptime | sed 's/.*load/load/')" >&2
-  for p in 1 2 4; do
+  for p in $ps; do
     log=$out/mb-polybench-P$p-$stamp.log
     # an array of one task (the script's #SBATCH --array would make seven)
     # in a subshell with the cluster's environment: its SLURM_CONF, TCP on
@@ -108,7 +118,7 @@ elif [ $vcluster = 1 ]; then
   done
   tools/vcluster down >/dev/null
 else
-  for p in 1 2 4; do
+  for p in $ps; do
     log=$out/mb-polybench-P$p-$stamp.log
     MB_P=$p bash job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"} >"$log" 2>&1 ||
       { echo "run.sh: mb-polybench at P=$p failed; see $log" >&2; tail -5 "$log" >&2; exit 1; }

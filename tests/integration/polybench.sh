@@ -1,7 +1,8 @@
 #!/bin/bash
 # mb-polybench: every kernel matches its serial double reference at DaCe's
 # validation sizes (--scale-down 100) at P = 1, 2, 4, 8 (oversubscribed) and
-# on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm; the sizes reach
+# on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm
+# and binomial,rd (whose P=2 model is a number, mpi's NaN); the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
@@ -43,6 +44,23 @@ run_np 3 --grid 1x3
 run_np 5 --grid 1x5
 run_np 3 --grid 3x1
 run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
+# --algo NAME,NAME: the binomial broadcast and the recursive-doubling allreduce
+# (both modelled): the P=2 model's communication term is a number where
+# Open MPI's own (mpi, the default) is NaN; profile given, not the host's
+prof=$(cd "$(dirname "$0")/../.." && pwd)/profiles/vm.txt
+for a in binomial,rd mpi; do
+  out="$T/algo.$a.h5"
+  expect 0 "np 2 --algo $a" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" \
+    --kernel gemm,atax --variant summa,allreduce --algo "$a" --profile "$prof" -o "$out" || continue
+  for c in gemm/summa/P2 atax/allreduce/P2; do
+    v=$(metric "$out" "$c" model_comm_s)
+    if [ "$a" = mpi ]; then
+      [ "$v" = nan ] || fail "$c --algo mpi: model_comm_s is '$v', not NaN (mpi is not modelled)"
+    else
+      awk -v v="$v" 'BEGIN {exit !(v > 0)}' || fail "$c --algo $a: model_comm_s is '$v', not a positive number"
+    fi
+  done
+done
 
 # corrupt: every kernel, at 4 ranks; the line names the case, a rank and an index
 for k in atax bicg doitgen gemm gemver gesummv k2mm k3mm mvt jacobi_1d jacobi_2d heat_3d; do
@@ -97,4 +115,5 @@ else # --variant pblas alone runs the three products and the five matrix-vector 
 fi
 bad 1 "--variant: 'nosuch' is not" --variant nosuch
 bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
+bad 1 "--algo rd: no bcast among them" --algo rd
 exit $((failures > 0))

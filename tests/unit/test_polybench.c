@@ -94,6 +94,75 @@ int main(void)
     EXPECT(fabs(mb_pb_model_comm(&halo, 2, 1, &prof, "mpi", shp) - 4 * (1e-6 + 1000 * 1e-9)) < 1e-15);
     EXPECT(mb_pb_model_comm(&halo, 1, 1, &prof, "mpi", shp) == 0);
 
+    /* --kernel/--variant's names: distributed first, pblas last of theirs, shared-only after ';' */
+    struct mb_pb_names nm;
+    mb_pb_names_build(&nm);
+    EXPECT(nm.ndist_kernels == 12 && nm.nkernel > nm.ndist_kernels && strcmp(nm.kernel[0], "atax") == 0);
+    EXPECT(strcmp(nm.variant[nm.ndist_variants - 1], "pblas") == 0 && nm.nvariant == nm.ndist_variants + 2);
+    EXPECT(mb_pb_name_index(nm.kernel, nm.nkernel, "heat_3d") >= 0 && mb_pb_name_index(nm.kernel, nm.nkernel, "x") == -1);
+    EXPECT(strstr(nm.variant_choices, "|pblas;naive|fused") && strstr(nm.kernel_choices, "|heat_3d;lstsqr|"));
+    char *av1[] = {"p", "--variant", "summa,pblas", NULL}, *av2[] = {"p", "--variant=pblas", NULL},
+         *av3[] = {"p", "--kernel", "pblas", "--variant", "all", NULL};
+    EXPECT(mb_pb_flag_names(3, av1, "--variant", "pblas") && mb_pb_flag_names(2, av2, "--variant", "pblas"));
+    EXPECT(!mb_pb_flag_names(5, av3, "--variant", "pblas") && !mb_pb_flag_names(2, av1, "--variant", "pblas"));
+
+    /* --scale-down F,KERNEL=F: the kernel's own factor, else the default (1 when absent) */
+    double sf;
+    char serr[256] = "";
+    EXPECT(mb_pb_scale_for("10", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 10);
+    EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "atax", &sf, serr, sizeof(serr)) == 0 && sf == 2);
+    EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 5);
+    EXPECT(mb_pb_scale_for("heat_3d=4", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 1);
+    EXPECT(mb_pb_scale_for("heat_3d=4", NULL, &sf, serr, sizeof(serr)) == 0 && sf == 1);
+    EXPECT(mb_pb_scale_for("0.5", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 0.5: expected F or F,KERNEL=F,... with each F in [1, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("5,6", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(mb_pb_scale_for("5,atax=", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(mb_pb_scale_for("5,k5mm=2", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 5,k5mm=2: 'k5mm' is not a distributed kernel") == 0);
+    EXPECT(mb_pb_scale_for("nan", "gemm", &sf, serr, sizeof(serr)) == -1);
+
+    /* the model of a call: max(FLOPs / P at the FLOP rate, bytes / P at the byte rate) + comm; the
+     * working set is the arrays once (gemm M=2, N=3, K=4: A 2x4, B 4x3, C 2x3) */
+    struct mb_pb_sizes g234 = {.nd = 3, .d = {2, 3, 4}};
+    const struct mb_pb_kernel *gk = mb_pb_find("gemm");
+    EXPECT(gk->footprint(&g234) == 8.0 * (8 + 12 + 6));
+    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, 0.5, &cpt, &mem);
+    EXPECT(cpt == gk->flops(&g234) / 2 / 1e3 && mem == gk->bytes(&g234) / 2 / 1e9 && mt == cpt + 0.5);
+    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, 0, &cpt, &mem);
+    EXPECT(mt == mem && mem == gk->bytes(&g234) / 1e3);
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) { /* every row has a working set below its traffic */
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        struct mb_pb_sizes z;
+        mb_pb_sizes_at(k, 1, 1, 1, 100, &z);
+        if (!(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z)))
+            printf("# %s/%s: working set %g, traffic %g\n", k->name, k->variant, k->footprint(&z), k->bytes(&z));
+        EXPECT(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z));
+    }
+
+    /* --algo lists: each kind takes the first name implementing it */
+    EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_BCAST) == mb_coll_find("binomial"));
+    EXPECT(mb_pb_algo_for("binomial,rd", MB_COLL_ALLREDUCE) == mb_coll_find("rd"));
+    EXPECT(mb_pb_algo_for("rd,binomial", MB_COLL_ALLREDUCE) == mb_coll_find("rd"));
+    EXPECT(mb_pb_algo_for("shm", MB_COLL_BCAST) == mb_coll_find("shm"));
+    EXPECT(mb_pb_algo_for("rd", MB_COLL_BCAST) == NULL);
+    char aerr[256] = "";
+    EXPECT(mb_pb_algo_check("mpi", aerr, sizeof(aerr)) == 0 && mb_pb_algo_check("binomial,rd", aerr, sizeof(aerr)) == 0);
+    EXPECT(mb_pb_algo_check("rd", aerr, sizeof(aerr)) == -1);
+    EXPECT(strcmp(aerr, "--algo rd: no bcast among them (the grid needs bcast and allreduce)") == 0);
+    EXPECT(mb_pb_algo_check("binomial,nosuch", aerr, sizeof(aerr)) == -1);
+    EXPECT(strcmp(aerr, "--algo nosuch: not in the collectives registry (mb-coll --help lists them)") == 0);
+    EXPECT(mb_pb_algo_check("binomial,", aerr, sizeof(aerr)) == -1);
+    /* the model prices each kind with its own algorithm: rd's allreduce, a number; mpi's, NaN */
+    prof.p2p_msg1k = 2e-6, prof.p2p_msg8k = 3e-6, prof.reduce.mem = 2e-10, prof.copy.mem = 1e-10, prof.p2p.cache = 1e-10, prof.reduce.cache = 1e-10, prof.copy.cache = 5e-11, prof.cache_bytes = 1e6;
+    shp[MB_PB_ROW] = (struct mb_coll_shape){.nranks = 2, .node_size = 2, .nnodes = 1, .one_host = 1};
+    struct mb_coll_args ra = {.kind = MB_COLL_ALLREDUCE, .sendbuf = &ra, .count = 100, .dtype = MB_COLL_DOUBLE,
+                              .op = MB_COLL_SUM, .root = 0};
+    double rd_s = mb_coll_model(&prof, "rd", &ra, &shp[MB_PB_ROW]);
+    printf("# rd's allreduce of 800 B on 2 ranks: %g s\n", rd_s);
+    EXPECT(rd_s > 0 && mb_pb_model_comm(&tr, 1, 2, &prof, "binomial,rd", shp) == rd_s);
+    EXPECT(isnan(mb_pb_model_comm(&tr, 1, 2, &prof, "mpi", shp)));
+
     /* --dims for a kernel: its sizes, TSTEPS last for a stencil (at least 2) */
     struct mb_pb_sizes sz;
     char dwhy[256] = "";

@@ -1,0 +1,57 @@
+/* --algo for the grid's collectives: one registry name for both the
+ * broadcasts and the reductions, or a comma-separated list in which each
+ * kind takes the first name that implements it (`binomial,rd`: the
+ * binomial broadcast and the recursive-doubling allreduce, both modelled,
+ * where `mpi`, Open MPI's own choice, is not). */
+#include "polybench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const struct mb_coll_algo *mb_pb_algo_for(const char *list, enum mb_coll_kind kind)
+{
+    const char *p = list;
+    while (p && *p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        if (n > 0 && n < sizeof(name)) {
+            memcpy(name, p, n);
+            name[n] = 0;
+            const struct mb_coll_algo *al = mb_coll_find(name);
+            if (al && al->kinds & (1u << kind))
+                return al;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+int mb_pb_algo_check(const char *list, char *err, size_t len)
+{
+    const char *p = list;
+    while (p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        if (n == 0 || n >= sizeof(name)) {
+            snprintf(err, len, "--algo %s: expected NAME or NAME,NAME (registry names)", list);
+            return -1;
+        }
+        memcpy(name, p, n);
+        name[n] = 0;
+        if (!mb_coll_find(name)) {
+            snprintf(err, len, "--algo %s: not in the collectives registry (mb-coll --help lists them)", name);
+            return -1;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    static const enum mb_coll_kind need[2] = {MB_COLL_BCAST, MB_COLL_ALLREDUCE};
+    for (int i = 0; i < 2; i++)
+        if (!mb_pb_algo_for(list, need[i])) {
+            snprintf(err, len, "--algo %s: no %s among them (the grid needs bcast and allreduce)", list,
+                     mb_coll_kind_names[need[i]]);
+            return -1;
+        }
+    return 0;
+}
