@@ -11,10 +11,9 @@ Written from the polybench definitions; imported only where dace imports.
   every rank (DaCe's layout); pdgemv leaves a product on rank 0, which
   broadcasts it (dace.comm.Bcast) so every rank's output is checked.
 - doitgen: A's K split over a P x 1 line, C4 replicated, no communication.
-- jacobi_1d, jacobi_2d, heat_3d: dace.comm.Isend/Irecv/Waitall halos of one
-  ghost cell, row, column or plane per side, MPI_PROC_NULL beyond the edges
-  (symbols nn, ns, nw, ne), the global boundary kept by offsets (noff, soff,
-  woff, eoff); heat_3d splits i over Px and j over Py, k whole, as ours.
+- jacobi_1d, jacobi_2d: dace.comm.Isend/Irecv/Waitall halos of one ghost
+  cell, row or column per side, MPI_PROC_NULL beyond the edges (symbols nn,
+  ns, nw, ne), the global boundary kept by offsets (noff, soff, woff, eoff).
 
 Each entry of KERNELS: the program, DaCe's base sizes and size rule (as
 polybench/<kernel>.c's row), and make(): one rank's arguments from the global
@@ -203,46 +202,6 @@ def jacobi_2d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2], B: f64[LMx + 2, LNy + 
             + B[noff:-2 - soff, 1 + woff:-1 - eoff])
 
 
-@dc.program
-def heat_3d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2, GN], B: f64[LMx + 2, LNy + 2, GN]):
-    req = np.empty((8,), dtype=MPI_Request)
-    for _ in range(1, TSTEPS):
-        dc.comm.Irecv(A[0, 1:-1, :], nn, 0, req[0])
-        dc.comm.Irecv(A[-1, 1:-1, :], ns, 1, req[1])
-        dc.comm.Irecv(A[1:-1, 0, :], nw, 2, req[2])
-        dc.comm.Irecv(A[1:-1, -1, :], ne, 3, req[3])
-        dc.comm.Isend(A[1, 1:-1, :], nn, 1, req[4])
-        dc.comm.Isend(A[-2, 1:-1, :], ns, 0, req[5])
-        dc.comm.Isend(A[1:-1, 1, :], nw, 3, req[6])
-        dc.comm.Isend(A[1:-1, -2, :], ne, 2, req[7])
-        dc.comm.Waitall(req)
-        B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1] = (
-            0.125 * (A[2 + noff:-soff, 1 + woff:-1 - eoff, 1:-1] - 2.0 * A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                     + A[noff:-2 - soff, 1 + woff:-1 - eoff, 1:-1])
-            + 0.125 * (A[1 + noff:-1 - soff, 2 + woff:-eoff, 1:-1] - 2.0 * A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                       + A[1 + noff:-1 - soff, woff:-2 - eoff, 1:-1])
-            + 0.125 * (A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 2:] - 2.0 * A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                       + A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, :-2])
-            + A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1])
-        dc.comm.Irecv(B[0, 1:-1, :], nn, 0, req[0])
-        dc.comm.Irecv(B[-1, 1:-1, :], ns, 1, req[1])
-        dc.comm.Irecv(B[1:-1, 0, :], nw, 2, req[2])
-        dc.comm.Irecv(B[1:-1, -1, :], ne, 3, req[3])
-        dc.comm.Isend(B[1, 1:-1, :], nn, 1, req[4])
-        dc.comm.Isend(B[-2, 1:-1, :], ns, 0, req[5])
-        dc.comm.Isend(B[1:-1, 1, :], nw, 3, req[6])
-        dc.comm.Isend(B[1:-1, -2, :], ne, 2, req[7])
-        dc.comm.Waitall(req)
-        A[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1] = (
-            0.125 * (B[2 + noff:-soff, 1 + woff:-1 - eoff, 1:-1] - 2.0 * B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                     + B[noff:-2 - soff, 1 + woff:-1 - eoff, 1:-1])
-            + 0.125 * (B[1 + noff:-1 - soff, 2 + woff:-eoff, 1:-1] - 2.0 * B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                       + B[1 + noff:-1 - soff, woff:-2 - eoff, 1:-1])
-            + 0.125 * (B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 2:] - 2.0 * B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1]
-                       + B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, :-2])
-            + B[1 + noff:-1 - soff, 1 + woff:-1 - eoff, 1:-1])
-
-
 # ---- helpers: one rank's case (arguments, outputs, references) ----
 def _vec(f, n, r0=0):
     return np.fromfunction(lambda i: f(i + r0), (n,), dtype=np.int64).astype(np.float64)
@@ -420,36 +379,6 @@ def jacobi_2d_make(sz, px, py, i, j, steps):
                                               ("B", b[1:-1, 1:-1], (i * lr, j * lc))], refs, ["A", "B"], (steps, n))
 
 
-def _heat_3d_sweep(x, y):
-    c = x[1:-1, 1:-1, 1:-1]
-    y[1:-1, 1:-1, 1:-1] = (0.125 * (x[2:, 1:-1, 1:-1] - 2.0 * c + x[:-2, 1:-1, 1:-1])
-                           + 0.125 * (x[1:-1, 2:, 1:-1] - 2.0 * c + x[1:-1, :-2, 1:-1])
-                           + 0.125 * (x[1:-1, 1:-1, 2:] - 2.0 * c + x[1:-1, 1:-1, :-2]) + c)
-
-
-def heat_3d_make(sz, px, py, i, j, steps):
-    (n,) = sz
-    lr, lc = n // px, n // py
-
-    def init(r0, c0, rows, cols):
-        return np.fromfunction(lambda a, b, k: (a + r0 + b + c0 + (n - k)) * 10.0 / n, (rows, cols, n),
-                               dtype=np.int64).astype(np.float64)
-    a, b = np.zeros((lr + 2, lc + 2, n)), np.zeros((lr + 2, lc + 2, n))
-    a[1:-1, 1:-1] = b[1:-1, 1:-1] = init(i * lr, j * lc, lr, lc)
-    args = dict(TSTEPS=steps, A=a, B=b)
-
-    def refs():
-        ga = init(0, 0, n, n)
-        gb = ga.copy()
-        for _ in range(1, steps):
-            _heat_3d_sweep(ga, gb)
-            _heat_3d_sweep(gb, ga)
-        blk = (slice(i * lr, (i + 1) * lr), slice(j * lc, (j + 1) * lc))
-        return [ga[blk], gb[blk]]
-    return _case(args, dict(LMx=lr, LNy=lc, GN=n), [("A", a[1:-1, 1:-1], (i * lr, j * lc, 0)),
-                                                    ("B", b[1:-1, 1:-1], (i * lr, j * lc, 0))], refs, ["A", "B"],
-                 (steps, n))
-
 
 # name -> program, make(sizes, px, py, i, j[, tsteps]), the size rule as polybench/<kernel>.c's row: DaCe's base
 # sizes, which dims scale (bit mask), by what (sqrt, cbrt, P), rounded up to a multiple of max(Px, Py) ("grid")
@@ -474,6 +403,4 @@ KERNELS = {
                       make=jacobi_1d_make),
     "jacobi_2d": dict(prog=jacobi_2d, base=(500,), scale="sqrt", scaled=0b1, div="p", tsteps=1000, grid="table",
                       make=jacobi_2d_make),
-    "heat_3d": dict(prog=heat_3d, base=(500,), scale="cbrt", scaled=0b1, div="grid", tsteps=100, grid="table",
-                    make=heat_3d_make),
 }
