@@ -11,9 +11,11 @@ Written from the polybench definitions; imported only where dace imports.
   every rank (DaCe's layout); pdgemv leaves a product on rank 0, which
   broadcasts it (dace.comm.Bcast) so every rank's output is checked.
 - doitgen: A's K split over a P x 1 line, C4 replicated, no communication.
-- jacobi_1d, jacobi_2d: dace.comm.Isend/Irecv/Waitall halos of one ghost
-  cell, row or column per side, MPI_PROC_NULL beyond the edges (symbols nn,
-  ns, nw, ne), the global boundary kept by offsets (noff, soff, woff, eoff).
+- jacobi_1d, jacobi_2d, heat_3d: dace.comm.Isend/Irecv/Waitall halos of one
+  ghost cell, row, column or plane per side, MPI_PROC_NULL beyond the edges
+  (symbols nn, ns, nw, ne), the global boundary kept by offsets (noff, soff,
+  woff, eoff); heat_3d splits i over Px and j over Py, k whole, as ours, its
+  planes packed into 1-D buffers (DaCe 1.0.2's Irecv takes no 2-D slice).
 
 Each entry of KERNELS: the program, DaCe's base sizes and size rule (as
 polybench/<kernel>.c's row), and make(): one rank's arguments from the global
@@ -202,6 +204,73 @@ def jacobi_2d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2], B: f64[LMx + 2, LNy + 
             + B[noff:-2 - soff, 1 + woff:-1 - eoff])
 
 
+# heat_3d: i over Px, j over Py, k whole (as ours). DaCe 1.0.2's Isend/Irecv take 1-D buffers only
+# ("Dimensionality of access not supported"), so each halo plane is packed into a 1-D buffer by a map,
+# exchanged, and unpacked into the ghost plane; the sweep is a map over the interior
+@dc.program
+def heat_3d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2, GN], B: f64[LMx + 2, LNy + 2, GN]):
+    req = np.empty((8,), dtype=MPI_Request)
+    sn = np.zeros((LNy * GN,), dtype=np.float64)
+    ss = np.zeros((LNy * GN,), dtype=np.float64)
+    rn = np.zeros((LNy * GN,), dtype=np.float64)
+    rs = np.zeros((LNy * GN,), dtype=np.float64)
+    sw = np.zeros((LMx * GN,), dtype=np.float64)
+    se = np.zeros((LMx * GN,), dtype=np.float64)
+    rw = np.zeros((LMx * GN,), dtype=np.float64)
+    re = np.zeros((LMx * GN,), dtype=np.float64)
+    for _ in range(1, TSTEPS):
+        for jj, kk in dc.map[0:LNy, 0:GN]:
+            sn[jj * GN + kk] = A[1, jj + 1, kk]
+            ss[jj * GN + kk] = A[LMx, jj + 1, kk]
+        for ii, kk in dc.map[0:LMx, 0:GN]:
+            sw[ii * GN + kk] = A[ii + 1, 1, kk]
+            se[ii * GN + kk] = A[ii + 1, LNy, kk]
+        dc.comm.Irecv(rn, nn, 0, req[0])
+        dc.comm.Irecv(rs, ns, 1, req[1])
+        dc.comm.Irecv(rw, nw, 2, req[2])
+        dc.comm.Irecv(re, ne, 3, req[3])
+        dc.comm.Isend(sn, nn, 1, req[4])
+        dc.comm.Isend(ss, ns, 0, req[5])
+        dc.comm.Isend(sw, nw, 3, req[6])
+        dc.comm.Isend(se, ne, 2, req[7])
+        dc.comm.Waitall(req)
+        for jj, kk in dc.map[0:LNy, 0:GN]:
+            A[0, jj + 1, kk] = rn[jj * GN + kk]
+            A[LMx + 1, jj + 1, kk] = rs[jj * GN + kk]
+        for ii, kk in dc.map[0:LMx, 0:GN]:
+            A[ii + 1, 0, kk] = rw[ii * GN + kk]
+            A[ii + 1, LNy + 1, kk] = re[ii * GN + kk]
+        for i, j, k in dc.map[1 + noff:LMx + 1 - soff, 1 + woff:LNy + 1 - eoff, 1:GN - 1]:
+            B[i, j, k] = (0.125 * (A[i + 1, j, k] - 2.0 * A[i, j, k] + A[i - 1, j, k])
+                          + 0.125 * (A[i, j + 1, k] - 2.0 * A[i, j, k] + A[i, j - 1, k])
+                          + 0.125 * (A[i, j, k + 1] - 2.0 * A[i, j, k] + A[i, j, k - 1]) + A[i, j, k])
+        for jj, kk in dc.map[0:LNy, 0:GN]:
+            sn[jj * GN + kk] = B[1, jj + 1, kk]
+            ss[jj * GN + kk] = B[LMx, jj + 1, kk]
+        for ii, kk in dc.map[0:LMx, 0:GN]:
+            sw[ii * GN + kk] = B[ii + 1, 1, kk]
+            se[ii * GN + kk] = B[ii + 1, LNy, kk]
+        dc.comm.Irecv(rn, nn, 0, req[0])
+        dc.comm.Irecv(rs, ns, 1, req[1])
+        dc.comm.Irecv(rw, nw, 2, req[2])
+        dc.comm.Irecv(re, ne, 3, req[3])
+        dc.comm.Isend(sn, nn, 1, req[4])
+        dc.comm.Isend(ss, ns, 0, req[5])
+        dc.comm.Isend(sw, nw, 3, req[6])
+        dc.comm.Isend(se, ne, 2, req[7])
+        dc.comm.Waitall(req)
+        for jj, kk in dc.map[0:LNy, 0:GN]:
+            B[0, jj + 1, kk] = rn[jj * GN + kk]
+            B[LMx + 1, jj + 1, kk] = rs[jj * GN + kk]
+        for ii, kk in dc.map[0:LMx, 0:GN]:
+            B[ii + 1, 0, kk] = rw[ii * GN + kk]
+            B[ii + 1, LNy + 1, kk] = re[ii * GN + kk]
+        for i, j, k in dc.map[1 + noff:LMx + 1 - soff, 1 + woff:LNy + 1 - eoff, 1:GN - 1]:
+            A[i, j, k] = (0.125 * (B[i + 1, j, k] - 2.0 * B[i, j, k] + B[i - 1, j, k])
+                          + 0.125 * (B[i, j + 1, k] - 2.0 * B[i, j, k] + B[i, j - 1, k])
+                          + 0.125 * (B[i, j, k + 1] - 2.0 * B[i, j, k] + B[i, j, k - 1]) + B[i, j, k])
+
+
 # ---- helpers: one rank's case (arguments, outputs, references) ----
 def _vec(f, n, r0=0):
     return np.fromfunction(lambda i: f(i + r0), (n,), dtype=np.int64).astype(np.float64)
@@ -380,6 +449,37 @@ def jacobi_2d_make(sz, px, py, i, j, steps):
 
 
 
+def _heat_3d_sweep(x, y):
+    c = x[1:-1, 1:-1, 1:-1]
+    y[1:-1, 1:-1, 1:-1] = (0.125 * (x[2:, 1:-1, 1:-1] - 2.0 * c + x[:-2, 1:-1, 1:-1])
+                           + 0.125 * (x[1:-1, 2:, 1:-1] - 2.0 * c + x[1:-1, :-2, 1:-1])
+                           + 0.125 * (x[1:-1, 1:-1, 2:] - 2.0 * c + x[1:-1, 1:-1, :-2]) + c)
+
+
+def heat_3d_make(sz, px, py, i, j, steps):
+    (n,) = sz
+    lr, lc = n // px, n // py
+
+    def init(r0, c0, rows, cols):
+        return np.fromfunction(lambda a, b, k: (a + r0 + b + c0 + (n - k)) * 10.0 / n, (rows, cols, n),
+                               dtype=np.int64).astype(np.float64)
+    a, b = np.zeros((lr + 2, lc + 2, n)), np.zeros((lr + 2, lc + 2, n))
+    a[1:-1, 1:-1] = b[1:-1, 1:-1] = init(i * lr, j * lc, lr, lc)
+    args = dict(TSTEPS=steps, A=a, B=b)
+
+    def refs():
+        ga = init(0, 0, n, n)
+        gb = ga.copy()
+        for _ in range(1, steps):
+            _heat_3d_sweep(ga, gb)
+            _heat_3d_sweep(gb, ga)
+        blk = (slice(i * lr, (i + 1) * lr), slice(j * lc, (j + 1) * lc))
+        return [ga[blk], gb[blk]]
+    return _case(args, dict(LMx=lr, LNy=lc, GN=n), [("A", a[1:-1, 1:-1], (i * lr, j * lc, 0)),
+                                                    ("B", b[1:-1, 1:-1], (i * lr, j * lc, 0))], refs, ["A", "B"],
+                 (steps, n))
+
+
 # name -> program, make(sizes, px, py, i, j[, tsteps]), the size rule as polybench/<kernel>.c's row: DaCe's base
 # sizes, which dims scale (bit mask), by what (sqrt, cbrt, P), rounded up to a multiple of max(Px, Py) ("grid")
 # or of P ("p"), TSTEPS's base (stencils), and the grid ("line": P x 1, as mb-polybench's doitgen and jacobi_1d)
@@ -403,4 +503,6 @@ KERNELS = {
                       make=jacobi_1d_make),
     "jacobi_2d": dict(prog=jacobi_2d, base=(500,), scale="sqrt", scaled=0b1, div="p", tsteps=1000, grid="table",
                       make=jacobi_2d_make),
+    "heat_3d": dict(prog=heat_3d, base=(500,), scale="cbrt", scaled=0b1, div="grid", tsteps=100, grid="table",
+                    make=heat_3d_make),
 }
