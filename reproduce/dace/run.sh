@@ -14,7 +14,7 @@
 #                     numpy 1.26.4, networkx<3.6 and mpi4py compiled against the system Open MPI with
 #                     pip --no-binary mpi4py; made when absent, reused when present): DaCe's distributed
 #                     kernels (reproduce/dace/distr: gemm, k2mm, k3mm, atax, bicg, gemver, gesummv, mvt,
-#                     doitgen, jacobi_1d, jacobi_2d on dace.distr / dace.comm) at P = 1, 2 beside ours,
+#                     doitgen, jacobi_1d, jacobi_2d, heat_3d on dace.distr / dace.comm) at P = 1, 2 beside ours,
 #                     and DaCe in the NPBench runner. If the install fails, the
 #                     study goes on with C and NumPy only and compare.md says so.
 #     --slurm         the sweep as one job array (job_scripts/mb-polybench.sbatch, P = 1, 2, 4 on
