@@ -20,7 +20,7 @@ from reproduce.dace import tocsv  # noqa: E402
 # DaCe's order (samples/distributed/polybench.py), then the SC'21 script's heat_3d
 KERNELS = ["atax", "bicg", "doitgen", "gemm", "gemver", "gesummv", "jacobi_1d", "jacobi_2d", "k2mm", "k3mm", "mvt",
            "heat_3d"]
-LABEL = {"dace_cpu": "DaCe: distr.MatMult"}
+LABEL = {"dace_cpu": "DaCe (distributed)"}
 STYLE = {"movebench_summa": ("C0", "o"), "movebench_pblas": ("C1", "s"), "dace_cpu": ("C3", "^")}
 
 

@@ -16,8 +16,9 @@
 #     --with-dace     a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
 #                     numpy 1.26.4, networkx<3.6 and mpi4py compiled against the system Open MPI with
 #                     pip --no-binary mpi4py; made when absent, reused when present): DaCe's distributed
-#                     gemm, k2mm and k3mm (reproduce/dace/distr, dace.distr.MatMult on ScaLAPACK) at
-#                     P = 1, 2 beside ours, and DaCe in the NPBench runner. If the install fails, the
+#                     kernels (reproduce/dace/distr: gemm, k2mm, k3mm, atax, bicg, gemver, gesummv, mvt,
+#                     doitgen, jacobi_1d, jacobi_2d, heat_3d on dace.distr / dace.comm) at P = 1, 2 beside ours,
+#                     and DaCe in the NPBench runner. If the install fails, the
 #                     study goes on with C and NumPy only and compare.md says so.
 #     --slurm         the sweep as one job array (job_scripts/mb-polybench.sbatch, P = 1, 2, 4 on
 #                     2 nodes at 2 ranks per node), waited for
@@ -131,8 +132,9 @@ echo "uptime: $(uptime)" >>"$out/status.txt"
 "$py" -m reproduce.dace.tocsv -o "$out/movebench.csv" "${data[@]}" >/dev/null
 csvs=("$out/movebench.csv")
 
-# DaCe's distributed gemm, k2mm, k3mm (dace.distr.MatMult -> ScaLAPACK pdgemm) at the same sizes,
-# P = 1, 2 (MB_DACE_PS), into $out/dace/dace_cpu_<P>_processes.csv; compiled once, at the first P
+# DaCe's distributed kernels (reproduce/dace/distr: the products and matrix-vector kernels on
+# dace.distr.MatMult -> ScaLAPACK pdgemm/pdgemv, doitgen, the stencils' halos on dace.comm) at the
+# same sizes, P = 1, 2 (MB_DACE_PS), into $out/dace/dace_cpu_<P>_processes.csv; compiled once, at the first P
 if [ $dace_mpi = 1 ] && [ $slurm = 1 ]; then
   echo "dace distributed: not run under --slurm (local mpirun only, yet)" >>"$out/status.txt"
 elif [ $dace_mpi = 1 ]; then
@@ -154,7 +156,7 @@ elif [ $dace_mpi = 1 ]; then
       echo "dace distributed: P=$p failed ($(grep -m1 -E 'check failed|Error' "$dd/P$p-$stamp.log" | cut -c1-160))" >>"$out/status.txt"
     fi
   done
-  echo "dace distributed: gemm, k2mm, k3mm on dace.distr.MatMult (ScaLAPACK ReferenceOpenMPI) at P = ${ran[*]:-none} in $((SECONDS - t1)) s, $dd" >>"$out/status.txt"
+  echo "dace distributed: $(cut -d, -f1 "$dd"/dace_cpu_*_processes.csv 2>/dev/null | sort -u | paste -sd' ' -) (reproduce/dace/distr; dace.distr.MatMult on ScaLAPACK ReferenceOpenMPI, dace.comm halos) at P = ${ran[*]:-none} in $((SECONDS - t1)) s, $dd" >>"$out/status.txt"
   for f in "$dd"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f"); done
 elif [ $with_dace = 1 ]; then
   echo "dace distributed: not run (no mpi4py in the venv)" >>"$out/status.txt"

@@ -1,23 +1,27 @@
-"""DaCe's distributed gemm, k2mm and k3mm (dace.distr.MatMult: ScaLAPACK's
-pdgemm, DaCe's ReferenceOpenMPI) under mpirun, at mb-polybench's sizes, into
-DaCe's CSV (OUT/dace_cpu_<P>_processes.csv: no header; benchmark, framework
-dace_cpu, processes, sizes (M, N, K), time; 10 rows per kernel).
+"""DaCe's distributed polybench kernels (kernels_distr.py: dace.distr.MatMult on
+ScaLAPACK's pdgemm/pdgemv, DaCe's ReferenceOpenMPI; doitgen; the stencils'
+halos on dace.comm) under mpirun, at mb-polybench's sizes, into DaCe's CSV
+(OUT/dace_cpu_<P>_processes.csv: no header; benchmark, framework dace_cpu,
+processes, sizes (DaCe's tuple: TSTEPS first for the stencils, then at most
+three dims), time; 10 rows per kernel).
 
     mpirun -np P VENV/bin/python reproduce/dace/distr/runner.py --scale-down F --out DIR
-        [--kernels gemm,k2mm,k3mm] [--repeat 10] [--cache DIR] [--no-check]
+        [--kernels gemm,atax,...] [--repeat 10] [--cache DIR] [--no-check]
 
 Per kernel, as DaCe's samples/distributed/polybench.py and mb-polybench do:
-sizes by DaCe's adjust_size (the base divided by F, rounded up; x cbrt(P),
-rounded up to a multiple of max(Px, Py)); grid from DaCe's table, MPI's
-Cartesian ranks; each rank initialises its own blocks from the global
-formulas; rank 0 compiles (auto_optimize for the CPU; with --cache, a program
-another P compiled in the same folder is loaded instead, the SDFG being
-symbolic in P), the others load it; one warm-up call, checked on every rank
-against a NumPy reference of its block (|ours - ref| <= 1e-9 max(1, |ref|),
-NaN fails: exit 1 naming kernel, rank and global index); then 10 samples of
-barrier, call, barrier, the output reset before each (untimed); a sample's
-time is the slowest rank's. MB_FAULT_INJECT=corrupt adds 1 to one element
-of the last rank's output before the check (the check must fail)."""
+sizes by DaCe's adjust_size (the base and TSTEPS divided by F, rounded up;
+the scaled dims x sqrt(P), cbrt(P) or P, rounded up to a multiple of
+max(Px, Py) or of P, as the kernel's row in polybench/); grid from DaCe's
+table (doitgen, jacobi_1d: a P x 1 line), MPI's Cartesian ranks; each rank
+initialises its own blocks from the global formulas; rank 0 compiles
+(auto_optimize for the CPU; with --cache, a program another P compiled in
+the same folder is loaded instead, the SDFG being symbolic in P), the others
+load it; one warm-up call, checked on every rank against a NumPy reference
+of its outputs (|ours - ref| <= 1e-9 max(1, |ref|), NaN fails: exit 1 naming
+kernel, rank and global index); then 10 samples of barrier, call, barrier,
+what the call changes restored before each (untimed); a sample's time is
+the slowest rank's. MB_FAULT_INJECT=corrupt adds 1 to one element of the
+last rank's first output before the check (the check must fail)."""
 import argparse
 import csv
 import glob
@@ -32,33 +36,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRID = {1: (1, 1), 2: (1, 2), 4: (2, 2), 8: (2, 4), 16: (4, 4), 32: (4, 8), 64: (8, 8), 128: (8, 16), 256: (16, 16)}
 
 
-def adjust(size, p, div):
-    """DaCe's adjust_size with the cube root (mb_pb_adjust)."""
-    c = size * math.cbrt(p) if p > 1 else float(size)
-    return int(math.ceil(c / div) * div)
+SCALE = {"sqrt": math.sqrt, "cbrt": math.cbrt, "p": float}
 
 
-def sizes_at(base, p, px, py, scale_down):
-    div = max(px, py) if p > 1 else 1
-    return tuple(adjust(max(1, math.ceil(b / scale_down)), p, div) for b in base)
+def adjust(size, f, div):
+    """DaCe's adjust_size (mb_pb_adjust): size x f, rounded up to a multiple of div."""
+    return int(math.ceil(size * f / div) * div)
 
 
-def block(shape_f, px, py, i, j):
-    """Rank (i, j)'s block of a global matrix (rows over Px, columns over Py)."""
-    from kernels_distr import _mat
-    (rows, cols), f = shape_f
-    lr, lc = rows // px, cols // py
-    return _mat(f, lr, lc, i * lr, j * lc)
+def sizes_at(k, p, px, py, scale_down):
+    """A kernel's global sizes at P (mb_pb_sizes_at) and its TSTEPS (0: none)."""
+    div = 1 if p == 1 else (p if k["div"] == "p" else max(px, py))
+    f = SCALE[k["scale"]](p) if p > 1 else 1.0
+    sz = []
+    for n, b in enumerate(k["base"]):
+        b = max(1, math.ceil(b / scale_down))
+        sz.append(adjust(b, f, div) if (k["scaled"] >> n) & 1 else b)
+    steps = max(2, math.ceil(k["tsteps"] / scale_down)) if k["tsteps"] else 0
+    return tuple(sz), steps
 
 
-def symbols(dims, sz, px, py):
-    g = dict(zip(dims, sz))
-    s = {"Px": px, "Py": py}
-    for d, v in g.items():
-        s["G" + d] = v
-        s["L" + d + "x"] = v // px
-        s["L" + d + "y"] = v // py
-    return s
+def grid_of(k, p):
+    return (p, 1) if k["grid"] == "line" else GRID[p]
+
+
+def neighbours(cart, px, py, i, j, line):
+    """The stencils' neighbour ranks (MPI_PROC_NULL beyond an edge) and boundary offsets: north and
+    south along the grid's first dimension, west and east along its second (a P x 1 line: west and
+    east along the first)."""
+    nn_, ns_ = cart.Shift(0, 1)
+    if line:
+        return dict(nw=nn_, ne=ns_, woff=int(i == 0), eoff=int(i == px - 1))
+    nw_, ne_ = cart.Shift(1, 1)
+    return dict(nn=nn_, ns=ns_, nw=nw_, ne=ne_, noff=int(i == 0), soff=int(i == px - 1), woff=int(j == 0),
+                eoff=int(j == py - 1))
 
 
 def compile_or_load(name, prog, comm, cache):
@@ -87,60 +98,55 @@ def compile_or_load(name, prog, comm, cache):
     return func, how
 
 
-def check(name, oname, rank, val, ref, r0, c0):
+def check(name, oname, rank, val, ref, off):
     """None, or the first wrong element as a line."""
     ok = np.abs(val - ref) <= 1e-9 * np.maximum(1.0, np.abs(ref))  # NaN: False
     if ok.all():
         return None
-    i, j = np.argwhere(~ok)[0]
-    return (f"check failed: {name}/dace_cpu: rank {rank}: {name} {oname}[{i + r0}][{j + c0}] = {val[i, j]:.6g}, "
-            f"expected {ref[i, j]:.6g}")
+    idx = tuple(np.argwhere(~ok)[0])
+    where = "".join(f"[{e + o}]" for e, o in zip(idx, off))
+    return f"check failed: {name}/dace_cpu: rank {rank}: {name} {oname}{where} = {val[idx]:.6g}, expected {ref[idx]:.6g}"
 
 
-def run_kernel(name, k, comm, cart, a, writer, log):
+def run_kernel(name, k, comm, a, writer, log):
     from mpi4py import MPI
     rank, p = comm.Get_rank(), comm.Get_size()
-    px, py = GRID[p]
+    px, py = grid_of(k, p)
+    cart = comm.Create_cart((px, py))
     i, j = cart.Get_coords(rank)
-    sz = sizes_at(k["base"], p, px, py, a.scale_down)
-    g = k["init"](*sz)
-    loc = {n: block(sf, px, py, i, j) for n, sf in g.items()}
-    oname, orow, ocol = k["out"]
-    dims = dict(zip(k["dims"], sz))
-    lr, lc = dims[orow] // px, dims[ocol] // py
-    if oname not in loc:
-        loc[oname] = np.zeros((lr, lc))
-    out0 = loc[oname].copy()
-    args = dict(loc)
-    if k["scalars"]:
-        from kernels_distr import ALPHA, BETA
-        args.update(alpha=ALPHA, beta=BETA)
+    sz, steps = sizes_at(k, p, px, py, a.scale_down)
+    c = k["make"](sz, px, py, i, j, steps) if steps else k["make"](sz, px, py, i, j)
+    syms = dict(c["syms"], Px=px, Py=py)
+    if steps:
+        syms.update(neighbours(cart, px, py, i, j, k["grid"] == "line"))
+    saved = {n: c["args"][n].copy() for n in c["written"]}
     t = time.time()
     func, how = compile_or_load(name, k["prog"], comm, a.cache)
     wanted = set(func.sdfg.arglist())
-    call_args = {n: v for n, v in {**args, **symbols(k["dims"], sz, px, py)}.items() if n in wanted}
+    call_args = {n: v for n, v in {**c["args"], **syms}.items() if n in wanted}
     if rank == 0:
-        log(f"{name}: P={p} grid {px}x{py} sizes {sz}: {how} in {time.time() - t:.1f} s")
+        log(f"{name}: P={p} grid {px}x{py} sizes {c['sizes']}: {how} in {time.time() - t:.1f} s")
     comm.Barrier()
     func(**call_args)  # warm-up, checked
     why = None
     if not a.no_check:
         if os.environ.get("MB_FAULT_INJECT") == "corrupt" and rank == p - 1:
-            loc[oname][lr // 2, lc // 2] += 1.0
-        full = {n: np.fromfunction(lambda r, c, f=f: f(r, c), shp, dtype=np.int64).astype(np.float64)
-                for n, (shp, f) in g.items()}
-        ref = k["ref"](full)[i * lr:(i + 1) * lr, j * lc:(j + 1) * lc]
-        why = check(name, oname, rank, loc[oname], ref, i * lr, j * lc)
+            arr = c["outs"][0][1]
+            arr[np.unravel_index(arr.size // 2, arr.shape)] += 1.0
+        for (oname, val, off), ref in zip(c["outs"], c["refs"]()):
+            why = why or check(name, oname, rank, val, ref, off)
     whys = comm.gather(why, root=0)
     bad = [w for w in (whys or []) if w]
     if comm.bcast(bool(bad), root=0):
         if rank == 0:
             for w in bad:
                 print(w, file=sys.stderr, flush=True)
+        cart.Free()
         return False
     times = []
     for _ in range(a.repeat):
-        loc[oname][:] = out0  # the in-place output starts fresh, untimed
+        for n, v in saved.items():  # what the call changes starts fresh, untimed
+            c["args"][n][...] = v
         comm.Barrier()
         t0 = time.perf_counter()
         func(**call_args)
@@ -150,9 +156,10 @@ def run_kernel(name, k, comm, cart, a, writer, log):
     comm.Allreduce(np.array(times), slowest, op=MPI.MAX)
     if rank == 0:
         for s in slowest:
-            writer.writerow([name, "dace_cpu", p, str(tuple(sz[:3])), repr(float(s))])
+            writer.writerow([name, "dace_cpu", p, str(tuple(c["sizes"])), repr(float(s))])
         log(f"{name}: P={p}: median {np.median(slowest) * 1e3:.3f} ms over {len(slowest)} samples"
             + ("" if a.no_check else ", checked"))
+    cart.Free()
     return True
 
 
@@ -167,7 +174,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale-down", type=float, required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--kernels", default="gemm,k2mm,k3mm")
+    ap.add_argument("--kernels", help="comma list (default: every kernel of kernels_distr.KERNELS)")
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--cache", help="DaCe build folder shared by the runs at each P")
     ap.add_argument("--no-check", action="store_true")
@@ -175,7 +182,7 @@ def main():
     sys.path.insert(0, HERE)
     sys.path.insert(0, os.path.dirname(HERE))
     import kernels_distr
-    names = a.kernels.split(",")
+    names = a.kernels.split(",") if a.kernels else list(kernels_distr.KERNELS)
     for n in names:
         if n not in kernels_distr.KERNELS:
             bad(f"--kernels: unknown kernel {n!r} (known: {', '.join(kernels_distr.KERNELS)})")
@@ -183,6 +190,12 @@ def main():
         bad(f"--scale-down {a.scale_down:g}: must be >= 1")
     if a.repeat < 1:
         bad(f"--repeat {a.repeat}: must be >= 1")
+    a.out = os.path.abspath(a.out)
+    a.cache = os.path.abspath(a.cache) if a.cache else None
+    # DaCe writes _dacegraphs/ (an SDFG a transformation left invalid) into the working folder: not the tree's
+    work = a.cache or a.out
+    os.makedirs(work, exist_ok=True)
+    os.chdir(work)
     from mpi4py import MPI
     import dace_openblas
     comm = MPI.COMM_WORLD
@@ -195,7 +208,6 @@ def main():
         print(f"runner.py: {s}", flush=True)
     if rank == 0:
         log(line)
-    cart = comm.Create_cart(GRID[p])
     ok = True
     f = None
     writer = None
@@ -204,7 +216,7 @@ def main():
         f = open(os.path.join(a.out, f"dace_cpu_{p}_processes.csv"), "a", newline="")
         writer = csv.writer(f)
     for n in names:
-        ok = run_kernel(n, kernels_distr.KERNELS[n], comm, cart, a, writer, log) and ok
+        ok = run_kernel(n, kernels_distr.KERNELS[n], comm, a, writer, log) and ok
         if f:
             f.flush()
     if f:
