@@ -89,10 +89,12 @@ t0=$SECONDS
 data=()
 if [ $slurm = 1 ]; then
   np=$(wc -w <<<"$ps")
-  sub=$(MB_PS="$ps" sbatch --parsable --wait --array=0-$((np - 1)) --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
+  # DaCe's distributed kernels in the same allocation, after mb-polybench (the job script's MB_DACE_PYTHON)
+  sub=$(MB_PS="$ps" MB_DACE_PYTHON=$([ $dace_mpi = 1 ] && echo "$dace_py") sbatch --parsable --wait --array=0-$((np - 1)) --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
     job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) || { echo "run.sh: the job array failed; see $MB_RESULTS" >&2; exit 1; }
   arr=${sub%%;*}
   for ((t = 0; t < np; t++)); do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
+  dace_jobs=("$MB_RESULTS/${arr}"_*/dace)
 elif [ $vcluster = 1 ]; then
   # One job per P on P nodes, one rank per node; the job's output and result
   # go to the cluster's shared folder (each node's /tmp is its own), then here.
@@ -136,7 +138,11 @@ csvs=("$out/movebench.csv")
 # dace.distr.MatMult -> ScaLAPACK pdgemm/pdgemv, doitgen, the stencils' halos on dace.comm) at the
 # same sizes, P = 1, 2 (MB_DACE_PS), into $out/dace/dace_cpu_<P>_processes.csv; compiled once, at the first P
 if [ $dace_mpi = 1 ] && [ $slurm = 1 ]; then
-  echo "dace distributed: not run under --slurm (local mpirun only, yet)" >>"$out/status.txt"
+  n=0
+  for d in "${dace_jobs[@]}"; do
+    for f in "$d"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f") && n=$((n + 1)); done
+  done
+  echo "dace distributed: in the job array's allocations (job_scripts/mb-polybench.sbatch, MB_DACE_PYTHON), $n CSV file(s) under $MB_RESULTS" >>"$out/status.txt"
 elif [ $dace_mpi = 1 ]; then
   dd=$out/dace
   rm -rf "$dd"
@@ -148,7 +154,7 @@ elif [ $dace_mpi = 1 ]; then
     mpi=(mpirun -np "$p" --bind-to none)
     [ "$p" -gt "$(nproc)" ] && mpi+=(--oversubscribe)
     if "${mpi[@]}" -x DACE_default_build_folder="$dd/cache" "$dace_py" reproduce/dace/distr/runner.py \
-         --scale-down "$sd" --out "$dd" --cache "$dd/cache" ${check[@]+"${check[@]}"} >"$dd/P$p-$stamp.log" 2>&1; then
+         --scale-down "$spec" --out "$dd" --cache "$dd/cache" ${check[@]+"${check[@]}"} >"$dd/P$p-$stamp.log" 2>&1; then
       ran+=("$p")
     else
       echo "run.sh: DaCe's distributed kernels at P=$p failed; see $dd/P$p-$stamp.log" >&2

@@ -114,7 +114,7 @@ def run_kernel(name, k, comm, a, writer, log):
     px, py = grid_of(k, p)
     cart = comm.Create_cart((px, py))
     i, j = cart.Get_coords(rank)
-    sz, steps = sizes_at(k, p, px, py, a.scale_down)
+    sz, steps = sizes_at(k, p, px, py, a.scale_down.get(name, a.scale_down[""]))
     c = k["make"](sz, px, py, i, j, steps) if steps else k["make"](sz, px, py, i, j)
     syms = dict(c["syms"], Px=px, Py=py)
     if steps:
@@ -170,9 +170,29 @@ def bad(why):
     sys.exit(2)
 
 
+def scale_down_spec(spec, known):
+    """mb-polybench's --scale-down SPEC: {"": default F, kernel: F}, each F >= 1."""
+    out = {}
+    for i, item in enumerate(spec.split(",")):
+        name, _, val = item.rpartition("=") if i else ("", "", item)
+        if i and not name:
+            bad(f"--scale-down {spec}: '{item}' is not KERNEL=F")
+        if name and name not in known:
+            bad(f"--scale-down {spec}: unknown kernel {name!r}")
+        try:
+            f = float(val)
+        except ValueError:
+            f = float("nan")
+        if not f >= 1:
+            bad(f"--scale-down {spec}: '{val}' must be a number >= 1")
+        out[name] = f
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale-down", type=float, required=True)
+    ap.add_argument("--scale-down", required=True,
+                    help="F, or F,KERNEL=F,... as mb-polybench's --scale-down (the kernels named get their own F)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--kernels", help="comma list (default: every kernel of kernels_distr.KERNELS)")
     ap.add_argument("--repeat", type=int, default=10)
@@ -186,8 +206,7 @@ def main():
     for n in names:
         if n not in kernels_distr.KERNELS:
             bad(f"--kernels: unknown kernel {n!r} (known: {', '.join(kernels_distr.KERNELS)})")
-    if not a.scale_down >= 1:
-        bad(f"--scale-down {a.scale_down:g}: must be >= 1")
+    a.scale_down = scale_down_spec(a.scale_down, kernels_distr.KERNELS)
     if a.repeat < 1:
         bad(f"--repeat {a.repeat}: must be >= 1")
     a.out = os.path.abspath(a.out)
