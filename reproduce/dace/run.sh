@@ -89,8 +89,8 @@ t0=$SECONDS
 data=()
 if [ $slurm = 1 ]; then
   np=$(wc -w <<<"$ps")
-  # DaCe's distributed kernels in the same allocation, after mb-polybench (the job script's MB_DACE_PYTHON)
-  sub=$(MB_PS="$ps" MB_DACE_PYTHON=$([ $dace_mpi = 1 ] && echo "$dace_py") sbatch --parsable --wait --array=0-$((np - 1)) --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
+  # DaCe's distributed kernels in the same allocation, after mb-polybench (the job script's MB_DACE_DISTR_PYTHON)
+  sub=$(MB_PS="$ps" MB_DACE_DISTR_PYTHON=$([ $dace_mpi = 1 ] && echo "$dace_py") sbatch --parsable --wait --array=0-$((np - 1)) --nodes=2 -o "$MB_RESULTS/mb-polybench-%A_%a.out" \
     job_scripts/mb-polybench.sbatch ${check[@]+"${check[@]}"}) || { echo "run.sh: the job array failed; see $MB_RESULTS" >&2; exit 1; }
   arr=${sub%%;*}
   for ((t = 0; t < np; t++)); do data+=("$MB_RESULTS/${arr}_$t/mb-polybench-P$((1 << t)).h5"); done
@@ -142,7 +142,7 @@ if [ $dace_mpi = 1 ] && [ $slurm = 1 ]; then
   for d in "${dace_jobs[@]}"; do
     for f in "$d"/dace_cpu_*_processes.csv; do [ -f "$f" ] && csvs+=("$f") && n=$((n + 1)); done
   done
-  echo "dace distributed: in the job array's allocations (job_scripts/mb-polybench.sbatch, MB_DACE_PYTHON), $n CSV file(s) under $MB_RESULTS" >>"$out/status.txt"
+  echo "dace distributed: in the job array's allocations (job_scripts/mb-polybench.sbatch, MB_DACE_DISTR_PYTHON), $n CSV file(s) under $MB_RESULTS" >>"$out/status.txt"
 elif [ $dace_mpi = 1 ]; then
   dd=$out/dace
   rm -rf "$dd"
