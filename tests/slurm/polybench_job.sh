@@ -42,6 +42,26 @@ has "check failed: (gemm|jacobi_2d|heat_3d)/[a-z]+/P2: rank [01]" "the fault is 
 state=$(scontrol show job -o "${arr}_1" | sed -n 's/.*JobState=\([A-Z]*\).*/\1/p')
 [ "$state" = FAILED ] || fail "faulty task ended '$state', not FAILED"
 
+# MB_DACE_DISTR_PYTHON that is not an executable: exit 2 naming it, before any work
+MB_DACE_DISTR_PYTHON=$T/no-python array "mb-polybench.sbatch with a bad MB_DACE_DISTR_PYTHON" 2 --array=0 --nodes=1 job_scripts/mb-polybench.sbatch
+has "MB_DACE_DISTR_PYTHON=$T/no-python is not an executable" "names MB_DACE_DISTR_PYTHON"
+
+# DaCe's distributed kernels in the same allocation, after mb-polybench
+# (only where reproduce/dace/venv.sh's venv with mpi4py is built: not in CI)
+dpy=$(dirname "$BIN")/venv-dace/bin/python
+if [ -x "$dpy" ] && "$dpy" -c 'import dace, mpi4py' 2>/dev/null; then
+  MB_KERNELS=gemm,jacobi_2d MB_DACE_DISTR_PYTHON=$dpy array "mb-polybench.sbatch with DaCe in the allocation" 0 \
+    --array=1 --nodes=1 job_scripts/mb-polybench.sbatch
+  jobhas "\\+ srun --mpi=pmix -n 2 -N 1 -c 1 $dpy .*runner.py" "DaCe launched with the job's srun"
+  csv=$MB_RESULTS/${arr}_1/dace/dace_cpu_2_processes.csv
+  for k in gemm jacobi_2d; do
+    n=$(grep -c "^$k," "$csv" 2>/dev/null)
+    [ "$n" = 2 ] || fail "DaCe's $k at P=2 in the allocation: ${n:-no} rows in $csv, not MB_ITERS=2"
+  done
+else
+  echo "note: no DaCe venv with mpi4py at $dpy: DaCe in the allocation not checked (reproduce/dace/venv.sh)"
+fi
+
 # P = 4 on one node of 2 ranks: exit 2 naming --nodes
 MB_PS="4" array "mb-polybench.sbatch P=4 on one node" 2 --array=0 --nodes=1 job_scripts/mb-polybench.sbatch
 has "P=4 needs 2 nodes .*sbatch --nodes=2" "names --nodes"
