@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static struct {
@@ -218,19 +217,7 @@ static void on_layer(void *ctx, int layer)
     mb_watchdog_detail("layer", layer);
 }
 
-/* Waits for every rank of comm while napping nap_ns between tests, so
- * that ranks idle during rank 0's calibration, or a mode's step, do not
- * spin on the cores the busy ranks share. */
-static void nap_barrier(MPI_Comm comm, long nap_ns)
-{
-    MPI_Request r;
-    int done = 0;
-    MPI_Ibarrier(comm, &r);
-    while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&(struct timespec){0, nap_ns}, NULL);
-}
-
-static void sleep_barrier(MPI_Comm comm) { nap_barrier(comm, 1000000); }
+static void sleep_barrier(MPI_Comm comm) { zero_nap_barrier(comm, 1000000); }
 
 /* The PS's update rate (zero_model_measure_ps): an mb_ostore with the
  * disdp PS's options in dir, tensors of the model's largest layer (at
@@ -416,7 +403,7 @@ static int iterate(void *state, long long iter, double *elapsed)
      * worker Adam 33 ms instead of 0.8 ms beside two idle ranks). So
      * every rank meets here first, napping; the measured step (the
      * worker's own clock inside zero_run_step) does not include it. */
-    nap_barrier(s->run->comm, 100000);
+    zero_nap_barrier(s->run->comm, 100000);
     return 0;
 }
 

@@ -14,15 +14,13 @@
 #include <string.h>
 #include <time.h>
 
-/* Every rank of comm meets, napping 1 ms between tests (never spinning on
- * the cores a measuring rank needs). */
-static void nap_barrier(MPI_Comm comm)
+void zero_nap_barrier(MPI_Comm comm, long nap_ns)
 {
     MPI_Request r;
     int done = 0;
     MPI_Ibarrier(comm, &r);
     while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        nanosleep(&(struct timespec){0, nap_ns}, NULL);
 }
 
 double zero_model_measure_copy_cpu(size_t bytes, int reps)
@@ -128,7 +126,7 @@ int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mi
         mine[2] = zero_model_measure_copy_cpu((size_t)16 << 20, 3);
     for (int k = 0; k < 3; k++)
         mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check */
-    nap_barrier(comm);
+    zero_nap_barrier(comm, 1000000); /* 1 ms naps: never spinning on the cores a measuring rank needs */
     MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MIN, comm);
     struct zero_cpu_who w, *all = me == 0 ? malloc((size_t)n * sizeof *all) : NULL;
     whoami(role, &w);

@@ -666,6 +666,10 @@ int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_
  * spin count other than 0). Roles sharing cores must run passive: a
  * spinning OpenMP thread takes the core a busy role needs. */
 const char *zero_omp_wait_policy(char *buf, size_t len, int *passive);
+/* Waits for every rank of comm while napping nap_ns (< 1 s) between tests,
+ * so that ranks idle during rank 0's calibration, or a mode's step, do not
+ * spin on the cores the busy ranks share (zero/cpu_share.c). */
+void zero_nap_barrier(MPI_Comm comm, long nap_ns);
 
 /* The CPU-sharing term's inputs (cpu_share.c, calibrate.c). CPU rates,
  * each the process's CPU seconds (every thread) over its best pass, NaN
