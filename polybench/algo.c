@@ -8,43 +8,44 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The next name of the comma list at *p into name (*p moves past it, NULL
+ * after the last): 0, or -1 when that name is empty or too long. */
+static int next_name(const char **p, char (*name)[64])
+{
+    const char *end = strchr(*p, ',');
+    size_t n = end ? (size_t)(end - *p) : strlen(*p);
+    int ok = n > 0 && n < sizeof(*name);
+    if (ok) {
+        memcpy(*name, *p, n);
+        (*name)[n] = 0;
+    }
+    *p = end ? end + 1 : NULL;
+    return ok ? 0 : -1;
+}
+
 const struct mb_coll_algo *mb_pb_algo_for(const char *list, enum mb_coll_kind kind)
 {
-    const char *p = list;
-    while (p && *p) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char name[64];
-        if (n > 0 && n < sizeof(name)) {
-            memcpy(name, p, n);
-            name[n] = 0;
-            const struct mb_coll_algo *al = mb_coll_find(name);
-            if (al && al->kinds & (1u << kind))
-                return al;
-        }
-        p = end ? end + 1 : NULL;
+    char name[64];
+    for (const char *p = list; p && *p;) {
+        const struct mb_coll_algo *al = next_name(&p, &name) == 0 ? mb_coll_find(name) : NULL;
+        if (al && al->kinds & (1u << kind))
+            return al;
     }
     return NULL;
 }
 
 int mb_pb_algo_check(const char *list, char *err, size_t len)
 {
-    const char *p = list;
-    while (p) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char name[64];
-        if (n == 0 || n >= sizeof(name)) {
+    char name[64];
+    for (const char *p = list; p;) {
+        if (next_name(&p, &name) != 0) {
             snprintf(err, len, "--algo %s: expected NAME or NAME,NAME (registry names)", list);
             return -1;
         }
-        memcpy(name, p, n);
-        name[n] = 0;
         if (!mb_coll_find(name)) {
             snprintf(err, len, "--algo %s: not in the collectives registry (mb-coll --help lists them)", name);
             return -1;
         }
-        p = end ? end + 1 : NULL;
     }
     static const enum mb_coll_kind need[2] = {MB_COLL_BCAST, MB_COLL_ALLREDUCE};
     for (int i = 0; i < 2; i++)
