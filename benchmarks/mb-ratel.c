@@ -106,6 +106,18 @@ static int validate(struct mb_run *run)
     if (B > most)
         return snprintf(err, sizeof(err), "--batch: %d is over the plan's limit %d for these budgets", B, most),
                usage(run, err);
+    /* the host arena (--host-mem) holds the slots and every swapped
+     * activation (none overflows to storage in the trainer): at least the
+     * block inputs every step swaps, all of them under swap-all */
+    uint64_t need = ratel_host_arena_need(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
+                                          (enum ratel_act)opt.act);
+    if (need > opt.host_mem)
+        return snprintf(err, sizeof(err), "--host-mem: %zu bytes cannot hold %s activations that --act %s swaps "
+                        "beside the staging slots; the smallest that fits is %llu", opt.host_mem,
+                        opt.act == RATEL_ACT_SWAP_ALL && opt.system == RATEL_SYS_RATEL ? "all the" : "the block-input",
+                        opt.system == RATEL_SYS_RATEL ? ratel_act_name((enum ratel_act)opt.act) : "inter-block",
+                        (unsigned long long)need),
+               usage(run, err);
     return 0;
 }
 
@@ -440,6 +452,10 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "hw_gemm_flops", st.hw.gemm_flops);
         mb_metric_case_dbl(r, cn, "hw_stor_read", st.hw.stor_read);
         mb_metric_case_dbl(r, cn, "hw_stor_write", st.hw.stor_write);
+        /* MEM_avail (the host arena's bytes for activations) and the
+         * profiling step's transient host bytes it leaves out */
+        mb_metric_case_dbl(r, cn, "hw_mem_avail_bytes", st.hw.mem_avail);
+        mb_metric_case_int(r, cn, "host_transient_bytes", (long long)st.host_transient);
         /* the CPU-sharing term's inputs (the profiling step) */
         mb_metric_case_dbl(r, cn, "hw_cores", st.hw.cores);
         mb_metric_case_dbl(r, cn, "hw_cpu_per_flop", st.hw.cpu_per_flop);

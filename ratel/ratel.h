@@ -175,6 +175,23 @@ int ratel_act_parse(const char *s, enum ratel_act *out);
 int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out);
+/* Activations in host memory only (mb-ratel's trainer: every swapped
+ * tensor a 64-byte aligned block of its host arena, nothing to storage).
+ * ratel_host_pad_bytes: what rounding every unit up to 64 bytes adds, the
+ * most alignment can waste. ratel_host_mem_avail: MEM_avail for such a
+ * trainer: the arena's free bytes between steps, less the step's other
+ * (transient) host bytes, its peak above its start (step_peak) less the
+ * activations it swapped as allocated (step_act), less the padding. At
+ * least 0. ratel_act_choose_host: ratel_act_choose with every swapped byte
+ * inside hw->mem_avail: Algorithm 1 (ratel) walks capped, as host-only
+ * does; a fixed policy that swaps more is refused. -1 when nothing
+ * allowed fits (A_interBlock over MEM_avail, or the fixed set). */
+double ratel_host_pad_bytes(const struct ratel_unit *u, int n);
+double ratel_host_mem_avail(uint64_t free_bytes, uint64_t step_peak, uint64_t step_act,
+                            const struct ratel_unit *u, int n);
+int ratel_act_choose_host(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
+                          const struct ratel_unit *u, int n, enum ratel_case1 c1,
+                          unsigned char *swap, struct ratel_choice *out);
 /* Of the units of nn layer `layer`: the intra tensors to swap (bit i =
  * intra tensor i, the argument of nn_layer_intra_release) and whether its
  * input is swapped (*inter, may be NULL). */
@@ -268,6 +285,14 @@ enum ratel_system {
     RATEL_SYS_COUNT
 };
 const char *ratel_system_name(enum ratel_system s);
+/* host_arena.c: the bytes the trainer of system sys under policy act needs
+ * in its host arena at the least (--host-mem; mb_ostore's buffers are
+ * outside it): the P16 staging and G16 landing slots as setup takes them
+ * and, with the states on storage, the block inputs every step swaps
+ * (every activation under swap-all), each rounded to 64 as allocated.
+ * 0 where activations stay on the device. */
+uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                               enum ratel_system sys, enum ratel_act act);
 /* dev_bytes.c: the device arena's bytes exactly as the trainer of system
  * sys allocates them (its peak; --plan's device need is the ratel one):
  * nn's workspace, two shared intra regions (ratel, zero-infinity) or every
@@ -321,6 +346,8 @@ struct ratel_trainer_stats {
     struct ratel_hw hw;         /* measured in the profiling step */
     int choice_made;
     uint64_t dev_peak, host_peak;
+    uint64_t host_transient;    /* the profiling step's host-arena bytes besides its
+                                 * activations (MEM_avail leaves them out) */
 };
 
 struct ratel_trainer;

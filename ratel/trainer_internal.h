@@ -45,6 +45,7 @@ struct ratel_trainer {
     void **inter_dev;                    /* inputs kept on the device this step */
     long long t;                         /* Adam's step count */
     mb_link_ticket act_d2h;              /* the last activation copied out */
+    uint64_t act_alloc;                  /* this step's activations in the host arena, as allocated */
     int states_on_store, release_acts;
     char (*lname)[32];
     struct ratel_trainer_stats st;

@@ -91,6 +91,18 @@ static void *stage_ready(struct ratel_trainer *t, int i, int s)
 
 /* ---- activations ------------------------------------------------------ */
 
+/* A swapped tensor's block of the host arena; what it took there (its
+ * alignment included) counts in act_alloc, the rest of the step's host
+ * bytes being its transient ones (MEM_avail leaves those out). */
+static void *host_act(struct ratel_trainer *t, size_t bytes, char *err, size_t errlen)
+{
+    size_t used = mb_arena_used(t->host);
+    void *p = mb_arena_alloc(t->host, bytes, 64, err, errlen);
+    if (p)
+        t->act_alloc += mb_arena_used(t->host) - used;
+    return p;
+}
+
 /* Layer i's intra tensors get memory in device region r (its own offsets
  * there), contents to be written (forward) or recomputed (backward). */
 static int attach_region(struct ratel_trainer *t, int i, int r)
@@ -125,7 +137,7 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
         size_t bytes = nn_tensor_bytes(ts[j]);
         t->act_host[i][j] = NULL;
         if (mask >> j & 1) {
-            if (!(t->act_host[i][j] = mb_arena_alloc(t->host, bytes, 64, err, errlen)))
+            if (!(t->act_host[i][j] = host_act(t, bytes, err, errlen)))
                 return -1;
             t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->act_host[i][j], ts[j]->data, bytes);
             t->st.act_swapped += bytes;
@@ -139,7 +151,7 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     if (inter) {
         struct nn_tensor *x = nn_layer_act_inter(l);
         size_t bytes = nn_tensor_bytes(x);
-        if (!(t->inter_host[i] = mb_arena_alloc(t->host, bytes, 64, err, errlen)))
+        if (!(t->inter_host[i] = host_act(t, bytes, err, errlen)))
             return -1;
         t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->inter_host[i], x->data, bytes);
         t->st.act_swapped += bytes;
@@ -351,22 +363,29 @@ static double rate_of(double bytes, double s, double fallback)
     return bytes > 0 && s > 0 ? bytes / s : fallback;
 }
 
+/* The policy's swap set, every swapped byte inside hw->mem_avail: the
+ * trainer keeps swapped activations in its host arena only (nothing goes
+ * to storage), so Algorithm 1 walks capped (as host-only) and a fixed
+ * policy that swaps more is refused (exit 1 naming the arena). */
 static int choose(struct ratel_trainer *t, enum ratel_act act, const struct ratel_hw *hw,
                   char *err, size_t errlen)
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
-    if (ratel_act_choose(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
+    if (ratel_act_choose_host(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
+        double need = act == RATEL_ACT_SWAP_ALL ? mdl.act_all : mdl.act_inter;
         snprintf(err, errlen,
-                 "--act %s: the block inputs alone (%.0f bytes) exceed the host memory free for "
-                 "activations (%.0f bytes)", ratel_act_name(act), mdl.act_inter, hw->mem_avail);
+                 "--act %s: host-mem: its activations (%.0f bytes) exceed the host arena's %.0f bytes "
+                 "free for them", ratel_act_name(act), need, hw->mem_avail);
         return -1;
     }
     return 0;
 }
 
+/* step_peak: the step's host-arena bytes at their most (peak above its
+ * mark); the arena is back at its mark now. */
 static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct ratel_cpu_sample *cpu,
-                    struct ratel_hw *hw)
+                    uint64_t step_peak, struct ratel_hw *hw)
 {
     double flops = 0;
     for (int i = 0; i < t->nl; i++) {
@@ -393,7 +412,11 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     double both = rate_of((double)(ss.read_bytes + ss.write_bytes), ss.io_busy_s, 1e12);
     hw->stor_read = ss.read_bytes ? both : rate_of(0, 0, 1e12);
     hw->stor_write = ss.write_bytes ? both : rate_of(0, 0, 1e12);
-    hw->mem_avail = (double)mb_arena_free_bytes(t->host);
+    /* MEM_avail: what the arena has free between steps, less the step's
+     * transient host bytes (its peak less its activations) and the 64-byte
+     * rounding any swap set may add */
+    hw->mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), step_peak, t->act_alloc, t->u, t->nu);
+    t->st.host_transient = step_peak > t->act_alloc ? step_peak - t->act_alloc : 0;
     ratel_cpu_inputs(cpu, mb_pu_count(), hw);
 }
 
@@ -407,12 +430,16 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     int before_choice = t->release_acts && !t->st.choice_made;
     int profiling = before_choice && t->st.steps >= 1;
     if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
-        struct ratel_hw any = {1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0};
+        /* (before the profiling step: the arena's free bytes less the
+         * rounding; it is at the step's mark here) */
+        struct ratel_hw any = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0};
+        any.mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), 0, 0, t->u, t->nu);
         if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
             return -1;
     }
     t->t++;
     t->st.act_swapped = 0;
+    t->act_alloc = 0;
     t->st.store_caller_s = 0;
     struct mb_ostore_stats os0 = {0}, os1 = {0};
     if (t->store)
@@ -437,6 +464,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     cpu.link[0] = l1 - l0;
     cpu.link[1] = l2 - l1;
     cpu.link_bytes = (double)(lb1 - lb0);
+    size_t host_peak = mb_arena_peak(t->host) - mark; /* (the arena's peak: every step's so far) */
     mb_arena_release(t->host, mark);
     mb_arena_release(t->dev, dev_mark);
     if (rc != 0)
@@ -462,7 +490,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     t->st.cpu_gemm_s = cpu.gemm[0] + cpu.gemm[1];
     cpu.flops_done = f + rec;
     if (profiling) {
-        measure(t, fwd_c, &cpu, &t->st.hw);
+        measure(t, fwd_c, &cpu, host_peak, &t->st.hw);
         enum ratel_act act = t->o.system == RATEL_SYS_ZERO_INFINITY ? RATEL_ACT_INTER_BLOCK : t->o.act;
         if (choose(t, act, &t->st.hw, err, errlen) != 0)
             return -1;

@@ -464,6 +464,96 @@ static void test_plan(void)
     EXPECT(ratel_largest_batch(&c, mixed, &tiny_dev, 4096) == 0);
 }
 
+/* Activations in host memory only (the trainer): MEM_avail by hand, and
+ * the batch-8 bug in small: Algorithm 1 walked uncapped swapped past it
+ * (the model sent the excess to storage, which the trainer has no path
+ * for); the trainer's choice never does. */
+static void test_host_arena(void)
+{
+    /* units: 100 (inter), 30, 50, 64, 200 bytes; rounded to 64: 128, 64,
+     * 64, 64, 256, so the padding is 28 + 34 + 14 + 0 + 56 = 132 */
+    struct ratel_unit u[5] = {{100, 0, 1, 1, -1}, {30, 300, 0, 1, 0}, {50, 400, 0, 1, 1},
+                              {64, 320, 0, 1, 2}, {200, 600, 0, 1, 3}};
+    EXPECT(near(ratel_host_pad_bytes(u, 5), 132));
+    /* 1000 free between steps; the step peaked at 700 above its mark, of
+     * which 576 its activations as allocated: 124 transient */
+    EXPECT(near(ratel_host_mem_avail(1000, 700, 576, u, 5), 1000 - 124 - 132));
+    /* no transient (peak = activations), or a peak below them: padding only */
+    EXPECT(near(ratel_host_mem_avail(1000, 576, 576, u, 5), 868));
+    EXPECT(near(ratel_host_mem_avail(1000, 0, 0, u, 5), 868));
+    /* never negative */
+    EXPECT(ratel_host_mem_avail(100, 700, 0, u, 5) == 0);
+
+    /* GPU-bound (swapping saves recompute, the link is free): uncapped,
+     * everything goes out, 444 bytes; MEM_avail 300 */
+    struct ratel_model m = {.params = 1, .flops_fwd = 2000, .flops_rc_all = 1620,
+                            .act_all = 444, .act_inter = 100};
+    struct ratel_hw hw = {1, 1e12, 1e12, 1e12, 1e12, 300, 0, 0, 0, 0, 0};
+    unsigned char s[5];
+    struct ratel_choice ch;
+    EXPECT(ratel_algorithm1(&m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.a_g2m, 444) && ch.a_g2m > hw.mem_avail); /* the overrun */
+    /* the trainer's: the inter-block 100 out, then the walk by OB (30
+     * bytes: 10 FLOP/B, 50: 8, 64: 5, 200: 3) takes 30, 50 and 64
+     * (100 + 30 + 50 + 64 = 244) and skips 200 (444 > 300) */
+    EXPECT(ratel_act_choose_host(RATEL_ACT_RATEL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.a_g2m, 244) && s[0] && s[1] && s[2] && s[3] && !s[4]);
+    EXPECT(near(ch.flops_r, 1620 - 300 - 400 - 320));
+    /* host-only is the same walk */
+    unsigned char s2[5];
+    struct ratel_choice c2;
+    EXPECT(ratel_act_choose_host(RATEL_ACT_HOST_ONLY, &m, &hw, u, 5, RATEL_CASE1_INTER, s2, &c2) == 0);
+    EXPECT(!memcmp(s, s2, 5) && near(c2.a_g2m, 244));
+    /* fixed policies: inter-block (100) fits, swap-all (444) is refused */
+    EXPECT(ratel_act_choose_host(RATEL_ACT_INTER_BLOCK, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.a_g2m, 100));
+    EXPECT(ratel_act_choose_host(RATEL_ACT_SWAP_ALL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+    EXPECT(ratel_act_choose_host(RATEL_ACT_RECOMPUTE_ALL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    /* MEM_avail below the block inputs: nothing allowed fits */
+    hw.mem_avail = 99;
+    EXPECT(ratel_act_choose_host(RATEL_ACT_RATEL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+    EXPECT(ratel_act_choose_host(RATEL_ACT_INTER_BLOCK, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+}
+
+/* The host arena's least bytes, against the trainer's setup by hand at a
+ * parsed shape: P16 staging and G16 landing slots of the largest layer
+ * (4 of them; zero-infinity: 2 and one G16 buffer per layer) and the block
+ * inputs (swap-all: every unit), each rounded to 64. */
+static void test_host_arena_need(void)
+{
+    struct nn_gpt_config c;
+    char err[200];
+    EXPECT(nn_gpt_config_parse("layers=1,hidden=64,heads=1,seq=512,vocab=64", &c, err, sizeof(err)) == 0);
+    struct nn_precision p = {NN_F16, NN_F16, NN_F32};
+    int n = ratel_gpt_units(&c, 8, p, NULL, 0);
+    struct ratel_unit u[64];
+    EXPECT(n > 0 && n <= 64);
+    ratel_gpt_units(&c, 8, p, u, n);
+    uint64_t maxp = 0, g16 = 0, inter = 0, all = 0;
+    for (int l = 0; l <= c.layers + 1; l++) {
+        struct nn_layer_account a;
+        nn_gpt_layer_account(&c, 8, p, l, &a);
+        maxp = a.params > maxp ? a.params : maxp;
+        g16 += (a.params * 2 + 63) / 64 * 64;
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t b = ((uint64_t)u[i].bytes + 63) / 64 * 64;
+        all += b;
+        inter += u[i].inter ? b : 0;
+    }
+    uint64_t slot = (maxp * 2 + 63) / 64 * 64;
+    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_RATEL, RATEL_ACT_RATEL) == 4 * slot + inter);
+    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_RATEL, RATEL_ACT_SWAP_ALL) == 4 * slot + all);
+    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_ZERO_INFINITY, RATEL_ACT_SWAP_ALL) ==
+           2 * slot + g16 + inter);
+    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_ZERO_OFFLOAD, RATEL_ACT_RATEL) == 0);
+    /* this shape's numbers (fp16 params, fp32 activations): the largest
+     * layer has 49984 parameters, a 99968-byte slot; the block input
+     * 8 x 512 x 64 x 4 = 1048576 bytes, the head's 1064960 */
+    EXPECT(maxp == 49984 && slot == 99968);
+    EXPECT(inter == 1048576 + 1064960);
+}
+
 int main(void)
 {
     test_times();
@@ -472,5 +562,7 @@ int main(void)
     test_random();
     test_gpt_units();
     test_plan();
+    test_host_arena();
+    test_host_arena_need();
     return TEST_EXIT();
 }
