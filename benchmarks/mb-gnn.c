@@ -388,34 +388,14 @@ static void prepare(void *st, long long iter)
     gnn_trainer_prepare(s->tr, (uint64_t)iter);
 }
 
-/* A steal share for the progress lines: "n/a" where it could not be resolved. */
-static const char *steal_text(char *buf, size_t len, double share)
-{
-    if (share == share)
-        snprintf(buf, len, "%.1f%%", 100 * share);
-    else
-        snprintf(buf, len, "n/a");
-    return buf;
-}
-
 static void profile_report(struct st *s)
 {
-    struct gnn_trainer_stats t;
-    gnn_trainer_stats(s->tr, &t);
-    const struct gnn_profile *f = &t.prof;
-    if (s->run->rank != 0)
-        return;
-    char st[16];
-    printf("# profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
-           "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
-           "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s (%zu of the profile's row reads); "
-           "cpu share %.2f, synchronised allreduce %.3f ms, host steal %s\n",
-           s->sys->name, t.prof_batches, t.prof_phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample,
-           1e3 * f->t_lookup, 1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
-           t.prof_phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
-           1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6,
-           t.prof_pool_rows, f->cpu_share, 1e3 * f->allreduce_s, steal_text(st, sizeof(st), t.prof_steal));
-    fflush(stdout);
+    char line[1024];
+    gnn_trainer_profile_text(s->tr, s->sys->name, line, sizeof(line));
+    if (s->run->rank == 0) {
+        printf("# %s\n", line);
+        fflush(stdout);
+    }
 }
 
 static void epoch_report(struct st *s);
@@ -509,13 +489,10 @@ static void epoch_report(struct st *s)
     struct gnn_prediction pr;
     double pred = gnn_trainer_predict(s->tr, &bound, &pr);
     double rate = t.miss_rate > 0 ? t.miss_rate : rates.rand_read_Bps;
-    /* every rank's bytes (v[0]) over the ranks' summed rate (they re-read
-     * at once): docs/models.md's one definition of the floor estimate */
-    double miss_s = rate > 0 ? v[0] / rate : NAN;
-    /* the upper bound is its own floor; the others' is it (measured first)
-     * or their storage reads at the engine's rate on the epoch's own misses
-     * (mmap: the random-read rate measured at setup), whichever is longer */
-    double lower = s->sys->upper_bound ? epoch_s : isnan(inmem_epoch_s) ? miss_s : fmax(inmem_epoch_s, miss_s);
+    /* every rank's bytes (v[0]) at the engine's rate on the epoch's own
+     * misses (mmap: the random-read rate measured at setup), summed over the
+     * ranks (they re-read at once): docs/models.md's floor estimate */
+    double miss_s, lower = gnn_floor_estimate(s->sys->upper_bound, epoch_s, inmem_epoch_s, v[0], rate, &miss_s);
     if (run->rank != 0)
         return;
     char ft[32], tt[32], st[16], rt[48] = "";
@@ -532,7 +509,7 @@ static void epoch_report(struct st *s)
            1e3 * t.busy[0] / nb, 1e3 * t.busy[1] / nb, 1e3 * t.busy[2] / nb, 1e3 * t.t_train / nb,
            1e-6 * (double)t.stage_cpu_ns[0] / nb, 1e-6 * (double)t.stage_cpu_ns[1] / nb,
            1e-6 * (double)t.stage_cpu_ns[2] / nb, 1e3 * t.c_train / nb, 1e3 * t.cpu_s / nb, v[2], v[1],
-           pred, bound, lower, rt, steal_text(st, sizeof(st), t.steal));
+           pred, bound, lower, rt, gnn_steal_text(st, sizeof(st), t.steal));
     fflush(stdout);
     struct gnn_epoch_totals tot = {.ssd_bytes = v[0], .verified_rows = v[2], .miss_read_Bps = rate,
                                    .miss_read_s = miss_s, .model_s = pred, .model_bound = bound, .pred = pr,

@@ -113,40 +113,69 @@ static int once(struct cal *k, struct op *o)
     return 0;
 }
 
+int mb_coll_time_median(MPI_Comm comm, int reps, double budget_s, int (*once)(void *), void (*before)(void *),
+                        void *arg, double *median)
+{
+    double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
+    int bad = !t, oom = bad;
+    *median = NAN;
+    for (int i = -1; i < reps; i++) {
+        if (before)
+            before(arg);
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        if (!bad)
+            bad = once(arg) != 0;
+        /* the slowest rank's time, and whether any rank failed */
+        double mine[2] = {MPI_Wtime() - t0, bad}, all[2];
+        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, comm);
+        if (all[1] != 0) {
+            free(t);
+            return oom ? -2 : -1;
+        }
+        if (i >= 0)
+            t[i] = all[0], spent += all[0];
+        if (i >= 4 && spent > budget_s)
+            reps = i + 1;
+    }
+    *median = mb_median(t, (size_t)reps);
+    free(t);
+    return 0;
+}
+
+struct timed_arg {
+    struct cal *k;
+    struct op *o;
+};
+
+static int timed_once(void *p)
+{
+    struct timed_arg *a = p;
+    return once(a->k, a->o);
+}
+
+/* untimed: the peer's source is fresh, as a collective's input written before it runs */
+static void timed_fill(void *p)
+{
+    struct op *o = ((struct timed_arg *)p)->o;
+    if (o->what == SHM_COPY || o->what == SHM_REDUCE)
+        fill_floats(o->mine, o->bytes);
+}
+
 /* Median over repetitions of the slowest rank's time (one warm-up). A
  * loaded machine stretches every repetition: after 5, a measurement stops
- * at 0.2 s, so the calibration stays short (every rank sees the same
- * slowest times, so all stop together). */
+ * at 0.2 s, so the calibration stays short. */
 static double timed(struct cal *k, struct op *o, int reps)
 {
     if (k->failed) /* agreed on every rank: all skip alike */
         return NAN;
-    double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
-    int bad = !t;
-    if (bad)
+    struct timed_arg a = {k, o};
+    double m;
+    int rc = mb_coll_time_median(k->c->comm, reps, 0.2, timed_once, timed_fill, &a, &m);
+    if (rc == -2)
         snprintf(k->err, sizeof(k->err), "out of memory for %d repetitions on rank %d", reps, k->c->rank);
-    for (int i = -1; i < reps; i++) {
-        if (o->what == SHM_COPY || o->what == SHM_REDUCE) /* untimed: the peer's source is fresh, as a */
-            fill_floats(o->mine, o->bytes);               /* collective's input written before it runs */
-        MPI_Barrier(k->c->comm);
-        double t0 = MPI_Wtime();
-        if (!bad)
-            bad = once(k, o) != 0;
-        /* the slowest rank's time, and whether any rank failed */
-        double mine[2] = {MPI_Wtime() - t0, bad}, all[2];
-        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, k->c->comm);
-        if (all[1] != 0) {
-            free(t);
-            k->failed = 1;
-            return NAN;
-        }
-        if (i >= 0)
-            t[i] = all[0], spent += all[0];
-        if (i >= 4 && spent > 0.2)
-            reps = i + 1;
-    }
-    double m = mb_median(t, (size_t)reps);
-    free(t);
+    if (rc != 0)
+        k->failed = 1;
     return m;
 }
 

@@ -13,32 +13,29 @@
 
 #define NET_MAX ((size_t)32 << 20)
 
+struct xchg {
+    MPI_Comm comm;
+    int peer;
+    char *a, *b;
+    size_t bytes;
+};
+
+static int xchg_once(void *p)
+{
+    struct xchg *x = p;
+    return MPI_Sendrecv(x->a, (int)x->bytes, MPI_BYTE, x->peer, 7402, x->b, (int)x->bytes, MPI_BYTE, x->peer, 7402,
+                        x->comm, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+}
+
 /* Median over reps of the slower leader's exchange of bytes (one warm-up;
- * stops after 5 once 0.3 s are spent, as calibrate.c's measurements do).
- * Called by the two leaders on comm (2 ranks); NaN if a call fails. */
+ * stops after 5 once 0.3 s are spent: mb_coll_time_median, as calibrate.c's
+ * measurements). Called by the two leaders on comm (2 ranks); NaN if a
+ * call fails. */
 static double exchange(MPI_Comm comm, int peer, char *a, char *b, size_t bytes, int reps)
 {
-    double *t = malloc(sizeof(double) * (size_t)reps), spent = 0;
-    int bad = !t;
-    for (int i = -1; i < reps; i++) {
-        MPI_Barrier(comm);
-        double t0 = MPI_Wtime();
-        if (!bad)
-            bad = MPI_Sendrecv(a, (int)bytes, MPI_BYTE, peer, 7402, b, (int)bytes, MPI_BYTE, peer, 7402, comm,
-                               MPI_STATUS_IGNORE) != MPI_SUCCESS;
-        double mine[2] = {MPI_Wtime() - t0, bad}, all[2];
-        MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, comm);
-        if (all[1] != 0) {
-            free(t);
-            return NAN;
-        }
-        if (i >= 0)
-            t[i] = all[0], spent += all[0];
-        if (i >= 4 && spent > 0.3)
-            reps = i + 1;
-    }
-    double m = mb_median(t, (size_t)reps);
-    free(t);
+    struct xchg x = {comm, peer, a, b, bytes};
+    double m;
+    mb_coll_time_median(comm, reps, 0.3, xchg_once, NULL, &x, &m);
     return m;
 }
 

@@ -154,6 +154,15 @@ void mb_coll_wait_all(struct mb_coll_ctx *ctx, int which_done, uint64_t want);
  * peers' gets from it are served). 0, or -1 on a failed request or a reg
  * that ucx has not mapped. */
 int mb_coll_ucx_calibrate_op(struct mb_coll_ctx *c, const void *reg, int gets);
+/* The calibrations' timing loop (calibrate.c, calibrate_net.c): one
+ * warm-up, then up to reps calls of once(arg) on every rank of comm, each
+ * after before(arg) (untimed; NULL: none) and a barrier, timed as the
+ * slowest rank's; after 5, it stops once budget_s are spent (every rank
+ * sees the same times, so all stop together). 0 with the median in *median;
+ * -1 when once failed (non-zero) on some rank, -2 when this rank had no
+ * memory for the times (every rank returns non-zero alike, *median NaN). */
+int mb_coll_time_median(MPI_Comm comm, int reps, double budget_s, int (*once)(void *), void (*before)(void *),
+                        void *arg, double *median);
 /* 1 if ok on every rank of the context; else 0, and reason (len bytes)
  * becomes the lowest failing rank's on every rank. Collective. */
 int mb_coll_agree(struct mb_coll_ctx *ctx, int ok, char *reason, size_t len);

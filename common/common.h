@@ -1,10 +1,11 @@
 /* movebench common library: errors and logging, clocks and CPU time,
- * sorting and medians of samples, growing arrays, hashing (splitmix64),
- * memory (host, node-shared, pinned, device), the memory budget (cgroup or
- * mlock), the stage-pipeline runtime, CRC32C, a token bucket, a capped
- * arena, an emulated device-host link and thread pinning. Shared by every
- * library and program; depends only on MPI, pthreads, hwloc and libc (and
- * on the CUDA runtime in the CUDA build, behind MB_HAVE_CUDA). */
+ * sorting and medians of samples, growing arrays, "key = value" lines,
+ * hashing (splitmix64), memory (host, node-shared, pinned, device), the
+ * memory budget (cgroup or mlock), the stage-pipeline runtime, CRC32C, a
+ * token bucket, a capped arena, an emulated device-host link and thread
+ * pinning. Shared by every library and program; depends only on MPI,
+ * pthreads, hwloc and libc (and on the CUDA runtime in the CUDA build,
+ * behind MB_HAVE_CUDA). */
 #ifndef MB_COMMON_H
 #define MB_COMMON_H
 
@@ -54,6 +55,16 @@ void mb_sort_doubles(double *x, size_t n);
 /* The median of x[0..n) (sorting x in place; the mean of the middle two
  * for even n); NaN for n = 0. */
 double mb_median(double *x, size_t n);
+
+/* ---- "key = value" text ------------------------------------------------ */
+
+/* s without its leading and trailing white space (isspace), cut in place. */
+char *mb_trim(char *s);
+/* One line of "key = value" text (a profile, a rates file), in place: cuts a
+ * '#' comment and the white space around key and value. 0 for a blank or
+ * comment-only line; 1 with *key and *val set; -1 when the line has text but
+ * no '=' (*key is then that text, for the message). */
+int mb_kv_line(char *line, char **key, char **val);
 
 /* ---- hashing and random numbers ---------------------------------------- */
 

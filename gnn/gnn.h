@@ -942,6 +942,20 @@ struct gnn_epoch_totals {
 };
 /* What floor_estimate_s is and leaves out, for a result file's /config. */
 extern const char gnn_floor_estimate_text[];
+/* docs/models.md's floor estimate of an epoch: the upper bound's own
+ * epoch_s for the upper bound; otherwise the storage reads' time, bytes
+ * (every rank's) over rate (the ranks' summed rate; NAN unless rate > 0),
+ * or the upper bound's median epoch (inmem_epoch_s, measured first) where
+ * that is longer. *miss_s gets the reads' time. */
+double gnn_floor_estimate(int upper_bound, double epoch_s, double inmem_epoch_s, double bytes, double rate,
+                          double *miss_s);
+/* A host steal share for progress lines ("1.5%", or "n/a" for NAN): buf. */
+const char *gnn_steal_text(char *buf, size_t len, double share);
+/* The profiling run's progress line for system `name` (per-batch stage
+ * walls, waits and CPU, bytes read and their rate, CPU share, allreduce,
+ * host steal), without '#' or newline: what a program prints on rank 0
+ * after gnn_trainer_profile returned 0. */
+void gnn_trainer_profile_text(const struct gnn_trainer *t, const char *name, char *buf, size_t len);
 /* The last epoch's values (time_s, loss, hit rates, stage walls, the model's
  * terms, ...): at most max into out; returns how many. */
 size_t gnn_trainer_epoch_values(const struct gnn_trainer *t, const struct gnn_epoch_totals *e,

@@ -153,3 +153,39 @@ const char gnn_floor_estimate_text[] =
     "ranks' summed rate on the epoch's own misses, read again at once after it (mmap: the random-read rate "
     "measured at setup)); it leaves out the pipeline's deeper queue, blocks the host caches between the epoch and "
     "the re-read, and overlap across ranks (docs/models.md)";
+
+double gnn_floor_estimate(int upper_bound, double epoch_s, double inmem_epoch_s, double bytes, double rate,
+                          double *miss_s)
+{
+    *miss_s = rate > 0 ? bytes / rate : NAN;
+    if (upper_bound)
+        return epoch_s;
+    return isnan(inmem_epoch_s) ? *miss_s : fmax(inmem_epoch_s, *miss_s);
+}
+
+const char *gnn_steal_text(char *buf, size_t len, double share)
+{
+    if (share == share)
+        snprintf(buf, len, "%.1f%%", 100 * share);
+    else
+        snprintf(buf, len, "n/a");
+    return buf;
+}
+
+void gnn_trainer_profile_text(const struct gnn_trainer *tr, const char *name, char *buf, size_t len)
+{
+    struct gnn_trainer_stats t;
+    gnn_trainer_stats(tr, &t);
+    const struct gnn_profile *f = &t.prof;
+    char st[16];
+    snprintf(buf, len,
+             "profile %s: %ld batches serial%s, per batch ms: sample %.2f lookup %.2f complete %.2f train %.2f "
+             "(waits: sample %.2f complete %.2f); cpu ms%s: sample %.2f lookup %.2f complete %.2f train %.2f "
+             "other %.2f; read %.0f B in %.0f requests, io rate %.1f MB/s (%zu of the profile's row reads); "
+             "cpu share %.2f, synchronised allreduce %.3f ms, host steal %s",
+             name, t.prof_batches, t.prof_phases > 1 ? " + pipelined" : "", 1e3 * f->t_sample, 1e3 * f->t_lookup,
+             1e3 * f->t_complete, 1e3 * f->t_train, 1e3 * f->io_sample, 1e3 * f->io_complete,
+             t.prof_phases > 1 ? " (pipelined)" : "", 1e3 * f->cpu_sample, 1e3 * f->cpu_lookup, 1e3 * f->cpu_complete,
+             1e3 * f->cpu_train, 1e3 * f->cpu_other, f->ssd_bytes, f->ssd_requests, f->io_rate / 1e6,
+             t.prof_pool_rows, f->cpu_share, 1e3 * f->allreduce_s, gnn_steal_text(st, sizeof(st), t.prof_steal));
+}

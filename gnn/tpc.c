@@ -2,7 +2,6 @@
  * of storage, PCIe and training; cost is the 5-year TCO. */
 #include "gnn.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -198,16 +197,6 @@ int gnn_tpc_optimise(const struct gnn_hw_profile *p, const struct gnn_workload *
     return found ? 0 : -1;
 }
 
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = 0;
-    return s;
-}
-
 /* Every key a profile must give (none has a default: a profile says where
  * each figure comes from), and whether it must be a positive integer. */
 static const struct {
@@ -260,17 +249,12 @@ int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size
     int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
         lineno++;
-        char *h = strchr(line, '#');
-        if (h)
-            *h = 0;
-        char *s = trim(line);
-        if (!*s)
+        char *key, *val;
+        int kv = mb_kv_line(line, &key, &val);
+        if (kv == 0)
             continue;
-        char *eq = strchr(s, '=');
-        if (!eq)
+        if (kv < 0)
             return profile_fail(f, err, errlen, "%s:%d: expected key = value", path, lineno);
-        *eq = 0;
-        char *key = trim(s), *val = trim(eq + 1);
         if (!strcmp(key, "name")) {
             snprintf(p->name, sizeof(p->name), "%s", val);
             continue;
@@ -285,7 +269,7 @@ int gnn_profile_load(const char *path, struct gnn_hw_profile *p, char *err, size
         char *end;
         errno = 0;
         double d = strtod(val, &end);
-        if (end == val || *trim(end) || errno || !isfinite(d))
+        if (end == val || *mb_trim(end) || errno || !isfinite(d))
             return profile_fail(f, err, errlen, "%s:%d: %s: not a number: %s", path, lineno, key, val);
         /* (written so that NaN fails; prices and counts may be 0, rates not) */
         int positive = profile_keys[k].positive, integer = profile_keys[k].integer;

@@ -210,6 +210,16 @@ def save_figure(fig, out, dpi=120):
         print(f"{out}.{ext}")
 
 
+def finish_figure(fig, rows, out, dpi=120):
+    """Lays FIG out and saves it (save_figure), with a red title counting the
+    ROWS whose check did not pass, so a figure of failed cases says so."""
+    bad = [r for r in rows if r["check"] not in ("pass", b"pass")]
+    if bad:
+        fig.suptitle(f"{len(bad)} case(s) failed their check", color="red")
+    fig.tight_layout()
+    save_figure(fig, out, dpi=dpi)
+
+
 def parse_args(doc, default_out, out_help=None):
     """A reproduce script's command line: -o/--out (default DEFAULT_OUT) and
     the result files or collections; the first line of DOC describes it."""

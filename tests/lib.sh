@@ -58,6 +58,17 @@ casename() { "$BIN/mb-report" --metrics --csv "$1" 2>/dev/null | awk -F, -v p="$
 # sysmetric FILE SYSTEM NAME [INDEX]: mb-gnn's measurement NAME of SYSTEM's case
 sysmetric() { metric "$1" "$(casename "$1" "$2")" "$3" "${4:-0}"; }
 
+# signal_wait SIGNAL PID JOB: sends SIGNAL to PID, then waits for the
+# background JOB; sets rc (JOB's exit status) and took (seconds from the
+# signal to JOB's end)
+signal_wait() {
+  kill -"$1" "$2"
+  local t0=$SECONDS
+  wait "$3"
+  rc=$?
+  took=$((SECONDS - t0))
+}
+
 finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0

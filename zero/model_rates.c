@@ -2,7 +2,6 @@
  * a missing, repeated or malformed rate is refused before any work. */
 #include "zero.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +18,6 @@ static double *slot(struct zero_model_in *in, int k)
     double *s[NKEYS] = {&in->gemm_flops, &in->adam_params_s, &in->pool_adam_params_s, &in->storage_Bps,
                         &in->ps_bytes_per_param, &in->link_gbps, &in->ps_params_s};
     return s[k];
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = 0;
-    return s;
 }
 
 int zero_model_rates_parse(const char *text, const char *name, struct zero_model_in *in, char *err,
@@ -49,19 +38,14 @@ int zero_model_rates_parse(const char *text, const char *name, struct zero_model
         memcpy(line, p, n);
         line[n] = 0;
         p += n + (nl != NULL);
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = 0;
-        char *s = trim(line);
-        if (!*s)
+        char *key, *v, *end;
+        int kv = mb_kv_line(line, &key, &v);
+        if (kv == 0)
             continue;
-        char *eq = strchr(s, '=');
-        if (!eq) {
-            snprintf(err, errlen, "rates %s:%d: expected KEY = VALUE, got '%s'", name, lineno, s);
+        if (kv < 0) {
+            snprintf(err, errlen, "rates %s:%d: expected KEY = VALUE, got '%s'", name, lineno, key);
             return -1;
         }
-        *eq = 0;
-        char *key = trim(s), *v = trim(eq + 1), *end;
         int k = 0;
         while (k < NKEYS && strcmp(key, keys[k]) != 0)
             k++;

@@ -136,11 +136,7 @@ def main():
     bytes_panel(ax[2], rows)
     ps_panel(ax[3], rows)
     model_panel(ax[4], rows)
-    bad = [r for r in rows if r["check"] not in ("pass", b"pass")]
-    if bad:
-        fig.suptitle(f"{len(bad)} case(s) failed their check", color="red")
-    fig.tight_layout()
-    mbresults.save_figure(fig, a.out)
+    mbresults.finish_figure(fig, rows, a.out)
 
 
 if __name__ == "__main__":

@@ -122,11 +122,7 @@ def main():
                  and r["optimizer"] == "optimized"}.values(), key=lambda r: r["files"])
     ax[2].plot([r["files"] for r in fl], [r["tokens_per_s"] for r in fl], "o-")
     ax[2].set(xlabel="files (1 GB/s each, emulated SSDs)", ylabel="tokens/s", title="Fig. 10: SSDs (emulated)")
-    bad = [r for r in rows if r["check"] != "pass"]
-    if bad:
-        fig.suptitle(f"{len(bad)} case(s) failed their check", color="red")
-    fig.tight_layout()
-    mbresults.save_figure(fig, a.out)
+    mbresults.finish_figure(fig, rows, a.out)
 
 
 if __name__ == "__main__":

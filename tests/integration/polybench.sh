@@ -8,6 +8,7 @@
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
 # one line. Every case records each rank's communication seconds per call.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/polybench.inc"
 cd "$T"
 PB="$BIN/mb-polybench"
 V=(--scale-down 100 -n 2 -w 1)
@@ -89,14 +90,6 @@ MB_FAULT_INJECT=skip-halo expect 1 "skip-halo heat_3d dims" -- timeout 300 mpiru
   --dims 12,5 -o "$T/h3s.h5" && has "check failed: heat_3d/halo/P4: rank [0-3], iteration 0: heat_3d A\[[0-9]+\]\[[0-9]+\]" "skip-halo heat_3d dims"
 
 # bad input: exit 2, one line of the program's own (mpirun's notices aside)
-bad() { # NP PATTERN ARGS...
-  local np=$1 pat=$2; shift 2
-  expect 2 "bad $*" -- timeout 60 mpirun --oversubscribe --bind-to none -np "$np" "$PB" -o "$T/never.h5" "$@" && has "^mb-polybench: $pat" "bad $*"
-  local lines
-  lines=$(awk '/^--------------------+$/ {m = !m; next} !m' "$T/out" | wc -l)
-  [ "$lines" = 1 ] || fail "bad $*: $lines lines, expected one"
-  [ ! -e "$T/never.h5" ] || { fail "bad $*: a result file was written"; rm -f "$T/never.h5"; }
-}
 bad 1 "--kernel: 'k5mm' is not a comma-separated list" --kernel k5mm
 bad 3 "--grid: 3 ranks are not in DaCe's grid table"
 bad 3 "--grid 2x2: 4 ranks, but the run has 3" --grid 2x2

@@ -5,6 +5,7 @@
 # drawn from --seed) exits 1 naming kernel and index for every kernel; bad
 # input (preset, kernel, ranks) exits 2 with one line.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/polybench.inc"
 cd "$T"
 PB="$BIN/mb-polybench"
 KS=(atax bicg doitgen gemm gemver gesummv mvt jacobi_1d jacobi_2d heat_3d lstsqr specialconvolve wdist)
@@ -31,14 +32,6 @@ for k in "${KS[@]}"; do
     has "check failed: $k/fused/S" "corrupt $k fused"
 done
 
-bad() { # NP PATTERN ARGS...
-  local np=$1 pat=$2; shift 2
-  expect 2 "bad $*" -- timeout 60 mpirun --oversubscribe --bind-to none -np "$np" "$PB" -o "$T/never.h5" "$@" && has "^mb-polybench: $pat" "bad $*"
-  local lines
-  lines=$(awk '/^--------------------+$/ {m = !m; next} !m' "$T/out" | wc -l)
-  [ "$lines" = 1 ] || fail "bad $*: $lines lines, expected one"
-  [ ! -e "$T/never.h5" ] || { fail "bad $*: a result file was written"; rm -f "$T/never.h5"; }
-}
 bad 1 "--preset: 'XL' is not one of S\|M\|L\|paper" --mode shared --preset XL
 bad 1 "--kernel k2mm: not a --mode shared kernel" --mode shared --kernel k2mm
 bad 1 "--kernel lstsqr: only with --mode shared" --kernel lstsqr

@@ -5,16 +5,9 @@
 # the counted bytes equal to the closed form, and the model on the paper's
 # inputs; a bad scale is refused with exit 2.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
-out=$T/rep
-expect 0 "run.sh --scale tiny" -- env MB_ZERO_DIR="$T/data" reproduce/disdp/run.sh --scale tiny --out "$out"
-for x in png pdf; do [ -s "$out/disdp.$x" ] || fail "plot.py wrote no $x"; done
-file "$out/disdp.png" | grep -q 'PNG image' || fail "disdp.png is not a PNG"
-md=$out/compare.md
-[ -s "$md" ] || fail "no compare.md"
-for paper in '| +41% |' '| 65% |' '| −30% |' '| 3.98× |'; do
-  grep -qF -- "$paper" "$md" || fail "compare.md lacks the paper's $paper"
-done
+tiny_study disdp MB_ZERO_DIR '| +41% |' '| 65% |' '| −30% |' '| 3.98× |'
 grep -Eq '^\| \[abs\] \| collective time beside a GEMM \| \+41% \| [-+][0-9]+% \|' "$md" ||
   fail "no measured allgather slowdown beside a GEMM"
 modes="zero3-serial zero3-overlap zero-offload"

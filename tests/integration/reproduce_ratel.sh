@@ -5,16 +5,9 @@
 # tiny numbers, not a verdict on speed); Figs. 1 and 6 have their inputs;
 # deepspeed_peer.sh refuses bad input; a bad scale is refused with exit 2.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
-out=$T/rep
-expect 0 "run.sh --scale tiny" -- env MB_RATEL_DIR="$T/data" reproduce/ratel/run.sh --scale tiny --out "$out"
-for x in png pdf; do [ -s "$out/ratel.$x" ] || fail "plot.py wrote no $x"; done
-file "$out/ratel.png" | grep -q 'PNG image' || fail "ratel.png is not a PNG"
-md=$out/compare.md
-[ -s "$md" ] || fail "no compare.md"
-for paper in '| 2.32× |' '| 3.46× |' '| 8.02× |' '| 1.22× |' '| 175B |' '| 90-95% |'; do
-  grep -qF -- "$paper" "$md" || fail "compare.md lacks the paper's $paper"
-done
+tiny_study ratel MB_RATEL_DIR '| 2.32× |' '| 3.46× |' '| 8.02× |' '| 1.22× |' '| 175B |' '| 90-95% |'
 grep -Eq '^\| Ratel vs ZeRO-Infinity, tokens/s \| 3.46× \| [0-9.]+× \|$' "$md" || fail "no ratio of ours to ZeRO-Infinity"
 grep -Eq 'gpt-[0-9]+b \(--plan' "$md" || fail "no --plan largest model"
 for act in ratel swap-all inter-block recompute-all; do

@@ -10,6 +10,7 @@
 # state and a failed write (the tensor). Every run is bounded by timeout
 # (a killed or stopped PS: zero_disdp_mode.sh, with the real program).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/disdp.inc"
 TD=$BIN/../tests/test_disdp
 export MB_DISDP_DIR=$T
 run() { # NP W K N AGG [GBPS [WIRE [MICRO]]]
@@ -36,11 +37,7 @@ expect 0 "bytes, 2 micro-batches" -- timeout 120 mpirun -np 4 --oversubscribe --
 for f in corrupt-grad corrupt-state write-error; do
   MB_FAULT_INJECT=$f expect 1 "$f" -- timeout 120 mpirun -np 4 --oversubscribe --bind-to none -x MB_FAULT_INJECT \
     -x MB_DISDP_DIR "$TD" 2 1 1 fixed || continue
-  case $f in
-    corrupt-grad) has "\(switch\): step [0-9]+ layer [0-9]+ chunk [0-9]+: rank [01]'s gradient fails the linear checksum" "$f names step, layer, chunk, rank" ;;
-    corrupt-state) has "\(PS\): ostore: L[0-9]+\.(P32|m|v): CRC32C mismatch" "$f names the tensor" ;;
-    write-error) has "\(PS\): ostore: writing L[0-9]+\.(P32|m|v|P16) at offset [0-9]+: Input/output error" "$f names the tensor" ;;
-  esac
+  fault_named "$f" '\(switch\): ' '\(PS\): '
 done
 MB_FAULT_INJECT=corrupt-grad expect 1 "corrupt-grad, fp32" -- timeout 120 mpirun -np 5 --oversubscribe --bind-to none \
   -x MB_FAULT_INJECT -x MB_DISDP_DIR "$TD" 3 1 1 fp32 && has "fails the linear checksum" "corrupt-grad caught in fp32"

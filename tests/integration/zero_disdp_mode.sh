@@ -13,6 +13,7 @@
 # and the layer it was last at (its mb_watchdog_detail). Every run is
 # bounded.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/disdp.inc"
 Z=$BIN/mb-zero
 export OMP_WAIT_POLICY=passive # as job_scripts/mb-zero.sbatch: GOMP reads it at load; ranks share cores here
 tiny=(--model gpt-tiny -n 3 -w 0 --dir "$T")
@@ -57,11 +58,7 @@ case $e in *"parameter servers: MPI ranks on this host's cores; SmartNIC"*) ;; *
 for f in corrupt-grad corrupt-state write-error; do
   MB_FAULT_INJECT=$f expect 1 "disdp $f" -- timeout 180 mpirun -np 4 --oversubscribe --bind-to none -x MB_FAULT_INJECT \
     "$Z" "${tiny[@]}" --mode disdp --switch 1 --ps 1 --agg fixed -o "$T/fault-$f.h5" || continue
-  case $f in
-    corrupt-grad) has "rank 2 \(switch\): .*step [0-9]+ layer [0-9]+ chunk [0-9]+: rank [01]'s gradient fails the linear checksum" "$f names step, layer, chunk, rank" ;;
-    corrupt-state) has "rank 3 \(ps\): .*ostore: L[0-9]+\.(P32|m|v): CRC32C mismatch" "$f names the tensor" ;;
-    write-error) has "rank 3 \(ps\): .*ostore: writing L[0-9]+\.(P32|m|v|P16) at offset [0-9]+: Input/output error" "$f names the tensor" ;;
-  esac
+  fault_named "$f" 'rank 2 \(switch\): .*' 'rank 3 \(ps\): .*'
 done
 
 # rank_pid MPIRUN_PID RANK: the process id of one rank of a local mpirun
@@ -92,12 +89,9 @@ if start_long "$T/kill.out" --files 2 -o "$T/kill.h5"; then
   # the PS's two mb_ostore files exist while it runs (the check below can fail)
   nf=$(ls "$T"/ostore-"$ps"-*.dat 2>/dev/null | wc -l)
   [ "$nf" = 2 ] || fail "SIGKILL: $nf ostore-$ps-*.dat files of the running PS in --dir, expected 2 (--files 2)"
-  kill -KILL "$ps"
-  t0=$SECONDS
-  wait "$job"
-  rc=$?
+  signal_wait KILL "$ps" "$job"
   [ "$rc" != 0 ] || fail "SIGKILL of the PS: the job exited 0"
-  [ $((SECONDS - t0)) -le 30 ] || fail "SIGKILL of the PS: the job took $((SECONDS - t0)) s to end"
+  [ "$took" -le 30 ] || fail "SIGKILL of the PS: the job took $took s to end"
   # the survivors' clean-up removed the killed PS's files
   left=$(ls "$T"/ostore-"$ps"-*.dat 2>/dev/null)
   [ -z "$left" ] || fail "SIGKILL of the PS: its files are left in --dir: $left"
@@ -107,13 +101,10 @@ fi
 
 if start_long "$T/stop.out" --timeout 3 -o "$T/stop.h5"; then
   sleep 1
-  kill -STOP "$ps"
-  t0=$SECONDS
-  wait "$job"
-  rc=$?
+  signal_wait STOP "$ps" "$job"
   kill -KILL "$ps" 2>/dev/null
   [ "$rc" = 1 ] || fail "SIGSTOP of the PS: exit $rc, expected 1 (the --timeout watchdog)"
-  [ $((SECONDS - t0)) -le 60 ] || fail "SIGSTOP of the PS: the job took $((SECONDS - t0)) s to end"
+  [ "$took" -le 60 ] || fail "SIGSTOP of the PS: the job took $took s to end"
   grep -q -- "--timeout 3 s: no progress.*rank 3 " "$T/stop.out" ||
     { fail "SIGSTOP: the watchdog's line does not name rank 3"; tail -n 5 "$T/stop.out" >&2; }
   # gpt-tiny has layers 0..3: the PS was waiting for or updating one

@@ -72,6 +72,13 @@ static void test_systems(void)
         int mmap = sys->feat == GNN_MMAP;
         EXPECT(gnn_trainer_profile(t) == (mmap ? 1 : 0));
         EXPECT(gnn_trainer_profile(t) == 1); /* once */
+        if (!mmap) { /* the profile's progress line names the system and ends with the steal */
+            char line[1024], want[64];
+            gnn_trainer_profile_text(t, sys->name, line, sizeof(line));
+            snprintf(want, sizeof(want), "profile %s: ", sys->name);
+            EXPECT(!strncmp(line, want, strlen(want)) && !strchr(line, '\n'));
+            EXPECT(strstr(line, " batches serial") && strstr(line, ", host steal "));
+        }
         struct gnn_trainer_stats s;
         for (uint64_t e = 0; e < 2; e++) {
             double dt = -1;
@@ -150,10 +157,26 @@ static void test_corrupt(void)
     gnn_trainer_destroy(t);
 }
 
+/* docs/models.md's floor estimate and the steal's text, by hand */
+static void test_floor(void)
+{
+    double miss = 0;
+    EXPECT(gnn_floor_estimate(1, 2.5, NAN, 100, 50, &miss) == 2.5 && miss == 2); /* the upper bound: itself */
+    EXPECT(gnn_floor_estimate(0, 9, NAN, 100, 50, &miss) == 2 && miss == 2);     /* no upper bound yet: reads */
+    EXPECT(gnn_floor_estimate(0, 9, 3, 100, 50, &miss) == 3);                    /* the longer of the two */
+    EXPECT(gnn_floor_estimate(0, 9, 1, 100, 50, &miss) == 2);
+    EXPECT(isnan(gnn_floor_estimate(0, 9, NAN, 100, 0, &miss)) && isnan(miss)); /* no rate: unknown */
+    EXPECT(gnn_floor_estimate(0, 9, 4, 100, NAN, &miss) == 4 && isnan(miss));
+    char b[16];
+    EXPECT(!strcmp(gnn_steal_text(b, sizeof(b), 0.0153), "1.5%"));
+    EXPECT(!strcmp(gnn_steal_text(b, sizeof(b), NAN), "n/a"));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     test_table();
+    test_floor();
     snprintf(dir, sizeof(dir), "/tmp/mb-gnn-trainer.XXXXXX");
     if (!mkdtemp(dir))
         return 1;
