@@ -361,6 +361,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         return mb_warn("%s", s->err), -1;
     s->z->on_span = on_span;
     s->z->on_layer = on_layer;
+    s->z->timed_from = run->common.warmup; /* the medians are over the timed steps */
     if (opt.link_auto) {
         double bps = zero_link_auto(s->z);
         if (run->rank == 0 && !run->common.quiet)

@@ -323,6 +323,7 @@ struct zero_run *zero_run_new(const struct zero_opts *o, const struct zero_mode_
 int zero_run_step(struct zero_run *z, char *err, size_t len)
 {
     double t0 = mb_now(), cpu0 = mb_cpu_s(1);
+    const double c0 = z->st.compute_s, w0 = z->st.comm_wait_s, o0 = z->st.optimizer_s;
     if (z->role == ZERO_WORKER)
         for (int i = 0; i < z->L; i++) { /* the step's sums start from zero (pooled ones as they are taken) */
             struct zero_layer *ly = &z->layer[i];
@@ -338,6 +339,10 @@ int zero_run_step(struct zero_run *z, char *err, size_t len)
     z->st.steps++;
     z->st.step_s += t1 - t0;
     z->st.cpu_s += mb_cpu_s(1) - cpu0;
+    if (z->role == ZERO_WORKER) {
+        const double d[ZERO_REC_N] = {t1 - t0, z->st.compute_s - c0, z->st.comm_wait_s - w0, z->st.optimizer_s - o0};
+        zero_step_record(z, d); /* out of memory: this step is left out of the medians */
+    }
     if (z->cc)
         z->st.sent_bytes = zero_comm_sent(z->cc);
     zero_span(z, "step", "step", t0, t1);
@@ -374,6 +379,7 @@ void zero_run_free(struct zero_run *z)
     if (z->workers != MPI_COMM_NULL)
         MPI_Comm_free(&z->workers);
     MPI_Comm_free(&z->comm);
+    free(z->rec);
     free(z);
 }
 
@@ -451,17 +457,20 @@ double zero_link_auto(struct zero_run *z)
         for (size_t k = 0; k < M; k++)
             z->h[0][k] = z->dh[0][k] = (float)((k % 7) - 3) * 0.01f;
         zero_tokens(&z->o, -1, 0, z->tok, z->tgt);
-        /* the fastest of 3 timed passes after an untimed one: on a shared
-         * machine the minimum is the least disturbed */
-        for (int rep = 0; rep < 4; rep++) {
+        /* the median of 7 timed passes after an untimed one: the fastest
+         * of 3 (before) moved the auto rate by 1.3x between the runs of
+         * one study on a shared machine; the median is steadier and is
+         * what a layer's compute takes in the run, not its best case */
+        double pass[7], half = 0.5;
+        for (int rep = 0; rep < 8; rep++) {
             double t0 = mb_now();
             const void *in = i ? (const void *)z->h[0] : (const void *)z->tok;
             nn_layer_forward(ly->l, in, z->h[1]);
             nn_layer_backward(ly->l, z->dh[0], i ? z->dh[1] : NULL);
-            double dt = mb_now() - t0;
-            if (rep == 1 || (rep > 1 && dt < t))
-                t = dt;
+            if (rep > 0)
+                pass[rep - 1] = mb_now() - t0;
         }
+        zero_quantiles(pass, 7, &half, 1, &t);
         memset(ly->grad, 0, (size_t)z->o.lay.W * ly->S * 4);
         zero_params_put(z, i);
         zero_grads_put(z, i);

@@ -12,7 +12,11 @@ from reproduce import mbresults
 # What mb-zero records per worker (h-zero's benchmarks/mb-zero.c): index = worker.
 WORKER_METRICS = ("worker_sent_bytes_per_step", "worker_recv_bytes_per_step", "worker_compute_s_per_step",
                   "worker_exposed_comm_s_per_step", "worker_optimizer_s_per_step", "worker_step_s_per_step",
-                  "worker_cpu_s_per_step", "worker_comm_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step")
+                  "worker_cpu_s_per_step", "worker_comm_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step",
+                  # the medians over the timed steps and the step's quartiles (zero/step_record.c)
+                  "worker_median_step_s_per_step", "worker_median_compute_s_per_step",
+                  "worker_median_exposed_comm_s_per_step", "worker_median_optimizer_s_per_step",
+                  "worker_step_p25_s_per_step", "worker_step_p75_s_per_step", "worker_timed_steps_per_step")
 CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_rel_error")
 # zero/model.c and closed_form.c, per case (mb-zero's record_model).
 MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optimizer_s", "model_storage_s",

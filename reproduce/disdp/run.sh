@@ -44,8 +44,8 @@ done
 [ -n "${rates// /}" ] || { echo "run.sh: --rates: no rate given" >&2; exit 2; }
 case $scale in
 tiny) model=gpt-tiny micro=1 iters=2 ;;
-small) model=gpt-small micro=4 iters=5 ;;
-full) model=gpt-bench micro=2 iters=5 ;;
+small) model=gpt-small micro=4 iters=30 ;;
+full) model=gpt-bench micro=2 iters=10 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/disdp}
@@ -64,7 +64,10 @@ if [ $vcluster = 1 ]; then
 else
   dir=${dir:-${MB_ZERO_DIR:-$root/${BUILD:-build}/disdp-data}}
 fi
-export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
+# small: 30 timed steps (steps of 20-100 ms meet 4 ms scheduler slices on 2
+# shared cores; 5 steps moved issue 19's ratios by 0.2-0.4 between runs):
+# compare.md's ratios use each run's median step and split
+export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=2
 py=$(reproduce/python.sh)
 bin=${BUILD:-build}/bin/mb-zero
 [ -x "$bin" ] || { echo "run.sh: $bin is not built (make)" >&2; exit 1; }
