@@ -190,6 +190,8 @@ struct st {
     double worst_rel;
     int check_off;            /* a worker's check failed: the checks end everywhere */
     struct zero_model_in rates; /* rank 0: calibrated in this run */
+    double sgemm_flops;       /* rank 0: cblas_sgemm over the block's GEMM shapes (the model's compute
+                                 rate is a block's own passes, rates.gemm_flops) */
     struct mb_coll_profile prof; /* the unpaced link's model (when loaded) */
     struct zero_prediction pred; /* rank 0 */
     int predicted;
@@ -269,19 +271,27 @@ static void predict(struct st *s)
     }
     sleep_barrier(run->comm);
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
+    /* The compute term's rate: one block's forward + backward in the
+     * layer's own code, the workers side by side as in the run (the
+     * median pass, the slowest worker): cblas_sgemm's rate alone priced
+     * compute at 0.4-0.9x what the run's compute took (issue 19) */
+    double block_flops = 0, block_cpu = 0, block_s = zero_block_pass(s->z, &block_flops, &block_cpu);
+    if (s->z->role == ZERO_WORKER && block_cpu > 0 && block_flops > 0)
+        cpu_rates[0] = block_flops / block_cpu; /* the CPU floor's compute: the block's own CPU seconds */
     char cpu_err[300];
     int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
     s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
-        s->rates.gemm_flops = slowest[0];
+        s->sgemm_flops = slowest[0];
+        s->rates.gemm_flops = block_s > 0 && block_flops > 0 ? block_flops / block_s : NAN;
         s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
         s->rates.ps_bytes_per_param = 26;
         s->rates.coll = prof ? &s->prof : NULL;
-        if (!(slowest[0] > 0) || !(slowest[1] > 0))
+        if (!(slowest[0] > 0) || !(slowest[1] > 0) || !(s->rates.gemm_flops > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
-                     !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+                     !(slowest[0] > 0) ? "GEMM rate" : !(slowest[1] > 0) ? "Adam rate" : "block's pass");
         else if (cpu != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", cpu_err);
         else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
@@ -297,10 +307,10 @@ static void predict(struct st *s)
             if (s->rates.ps_params_s > 0)
                 snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
-            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
+            printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g), Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
                    "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
-                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
                    zero_model_link_name(&s->z->o, &s->rates), m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
@@ -535,6 +545,7 @@ static void record(struct st *s)
         return;
     struct zero_report rep = {.res = &res, .pred = s->predicted ? &s->pred : NULL, .model_why = s->model_why,
                               .rates = &s->rates, .ps_rate = &s->ps_rate, .worst_rel = s->worst_rel,
+                              .sgemm_flops = s->sgemm_flops,
                               .link = opt.link_auto ? "auto" : s->z->o.link_bps > 0 ? "paced" : "off"};
     zero_report_metrics(s->z, &rep, put_metric, s);
     record_extras(s);

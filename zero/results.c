@@ -121,7 +121,8 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
     DBL("model_exposed_optimizer_s", m->exposed_optimizer);
     INT("closed_form_send_bytes", rep->pred->bytes.send);
     INT("closed_form_recv_bytes", rep->pred->bytes.recv);
-    DBL("gemm_flops", rep->rates->gemm_flops);
+    DBL("gemm_flops", rep->sgemm_flops);            /* cblas_sgemm over nn_block_gemm_shapes */
+    DBL("model_compute_flops", rep->rates->gemm_flops); /* the compute term's rate: a block's passes */
     DBL("adam_params_per_s", rep->rates->adam_params_s);
     DBL("storage_Bps", rep->rates->storage_Bps);
     if (rep->rates->ps_params_s > 0) { /* disdp */

@@ -185,6 +185,14 @@ void zero_grads_put(struct zero_run *z, int i);
  * of W*S*4): ZeRO-3's S in 3S(W-1)/W. */
 uint64_t zero_wire_param_bytes(const struct zero_opts *o);
 
+/* One block's forward + backward of a micro-batch in the layer's own code
+ * (collective over z->comm): the median of ZERO_BLOCK_PASSES timed passes
+ * after an untimed one, with every worker passing side by side as they
+ * compute in the run; the slowest worker's seconds, and (each when not
+ * NULL) in *flops the block's FLOPs (nn_gpt_layer_account), in *cpu_s
+ * the median pass's process CPU seconds (every thread), the largest. */
+#define ZERO_BLOCK_PASSES 7
+double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s);
 /* --link-gbps auto (collective over z->comm): the rate at which ZeRO-3's
  * wire time per layer equals its compute per layer, measured on one block
  * (forward + backward of a micro-batch), the slowest worker's; set as
@@ -295,6 +303,8 @@ struct zero_report {
     const struct zero_ps_rate *ps_rate; /* disdp's calibrated PS (with pred) */
     const char *link;                   /* "auto", "paced" or "off" */
     double worst_rel;                   /* the check's worst relative error */
+    double sgemm_flops;                 /* cblas_sgemm over the block's shapes (with pred; the model's
+                                           compute rate is rates->gemm_flops, a block's own passes) */
 };
 /* Every value of the case, in order, to put(ctx, m): the workers' series,
  * peaks, formula, CRCs, the model beside them, the PS panel. */

@@ -22,7 +22,8 @@ CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_re
 MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optimizer_s", "model_storage_s",
                  "model_exposed_wire_s",
                  "model_exposed_optimizer_s", "closed_form_send_bytes", "closed_form_recv_bytes",
-                 "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s", "ps_calib_adam_params_per_s",
+                 "gemm_flops", "model_compute_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s",
+                 "ps_calib_adam_params_per_s",
                  "model_ps_workers_fed", "model_cpu_floor_s", "model_cpu_worker_s", "model_cpu_switch_s",
                  "model_cpu_ps_s", "model_cpu_cores")
 # The PS rate panel (mb-zero's record_ps, disdp only): the first PS's own

@@ -90,6 +90,12 @@ static void one_rank(void)
         fprintf(stderr, "%s\n", err);
         return;
     }
+    /* the model's compute calibration: one block's passes, its FLOPs nn's account of layer 1 */
+    double fl = 0, cpu = 0, t = zero_block_pass(z, &fl, &cpu);
+    struct nn_layer_account a;
+    nn_gpt_layer_account(&o.cfg, o.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, 1, &a);
+    EXPECT(t > 0 && cpu > 0 && fl == a.flops_fwd + a.flops_bwd && fl > 0);
+    EXPECT(z->nrec == 0); /* a calibration pass is not a step */
     for (int s = 0; s < 2; s++)
         EXPECT(zero_run_step(z, err, sizeof err) == 0);
     EXPECT(zero_run_sync(z, err, sizeof err) == 0);
