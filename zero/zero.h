@@ -528,6 +528,13 @@ struct zero_model_in {
                                  * zero_model_measure_ps, params/s; 0: max of storage and Adam */
     double link_gbps;           /* > 0: paced link per direction; 0: the profile */
     const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
+    /* 1: every role has a link of its own at link_gbps (tools/vcluster's
+     * tc-shaped nodes, one role per node): disdp's K switches each carry
+     * 1/K of W workers' pulls (W copies out) and pushes (W in), its N PS
+     * 1/N of one worker's; 0: only the workers' links are paced (mb_link
+     * in the process) */
+    int role_links;
+    int switches, ps;           /* K and N (role_links) */
     /* The CPU-sharing term (left out when nhosts == 0): the roles placed
      * on hosts whose cores they share, and each role's CPU cost, every
      * rate calibrated per role alone (CPU seconds of the whole process,

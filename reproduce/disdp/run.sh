@@ -27,6 +27,8 @@
 #                     with --vcluster a folder every node sees, not under /tmp,
 #                     /dev/shm or /run: default a folder in the vcluster's shared/)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/disdp)
+#     --beside DIR    an earlier run.sh's --out: its result files join this run's in the
+#                     figure and compare.md (e.g. the one-host rows beside --vcluster's tc rows)
 # Emulation (README.md): roles are MPI ranks on this host, each worker's link
 # a token bucket in the collectives' pacing hook (--vcluster: separate
 # namespaced nodes, tc-shaped links). Local runs use the job script, which
@@ -34,9 +36,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2"
+scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2" beside=""
 source reproduce/opts.sh
-study_opts run.sh "scale slurm vcluster dir out modes rates" "$0" "$@"
+study_opts run.sh "scale slurm vcluster dir out modes rates beside" "$0" "$@"
+earlier=()
+if [ -n "$beside" ]; then
+  [ -d "$beside/results" ] || { echo "run.sh: --beside: '$beside' has no results/ (give an earlier run.sh's --out)" >&2; exit 2; }
+  mapfile -t earlier < <(find "$beside/results" -name '*.h5' -type f | sort)
+  [ ${#earlier[@]} -gt 0 ] || { echo "run.sh: --beside: no result files under '$beside/results'" >&2; exit 2; }
+fi
 for f in $rates; do
   [[ $f =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v f="$f" 'BEGIN {exit !(f > 0)}' ||
     { echo "run.sh: --rates: '$f' is not a positive multiple of the auto rate" >&2; exit 2; }
@@ -164,8 +172,8 @@ if [ $vcluster = 1 ]; then
   "$VC" down >/dev/null
   load=$(uptime | sed 's/.*load/load/')
   echo "run.sh: measured in $((SECONDS - t0)) s ($load)" >&2
-  "$py" -m reproduce.disdp.plot -o "$out/disdp" "${data[@]}"
-  "$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${data[@]}"
+  "$py" -m reproduce.disdp.plot -o "$out/disdp" "${earlier[@]}" "${data[@]}"
+  "$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${earlier[@]}" "${data[@]}"
   exit 0
 fi
 run interference 2 0 0 "${common[@]}" --interference --paper-table
@@ -185,5 +193,5 @@ for m in $modes; do
 done
 load=$(uptime | sed 's/.*load/load/')
 echo "run.sh: measured in $((SECONDS - t0)) s ($load)" >&2
-"$py" -m reproduce.disdp.plot -o "$out/disdp" "${data[@]}"
-"$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${data[@]}"
+"$py" -m reproduce.disdp.plot -o "$out/disdp" "${earlier[@]}" "${data[@]}"
+"$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${earlier[@]}" "${data[@]}"
