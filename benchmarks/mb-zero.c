@@ -241,6 +241,7 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
                                .reps = 3};
     if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
         return -1;
+    mb_watchdog_tick();
     s->rates.ps_params_s = s->ps_rate.params_s;
     s->rates.storage_Bps = s->ps_rate.storage_Bps;
     s->rates.cpu_ps_params_s = s->ps_rate.cpu_params_s;
@@ -265,6 +266,7 @@ static void predict(struct st *s)
     double mine[2] = {INFINITY, INFINITY}, slowest[2], r[4] = {0}, cpu_rates[2] = {0};
     if (s->z->role == ZERO_WORKER) {
         zero_model_measure_worker(&opt.zo.cfg, opt.zo.micro, 3, (size_t)4 << 20, r); /* wall and CPU rates */
+        mb_watchdog_tick(); /* each calibration done is progress for --timeout (a loaded host's setup is long) */
         mine[0] = r[0], mine[1] = r[2], cpu_rates[0] = r[1], cpu_rates[1] = r[3];
         for (int k = 0; k < 2; k++)
             mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
@@ -276,10 +278,12 @@ static void predict(struct st *s)
      * median pass, the slowest worker): cblas_sgemm's rate alone priced
      * compute at 0.4-0.9x what the run's compute took (issue 19) */
     double block_flops = 0, block_cpu = 0, block_s = zero_block_pass(s->z, &block_flops, &block_cpu);
+    mb_watchdog_tick();
     if (s->z->role == ZERO_WORKER && block_cpu > 0 && block_flops > 0)
         cpu_rates[0] = block_flops / block_cpu; /* the CPU floor's compute: the block's own CPU seconds */
     char cpu_err[300];
     int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
+    mb_watchdog_tick();
     s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -369,17 +373,21 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         return mb_warn("no room for the clean-up of a killed PS's files"), -1;
     if (!(s->z = zero_run_new(&opt.zo, opt.ops, run->comm, s->err, sizeof(s->err))))
         return mb_warn("%s", s->err), -1;
+    mb_watchdog_tick();
     s->z->on_span = on_span;
     s->z->on_layer = on_layer;
     s->z->timed_from = run->common.warmup; /* the medians are over the timed steps */
     if (opt.link_auto) {
         double bps = zero_link_auto(s->z);
+        mb_watchdog_tick();
         if (run->rank == 0 && !run->common.quiet)
             printf("# --link-gbps auto: %.4g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
     }
     predict(s);
+    mb_watchdog_tick();
     if (opt.interference && measure_interference(s) != 0)
         return -1;
+    mb_watchdog_tick();
     if (opt.paper_table && run->rank == 0 && paper_table(s) != 0)
         return -1;
     if (run->common.check && run->rank == 0) {
