@@ -150,9 +150,9 @@ def main():
         "",
         "Step = worker 0's median step over its timed steps ([quartiles, steps]); compute and optimizer = the "
         "medians of its measured split; wire = the closed-form "
-        "bytes per worker (busier direction) / the paced rate, i.e. the link alone. Each auto run sets its own "
-        "rate (the Gb/s column below): under load they differ, so auto rows across modes compare different "
-        "links; the paced rows share one rate. Rows `tc R` (run.sh --vcluster, issue 19's primary setup): each "
+        "bytes per worker (busier direction) / the paced rate, i.e. the link alone. The auto rate is the first "
+        "mode's --link-gbps auto (run.sh runs the other modes at it, so the auto rows share one link; the Gb/s "
+        "column below); paced is twice it. Rows `tc R` (run.sh --vcluster, issue 19's primary setup): each "
         "role on its own tools/vcluster node, no pacing in the process, tc tbf shaping every node's link at R "
         "Gbit/s and the kernel's TCP carrying every byte; the wire alone is the bytes / R. Those nodes still "
         "share this host's cores.",

@@ -4,8 +4,9 @@
 # (--paper-table); then every mode (zero3-serial, zero3-overlap --progress
 # thread, zero-offload, disdp when mb-zero has it) at W=2, --switch 1,
 # --ps 1 (the ZeRO-3 modes leave those ranks idle) and two link rates:
-# --link-gbps auto (ZeRO-3's wire time per layer = its compute) and twice the
-# first auto run's rate; each run records the calibrated step model beside
+# the auto rate (the first mode's --link-gbps auto: ZeRO-3's wire time per
+# layer = its compute; the other modes run at the rate it picked) and twice
+# it; each run records the calibrated step model beside
 # its measured step. Then plot.py draws the figure and compare.py writes
 # compare.md with the issue's ratios from these runs.
 #   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm | --vcluster] [--modes "M..."]
@@ -177,13 +178,21 @@ if [ $vcluster = 1 ]; then
   exit 0
 fi
 run interference 2 0 0 "${common[@]}" --interference --paper-table
-rate=""
+rate="" auto=""
 for m in $modes; do
-  flags=("${common[@]}" --mode "$m" --link-gbps auto)
+  # the first mode picks the auto rate (--link-gbps auto: ZeRO-3's wire
+  # time per layer = its compute); the others run at that rate, so the
+  # auto rows compare one link (each picking its own under load, one run's
+  # rates spread 0.16-0.83 Gb/s); data.py reads them as the auto link
+  flags=("${common[@]}" --mode "$m" --link-gbps "${auto:-auto}")
   [ "$m" = zero3-overlap ] && flags+=(--progress thread)
   run "$m-auto" 2 1 1 "${flags[@]}"
-  # the second rate: twice the first auto run's (wire time about half the compute)
-  [ -n "$rate" ] || rate=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/$m-auto.log" | awk '{printf "%.6g", 2 * $1}')
+  if [ -z "$auto" ]; then
+    auto=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/$m-auto.log" | awk '{printf "%.6g", $1}')
+    [ -n "$auto" ] && awk -v r="$auto" 'BEGIN {exit !(r > 0)}' || { echo "run.sh: no auto link rate in $out/$m-auto.log" >&2; exit 1; }
+    # the second rate: twice the auto rate (wire time about half the compute)
+    rate=$(awk -v r="$auto" 'BEGIN {printf "%.6g", 2 * r}')
+  fi
 done
 [ -n "$rate" ] && awk -v r="$rate" 'BEGIN {exit !(r > 0)}' || { echo "run.sh: no auto link rate in $out/zero3-serial-auto.log" >&2; exit 1; }
 for m in $modes; do
