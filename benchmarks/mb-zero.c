@@ -381,7 +381,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         double bps = zero_link_auto(s->z);
         mb_watchdog_tick();
         if (run->rank == 0 && !run->common.quiet)
-            printf("# --link-gbps auto: %.4g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
+            printf("# --link-gbps auto: %.6g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
     }
     predict(s);
     mb_watchdog_tick();

@@ -80,7 +80,7 @@ def rows(paths):
     auto = [r["link_Bps"] for r in out if txt_of(r.get("link")) == "auto" and r.get("link_Bps")]
     for r in out:
         b = r.get("link_Bps")
-        if txt_of(r.get("link")) == "paced" and b and any(abs(b / a - 1) <= 1e-4 for a in auto):
+        if txt_of(r.get("link")) == "paced" and b and any(abs(b / a - 1) <= 1e-3 for a in auto):
             r["link"] = "auto"
     return runs, out
 
