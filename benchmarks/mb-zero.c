@@ -190,6 +190,8 @@ struct st {
     double worst_rel;
     int check_off;            /* a worker's check failed: the checks end everywhere */
     struct zero_model_in rates; /* rank 0: calibrated in this run */
+    double sgemm_flops;       /* rank 0: cblas_sgemm over the block's GEMM shapes (the model's compute
+                                 rate is a block's own passes, rates.gemm_flops) */
     struct mb_coll_profile prof; /* the unpaced link's model (when loaded) */
     struct zero_prediction pred; /* rank 0 */
     int predicted;
@@ -239,6 +241,7 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
                                .reps = 3};
     if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
         return -1;
+    mb_watchdog_tick();
     s->rates.ps_params_s = s->ps_rate.params_s;
     s->rates.storage_Bps = s->ps_rate.storage_Bps;
     s->rates.cpu_ps_params_s = s->ps_rate.cpu_params_s;
@@ -263,25 +266,36 @@ static void predict(struct st *s)
     double mine[2] = {INFINITY, INFINITY}, slowest[2], r[4] = {0}, cpu_rates[2] = {0};
     if (s->z->role == ZERO_WORKER) {
         zero_model_measure_worker(&opt.zo.cfg, opt.zo.micro, 3, (size_t)4 << 20, r); /* wall and CPU rates */
+        mb_watchdog_tick(); /* each calibration done is progress for --timeout (a loaded host's setup is long) */
         mine[0] = r[0], mine[1] = r[2], cpu_rates[0] = r[1], cpu_rates[1] = r[3];
         for (int k = 0; k < 2; k++)
             mine[k] = mine[k] > 0 ? mine[k] : -1; /* NaN: a failed check, refused below */
     }
     sleep_barrier(run->comm);
     MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MIN, run->comm);
+    /* The compute term's rate: one block's forward + backward in the
+     * layer's own code, the workers side by side as in the run (the
+     * median pass, the slowest worker): cblas_sgemm's rate alone priced
+     * compute at 0.4-0.9x what the run's compute took (issue 19) */
+    double block_flops = 0, block_cpu = 0, block_s = zero_block_pass(s->z, &block_flops, &block_cpu);
+    mb_watchdog_tick();
+    if (s->z->role == ZERO_WORKER && block_cpu > 0 && block_flops > 0)
+        cpu_rates[0] = block_flops / block_cpu; /* the CPU floor's compute: the block's own CPU seconds */
     char cpu_err[300];
     int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
+    mb_watchdog_tick();
     s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
-        s->rates.gemm_flops = slowest[0];
+        s->sgemm_flops = slowest[0];
+        s->rates.gemm_flops = block_s > 0 && block_flops > 0 ? block_flops / block_s : NAN;
         s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
         s->rates.ps_bytes_per_param = 26;
         s->rates.coll = prof ? &s->prof : NULL;
-        if (!(slowest[0] > 0) || !(slowest[1] > 0))
+        if (!(slowest[0] > 0) || !(slowest[1] > 0) || !(s->rates.gemm_flops > 0))
             snprintf(s->model_why, sizeof(s->model_why), "model calibration: the %s failed its check",
-                     !(slowest[0] > 0) ? "GEMM rate" : "Adam rate");
+                     !(slowest[0] > 0) ? "GEMM rate" : !(slowest[1] > 0) ? "Adam rate" : "block's pass");
         else if (cpu != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", cpu_err);
         else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
@@ -297,10 +311,10 @@ static void predict(struct st *s)
             if (s->rates.ps_params_s > 0)
                 snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
-            printf("# model (calibrated here: GEMM %.3g GFLOP/s, Adam %.3g Mparam/s per worker%s; storage %.3g "
+            printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g), Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
                    "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
-                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
                    zero_model_link_name(&s->z->o, &s->rates), m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
@@ -359,16 +373,21 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         return mb_warn("no room for the clean-up of a killed PS's files"), -1;
     if (!(s->z = zero_run_new(&opt.zo, opt.ops, run->comm, s->err, sizeof(s->err))))
         return mb_warn("%s", s->err), -1;
+    mb_watchdog_tick();
     s->z->on_span = on_span;
     s->z->on_layer = on_layer;
+    s->z->timed_from = run->common.warmup; /* the medians are over the timed steps */
     if (opt.link_auto) {
         double bps = zero_link_auto(s->z);
+        mb_watchdog_tick();
         if (run->rank == 0 && !run->common.quiet)
-            printf("# --link-gbps auto: %.4g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
+            printf("# --link-gbps auto: %.6g GB/s per direction (wire time per layer = compute per layer)\n", bps / 1e9);
     }
     predict(s);
+    mb_watchdog_tick();
     if (opt.interference && measure_interference(s) != 0)
         return -1;
+    mb_watchdog_tick();
     if (opt.paper_table && run->rank == 0 && paper_table(s) != 0)
         return -1;
     if (run->common.check && run->rank == 0) {
@@ -534,6 +553,7 @@ static void record(struct st *s)
         return;
     struct zero_report rep = {.res = &res, .pred = s->predicted ? &s->pred : NULL, .model_why = s->model_why,
                               .rates = &s->rates, .ps_rate = &s->ps_rate, .worst_rel = s->worst_rel,
+                              .sgemm_flops = s->sgemm_flops,
                               .link = opt.link_auto ? "auto" : s->z->o.link_bps > 0 ? "paced" : "off"};
     zero_report_metrics(s->z, &rep, put_metric, s);
     record_extras(s);

@@ -118,6 +118,7 @@ static double maxd(double a, double b) { return a > b ? a : b; }
 struct terms {
     double F, B, use, last, update;
     double push; /* disdp: the gradient's push alone */
+    double pull; /* disdp: a worker's pull alone */
 };
 
 static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, int i, struct terms *t, char *err,
@@ -133,6 +134,14 @@ static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, i
         t->use = pull;
         t->last = maxd(pull, push);
         t->push = push;
+        t->pull = pull;
+        if (in->role_links && in->link_gbps > 0) {
+            /* the switches' links send W copies of each pull and take W
+             * pushes in; the PS's send the pulls, take the sums */
+            double W = in->W, K = in->switches > 0 ? in->switches : 1, N = in->ps > 0 ? in->ps : 1;
+            t->use = maxd(pull, maxd(W * pull / K, pull / N));
+            t->last = maxd(t->last, maxd(maxd((W * pull + push) / K, (pull + W * push) / K), maxd(pull, push) / N));
+        }
         t->update = in->ps_params_s > 0 ? n / in->ps_params_s
                                         : maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
         return 0;
@@ -205,7 +214,13 @@ int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, stru
         r.optimizer += t.update;
         if (m == ZERO_MODEL_DISDP) {
             /* receive 2m pulls, send one push: the busier direction */
-            r.wire += maxd(2 * mb * t.use, t.push);
+            double w = maxd(2 * mb * t.pull, t.push); /* a worker's link */
+            if (in->role_links && in->link_gbps > 0) { /* the busiest role's link, either way */
+                double W = in->W, K = in->switches > 0 ? in->switches : 1, N = in->ps > 0 ? in->ps : 1;
+                double sw = maxd(W * 2 * mb * t.pull + t.push, 2 * mb * t.pull + W * t.push) / K;
+                w = maxd(w, maxd(sw, w / N));
+            }
+            r.wire += w;
             r.storage += (double)in->layers[i].numel * in->ps_bytes_per_param / in->storage_Bps;
         } else
             r.wire += (2 * mb - 1) * t.use + t.last;

@@ -31,6 +31,10 @@ int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_
     /* link_bps: bytes/s per direction paced in the process; else the
      * caller's rate (a tc-shaped link, zero_tc_gbps), else 0: the profile */
     in.link_gbps = o->link_bps > 0 ? o->link_bps * 8 / 1e9 : rates->link_gbps;
+    /* a tc-shaped link (unpaced in the process): every role's node has
+     * one, as run.sh --vcluster places them (one role per node) */
+    in.role_links = !(o->link_bps > 0) && rates->link_gbps > 0;
+    in.switches = o->lay.K, in.ps = o->lay.N;
     if (zero_closed_form(m, numel, nl, in.W, micro > 0 ? micro : 1, 4, 4, &p->bytes) != 0) {
         snprintf(err, errlen, "model: closed form refused W=%d micro=%d", in.W, micro);
         goto out;

@@ -10,7 +10,9 @@
 
 const char *const zero_worker_value_names[ZERO_NV] = {
     "sent_bytes", "recv_bytes", "compute_s", "exposed_comm_s", "optimizer_s", "step_s",
-    "cpu_s", "comm_cpu_s", "progress_thread_cpu_s", "mid_layer_polls", "pace_late_s"};
+    "cpu_s", "comm_cpu_s", "progress_thread_cpu_s", "mid_layer_polls", "pace_late_s",
+    "median_step_s", "median_compute_s", "median_exposed_comm_s", "median_optimizer_s", "step_p25_s", "step_p75_s",
+    "timed_steps"};
 
 void zero_worker_values(const struct zero_run *z, double v[ZERO_NV])
 {
@@ -26,6 +28,7 @@ void zero_worker_values(const struct zero_run *z, double v[ZERO_NV])
     v[ZERO_V_PROG_CPU] = zero_comm_thread_cpu_s(z->cc) / n;
     v[ZERO_V_POLLS] = (double)zero_comm_polls(z->cc) / n;
     v[ZERO_V_LATE] = zero_comm_pace_late_s(z->cc) / n;
+    zero_step_medians(z, v);
 }
 
 void zero_results_gather(struct zero_run *z, struct zero_results *out)
@@ -118,7 +121,8 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
     DBL("model_exposed_optimizer_s", m->exposed_optimizer);
     INT("closed_form_send_bytes", rep->pred->bytes.send);
     INT("closed_form_recv_bytes", rep->pred->bytes.recv);
-    DBL("gemm_flops", rep->rates->gemm_flops);
+    DBL("gemm_flops", rep->sgemm_flops);            /* cblas_sgemm over nn_block_gemm_shapes */
+    DBL("model_compute_flops", rep->rates->gemm_flops); /* the compute term's rate: a block's passes */
     DBL("adam_params_per_s", rep->rates->adam_params_s);
     DBL("storage_Bps", rep->rates->storage_Bps);
     if (rep->rates->ps_params_s > 0) { /* disdp */
@@ -150,7 +154,7 @@ void zero_report_metrics(const struct zero_run *z, const struct zero_report *rep
         for (int k = 0; k < ZERO_NV; k++) {
             double v = r->v[w * ZERO_NV + k];
             snprintf(key, sizeof(key), "worker_%s_per_step", zero_worker_value_names[k]);
-            if (k == ZERO_V_SENT || k == ZERO_V_RECV)
+            if (k == ZERO_V_SENT || k == ZERO_V_RECV || k == ZERO_V_TIMED)
                 emit(e, key, w, ZERO_M_INT, llround(v), 0, NULL);
             else
                 emit(e, key, w, ZERO_M_DBL, 0, v, NULL);
@@ -197,6 +201,9 @@ void zero_report_print(FILE *f, const struct zero_run *z, const struct zero_repo
                 "feed %.3g (model %.3g)\n", z->o.lay.W + z->o.lay.K, p.adam_params_s / 1e6, p.storage_Bps / 1e9,
                 p.update_params_s / 1e6, p.workers_fed, model_fed(z, rep));
     }
+    fprintf(f, "#   median of %.0f timed steps (worker 0): step %.4f s (quartiles %.4f-%.4f), compute %.4f s, exposed "
+            "comm %.4f s, optimizer %.4f s\n", w0[ZERO_V_TIMED], w0[ZERO_V_MED_STEP], w0[ZERO_V_STEP_P25],
+            w0[ZERO_V_STEP_P75], w0[ZERO_V_MED_COMPUTE], w0[ZERO_V_MED_WAIT], w0[ZERO_V_MED_OPT]);
     fprintf(f, "#   per step (worker 0): compute %.4f s, exposed comm %.4f s, optimizer %.4f s; sent %.0f bytes "
             "(wire S = %llu)\n", w0[ZERO_V_COMPUTE], w0[ZERO_V_WAIT], w0[ZERO_V_OPT], w0[ZERO_V_SENT],
             (unsigned long long)zero_wire_param_bytes(&z->o));

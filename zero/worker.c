@@ -323,6 +323,7 @@ struct zero_run *zero_run_new(const struct zero_opts *o, const struct zero_mode_
 int zero_run_step(struct zero_run *z, char *err, size_t len)
 {
     double t0 = mb_now(), cpu0 = mb_cpu_s(1);
+    const double c0 = z->st.compute_s, w0 = z->st.comm_wait_s, o0 = z->st.optimizer_s;
     if (z->role == ZERO_WORKER)
         for (int i = 0; i < z->L; i++) { /* the step's sums start from zero (pooled ones as they are taken) */
             struct zero_layer *ly = &z->layer[i];
@@ -338,6 +339,10 @@ int zero_run_step(struct zero_run *z, char *err, size_t len)
     z->st.steps++;
     z->st.step_s += t1 - t0;
     z->st.cpu_s += mb_cpu_s(1) - cpu0;
+    if (z->role == ZERO_WORKER) {
+        const double d[ZERO_REC_N] = {t1 - t0, z->st.compute_s - c0, z->st.comm_wait_s - w0, z->st.optimizer_s - o0};
+        zero_step_record(z, d); /* out of memory: this step is left out of the medians */
+    }
     if (z->cc)
         z->st.sent_bytes = zero_comm_sent(z->cc);
     zero_span(z, "step", "step", t0, t1);
@@ -374,6 +379,7 @@ void zero_run_free(struct zero_run *z)
     if (z->workers != MPI_COMM_NULL)
         MPI_Comm_free(&z->workers);
     MPI_Comm_free(&z->comm);
+    free(z->rec);
     free(z);
 }
 
@@ -434,42 +440,67 @@ int zero_micro_pass(struct zero_run *z, const struct zero_pass_hooks *h, double 
 #undef FAILED
 }
 
-/* ---- --link-gbps auto ------------------------------------------------------ */
+/* ---- one block's pass: --link-gbps auto and the model's compute rate ------ */
 
-double zero_link_auto(struct zero_run *z)
+double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)
 {
-    double t = 0;
-    uint64_t bytes = 0;
-    if (z->role == ZERO_WORKER && z->o.lay.W > 1) {
-        /* one block's forward + backward against
-         * the bytes ZeRO-3 sends for it per step: 3 S (W-1)/W */
+    double t = 0, f = 0, c = 0;
+    if (z->role == ZERO_WORKER) {
+        /* one block's forward + backward of a micro-batch, in the layer's
+         * own code (its GEMMs and everything between them) */
         int i = z->L > 2 ? 1 : 0;
         struct zero_layer *ly = &z->layer[i];
         size_t M = (size_t)z->o.micro * (size_t)z->o.cfg.seq * (size_t)z->o.cfg.hidden;
         if (zero_params_get(z, i) != 0 || zero_grads_get(z, i) != 0)
-            mb_die(1, "rank %d: --link-gbps auto: no free buffer for layer %d", z->rank, i);
+            mb_die(1, "rank %d: a block's pass: no free buffer for layer %d", z->rank, i);
         for (size_t k = 0; k < M; k++)
             z->h[0][k] = z->dh[0][k] = (float)((k % 7) - 3) * 0.01f;
         zero_tokens(&z->o, -1, 0, z->tok, z->tgt);
-        /* the fastest of 3 timed passes after an untimed one: on a shared
-         * machine the minimum is the least disturbed */
-        for (int rep = 0; rep < 4; rep++) {
-            double t0 = mb_now();
+        /* the median of 7 timed passes after an untimed one: the fastest
+         * of 3 (before) moved the auto rate by 1.3x between the runs of
+         * one study on a shared machine; the median is steadier and is
+         * what a layer's compute takes in the run, not its best case */
+        double pass[ZERO_BLOCK_PASSES], cpu[ZERO_BLOCK_PASSES], half = 0.5;
+        for (int rep = 0; rep <= ZERO_BLOCK_PASSES; rep++) {
+            double t0 = mb_now(), c0 = mb_cpu_s(0);
             const void *in = i ? (const void *)z->h[0] : (const void *)z->tok;
             nn_layer_forward(ly->l, in, z->h[1]);
             nn_layer_backward(ly->l, z->dh[0], i ? z->dh[1] : NULL);
-            double dt = mb_now() - t0;
-            if (rep == 1 || (rep > 1 && dt < t))
-                t = dt;
+            if (rep > 0)
+                pass[rep - 1] = mb_now() - t0, cpu[rep - 1] = mb_cpu_s(0) - c0;
         }
+        zero_quantiles(pass, ZERO_BLOCK_PASSES, &half, 1, &t);
+        zero_quantiles(cpu, ZERO_BLOCK_PASSES, &half, 1, &c);
         memset(ly->grad, 0, (size_t)z->o.lay.W * ly->S * 4);
         zero_params_put(z, i);
         zero_grads_put(z, i);
-        bytes = 3 * (uint64_t)ly->S * 4 * (uint64_t)(z->o.lay.W - 1);
+        struct zero_model_layer *ml = calloc((size_t)z->L, sizeof *ml);
+        if (!ml)
+            mb_die(1, "rank %d: out of memory: the layers' FLOPs", z->rank);
+        zero_model_gpt_layers(&z->o.cfg, z->o.micro, ml);
+        f = ml[i].flops_fwd + ml[i].flops_bwd;
+        free(ml);
     }
-    double in[2] = {t, (double)bytes}, out[2];
-    MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, z->comm);
-    double bps = out[0] > 0 && out[1] > 0 ? out[1] / out[0] : 0;
+    double in[3] = {t, f, c}, out[3];
+    zero_nap_barrier(z->comm, 1000000); /* the other ranks nap, not spin, while the workers pass */
+    MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, z->comm);
+    if (flops)
+        *flops = out[1];
+    if (cpu_s)
+        *cpu_s = out[2];
+    return out[0];
+}
+
+double zero_link_auto(struct zero_run *z)
+{
+    /* one block's pass against the bytes ZeRO-3 sends for it per step:
+     * 3 S (W-1)/W */
+    double t = zero_block_pass(z, NULL, NULL), b = 0;
+    if (z->role == ZERO_WORKER && z->o.lay.W > 1)
+        b = 3 * (double)z->layer[z->L > 2 ? 1 : 0].S * 4 * (double)(z->o.lay.W - 1);
+    double bytes = 0;
+    MPI_Allreduce(&b, &bytes, 1, MPI_DOUBLE, MPI_MAX, z->comm);
+    double bps = t > 0 && bytes > 0 ? bytes / t : 0;
     z->o.link_bps = bps;
     if (z->cc)
         zero_comm_set_rate(z->cc, bps);

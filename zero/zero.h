@@ -127,6 +127,11 @@ struct zero_run {
     int32_t *tok, *tgt;       /* one micro-batch */
     long long step;           /* steps done */
     struct zero_stats st;
+    /* each step's own split (step_record.c): ZERO_REC_N values per step
+     * (wall step, compute, exposed comm, optimizer), in step order; the
+     * medians skip the first timed_from steps (the harness's warm-up) */
+    double *rec;
+    long long nrec, caprec, timed_from;
     void *mode_state;         /* the mode's own */
     /* Optional: a span of work [start, end) (mb_now) on lane `what`. */
     void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
@@ -180,6 +185,14 @@ void zero_grads_put(struct zero_run *z, int i);
  * of W*S*4): ZeRO-3's S in 3S(W-1)/W. */
 uint64_t zero_wire_param_bytes(const struct zero_opts *o);
 
+/* One block's forward + backward of a micro-batch in the layer's own code
+ * (collective over z->comm): the median of ZERO_BLOCK_PASSES timed passes
+ * after an untimed one, with every worker passing side by side as they
+ * compute in the run; the slowest worker's seconds, and (each when not
+ * NULL) in *flops the block's FLOPs (nn_gpt_layer_account), in *cpu_s
+ * the median pass's process CPU seconds (every thread), the largest. */
+#define ZERO_BLOCK_PASSES 7
+double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s);
 /* --link-gbps auto (collective over z->comm): the rate at which ZeRO-3's
  * wire time per layer equals its compute per layer, measured on one block
  * (forward + backward of a micro-batch), the slowest worker's; set as
@@ -204,7 +217,11 @@ uint32_t zero_layer_crc(struct zero_run *z, int i);
  * order (zero_worker_value_names). */
 enum {
     ZERO_V_SENT, ZERO_V_RECV, ZERO_V_COMPUTE, ZERO_V_WAIT, ZERO_V_OPT, ZERO_V_STEP, ZERO_V_CPU, ZERO_V_COMM_CPU,
-    ZERO_V_PROG_CPU, ZERO_V_POLLS, ZERO_V_LATE, ZERO_NV
+    ZERO_V_PROG_CPU, ZERO_V_POLLS, ZERO_V_LATE,
+    /* over the timed steps (step_record.c): the median of each part of
+     * the split and the step's quartiles, the steps they rest on */
+    ZERO_V_MED_STEP, ZERO_V_MED_COMPUTE, ZERO_V_MED_WAIT, ZERO_V_MED_OPT, ZERO_V_STEP_P25, ZERO_V_STEP_P75,
+    ZERO_V_TIMED, ZERO_NV
 };
 extern const char *const zero_worker_value_names[ZERO_NV];
 #define ZERO_CRC_LAYERS 256 /* layers whose CRC32C is recorded, at most */
@@ -222,6 +239,21 @@ struct zero_results {
     int has_ps;                    /* the first PS's counters came (N > 0, params > 0) */
     struct zero_ps_counters ps;
 };
+/* ===== each step's split (step_record.c) ================================ */
+
+enum { ZERO_REC_STEP, ZERO_REC_COMPUTE, ZERO_REC_WAIT, ZERO_REC_OPT, ZERO_REC_N };
+/* Appends one step's split d[ZERO_REC_N] to z->rec; -1 out of memory
+ * (the step is then left out of the medians, not fatal). */
+int zero_step_record(struct zero_run *z, const double d[ZERO_REC_N]);
+/* The q-quantiles (0..1, each) of x[0..n), linearly interpolated between
+ * order statistics (q = 0.5 of an even n: the mean of the middle two);
+ * sorts x in place; NaN for n = 0. */
+void zero_quantiles(double *x, size_t n, const double *q, int nq, double *out);
+/* Into v (zero_worker_values' array): the medians of z's recorded steps
+ * after the first timed_from (all of them when no step is after it), the
+ * step's quartiles and how many steps; NaN (and 0 steps) with none. */
+void zero_step_medians(const struct zero_run *z, double *v);
+
 /* z's worker values (zeros on a switch or PS rank), per step. */
 void zero_worker_values(const struct zero_run *z, double v[ZERO_NV]);
 /* Collective over z->comm (after zero_run_sync): the workers' values and
@@ -271,6 +303,8 @@ struct zero_report {
     const struct zero_ps_rate *ps_rate; /* disdp's calibrated PS (with pred) */
     const char *link;                   /* "auto", "paced" or "off" */
     double worst_rel;                   /* the check's worst relative error */
+    double sgemm_flops;                 /* cblas_sgemm over the block's shapes (with pred; the model's
+                                           compute rate is rates->gemm_flops, a block's own passes) */
 };
 /* Every value of the case, in order, to put(ctx, m): the workers' series,
  * peaks, formula, CRCs, the model beside them, the PS panel. */
@@ -494,6 +528,13 @@ struct zero_model_in {
                                  * zero_model_measure_ps, params/s; 0: max of storage and Adam */
     double link_gbps;           /* > 0: paced link per direction; 0: the profile */
     const struct mb_coll_profile *coll; /* needed when link_gbps == 0 */
+    /* 1: every role has a link of its own at link_gbps (tools/vcluster's
+     * tc-shaped nodes, one role per node): disdp's K switches each carry
+     * 1/K of W workers' pulls (W copies out) and pushes (W in), its N PS
+     * 1/N of one worker's; 0: only the workers' links are paced (mb_link
+     * in the process) */
+    int role_links;
+    int switches, ps;           /* K and N (role_links) */
     /* The CPU-sharing term (left out when nhosts == 0): the roles placed
      * on hosts whose cores they share, and each role's CPU cost, every
      * rate calibrated per role alone (CPU seconds of the whole process,

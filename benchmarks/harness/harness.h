@@ -440,6 +440,11 @@ int mb_watchdog_start(struct mb_run *run);
  * ranks (the iteration's barrier and the measured call) or on its own
  * part before it (prepare). A few relaxed atomic stores; nothing when off. */
 void mb_watchdog_progress(size_t case_index, long long iter, int waiting);
+/* Progress where this rank is (case, iteration and part unchanged): a
+ * milestone of a long setup (a calibration pass done), so a setup that
+ * moves on is not taken for a hang while one that stops still is. A
+ * relaxed atomic add; nothing when off. */
+void mb_watchdog_tick(void);
 /* A detail of where this rank is inside an iteration, e.g. ("layer", 3):
  * sent with its progress (not progress itself) and named in the line for
  * the silent rank and for rank 0 ("rank 3 was last at layer 5"). label

@@ -78,6 +78,12 @@ void mb_watchdog_progress(size_t case_index, long long iter, int waiting)
     atomic_fetch_add_explicit(&wd.ticks, 1, memory_order_relaxed);
 }
 
+void mb_watchdog_tick(void)
+{
+    if (atomic_load_explicit(&wd.on, memory_order_relaxed))
+        atomic_fetch_add_explicit(&wd.ticks, 1, memory_order_relaxed);
+}
+
 void mb_watchdog_detail(const char *label, long long value)
 {
     if (!atomic_load_explicit(&wd.on, memory_order_relaxed))

@@ -38,8 +38,31 @@ def wire_alone(r):
     return max(s, rv) / link
 
 
+def part(r, name):
+    """Worker 0's median of one part of the step over the timed steps
+    (worker_median_<name>_per_step), else its mean (results before the
+    medians were recorded)."""
+    v = r.get(f"worker_median_{name}_per_step")
+    return v if num(v) is not None else r[f"worker_{name}_per_step"]
+
+
 def step(r):
-    return r["worker_step_s_per_step"]
+    return part(r, "step_s")
+
+
+def compute(r):
+    return part(r, "compute_s")
+
+
+def optimizer(r):
+    return part(r, "optimizer_s")
+
+
+def spread(r):
+    """ [p25–p75] of worker 0's step over its n timed steps, when recorded."""
+    a, b, n = r.get("worker_step_p25_s_per_step"), r.get("worker_step_p75_s_per_step"), r.get(
+        "worker_timed_steps_per_step")
+    return f" [{a:.4f}–{b:.4f}, n={n:.0f}]" if num(a) is not None and num(b) is not None and num(n) else ""
 
 
 def comm_cpu(r):
@@ -53,21 +76,21 @@ def ratio_lines(rows, rate):
     s = by.get("zero3-serial")
     if s:
         w = wire_alone(s)
-        base = s["worker_compute_s_per_step"] + w + s["worker_optimizer_s_per_step"] if w is not None else None
+        base = compute(s) + w + optimizer(s) if w is not None else None
         v = step(s) / base if base else None
         out.append(f"| {rate} | zero3-serial step / (compute + wire + optimizer, each alone) | ≤ 1.1 | {fmt(v, '{:.2f}')} | "
-                   f"{fmt(step(s))} / ({fmt(s['worker_compute_s_per_step'])} + {fmt(w)} + "
-                   f"{fmt(s['worker_optimizer_s_per_step'])}) | {verdict(v, lambda x: x <= 1.1)} |")
+                   f"{fmt(step(s))}{spread(s)} / ({fmt(compute(s))} + {fmt(w)} + "
+                   f"{fmt(optimizer(s))}) | {verdict(v, lambda x: x <= 1.1)} |")
     for m in ("zero3-overlap", "disdp"):
         r = by.get(m)
         if not r:
             continue
         w = wire_alone(r)
-        base = max(r["worker_compute_s_per_step"], w) + r["worker_optimizer_s_per_step"] if w is not None else None
+        base = max(compute(r), w) + optimizer(r) if w is not None else None
         v = step(r) / base if base else None
         out.append(f"| {rate} | {m} step / (max(compute, wire) + exposed optimizer) | ≤ 1.25 | {fmt(v, '{:.2f}')} | "
-                   f"{fmt(step(r))} / (max({fmt(r['worker_compute_s_per_step'])}, {fmt(w)}) + "
-                   f"{fmt(r['worker_optimizer_s_per_step'])}) | {verdict(v, lambda x: x <= 1.25)} |")
+                   f"{fmt(step(r))}{spread(r)} / (max({fmt(compute(r))}, {fmt(w)}) + "
+                   f"{fmt(optimizer(r))}) | {verdict(v, lambda x: x <= 1.25)} |")
     d, o = by.get("disdp"), by.get("zero3-overlap")
     if d and s:
         v = step(d) / step(s)
@@ -125,10 +148,14 @@ def main():
         "",
         "## Issue 19's performance ratios (this run)",
         "",
-        "Step = worker 0's mean step; compute and optimizer = its measured split; wire = the closed-form "
-        "bytes per worker (busier direction) / the paced rate, i.e. the link alone. Each auto run sets its own "
-        "rate (the Gb/s column below): under load they differ, so auto rows across modes compare different "
-        "links; the paced rows share one rate.",
+        "Step = worker 0's median step over its timed steps ([quartiles, steps]); compute and optimizer = the "
+        "medians of its measured split; wire = the closed-form "
+        "bytes per worker (busier direction) / the paced rate, i.e. the link alone. The auto rate is the first "
+        "mode's --link-gbps auto (run.sh runs the other modes at it, so the auto rows share one link; the Gb/s "
+        "column below); paced is twice it. Rows `tc R` (run.sh --vcluster, issue 19's primary setup): each "
+        "role on its own tools/vcluster node, no pacing in the process, tc tbf shaping every node's link at R "
+        "Gbit/s and the kernel's TCP carrying every byte; the wire alone is the bytes / R. Those nodes still "
+        "share this host's cores.",
         "",
         "| link | ratio | target | ours | from (s) | |",
         "|---|---|---|---|---|---|",

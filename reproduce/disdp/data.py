@@ -12,13 +12,18 @@ from reproduce import mbresults
 # What mb-zero records per worker (h-zero's benchmarks/mb-zero.c): index = worker.
 WORKER_METRICS = ("worker_sent_bytes_per_step", "worker_recv_bytes_per_step", "worker_compute_s_per_step",
                   "worker_exposed_comm_s_per_step", "worker_optimizer_s_per_step", "worker_step_s_per_step",
-                  "worker_cpu_s_per_step", "worker_comm_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step")
+                  "worker_cpu_s_per_step", "worker_comm_cpu_s_per_step", "worker_progress_thread_cpu_s_per_step",
+                  # the medians over the timed steps and the step's quartiles (zero/step_record.c)
+                  "worker_median_step_s_per_step", "worker_median_compute_s_per_step",
+                  "worker_median_exposed_comm_s_per_step", "worker_median_optimizer_s_per_step",
+                  "worker_step_p25_s_per_step", "worker_step_p75_s_per_step", "worker_timed_steps_per_step")
 CASE_METRICS = ("wire_param_bytes", "steps", "link_Bps", "link", "check_worst_rel_error")
 # zero/model.c and closed_form.c, per case (mb-zero's record_model).
 MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optimizer_s", "model_storage_s",
                  "model_exposed_wire_s",
                  "model_exposed_optimizer_s", "closed_form_send_bytes", "closed_form_recv_bytes",
-                 "gemm_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s", "ps_calib_adam_params_per_s",
+                 "gemm_flops", "model_compute_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s",
+                 "ps_calib_adam_params_per_s",
                  "model_ps_workers_fed", "model_cpu_floor_s", "model_cpu_worker_s", "model_cpu_switch_s",
                  "model_cpu_ps_s", "model_cpu_cores")
 # The PS rate panel (mb-zero's record_ps, disdp only): the first PS's own
@@ -68,7 +73,16 @@ def txt_of(v):
 
 def rows(paths):
     runs, summary = mbresults.load_cases(paths, {"mb-zero"}, "reproduce.disdp", "mb-zero results")
-    return runs, [case_row(runs[r["run"]], r) for r in summary]
+    out = [case_row(runs[r["run"]], r) for r in summary]
+    # run.sh (one host): the first mode runs --link-gbps auto and the
+    # others at the rate it chose (so the auto rows compare one link); a
+    # paced row at an auto row's rate is that auto link.
+    auto = [r["link_Bps"] for r in out if txt_of(r.get("link")) == "auto" and r.get("link_Bps")]
+    for r in out:
+        b = r.get("link_Bps")
+        if txt_of(r.get("link")) == "paced" and b and any(abs(b / a - 1) <= 1e-3 for a in auto):
+            r["link"] = "auto"
+    return runs, out
 
 
 def interference(runs):

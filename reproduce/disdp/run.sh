@@ -4,8 +4,9 @@
 # (--paper-table); then every mode (zero3-serial, zero3-overlap --progress
 # thread, zero-offload, disdp when mb-zero has it) at W=2, --switch 1,
 # --ps 1 (the ZeRO-3 modes leave those ranks idle) and two link rates:
-# --link-gbps auto (ZeRO-3's wire time per layer = its compute) and twice the
-# first auto run's rate; each run records the calibrated step model beside
+# the auto rate (the first mode's --link-gbps auto: ZeRO-3's wire time per
+# layer = its compute; the other modes run at the rate it picked) and twice
+# it; each run records the calibrated step model beside
 # its measured step. Then plot.py draws the figure and compare.py writes
 # compare.md with the issue's ratios from these runs.
 #   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm | --vcluster] [--modes "M..."]
@@ -27,6 +28,8 @@
 #                     with --vcluster a folder every node sees, not under /tmp,
 #                     /dev/shm or /run: default a folder in the vcluster's shared/)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/disdp)
+#     --beside DIR    an earlier run.sh's --out: its result files join this run's in the
+#                     figure and compare.md (e.g. the one-host rows beside --vcluster's tc rows)
 # Emulation (README.md): roles are MPI ranks on this host, each worker's link
 # a token bucket in the collectives' pacing hook (--vcluster: separate
 # namespaced nodes, tc-shaped links). Local runs use the job script, which
@@ -34,9 +37,15 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2"
+scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2" beside=""
 source reproduce/opts.sh
-study_opts run.sh "scale slurm vcluster dir out modes rates" "$0" "$@"
+study_opts run.sh "scale slurm vcluster dir out modes rates beside" "$0" "$@"
+earlier=()
+if [ -n "$beside" ]; then
+  [ -d "$beside/results" ] || { echo "run.sh: --beside: '$beside' has no results/ (give an earlier run.sh's --out)" >&2; exit 2; }
+  mapfile -t earlier < <(find "$beside/results" -name '*.h5' -type f | sort)
+  [ ${#earlier[@]} -gt 0 ] || { echo "run.sh: --beside: no result files under '$beside/results'" >&2; exit 2; }
+fi
 for f in $rates; do
   [[ $f =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v f="$f" 'BEGIN {exit !(f > 0)}' ||
     { echo "run.sh: --rates: '$f' is not a positive multiple of the auto rate" >&2; exit 2; }
@@ -44,8 +53,8 @@ done
 [ -n "${rates// /}" ] || { echo "run.sh: --rates: no rate given" >&2; exit 2; }
 case $scale in
 tiny) model=gpt-tiny micro=1 iters=2 ;;
-small) model=gpt-small micro=4 iters=5 ;;
-full) model=gpt-bench micro=2 iters=5 ;;
+small) model=gpt-small micro=4 iters=30 ;;
+full) model=gpt-bench micro=2 iters=10 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/disdp}
@@ -64,7 +73,10 @@ if [ $vcluster = 1 ]; then
 else
   dir=${dir:-${MB_ZERO_DIR:-$root/${BUILD:-build}/disdp-data}}
 fi
-export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
+# small: 30 timed steps (steps of 20-100 ms meet 4 ms scheduler slices on 2
+# shared cores; 5 steps moved issue 19's ratios by 0.2-0.4 between runs):
+# compare.md's ratios use each run's median step and split
+export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=2
 py=$(reproduce/python.sh)
 bin=${BUILD:-build}/bin/mb-zero
 [ -x "$bin" ] || { echo "run.sh: $bin is not built (make)" >&2; exit 1; }
@@ -161,18 +173,26 @@ if [ $vcluster = 1 ]; then
   "$VC" down >/dev/null
   load=$(uptime | sed 's/.*load/load/')
   echo "run.sh: measured in $((SECONDS - t0)) s ($load)" >&2
-  "$py" -m reproduce.disdp.plot -o "$out/disdp" "${data[@]}"
-  "$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${data[@]}"
+  "$py" -m reproduce.disdp.plot -o "$out/disdp" "${earlier[@]}" "${data[@]}"
+  "$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${earlier[@]}" "${data[@]}"
   exit 0
 fi
 run interference 2 0 0 "${common[@]}" --interference --paper-table
-rate=""
+rate="" auto=""
 for m in $modes; do
-  flags=("${common[@]}" --mode "$m" --link-gbps auto)
+  # the first mode picks the auto rate (--link-gbps auto: ZeRO-3's wire
+  # time per layer = its compute); the others run at that rate, so the
+  # auto rows compare one link (each picking its own under load, one run's
+  # rates spread 0.16-0.83 Gb/s); data.py reads them as the auto link
+  flags=("${common[@]}" --mode "$m" --link-gbps "${auto:-auto}")
   [ "$m" = zero3-overlap ] && flags+=(--progress thread)
   run "$m-auto" 2 1 1 "${flags[@]}"
-  # the second rate: twice the first auto run's (wire time about half the compute)
-  [ -n "$rate" ] || rate=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/$m-auto.log" | awk '{printf "%.6g", 2 * $1}')
+  if [ -z "$auto" ]; then
+    auto=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/$m-auto.log" | awk '{printf "%.6g", $1}')
+    [ -n "$auto" ] && awk -v r="$auto" 'BEGIN {exit !(r > 0)}' || { echo "run.sh: no auto link rate in $out/$m-auto.log" >&2; exit 1; }
+    # the second rate: twice the auto rate (wire time about half the compute)
+    rate=$(awk -v r="$auto" 'BEGIN {printf "%.6g", 2 * r}')
+  fi
 done
 [ -n "$rate" ] && awk -v r="$rate" 'BEGIN {exit !(r > 0)}' || { echo "run.sh: no auto link rate in $out/zero3-serial-auto.log" >&2; exit 1; }
 for m in $modes; do
@@ -182,5 +202,5 @@ for m in $modes; do
 done
 load=$(uptime | sed 's/.*load/load/')
 echo "run.sh: measured in $((SECONDS - t0)) s ($load)" >&2
-"$py" -m reproduce.disdp.plot -o "$out/disdp" "${data[@]}"
-"$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${data[@]}"
+"$py" -m reproduce.disdp.plot -o "$out/disdp" "${earlier[@]}" "${data[@]}"
+"$py" -m reproduce.disdp.compare -o "$out/compare.md" --seconds $((SECONDS - t0)) "${earlier[@]}" "${data[@]}"

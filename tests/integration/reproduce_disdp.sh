@@ -3,7 +3,8 @@
 # writes the PNG and PDF, compare.md has the paper's numbers beside ours,
 # the issue's ratios, a model-against-measurement row per mode and rate with
 # the counted bytes equal to the closed form, and the model on the paper's
-# inputs; a bad scale is refused with exit 2.
+# inputs; the ratios rest on the median step; a bad scale and a --beside
+# without results are refused with exit 2.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
@@ -24,5 +25,10 @@ grep -Eq '^\| auto \| zero3-serial step / \(compute \+ wire \+ optimizer, each a
   fail "no zero3-serial ratio"
 grep -Eq '^\| 100 \| disdp \| [0-9.]+ \| 1.00× \|' "$md" || fail "no model on the paper's inputs"
 grep -q 'load average' "$md" || fail "compare.md lacks uptime"
+# the ratios rest on worker 0's median step over the timed steps,
+# its quartiles beside it
+grep -Eq '^\| auto \| zero3-serial step / .* \| [0-9.]+ \[[0-9.]+–[0-9.]+, n=[0-9]+\] / \(' "$md" ||
+  fail "the zero3-serial ratio does not give the median step, its quartiles and the timed steps"
 expect 2 "a bad scale" -- reproduce/disdp/run.sh --scale huge --out "$T/bad"
+expect 2 "--beside without results" -- reproduce/disdp/run.sh --beside "$T/none" --out "$T/bad"
 finish

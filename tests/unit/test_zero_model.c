@@ -98,6 +98,47 @@ static void paced(void)
     EXPECT_NEAR(s.wire, 3 * 0.102, T);
 }
 
+/* disdp on tc-shaped nodes (role_links): base()'s pulls and pushes of
+ * 0.2 s (layer 0) and 0.6 s (layer 1) on every role's own link, a PS that
+ * keeps up (only layer 0's update, 1e-4 s, exposed). */
+static void role_links(void)
+{
+    struct zero_model_in in = base();
+    struct zero_model_step s;
+    char err[256];
+    in.adam_params_s = 1e6;
+    in.storage_Bps = 1e9;
+    in.role_links = 1, in.switches = 1, in.ps = 1;
+    /* one switch sends W = 2 copies of each pull: use 2*0.2 = 0.4 and
+     * 1.2; the last backward max(pull, push, (2 pull + push), (pull + 2
+     * push)) = 0.6 and 1.8. fwd max(0.1,0.4)+max(0.4,1.2) = 1.6; bwd
+     * max(0.2,0.6)+max(0.8,1.8) = 2.4; + 1e-4. Wire, the switch's busier
+     * side per layer: 2*2*0.2+0.2 = 1.0 and 3.0. */
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 4.0001, T);
+    EXPECT_NEAR(s.wire, 4.0, T);
+    EXPECT_NEAR(s.exposed_optimizer, 1e-4, T);
+    /* two switches: each carries half, W/K = 1: use 0.2 and 0.6; last
+     * (2*0.2+0.2)/2 = 0.3 and 0.9. fwd 0.2+0.6, bwd 0.3+0.9: 2.0001;
+     * wire max(2*2*0.2+0.2, 2*0.2+2*0.2)/2 = 0.5 and 1.5. */
+    in.switches = 2;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 2.0001, T);
+    EXPECT_NEAR(s.wire, 2.0, T);
+    /* without role links: the workers' links alone (paced's 1.8001, wire 1.6) */
+    in.role_links = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 1.8001, T);
+    EXPECT_NEAR(s.wire, 1.6, T);
+    /* the ZeRO-3 modes ignore it (no switch or PS on their path) */
+    in.role_links = 1;
+    struct zero_model_step a, b;
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &a, err, sizeof err) == 0);
+    in.role_links = 0;
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &b, err, sizeof err) == 0);
+    EXPECT(a.step == b.step && a.wire == b.wire);
+}
+
 static void unpaced(void)
 {
     /* Per byte 1e-3 s point to point, 0.01 s per message, free copies and
@@ -372,6 +413,7 @@ int main(void)
 {
     storage();
     paced();
+    role_links();
     unpaced();
     refusals();
     rates();

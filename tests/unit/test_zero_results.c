@@ -42,6 +42,42 @@ static void panel(void)
     EXPECT_NEAR(p.workers_fed, 0.25, 1e-12);   /* 2 * 0.25 * 5e5 / 1e6 */
 }
 
+/* zero_quantiles, hand-computed: order statistics with linear
+ * interpolation at q (n - 1) */
+static void quantiles(void)
+{
+    double x[5] = {5, 1, 4, 2, 3}, q[3] = {0.5, 0.25, 0.75}, out[3];
+    zero_quantiles(x, 5, q, 3, out);
+    EXPECT(out[0] == 3 && out[1] == 2 && out[2] == 4); /* positions 2, 1, 3 of 1..5 */
+    double y[4] = {4, 1, 3, 2};
+    zero_quantiles(y, 4, q, 3, out);
+    EXPECT(out[0] == 2.5 && out[1] == 1.75 && out[2] == 3.25); /* positions 1.5, 0.75, 2.25 */
+    double z1[1] = {7}, e[1];
+    zero_quantiles(z1, 1, q, 3, out);
+    EXPECT(out[0] == 7 && out[1] == 7 && out[2] == 7);
+    zero_quantiles(e, 0, q, 1, out);
+    EXPECT(isnan(out[0]));
+    /* a run of 9 steps, one disturbed: the median ignores it, the mean does not */
+    struct zero_run r = {.timed_from = 2};
+    for (int i = 0; i < 9; i++) {
+        double d[ZERO_REC_N] = {i == 5 ? 1.0 : 0.1 + 0.01 * i, 0.05, 0.01 * i, i == 0 ? 9 : 0.002};
+        EXPECT(zero_step_record(&r, d) == 0);
+    }
+    double v[ZERO_NV];
+    zero_step_medians(&r, v); /* steps 2..8: 0.12 0.13 0.14 1.0 0.16 0.17 0.18 */
+    EXPECT(v[ZERO_V_TIMED] == 7);
+    EXPECT_NEAR(v[ZERO_V_MED_STEP], 0.16, 1e-15);
+    EXPECT_NEAR(v[ZERO_V_STEP_P25], 0.135, 1e-15); /* position 1.5: 0.13 .. 0.14 */
+    EXPECT_NEAR(v[ZERO_V_STEP_P75], 0.175, 1e-15); /* position 4.5: 0.17 .. 0.18 */
+    EXPECT_NEAR(v[ZERO_V_MED_COMPUTE], 0.05, 1e-15);
+    EXPECT_NEAR(v[ZERO_V_MED_WAIT], 0.05, 1e-15); /* 0.02 .. 0.08 */
+    EXPECT(v[ZERO_V_MED_OPT] == 0.002);           /* step 0's 9 s is warm-up */
+    r.timed_from = 20;                            /* past the end: every step */
+    zero_step_medians(&r, v);
+    EXPECT(v[ZERO_V_TIMED] == 9 && v[ZERO_V_MED_OPT] == 0.002);
+    free(r.rec);
+}
+
 static void one_rank(void)
 {
     struct zero_opts o = {.batch = 1, .micro = 1, .lay = {1, 0, 0}, .seed = 7, .adam_threads = 1, .reference = 1};
@@ -54,6 +90,12 @@ static void one_rank(void)
         fprintf(stderr, "%s\n", err);
         return;
     }
+    /* the model's compute calibration: one block's passes, its FLOPs nn's account of layer 1 */
+    double fl = 0, cpu = 0, t = zero_block_pass(z, &fl, &cpu);
+    struct nn_layer_account a;
+    nn_gpt_layer_account(&o.cfg, o.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, 1, &a);
+    EXPECT(t > 0 && cpu > 0 && fl == a.flops_fwd + a.flops_bwd && fl > 0);
+    EXPECT(z->nrec == 0); /* a calibration pass is not a step */
     for (int s = 0; s < 2; s++)
         EXPECT(zero_run_step(z, err, sizeof err) == 0);
     EXPECT(zero_run_sync(z, err, sizeof err) == 0);
@@ -63,6 +105,9 @@ static void one_rank(void)
     EXPECT(r.v[ZERO_V_STEP] == z->st.step_s / 2 && r.v[ZERO_V_STEP] > 0);
     EXPECT(r.v[ZERO_V_COMPUTE] == z->st.compute_s / 2 && r.v[ZERO_V_OPT] == z->st.optimizer_s / 2);
     EXPECT(r.v[ZERO_V_SENT] == 0 && r.v[ZERO_V_RECV] == 0); /* one worker: nothing on the wire */
+    EXPECT(r.v[ZERO_V_TIMED] == 2 && z->nrec == 2); /* no warm-up here: both steps */
+    EXPECT_NEAR(r.v[ZERO_V_MED_STEP], (z->rec[ZERO_REC_STEP] + z->rec[ZERO_REC_N + ZERO_REC_STEP]) / 2, 1e-12);
+    EXPECT_NEAR(r.v[ZERO_V_MED_STEP], z->st.step_s / 2, 1e-12); /* two steps: the median is the mean */
     EXPECT(r.peak[0] == zero_worker_bytes(&o) && r.peak[0] == z->alloc_bytes);
     EXPECT(r.ncrc == z->L);
     for (int i = 0; i < r.ncrc; i++)
@@ -78,7 +123,7 @@ static void one_rank(void)
         snprintf(key, sizeof key, "worker_%s_per_step", zero_worker_value_names[k]);
         EXPECT((m = find(key, 0)) != NULL);
         if (m)
-            EXPECT(m->kind == (k == ZERO_V_SENT || k == ZERO_V_RECV ? ZERO_M_INT : ZERO_M_DBL));
+            EXPECT(m->kind == (k == ZERO_V_SENT || k == ZERO_V_RECV || k == ZERO_V_TIMED ? ZERO_M_INT : ZERO_M_DBL));
         EXPECT(find(key, 1) == NULL);
     }
     EXPECT((m = find("worker_step_s_per_step", 0)) && m->d == r.v[ZERO_V_STEP]);
@@ -131,6 +176,7 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     panel();
+    quantiles();
     one_rank();
     MPI_Finalize();
     return TEST_EXIT();
