@@ -8,6 +8,7 @@
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
 # one line. Every case records each rank's communication seconds per call.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 cd "$T"
 PB="$BIN/mb-polybench"
 V=(--scale-down 100 -n 2 -w 1)
