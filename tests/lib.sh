@@ -15,6 +15,15 @@ mpi() {
   mpirun -np "$np" --oversubscribe --bind-to none "$@"
 }
 
+# fast_abort: for a test whose failing runs all end by themselves on every
+# rank (bad input, a failed check: each rank returns through MPI_Finalize),
+# call it once after sourcing lib.sh. When a rank exits non-zero, Open MPI 4's
+# mpirun sends the ranks still listed SIGCONT, sleeps, SIGTERM, sleeps, SIGKILL
+# (odls_base_sigkill_timeout, default 1 s per sleep): 2 s on every failing
+# run, though the ranks have all exited. Tests that kill a rank, or whose
+# survivors must see that grace (--timeout, a crash mid-run), keep it.
+fast_abort() { export OMPI_MCA_odls_base_sigkill_timeout=0; }
+
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 # expect STATUS DESCRIPTION -- COMMAND...: runs it, output in $T/out, checks the status.

@@ -252,7 +252,10 @@ int mb_finalize_add(void (*fn)(void *arg), void *arg)
     return 0;
 }
 
-/* The program's MPI-time clean-up, then the signal-safe hooks, then MPI's end. */
+/* The program's MPI-time clean-up, then the signal-safe hooks, then MPI's
+ * end. Every rank's output is written out before it: once a rank has left
+ * MPI_Finalize, mpirun may end the others (one exited non-zero) before
+ * exit() would have flushed their stdout. */
 static void finalize(void)
 {
     while (nfinalizers > 0) {
@@ -260,6 +263,7 @@ static void finalize(void)
         finalizers[nfinalizers].fn(finalizers[nfinalizers].arg);
     }
     mb_cleanup_run();
+    fflush(NULL);
     MPI_Finalize();
 }
 

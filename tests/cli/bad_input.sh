@@ -1,6 +1,7 @@
 # Every class of bad input: exit status 2 and one line naming the flag or
 # file, before any work (no result file appears).
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 C=$BIN/mb-coll
 cd "$T"
 

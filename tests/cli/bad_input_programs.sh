@@ -4,6 +4,7 @@
 # file (printed once at 2 ranks, not per rank), before any work: no
 # result file, no data file written, nothing printed beyond that line.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 profiles=$(cd "$(dirname "$0")/../../profiles" && pwd)
 cd "$T"
 mkdir -p aio gnn empty

@@ -2,6 +2,7 @@
 # mb-zero's bad input: exit 2 and one line naming the flag (printed once at
 # 2 ranks), before any work: no result file, no --dump-params file.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 cd "$T"
 touch afile
 

@@ -3,6 +3,7 @@
 # ranks-per-node splits; mb-coll --algo all over every collective, dtype,
 # op and form; fault injection caught for every algorithm; bad --algo.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 TC=$BIN/../tests/test_coll
 for np in 2 3 4 5; do
   expect 0 "test_coll at $np ranks" -- mpi $np "$TC" 120 0 $((np * 11))

@@ -3,6 +3,7 @@
 # (/metrics/<case>/agg_iters), a fault in a seeded random call of a block caught and
 # named, every algorithm's outputs kept apart across a block.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 C=$BIN/mb-coll
 case8=allreduce/float/sum/oop/mpi/8
 

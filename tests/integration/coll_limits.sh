@@ -3,6 +3,7 @@
 # before any work), and a calibration whose process_vm_readv or
 # allocation fails (exit 1 naming the call, no profile written).
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 C=$BIN/mb-coll
 
 expect 2 "-e 16G of int8" -- mpi 2 "$C" -e 16G --dtype int8 -n 1 -w 0 -o "$T/never.h5" &&

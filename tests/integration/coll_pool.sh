@@ -36,16 +36,19 @@ expect 0 "--pool-path to a new file" -- mpi 2 "$C" "${P[@]}" --pool-path "$T/new
   has "algo=pool " "pool runs from a new file"
 [ -e "$T/newpool" ] && fail "the new pool file stays after the run"
 
-# killed mid-run (after the first table row): no pool file left
+# killed mid-run (after the first table row): no pool file left. mpirun
+# itself is started in the background (not the mpi function, whose
+# subshell would take the signal and leave mpirun running on), so the
+# signal ends the run, as Ctrl-C or kill on mpirun does.
 for sig in TERM INT; do
   mkdir "$T/kill$sig"
-  mpi 2 "$C" --algo pool --coll allreduce --sizes 64,128,256,512 -n 200000 -w 1 \
+  mpirun -np 2 --oversubscribe --bind-to none "$C" --algo pool --coll allreduce --sizes 64,128,256,512 -n 200000 -w 1 \
     --pool-path "$T/kill$sig" -o "$T/k$sig.h5" >"$T/k$sig.out" 2>&1 &
   pid=$!
   for _ in $(seq 600); do grep -Eqs '^ +64 ' "$T/k$sig.out" && break; sleep 0.1; done
   grep -Eq '^ +64 ' "$T/k$sig.out" || fail "SIG$sig: no first row to wait for"
   kill -$sig $pid
-  wait $pid
+  wait $pid && fail "SIG$sig: the run was not cut short (exit 0)"
   [ -z "$(ls -A "$T/kill$sig")" ] || fail "SIG$sig during a run left a pool file: $(ls "$T/kill$sig")"
 done
 

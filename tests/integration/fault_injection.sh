@@ -2,6 +2,7 @@
 # output element; each collective's check must fail the run (exit 1) and
 # name the first wrong element.
 . "$(dirname "$0")/../lib.sh"
+fast_abort   # every failing run here ends by itself on every rank
 for coll in allreduce reduce_scatter_block allgather bcast reduce alltoall; do
   for np in 1 3; do
     MB_FAULT_INJECT=corrupt expect 1 "$coll at $np ranks with a corrupted element" -- \

@@ -9,6 +9,7 @@
 # one line. Every case records each rank's communication seconds per call.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/polybench.inc"
+fast_abort   # every failing run here ends by itself on every rank
 cd "$T"
 PB="$BIN/mb-polybench"
 V=(--scale-down 100 -n 2 -w 1)

@@ -6,6 +6,7 @@
 # input (preset, kernel, ranks) exits 2 with one line.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/polybench.inc"
+fast_abort   # every failing run here ends by itself on every rank
 cd "$T"
 PB="$BIN/mb-polybench"
 KS=(atax bicg doitgen gemm gemver gesummv mvt jacobi_1d jacobi_2d heat_3d lstsqr specialconvolve wdist)
