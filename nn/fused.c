@@ -15,24 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parallel from this many elements (2M; ops.c's PAR_ELEMS is 4M):
- * OpenBLAS's pthreads keep spinning for a while after each GEMM on the
- * same cores, so a small parallel sweep between two GEMMs oversubscribes
- * them (measured with mb-nn on 2 loaded cores at gpt-bench b4: block/sgemm
- * 0.99 and 0.82 with the fused sweeps serial, 0.72 and 0.62 parallel from
- * 256K elements). But at gpt-bench b16 on the quiet machine the serial
- * sweeps of M*h = 2M elements (layer norms, residual, bias) ran at
- * 1.5-2.9x their bytes' time at the memcpy rate, the parallel ones of 6M
- * and 8M at 0.9-1.3x (reproduce/nn/README.md), so from 2M they go
- * parallel; b4's 512K stay serial. NN_PAR_ELEMS overrides it, to measure
- * the trade-off. */
+/* Parallel above this many elements, as ops.c's PAR_ELEMS: OpenBLAS's
+ * pthreads keep spinning for a while after each GEMM on the same cores,
+ * so a parallel sweep between two GEMMs oversubscribes them (measured
+ * with mb-nn on 2 loaded cores at gpt-bench: block/sgemm 0.99 and 0.82
+ * with the fused sweeps serial, 0.72 and 0.62 parallel above 256K
+ * elements). NN_PAR_ELEMS overrides it, to measure the trade-off on a
+ * quiet machine (reproduce/nn/README.md). */
 static size_t par_elems(void)
 {
     static size_t v;
     if (!v) {
         const char *e = getenv("NN_PAR_ELEMS");
         long long x = e ? atoll(e) : 0;
-        v = x > 0 ? (size_t)x : (size_t)1 << 21;
+        v = x > 0 ? (size_t)x : (size_t)1 << 22;
     }
     return v;
 }

@@ -187,7 +187,7 @@ void nn_gelu_bwd_row(const float *h, float *d, float *pd, size_t n);
  * the name is unknown. */
 int nn_gelu_isa_set(const char *name);
 const char *nn_gelu_isa(void);
-/* Elements from which the fused sweeps go parallel (NN_PAR_ELEMS, default 2M). */
+/* Elements above which the fused sweeps go parallel (NN_PAR_ELEMS, default 4M). */
 size_t nn_fused_par_elems(void);
 /* nn_attn_fwd/bwd with the heads batched: every head's score GEMMs, one
  * parallel softmax (or softmax-backward) sweep over all their rows, every
