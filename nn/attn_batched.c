@@ -16,7 +16,6 @@
 
 #include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,11 +28,15 @@
  * cap, so openblas_set_num_threads(1) before and back after; a program
  * calling OpenBLAS from another thread meanwhile would see one thread),
  * and a head's probabilities (S x S, 64 KB) stay in the core's cache from
- * its score GEMM through its softmax to its value GEMM. The bits do not
- * change: OpenBLAS splits a GEMM's M and N between threads, never K, so
- * each element is the same kernel's sum either way, and every softmax row
- * is the same call. NN_ATTN_PAR=0 keeps the staged way (each stage over
- * all heads, each GEMM on OpenBLAS's threads), to measure the two. */
+ * its score GEMM through its softmax to its value GEMM. With one OpenMP
+ * thread the same loop runs on it, OpenBLAS still at one thread, so the
+ * bits do not depend on the thread count: OpenBLAS's single-threaded
+ * driver blocks K the same whatever the call's M and N (its threaded
+ * driver cuts K differently where K passes one block, ~384 here: S 1024's
+ * value GEMMs), and every softmax row is the same call. NN_ATTN_PAR=0
+ * keeps the staged way (each stage over all heads, each GEMM on
+ * OpenBLAS's threads), to measure the two; its bits equal these where K
+ * (S and D) is within one block, as at gpt-bench's 128 and 64. */
 static int attn_par(size_t n)
 {
     static int v = -1;
@@ -41,7 +44,7 @@ static int attn_par(size_t n)
         const char *e = getenv("NN_ATTN_PAR");
         v = !(e && strcmp(e, "0") == 0);
     }
-    return v && n > 1 && omp_get_max_threads() > 1;
+    return v && n > 1;
 }
 
 /* openblas_set_num_threads(1) for a parallel region over heads: returns

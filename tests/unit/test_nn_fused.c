@@ -227,10 +227,10 @@ static void attention(size_t B, size_t S, size_t A, size_t D, struct nn_rng *r)
     int ok = memcmp(dq_f, dq_ref, M * 3 * H * 4) == 0;
     printf("  backward: %s\n", ok ? "bit-identical" : "DIFFERS  FAIL");
     EXPECT(ok);
-    /* one OpenMP thread: the staged path (each GEMM on OpenBLAS's
-     * threads); three: the heads spread over the threads, OpenBLAS at one
-     * thread meanwhile. The same bits (OpenBLAS never splits K), and
-     * OpenBLAS's thread count is back afterwards. */
+    /* the heads over one OpenMP thread and over three, OpenBLAS at one
+     * thread meanwhile: the same bits (the heads' GEMMs are the same
+     * single-threaded calls), and OpenBLAS's thread count is back
+     * afterwards */
     float *p_1 = malloc(SS * 4), *o_1 = malloc(M * H * 4), *dq_1 = malloc(M * 3 * H * 4);
     int nt = omp_get_max_threads(), nb = openblas_get_num_threads();
     omp_set_num_threads(1);
