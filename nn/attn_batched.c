@@ -33,18 +33,22 @@
  * bits do not depend on the thread count: OpenBLAS's single-threaded
  * driver blocks K the same whatever the call's M and N (its threaded
  * driver cuts K differently where K passes one block, ~384 here: S 1024's
- * value GEMMs), and every softmax row is the same call. NN_ATTN_PAR=0
- * keeps the staged way (each stage over all heads, each GEMM on
- * OpenBLAS's threads), to measure the two; its bits equal these where K
- * (S and D) is within one block, as at gpt-bench's 128 and 64. */
+ * value GEMMs), and every softmax row is the same call.
+ *
+ * It is the way of nn_gemm's split (NN_GEMM_SPLIT=1: one thread pool),
+ * and off by default (NN_ATTN_PAR=1 or 0 decides alone): beside
+ * OpenBLAS's own threads, the region's idle OpenMP thread spins after it
+ * (libgomp's default wait) on the core OpenBLAS's second thread needs for
+ * the next GEMMs. At gpt-small b8, whose default block has no OpenMP
+ * region at all, that took block/sgemm from 0.94-0.96 to 0.23-0.39 (load
+ * 4.6, alternated). The default is the staged way: each stage over all
+ * heads, each GEMM on OpenBLAS's threads; its bits equal these where K (S
+ * and D) is within one block, as at gpt-bench's 128 and 64. */
 static int attn_par(size_t n)
 {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("NN_ATTN_PAR");
-        v = !(e && strcmp(e, "0") == 0);
-    }
-    return v && n > 1;
+    const char *e = getenv("NN_ATTN_PAR");
+    int on = e && *e ? strcmp(e, "0") != 0 : nn_gemm_set_split(-1);
+    return on && n > 1;
 }
 
 /* openblas_set_num_threads(1) for a parallel region over heads: returns
