@@ -93,6 +93,18 @@ void nn_fill_hashed(float *x, size_t n, uint64_t seed, double scale);
 int nn_gemm(enum nn_device dev, int ta, int tb, int M, int N, int K, float alpha, const float *A,
             int lda, const float *B, int ldb, float beta, float *C, int ldc);
 const char *nn_gemm_error(void);
+/* Opt-in (NN_GEMM_SPLIT=1 in the environment, or this call): a host GEMM
+ * of at least 2^24 multiply-adds, called outside a parallel region with
+ * more than one OpenMP thread, runs as one single-threaded OpenBLAS call
+ * per OpenMP thread on its share of C's rows or columns, OpenBLAS at one
+ * thread meanwhile: one thread pool where OpenBLAS's threads would run
+ * beside OpenMP's idle, spinning ones (reproduce/nn/README.md). With it
+ * on, every host GEMM runs OpenBLAS single-threaded, so the bits are one
+ * single-threaded call's whatever the thread count (OpenBLAS's threaded
+ * driver blocks K differently past ~384). on: 1 or 0, or -1 to keep the
+ * current setting; returns the previous one. Not thread-safe: set it
+ * before the GEMMs. */
+int nn_gemm_set_split(int on);
 /* 1 when cuBLAS is built in and a device answers. */
 int nn_gemm_cuda_available(void);
 

@@ -25,22 +25,47 @@ def verdict(ok):
     return "" if ok is None else (" ✓" if ok else " ✗")
 
 
+def spread(b, key, fmt="{:.2f}"):
+    """' (lo–hi)' over the shape's A/B pairs, or nothing for one pair."""
+    sp = b.get("spread", {}).get(key)
+    if not sp or len(b.get("pairs", ())) < 2:
+        return ""
+    return f" ({fmt.format(sp[0])}–{fmt.format(sp[1])})"
+
+
 def block_rows(blocks):
-    out = ["| shape | GFLOP | sgemm GFLOP/s | nn block GFLOP/s | block / sgemm | PyTorch GFLOP/s | "
+    out = ["| shape | GFLOP | A/B pairs | sgemm GFLOP/s | nn block GFLOP/s | block / sgemm | PyTorch GFLOP/s | "
            "block / PyTorch | roofline GFLOP/s | measured / roofline | check |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in blocks:
         shape = f"{b['model']} b{b['batch']} s{b['seq']} h{b['hidden']} a{b['heads']}"
-        tr = data.torch_rate(b, "block_gflops")
-        ratio, bt = b.get("ratio"), (b["block_gflops"] / tr if tr and b.get("block_gflops") else None)
+        tr, ratio, bt = b.get("torch_gflops"), b.get("ratio"), b.get("torch_ratio")
         want = TARGETS["block/sgemm"] if b["model"] == "gpt-bench" and b["batch"] == 4 else TARGETS["block/sgemm other"]
         rr = b.get("roof_ratio")
         out.append(
-            f"| {shape} | {b['flops'] / 1e9:.3g} | {f(b.get('sgemm_gflops'))} | {f(b.get('block_gflops'))} | "
-            f"{f(ratio, '{:.3f}')}{verdict(None if ratio is None else ratio >= want)} (≥ {want}) | {f(tr)} | "
-            f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])} | "
+            f"| {shape} | {b['flops'] / 1e9:.3g} | {len(b.get('pairs', ())) or 1} | {f(b.get('sgemm_gflops'))} | "
+            f"{f(b.get('block_gflops'))}{spread(b, 'block_gflops')} | "
+            f"{f(ratio, '{:.3f}')}{verdict(None if ratio is None else ratio >= want)} (≥ {want}) | "
+            f"{f(tr)}{spread(b, 'torch_gflops')} | "
+            f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])}"
+            f"{spread(b, 'torch_ratio', '{:.2f}')} | "
             f"{f(b.get('roof_gflops'))} | {f(rr, '{:.3f}')}"
             f"{verdict(None if rr is None else abs(rr - 1) <= TARGETS['roofline'])} | {b['check']} |")
+    return out
+
+
+def pair_rows(blocks, loads):
+    """Every A/B pair: mb-nn's block and sgemm, then the peer's block, and
+    the load before each."""
+    out = ["| shape | pair | nn block GFLOP/s | sgemm GFLOP/s | block / sgemm | PyTorch GFLOP/s | block / PyTorch | "
+           "load before mb-nn | load before PyTorch |", "|---|---|---|---|---|---|---|---|---|"]
+    for b in blocks:
+        for p in b.get("pairs", ()):
+            la = next((l.split(": ", 1)[1].split()[0] for l in loads if l.startswith(p["stem"] + " (mb-nn)")), "—")
+            lb = next((l.split(": ", 1)[1].split()[0] for l in loads if l.startswith(p["stem"] + " (PyTorch)")), "—")
+            out.append(f"| {b['model']} b{b['batch']} | {p.get('pair', 1)} | {f(p.get('block_gflops'))} | "
+                       f"{f(p.get('sgemm_gflops'))} | {f(p.get('ratio'), '{:.3f}')} | {f(p.get('torch_gflops'))} | "
+                       f"{f(p.get('torch_ratio'), '{:.2f}×')} | {la} | {lb} |")
     return out
 
 
@@ -82,8 +107,11 @@ def render(d):
         f"torch.set_num_threads for PyTorch {tv or '(not installed: its columns are empty)'}).", "",
         "Rates are GEMM and attention FLOPs (multiply-add = 2; forward 24·B·s·h² + 4·B·s²·h, backward twice "
         "that) over the median time of forward + backward. sgemm, the nn block and the roofline come from one "
-        "mb-nn run (sgemm and block interleaved iteration by iteration, the roofline's memcpy just before); PyTorch runs right after it with the same shape, "
-        "threads and causal mask. ✓/✗: issue 21's target, meant for a quiet machine.", "",
+        "mb-nn run (sgemm and block interleaved iteration by iteration, the roofline's memcpy just before); "
+        "PyTorch runs right after it with the same shape, threads, causal mask and iterations. Each shape is "
+        "measured in A/B pairs (mb-nn, PyTorch, mb-nn, PyTorch, ...): each value is the median over the "
+        "pairs, block / PyTorch the median of the pairs' own ratios, (min–max) over the pairs beside it. "
+        "✓/✗: issue 21's target, meant for a quiet machine.", "",
         "**Indicative only** unless the load below is near zero: the machine was shared while measuring.", "",
         "Load (/proc/loadavg) before each step:", "",
         *[f"    {l}" for l in d["loads"]], "",
@@ -91,9 +119,10 @@ def render(d):
         "Roofline: the block's GEMM FLOPs at the interleaved sgemm rate plus the bytes its fused elementwise "
         "sweeps read and write (nn_block_elementwise_bytes) at the rate of a memcpy measured in the block case's "
         "set-up; target within 15%.", "",
+        "## The A/B pairs", "", *pair_rows(d["blocks"], d["loads"]), "",
         "## Where the block's time goes", "", *breakdown_rows(d["blocks"]), "",
-        "Shares of the summed stage times (mb-nn --breakdown; each stage beside its own roofline term is in "
-        "logs/<shape>.log). gemm: the four linear layers and their gradients; attn_gemm: the per-head score "
+        "Shares of the summed stage times, medians over the pairs (mb-nn --breakdown; each stage beside its own "
+        "roofline term is in logs/<shape>.p<N>.log). gemm: the four linear layers and their gradients; attn_gemm: the per-head score "
         "and value GEMMs; the rest are the fused sweeps.", "",
         "## Adam", "", *adam_rows(d["adam"]), "",
         "## For reference: issue 21's quiet-machine measurement", "",

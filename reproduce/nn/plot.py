@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The nn study's figure: GFLOP/s of one decoder block forward + backward
 per shape, four bars each (plain sgemm over the block's own GEMMs, nn/'s
-block, PyTorch's block at the same threads, and the roofline prediction);
+block, PyTorch's block at the same threads, and the roofline prediction;
+each the median over the A/B pairs, a whisker from the pairs' min to max);
 beside it Adam's bytes/s against memcpy and torch.optim.Adam.
 
     python -m reproduce.nn.plot [-o PREFIX] DIR
@@ -32,13 +33,15 @@ def label(b):
 def block_panel(ax, blocks):
     w = 0.2
     for i, (name, key, color) in enumerate(BARS):
-        xs, ys = [], []
+        xs, ys, lo, hi = [], [], [], []
         for j, b in enumerate(blocks):
             v = data.torch_rate(b, "block_gflops") if key is None else b.get(key)
             if v:
                 xs.append(j + (i - 1.5) * w)
                 ys.append(v)
-        ax.bar(xs, ys, w, color=color, label=name)
+                sp = b.get("spread", {}).get("torch_gflops" if key is None else key) or (v, v)
+                lo.append(v - sp[0]), hi.append(sp[1] - v)
+        ax.bar(xs, ys, w, color=color, label=name, yerr=[lo, hi], capsize=2, error_kw={"lw": 0.8})
     for j, b in enumerate(blocks):
         if b["check"] == "fail":
             ax.plot(j, b.get("block_gflops", 0), "x", color="red", ms=10, mew=2)

@@ -9,12 +9,15 @@
 #                     (~400 MB of activations and 50 MB of weights: far beyond a 32 MiB L3; its
 #                     double-precision check is skipped, the other two shapes check every
 #                     iteration); Adam on 16M parameters; 5 timed iterations (3 at b16) after 1
-#                     warm-up (about 4 minutes on 2 loaded cores)
-#     --scale full    small's shapes, 10 timed iterations
+#                     warm-up; 3 A/B pairs per shape (about 2 minutes quiet)
+#     --scale full    small's shapes, 10 timed iterations, 5 A/B pairs
 #     --scale reference  small's measurements for a committed reference/: refused (exit 2) unless
 #                     the git tree is clean and build/ was built from HEAD
-#     --scale tiny    gpt-tiny b2 and gpt-small b1, Adam on 64K; seconds; for the tests
+#     --scale tiny    gpt-tiny b2 and gpt-small b1, Adam on 64K, 2 A/B pairs; seconds; for the tests
 #     --out DIR       figure, compare.md, results/, logs/, torch/ (default $BUILD/reproduce/nn)
+# A/B pairs: each block shape runs mb-nn, then the peer, then mb-nn, then the peer, ... (pair N:
+# results/<stem>.pN.h5, torch/<stem>.pN.json), the same iterations each, so each pair's ratio
+# compares neighbours in time; compare.md gives the median over the pairs and their spread.
 # Threads: $OMP_NUM_THREADS, else every core; OpenBLAS and PyTorch get the same.
 # Without PyTorch (python3-torch, make deps) its columns stay empty, with a note.
 set -euo pipefail
@@ -31,11 +34,11 @@ while [ $# -gt 0 ]; do
 done
 # Per scale: the block shapes (preset, batch, timed iterations, extra mb-nn flags), Adam's size.
 case $scale in
-tiny) warmup=1 adam=65536 adam_iters=2
+tiny) warmup=1 adam=65536 adam_iters=2 pairs=2
   shapes=("gpt-tiny 2 2" "gpt-small 1 2") ;;
-small|reference) warmup=1 adam=16777216 adam_iters=5
+small|reference) warmup=1 adam=16777216 adam_iters=5 pairs=3
   shapes=("gpt-small 8 5" "gpt-bench 4 5" "gpt-bench 16 3 --no-check") ;;
-full) warmup=1 adam=16777216 adam_iters=10
+full) warmup=1 adam=16777216 adam_iters=10 pairs=5
   shapes=("gpt-small 8 10" "gpt-bench 4 10" "gpt-bench 16 10 --no-check") ;;
 *) echo "run.sh: --scale must be tiny, small, reference or full, not '$scale'" >&2; exit 2 ;;
 esac
@@ -70,15 +73,19 @@ cfg() { # RESULT KEY: a /config attribute of an mb-nn result file
 t0=$SECONDS
 for s in "${shapes[@]}"; do
   read -r model batch iters extra <<<"$s"
-  stem=block-$model-b$batch
-  load "$stem (mb-nn)"
-  # shellcheck disable=SC2086 # extra is words
-  "$nn" --model "$model" --batch "$batch" --cases block -n "$iters" -w "$warmup" --breakdown $extra \
-    -o "$out/results/$stem.h5" >"$out/logs/$stem.log" 2>&1 ||
-    { echo "run.sh: mb-nn failed for $stem; see $out/logs/$stem.log" >&2; tail -5 "$out/logs/$stem.log" >&2; exit 1; }
-  r=$out/results/$stem.h5
-  peer "$stem" --batch "$batch" --seq "$(cfg "$r" seq)" --hidden "$(cfg "$r" hidden)" \
-    --heads "$(cfg "$r" heads)" --ffn "$(cfg "$r" ffn)" -n "$iters" -w "$warmup"
+  shape=() # the peer's shape flags, from the first pair's result file
+  for ((p = 1; p <= pairs; p++)); do
+    stem=block-$model-b$batch.p$p
+    load "$stem (mb-nn)"
+    # shellcheck disable=SC2086 # extra is words
+    "$nn" --model "$model" --batch "$batch" --cases block -n "$iters" -w "$warmup" --breakdown $extra \
+      -o "$out/results/$stem.h5" >"$out/logs/$stem.log" 2>&1 ||
+      { echo "run.sh: mb-nn failed for $stem; see $out/logs/$stem.log" >&2; tail -5 "$out/logs/$stem.log" >&2; exit 1; }
+    r=$out/results/$stem.h5
+    [ ${#shape[@]} -gt 0 ] || shape=(--seq "$(cfg "$r" seq)" --hidden "$(cfg "$r" hidden)"
+      --heads "$(cfg "$r" heads)" --ffn "$(cfg "$r" ffn)")
+    peer "$stem" --batch "$batch" "${shape[@]}" -n "$iters" -w "$warmup"
+  done
 done
 load "adam (mb-nn)"
 "$nn" --cases adam --adam-elems "$adam" -n "$adam_iters" -w "$warmup" -o "$out/results/adam.h5" \

@@ -31,6 +31,7 @@
 #include "../../nn/nn.h"
 #include "../../nn/row_math.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -226,6 +227,29 @@ static void attention(size_t B, size_t S, size_t A, size_t D, struct nn_rng *r)
     int ok = memcmp(dq_f, dq_ref, M * 3 * H * 4) == 0;
     printf("  backward: %s\n", ok ? "bit-identical" : "DIFFERS  FAIL");
     EXPECT(ok);
+    /* the heads path (nn_gemm's split mode) over one OpenMP thread and
+     * over three, OpenBLAS at one thread meanwhile: the same bits (the
+     * heads' GEMMs are the same single-threaded calls), within the
+     * tolerance of the reference, and OpenBLAS's thread count is back
+     * afterwards */
+    float *p_1 = malloc(SS * 4), *o_1 = malloc(M * H * 4), *dq_1 = malloc(M * 3 * H * 4);
+    int nt = omp_get_max_threads(), nb = openblas_get_num_threads();
+    int was = nn_gemm_set_split(1); /* the heads path is the split's */
+    omp_set_num_threads(1);
+    EXPECT(nn_attn_fwd_batched(qkv, p_1, o_1, B, S, A, D) == 0);
+    EXPECT(nn_attn_bwd_batched(qkv, p_1, dout, dq_1, scr, B, S, A, D) == 0);
+    omp_set_num_threads(3);
+    EXPECT(nn_attn_fwd_batched(qkv, p_f, o_f, B, S, A, D) == 0);
+    EXPECT(nn_attn_bwd_batched(qkv, p_f, dout, dq_f, scr, B, S, A, D) == 0);
+    omp_set_num_threads(nt);
+    nn_gemm_set_split(was);
+    ok = memcmp(p_1, p_f, SS * 4) == 0 && memcmp(o_1, o_f, M * H * 4) == 0 &&
+         memcmp(dq_1, dq_f, M * 3 * H * 4) == 0;
+    printf("  1 vs 3 threads (heads over threads): %s\n", ok ? "bit-identical" : "DIFFER  FAIL");
+    EXPECT(ok);
+    EXPECT(same("  heads path probs", p_f, p_ref, SS) && same("  heads path out", o_f, o_ref, M * H));
+    EXPECT(openblas_get_num_threads() == nb);
+    free(p_1); free(o_1); free(dq_1);
     free(qkv); free(dout); free(p_ref); free(o_ref); free(p_f); free(o_f); free(dq_ref); free(dq_f); free(scr);
 }
 
@@ -353,6 +377,7 @@ int main(void)
     exp_sweep();
     attention(2, 13, 1, 40, &r);
     attention(3, 7, 3, 8, &r);
+    attention(2, 37, 5, 16, &r);
     block("one-head", 1, 40, 13, 160, 3, &r);
     block("three-heads", 3, 72, 7, 100, 2, &r);
     block("s37", 2, 96, 37, 384, 3, &r);

@@ -8,7 +8,10 @@
 #include "../../nn/nn.h"
 #include "../../common/common.h"
 
+#include <cblas.h>
 #include <math.h>
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +48,53 @@ int main(void)
             EXPECT(worst < 1e-4);
             EXPECT(C[N] == C0[N]); /* the padding is untouched */
         }
+
+    /* the split (nn_gemm_set_split): GEMMs above the split's 2^24
+     * multiply-adds, split by columns (N > M) and by rows (M > N), K past
+     * two of OpenBLAS's K blocks (900), every transpose, padded, beta !=
+     * 0: over 3 OpenMP threads the same bits as on one (one single-
+     * threaded OpenBLAS call), right against the double product, and
+     * OpenBLAS's thread count back afterwards */
+    {
+        int shapes[3][3] = {{150, 430, 300}, {430, 150, 300}, {130, 160, 900}}, nt = omp_get_max_threads();
+        int nb = openblas_get_num_threads();
+        size_t n = 700 * 700;
+        float *X = malloc(n * 4), *Y = malloc(n * 4), *Z0 = malloc(n * 4), *Z1 = malloc(n * 4), *Z2 = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) {
+            X[i] = (float)nn_rng_normal(&r);
+            Y[i] = (float)nn_rng_normal(&r);
+            Z0[i] = (float)nn_rng_normal(&r);
+        }
+        omp_set_num_threads(3);
+        int same = 1;
+        for (int sh = 0; sh < 3; sh++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++) {
+                    int m = shapes[sh][0], nn = shapes[sh][1], k = shapes[sh][2];
+                    int lda = (ta ? m : k) + 5, ldb = (tb ? k : nn) + 5, ldc = nn + 5;
+                    memcpy(Z1, Z0, n * 4);
+                    memcpy(Z2, Z0, n * 4);
+                    int was = nn_gemm_set_split(1);
+                    omp_set_num_threads(1);
+                    EXPECT(nn_gemm(NN_HOST, ta, tb, m, nn, k, 0.5f, X, lda, Y, ldb, 2.0f, Z1, ldc) == 0);
+                    omp_set_num_threads(3);
+                    EXPECT(nn_gemm(NN_HOST, ta, tb, m, nn, k, 0.5f, X, lda, Y, ldb, 2.0f, Z2, ldc) == 0);
+                    EXPECT(openblas_get_num_threads() == nb);
+                    EXPECT(nn_gemm_set_split(was) == 1);
+                    same &= memcmp(Z1, Z2, n * 4) == 0; /* padding included */
+                    double worst = 0;
+                    for (int i = 0; i < m; i += 7)
+                        for (int j = 0; j < nn; j += 5)
+                            worst = fmax(worst, fabs(Z2[i * ldc + j] - (0.5 * ref(ta, tb, X, lda, Y, ldb, i, j, k) +
+                                                                        2.0 * Z0[i * ldc + j])));
+                    EXPECT(worst < 1e-3);
+                }
+        omp_set_num_threads(nt);
+        printf("gemm split over 3 threads vs 1: %s\n", same ? "bit-identical" : "DIFFER  FAIL");
+        EXPECT(same);
+        EXPECT(openblas_get_num_threads() == nb);
+        free(X); free(Y); free(Z0); free(Z1); free(Z2);
+    }
 
     /* tensors */
     char err[256];
