@@ -41,6 +41,10 @@ struct mb_pb_grid {
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
     const struct mb_coll_algo *bcast_algo, *allreduce_algo;
+    /* SUMMA's broadcasts: 0 blocking through the registry (bcast_algo), 1
+     * the next panel's as MPI_Ibcast on row/col while the current panel's
+     * dgemm runs (summa.c; set by the program after mb_pb_grid_create) */
+    int summa_overlap;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
 
