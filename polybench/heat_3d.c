@@ -44,12 +44,12 @@ static inline double update(const double *x, long long e, long long id, long lon
            C * (x[e + 1] - 2.0 * x[e] + x[e - 1]) + x[e];
 }
 
-static void sweep(const void *state, const double *x, double *y)
+static void sweep(const void *state, const double *x, double *y, const struct mb_pb_rect *r)
 {
     const struct mb_pb_halo2d *s = state;
     long long ld = s->ld, n = s->n;
-    for (long long i = s->ilo; i <= s->ihi; i++)
-        for (long long j = s->jlo; j <= s->jhi; j++)
+    for (long long i = r->i0; i <= r->i1; i++)
+        for (long long j = r->j0; j <= r->j1; j++)
             for (long long k = 1; k < n - 1; k++) {
                 long long e = i * ld + j * n + k;
                 y[e] = update(x, e, ld, n);
@@ -59,7 +59,7 @@ static void sweep(const void *state, const double *x, double *y)
 static int run(struct mb_pb_inst *in)
 {
     struct mb_pb_halo2d *s = in->priv;
-    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep};
+    const struct mb_pb_stencil st = mb_pb_halo2d_stencil(s, sweep);
     return mb_pb_stencil_run(in, s, &st);
 }
 

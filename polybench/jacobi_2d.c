@@ -30,12 +30,12 @@ static void reset(struct mb_pb_inst *in)
         }
 }
 
-static void sweep(const void *state, const double *x, double *y)
+static void sweep(const void *state, const double *x, double *y, const struct mb_pb_rect *r)
 {
     const struct mb_pb_halo2d *s = state;
     long long ld = s->ld;
-    for (long long i = s->ilo; i <= s->ihi; i++)
-        for (long long j = s->jlo; j <= s->jhi; j++)
+    for (long long i = r->i0; i <= r->i1; i++)
+        for (long long j = r->j0; j <= r->j1; j++)
             y[i * ld + j] = W * (x[i * ld + j] + x[i * ld + j - 1] + x[i * ld + j + 1] + x[(i + 1) * ld + j] +
                                  x[(i - 1) * ld + j]);
 }
@@ -43,7 +43,7 @@ static void sweep(const void *state, const double *x, double *y)
 static int run(struct mb_pb_inst *in)
 {
     struct mb_pb_halo2d *s = in->priv;
-    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep};
+    const struct mb_pb_stencil st = mb_pb_halo2d_stencil(s, sweep);
     return mb_pb_stencil_run(in, s, &st);
 }
 

@@ -28,6 +28,16 @@ run_np() { # NP ARGS...: a run that must pass every check
 }
 run_np 1
 run_np 2
+# the stencils' halo in flight while the interior is swept: bit for bit the
+# serial reference at 2, 4 ranks and 1x3 (tests/unit/test_polybench_halo.c)
+TH=$BIN/../tests/test_polybench_halo
+for g in 2: 4: 3:1x3; do
+  np=${g%%:*} grid=${g#*:}
+  expect 0 "test_polybench_halo at $np ranks ${grid}" -- mpirun --oversubscribe --bind-to none -np "$np" \
+    -x "MB_TEST_GRID=$grid" "$TH" && has "at $np ranks .*: 0 block\(s\) not bit for bit" "halo bit for bit at $np"
+done
+MB_FAULT_INJECT=skip-halo expect 1 "test_polybench_halo skip-halo" -- mpirun --oversubscribe --bind-to none -np 2 \
+  -x MB_FAULT_INJECT "$TH" && has "differs from the serial reference" "skip-halo caught by test_polybench_halo"
 # per-rank communication seconds per call: one per rank, a number where the
 # grid communicates (pblas: NaN, its communication is inside ScaLAPACK)
 f=$(ls -t "$T"/ok.2.*.h5 | head -1)
