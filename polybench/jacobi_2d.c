@@ -40,12 +40,7 @@ static void sweep(const void *state, const double *x, double *y, const struct mb
                                  x[(i - 1) * ld + j]);
 }
 
-static int run(struct mb_pb_inst *in)
-{
-    struct mb_pb_halo2d *s = in->priv;
-    const struct mb_pb_stencil st = mb_pb_halo2d_stencil(s, sweep);
-    return mb_pb_stencil_run(in, s, &st);
-}
+static int run(struct mb_pb_inst *in) { return mb_pb_halo2d_run(in, sweep); }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)
 {
@@ -88,10 +83,7 @@ static double bytes(const struct mb_pb_sizes *s) { return 32.0 * (double)s->d[0]
 
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
-    memset(t, 0, sizeof(*t));
-    long long side = s->d[0] / g->px > s->d[0] / g->py ? s->d[0] / g->px : s->d[0] / g->py;
-    t->halos = 2.0 * (double)(s->tsteps - 1);
-    t->halo_bytes = 8.0 * (double)side;
+    mb_pb_halo2d_traffic(s, g, 1.0, t);
 }
 
 static void fini(struct mb_pb_inst *in) { mb_pb_halo2d_fini(in); }

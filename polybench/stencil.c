@@ -137,11 +137,13 @@ int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double
     return MPI_Isend(x + ld + cl * d, 1, s->jface, s->east, 2, c, &rq[7]);
 }
 
-struct mb_pb_stencil mb_pb_halo2d_stencil(struct mb_pb_halo2d *s,
-                                          void (*sweep)(const void *, const double *, double *, const struct mb_pb_rect *))
+int mb_pb_halo2d_run(struct mb_pb_inst *in,
+                     void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r))
 {
-    return (struct mb_pb_stencil){.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep,
-                                  .upd = {s->ilo, s->ihi, s->jlo, s->jhi}, .rl = s->rl, .cl = s->cl};
+    const struct mb_pb_halo2d *s = in->priv;
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep,
+                                     .upd = {s->ilo, s->ihi, s->jlo, s->jhi}, .rl = s->rl, .cl = s->cl};
+    return mb_pb_stencil_run(in, s, &st);
 }
 
 void mb_pb_halo2d_fini(struct mb_pb_inst *in)
@@ -152,4 +154,13 @@ void mb_pb_halo2d_fini(struct mb_pb_inst *in)
     if (s->jface != MPI_DATATYPE_NULL)
         MPI_Type_free(&s->jface);
     free(s->a), free(s->b), free(s);
+}
+
+void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, double depth,
+                          struct mb_pb_traffic *t)
+{
+    memset(t, 0, sizeof(*t));
+    long long side = s->d[0] / g->px > s->d[0] / g->py ? s->d[0] / g->px : s->d[0] / g->py;
+    t->halos = 2.0 * (double)(s->tsteps - 1);
+    t->halo_bytes = 8.0 * (double)side * depth;
 }

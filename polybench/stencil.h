@@ -55,9 +55,14 @@ int mb_pb_halo2d_init(struct mb_pb_inst *in, long long depth);
 void mb_pb_halo2d_clear(struct mb_pb_halo2d *h);
 /* starts exchanging x's ghost frame: 8 requests (i faces contiguous, j faces as jface) */
 int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x, MPI_Request *rq, int *n);
-/* the stencil of a halo2d block (jacobi_2d, heat_3d): columns in units of depth */
-struct mb_pb_stencil mb_pb_halo2d_stencil(struct mb_pb_halo2d *s,
-                                          void (*sweep)(const void *, const double *, double *, const struct mb_pb_rect *));
+/* the time loop on in's halo2d block (jacobi_2d, heat_3d) with its sweep
+ * (r's columns in units of depth, state the struct mb_pb_halo2d) */
+int mb_pb_halo2d_run(struct mb_pb_inst *in,
+                     void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r));
 void mb_pb_halo2d_fini(struct mb_pb_inst *in);
+/* the model's traffic of N x N (x depth) halo2d blocks (s->d[0] = N): two
+ * exchanges a step, the largest face 8 * max(N/Px, N/Py) * depth bytes */
+void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, double depth,
+                          struct mb_pb_traffic *t);
 
 #endif
