@@ -39,7 +39,7 @@ static const struct mb_opt pb_opts[] = {
     {"preset", 0, MB_OPT_CHOICE, &opt.preset, "S", "S|M|L|paper", 0, 0,
      "--mode shared: NPBench's bench_info sizes", "P"},
     {"variant", 0, MB_OPT_LIST, &opt.variants, "all", nm.variant_choices, 0, 0,
-     "variants to run: summa (SUMMA through the registry) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
+     "variants to run: summa (SUMMA, broadcasts as --summa-bcast says) or pblas (ScaLAPACK pdgemm) for gemm, k2mm, k3mm; "
      "allreduce (registry reductions) or pblas (pdgemv) for atax, bicg, gemver, gesummv, mvt; the others have one "
      "each (all: pblas only when built with ScaLAPACK); --mode shared: naive (NumPy's temporaries materialised) "
      "and/or fused (all: both)", "LIST"},
