@@ -44,24 +44,19 @@ static inline double update(const double *x, long long e, long long id, long lon
            C * (x[e + 1] - 2.0 * x[e] + x[e - 1]) + x[e];
 }
 
-static void sweep(const void *state, const double *x, double *y)
+static void sweep(const void *state, const double *x, double *y, const struct mb_pb_rect *r)
 {
     const struct mb_pb_halo2d *s = state;
     long long ld = s->ld, n = s->n;
-    for (long long i = s->ilo; i <= s->ihi; i++)
-        for (long long j = s->jlo; j <= s->jhi; j++)
+    for (long long i = r->i0; i <= r->i1; i++)
+        for (long long j = r->j0; j <= r->j1; j++)
             for (long long k = 1; k < n - 1; k++) {
                 long long e = i * ld + j * n + k;
                 y[e] = update(x, e, ld, n);
             }
 }
 
-static int run(struct mb_pb_inst *in)
-{
-    struct mb_pb_halo2d *s = in->priv;
-    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep};
-    return mb_pb_stencil_run(in, s, &st);
-}
+static int run(struct mb_pb_inst *in) { return mb_pb_halo2d_run(in, sweep); }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)
 {
@@ -111,10 +106,7 @@ static double bytes(const struct mb_pb_sizes *s)
 
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
-    memset(t, 0, sizeof(*t));
-    long long side = s->d[0] / g->px > s->d[0] / g->py ? s->d[0] / g->px : s->d[0] / g->py;
-    t->halos = 2.0 * (double)(s->tsteps - 1);
-    t->halo_bytes = 8.0 * (double)side * (double)s->d[0];
+    mb_pb_halo2d_traffic(s, g, (double)s->d[0], t);
 }
 
 static void fini(struct mb_pb_inst *in) { mb_pb_halo2d_fini(in); }

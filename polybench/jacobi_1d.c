@@ -65,28 +65,29 @@ static void reset(struct mb_pb_inst *in)
     }
 }
 
-static int halo(const struct mb_pb_inst *in, const void *state, double *x)
+static int halo(const struct mb_pb_inst *in, const void *state, double *x, MPI_Request *rq, int *n)
 {
     const struct j1 *s = state;
-    MPI_Request rq[4];
+    *n = 4;
     MPI_Irecv(x, 1, MPI_DOUBLE, s->left, 0, in->g->line, &rq[0]);
     MPI_Irecv(x + s->nl + 1, 1, MPI_DOUBLE, s->right, 1, in->g->line, &rq[1]);
     MPI_Isend(x + 1, 1, MPI_DOUBLE, s->left, 1, in->g->line, &rq[2]);
-    MPI_Isend(x + s->nl, 1, MPI_DOUBLE, s->right, 0, in->g->line, &rq[3]);
-    return MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
+    return MPI_Isend(x + s->nl, 1, MPI_DOUBLE, s->right, 0, in->g->line, &rq[3]);
 }
 
-static void sweep(const void *state, const double *x, double *y)
+/* cells r->j0..r->j1 (one row: i unused) */
+static void sweep(const void *state, const double *x, double *y, const struct mb_pb_rect *r)
 {
-    const struct j1 *s = state;
-    for (long long i = s->lo; i <= s->hi; i++)
+    (void)state;
+    for (long long i = r->j0; i <= r->j1; i++)
         y[i] = W * (x[i - 1] + x[i] + x[i + 1]);
 }
 
 static int run(struct mb_pb_inst *in)
 {
     struct j1 *s = in->priv;
-    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = halo, .sweep = sweep};
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = halo, .sweep = sweep,
+                                     .upd = {0, 0, s->lo, s->hi}, .rl = 0, .cl = s->nl};
     return mb_pb_stencil_run(in, s, &st);
 }
 

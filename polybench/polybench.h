@@ -41,6 +41,10 @@ struct mb_pb_grid {
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
     const struct mb_coll_algo *bcast_algo, *allreduce_algo;
+    /* SUMMA's broadcasts: 0 blocking through the registry (bcast_algo), 1
+     * the next panel's as MPI_Ibcast on row/col while the current panel's
+     * dgemm runs (summa.c; set by the program after mb_pb_grid_create) */
+    int summa_overlap;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
 
@@ -86,10 +90,17 @@ struct mb_pb_sizes {
 /* DaCe's adjust_size: size * f(P), rounded up to a multiple of divisor
  * (ceil(size * f(P) / divisor) * divisor). */
 long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long divisor);
-/* Measures the model's rates with every rank of comm at once: the slowest
- * rank's best of three timed 384^3 dgemm (FLOP/s) and 32 MiB memcpy
- * (bytes read + written per second), after a warm-up. Collective. */
+/* Measures the model's rates with every rank of comm at once, as the
+ * kernels will run them: the dgemm rate (FLOP/s) from 5 calibration
+ * passes (after a warm-up) in which every rank multiplies 384^3 products
+ * from one barrier for 40 ms, counting the products that end inside the
+ * window (all ranks busy), the median pass of each rank, then the slowest
+ * rank's; the memcpy rate (bytes read + written per second) from the
+ * slowest rank's best of three 32 MiB copies. Collective. */
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s);
+/* The median of work[i] / secs[i] over the passes with work and seconds
+ * both > 0 (at most 64 passes; NaN when none). */
+double mb_pb_median_rate(const double *work, const double *secs, int n);
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);

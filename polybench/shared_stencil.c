@@ -9,6 +9,16 @@
 /* d[0] is TSTEPS, d[1] the side */
 static size_t j2_len(const long long *d, int i) { (void)i; return (size_t)(d[1] * d[1]); }
 
+/* naive's time loop: TSTEPS - 1 times, B from A, then A from B (a[0] A,
+ * a[1] B; the side d[1]; in->ws the temporaries) */
+static void naive_steps(struct mb_pbs_inst *in, void (*sweep)(double *dst, double *src, long n, double **t))
+{
+    for (long long t = 1; t < in->d[0]; t++) {
+        sweep(in->a[1], in->a[0], in->d[1], in->ws);
+        sweep(in->a[0], in->a[1], in->d[1], in->ws);
+    }
+}
+
 /* ---- jacobi_1d: B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:]), then A from B */
 static size_t j1_len(const long long *d, int i) { (void)i; return (size_t)d[1]; }
 
@@ -29,13 +39,7 @@ static void j1_naive_sweep(double *dst, double *src, long n, double **t)
     pbs_ew(PBS_COPY, pbs_v1(dst + 1, m, 1), t0, t0, 0);
 }
 
-static void j1_naive(struct mb_pbs_inst *in)
-{
-    for (long long t = 1; t < in->d[0]; t++) {
-        j1_naive_sweep(in->a[1], in->a[0], in->d[1], in->ws);
-        j1_naive_sweep(in->a[0], in->a[1], in->d[1], in->ws);
-    }
-}
+static void j1_naive(struct mb_pbs_inst *in) { naive_steps(in, j1_naive_sweep); }
 
 static void j1_fused(struct mb_pbs_inst *in)
 {
@@ -107,13 +111,7 @@ static void j2_naive_sweep(double *dst, double *src, long n, double **t)
     pbs_ew(PBS_COPY, j2_at(dst, n, 0, 0), t0, t0, 0);
 }
 
-static void j2_naive(struct mb_pbs_inst *in)
-{
-    for (long long t = 1; t < in->d[0]; t++) {
-        j2_naive_sweep(in->a[1], in->a[0], in->d[1], in->ws);
-        j2_naive_sweep(in->a[0], in->a[1], in->d[1], in->ws);
-    }
-}
+static void j2_naive(struct mb_pbs_inst *in) { naive_steps(in, j2_naive_sweep); }
 
 #define J2(S, i, j)                                                                                                   \
     (0.2 * (S[(i) * n + (j)] + S[(i) * n + (j) - 1] + S[(i) * n + (j) + 1] + S[((i) + 1) * n + (j)] +                \
@@ -204,13 +202,7 @@ static void h3_naive_sweep(double *dst, double *src, long n, double **t)
     pbs_ew(PBS_COPY, h3_at(dst, n, 0, 0, 0), a, a, 0);
 }
 
-static void h3_naive(struct mb_pbs_inst *in)
-{
-    for (long long t = 1; t < in->d[0]; t++) {
-        h3_naive_sweep(in->a[1], in->a[0], in->d[1], in->ws);
-        h3_naive_sweep(in->a[0], in->a[1], in->d[1], in->ws);
-    }
-}
+static void h3_naive(struct mb_pbs_inst *in) { naive_steps(in, h3_naive_sweep); }
 
 #define H3(S, x)                                                                                                      \
     (0.125 * (S[(x) + nn] - 2.0 * S[x] + S[(x) - nn]) + 0.125 * (S[(x) + n] - 2.0 * S[x] + S[(x) - n]) +            \

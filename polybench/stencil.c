@@ -6,27 +6,67 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* one exchange, its time counted as communication (mb_pb_comm_seconds) */
-static int exchange(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st, double *x)
+static long long max_ll(long long a, long long b) { return a > b ? a : b; }
+static long long min_ll(long long a, long long b) { return a < b ? a : b; }
+
+void mb_pb_stencil_split(const struct mb_pb_rect *upd, long long rl, long long cl, struct mb_pb_rect part[5])
 {
-    if (in->skip_halo)
-        return MPI_SUCCESS;
-    double t0 = MPI_Wtime();
-    int rc = st->halo(in, state, x);
-    mb_pb_comm_add(MPI_Wtime() - t0);
+    const struct mb_pb_rect none = {1, 0, 1, 0};
+    for (int p = 0; p < 5; p++)
+        part[p] = none;
+    long long ia = rl ? max_ll(upd->i0, 2) : upd->i0, ib = rl ? min_ll(upd->i1, rl - 1) : upd->i1;
+    long long ja = max_ll(upd->j0, 2), jb = min_ll(upd->j1, cl - 1);
+    if (ia > ib || ja > jb) { /* no interior: all of it is edge */
+        part[1] = *upd;
+        return;
+    }
+    part[0] = (struct mb_pb_rect){ia, ib, ja, jb};
+    part[1] = (struct mb_pb_rect){upd->i0, ia - 1, upd->j0, upd->j1}; /* rows above */
+    part[2] = (struct mb_pb_rect){ib + 1, upd->i1, upd->j0, upd->j1}; /* rows below */
+    part[3] = (struct mb_pb_rect){ia, ib, upd->j0, ja - 1};           /* left of the interior */
+    part[4] = (struct mb_pb_rect){ia, ib, jb + 1, upd->j1};           /* right of it */
+}
+
+static int empty(const struct mb_pb_rect *r) { return r->i0 > r->i1 || r->j0 > r->j1; }
+
+/* x -> y: the exchange of x's ghosts in flight while the interior is
+ * swept, then the edge cells (exchange time counted as communication,
+ * mb_pb_comm_seconds; skip_halo: no exchange) */
+static int step(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st,
+                const struct mb_pb_rect part[5], double *x, double *y)
+{
+    MPI_Request rq[8];
+    int n = 0, rc = MPI_SUCCESS;
+    if (!in->skip_halo) {
+        double t0 = MPI_Wtime();
+        rc = st->halo(in, state, x, rq, &n);
+        mb_pb_comm_add(MPI_Wtime() - t0);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (!empty(&part[0]))
+        st->sweep(state, x, y, &part[0]);
+    if (n) {
+        double t0 = MPI_Wtime();
+        rc = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+        mb_pb_comm_add(MPI_Wtime() - t0);
+    }
+    for (int p = 1; p < 5; p++)
+        if (!empty(&part[p]))
+            st->sweep(state, x, y, &part[p]);
     return rc;
 }
 
 int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st)
 {
+    struct mb_pb_rect part[5];
+    mb_pb_stencil_split(&st->upd, st->rl, st->cl, part);
     for (long long t = 1; t < in->s.tsteps; t++) {
-        int rc = exchange(in, state, st, st->a);
+        int rc = step(in, state, st, part, st->a, st->b);
+        if (rc == MPI_SUCCESS)
+            rc = step(in, state, st, part, st->b, st->a);
         if (rc != MPI_SUCCESS)
             return rc;
-        st->sweep(state, st->a, st->b);
-        if ((rc = exchange(in, state, st, st->b)) != MPI_SUCCESS)
-            return rc;
-        st->sweep(state, st->b, st->a);
     }
     return MPI_SUCCESS;
 }
@@ -80,13 +120,13 @@ void mb_pb_halo2d_clear(struct mb_pb_halo2d *h)
     memset(h->b, 0, cells * sizeof(double));
 }
 
-int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x)
+int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x, MPI_Request *rq, int *n)
 {
     const struct mb_pb_halo2d *s = state;
     MPI_Comm c = in->g->cart;
     long long ld = s->ld, d = s->depth, rl = s->rl, cl = s->cl;
     int face = (int)(cl * d);
-    MPI_Request rq[8];
+    *n = 8;
     MPI_Irecv(x + d, face, MPI_DOUBLE, s->north, 0, c, &rq[0]);
     MPI_Irecv(x + (rl + 1) * ld + d, face, MPI_DOUBLE, s->south, 1, c, &rq[1]);
     MPI_Irecv(x + ld, 1, s->jface, s->west, 2, c, &rq[2]);
@@ -94,8 +134,16 @@ int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double
     MPI_Isend(x + ld + d, face, MPI_DOUBLE, s->north, 1, c, &rq[4]);
     MPI_Isend(x + rl * ld + d, face, MPI_DOUBLE, s->south, 0, c, &rq[5]);
     MPI_Isend(x + ld + d, 1, s->jface, s->west, 3, c, &rq[6]);
-    MPI_Isend(x + ld + cl * d, 1, s->jface, s->east, 2, c, &rq[7]);
-    return MPI_Waitall(8, rq, MPI_STATUSES_IGNORE);
+    return MPI_Isend(x + ld + cl * d, 1, s->jface, s->east, 2, c, &rq[7]);
+}
+
+int mb_pb_halo2d_run(struct mb_pb_inst *in,
+                     void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r))
+{
+    const struct mb_pb_halo2d *s = in->priv;
+    const struct mb_pb_stencil st = {.a = s->a, .b = s->b, .halo = mb_pb_halo2d_exchange, .sweep = sweep,
+                                     .upd = {s->ilo, s->ihi, s->jlo, s->jhi}, .rl = s->rl, .cl = s->cl};
+    return mb_pb_stencil_run(in, s, &st);
 }
 
 void mb_pb_halo2d_fini(struct mb_pb_inst *in)
@@ -106,4 +154,13 @@ void mb_pb_halo2d_fini(struct mb_pb_inst *in)
     if (s->jface != MPI_DATATYPE_NULL)
         MPI_Type_free(&s->jface);
     free(s->a), free(s->b), free(s);
+}
+
+void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, double depth,
+                          struct mb_pb_traffic *t)
+{
+    memset(t, 0, sizeof(*t));
+    long long side = s->d[0] / g->px > s->d[0] / g->py ? s->d[0] / g->px : s->d[0] / g->py;
+    t->halos = 2.0 * (double)(s->tsteps - 1);
+    t->halo_bytes = 8.0 * (double)side * depth;
 }

@@ -1,19 +1,39 @@
-/* What jacobi_1d and jacobi_2d share: DaCe's time loop (TSTEPS - 1 steps;
- * each exchanges A's halo, sweeps A into B, exchanges B's, sweeps B into
- * A). Internal to polybench/. */
+/* What jacobi_1d, jacobi_2d and heat_3d share: DaCe's time loop (TSTEPS -
+ * 1 steps; each exchanges A's halo, sweeps A into B, exchanges B's, sweeps
+ * B into A), with each exchange in flight while the cells that read no
+ * ghost are swept: start the exchange, sweep the interior, wait, sweep the
+ * edge cells. Every cell is computed by the same expression from the same
+ * inputs as a sweep after the exchange: the same result bit for bit.
+ * Internal to polybench/. */
 #ifndef MB_PB_STENCIL_H
 #define MB_PB_STENCIL_H
 
 #include "polybench.h"
 
+/* Cells i0..i1 x j0..j1 of a block (inclusive; empty when i0 > i1 or j0 > j1). */
+struct mb_pb_rect {
+    long long i0, i1, j0, j1;
+};
+
 struct mb_pb_stencil {
     double *a, *b;
-    /* exchange x's ghosts (nothing when in->skip_halo): MPI_SUCCESS or an error */
-    int (*halo)(const struct mb_pb_inst *in, const void *state, double *x);
-    void (*sweep)(const void *state, const double *x, double *y);
+    /* start exchanging x's ghosts: its requests (at most 8) into rq, how
+     * many into *n; MPI_SUCCESS or an error */
+    int (*halo)(const struct mb_pb_inst *in, const void *state, double *x, MPI_Request *rq, int *n);
+    /* y = one step of x on the cells of r */
+    void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r);
+    /* the cells each sweep updates, and the block's rows and columns
+     * (ghosts at 0 and rl + 1, 0 and cl + 1; rl 0: no ghost rows, 1-D) */
+    struct mb_pb_rect upd;
+    long long rl, cl;
 };
 
 int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st);
+
+/* Splits upd into part[0], the cells whose stencil reads no ghost (rows
+ * 2..rl-1, columns 2..cl-1; every row when rl is 0), and part[1..4], the
+ * rest: every cell of upd in exactly one part, each part possibly empty. */
+void mb_pb_stencil_split(const struct mb_pb_rect *upd, long long rl, long long cl, struct mb_pb_rect part[5]);
 
 /* jacobi_2d's and heat_3d's arrays: N x N (x depth) split N/Px x N/Py over
  * the grid (i, j; the depth whole), each block with a ghost frame: (rl + 2)
@@ -33,8 +53,16 @@ int mb_pb_halo2d_divides(const char *kernel, const struct mb_pb_sizes *s, int px
 int mb_pb_halo2d_init(struct mb_pb_inst *in, long long depth);
 /* zeroes both arrays (ghosts included) */
 void mb_pb_halo2d_clear(struct mb_pb_halo2d *h);
-/* exchanges x's ghost frame: 8 requests (i faces contiguous, j faces as jface) */
-int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x);
+/* starts exchanging x's ghost frame: 8 requests (i faces contiguous, j faces as jface) */
+int mb_pb_halo2d_exchange(const struct mb_pb_inst *in, const void *state, double *x, MPI_Request *rq, int *n);
+/* the time loop on in's halo2d block (jacobi_2d, heat_3d) with its sweep
+ * (r's columns in units of depth, state the struct mb_pb_halo2d) */
+int mb_pb_halo2d_run(struct mb_pb_inst *in,
+                     void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r));
 void mb_pb_halo2d_fini(struct mb_pb_inst *in);
+/* the model's traffic of N x N (x depth) halo2d blocks (s->d[0] = N): two
+ * exchanges a step, the largest face 8 * max(N/Px, N/Py) * depth bytes */
+void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, double depth,
+                          struct mb_pb_traffic *t);
 
 #endif

@@ -16,26 +16,35 @@ int mb_pb_summa_init(struct mb_pb_summa *su, const struct mb_pb_grid *g, long lo
     long long w = max_k / mb_pb_lcm(g->px, g->py);
     su->acap = (size_t)(max_m / g->px * w);
     su->bcap = (size_t)(w * (max_n / g->py));
-    su->apanel = mb_pb_buf(g, MB_PB_ROW, su->acap);
-    su->bpanel = mb_pb_buf(g, MB_PB_COL, su->bcap);
+    int bufs = g->summa_overlap ? 2 : 1; /* overlap: panel t + 1 arrives while panel t multiplies */
+    su->apanel = mb_pb_buf(g, MB_PB_ROW, su->acap * (size_t)bufs);
+    su->bpanel = mb_pb_buf(g, MB_PB_COL, su->bcap * (size_t)bufs);
     return su->apanel && su->bpanel ? 0 : -1;
 }
 
-int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
-                double alpha, const double *a, const double *b, double beta, double *c)
+/* Panel t of A (k0 = t w) into ap where this rank's grid column holds it,
+ * of B into bp where its grid row does; the roots of their broadcasts. */
+static void pack(const struct mb_pb_grid *g, long long ml, long long nl, long long kx, long long ky, long long w,
+                 long long t, const double *a, const double *b, double *ap, double *bp, int *acol, int *brow)
 {
-    if (su->pblas)
-        return mb_pb_pdgemm(su, g, m, n, k, alpha, a, b, beta, c);
+    long long k0 = t * w;
+    *acol = (int)(k0 / ky), *brow = (int)(k0 / kx);
+    if (g->cy == *acol)
+        for (long long i = 0; i < ml; i++)
+            memcpy(ap + i * w, a + i * ky + (k0 - *acol * ky), (size_t)w * sizeof(double));
+    if (g->cx == *brow)
+        memcpy(bp, b + (k0 - *brow * kx) * nl, (size_t)(w * nl) * sizeof(double));
+}
+
+/* The blocking form: each panel broadcast through the registry, then multiplied. */
+static int summa_blocking(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
+                          double alpha, const double *a, const double *b, double beta, double *c)
+{
     long long ml = m / g->px, nl = n / g->py, kx = k / g->px, ky = k / g->py;
     long long panels = mb_pb_lcm(g->px, g->py), w = k / panels;
     for (long long t = 0; t < panels; t++) {
-        long long k0 = t * w;
-        int acol = (int)(k0 / ky), brow = (int)(k0 / kx);
-        if (g->cy == acol)
-            for (long long i = 0; i < ml; i++)
-                memcpy(su->apanel + i * w, a + i * ky + (k0 - acol * ky), (size_t)w * sizeof(double));
-        if (g->cx == brow)
-            memcpy(su->bpanel, b + (k0 - brow * kx) * nl, (size_t)(w * nl) * sizeof(double));
+        int acol, brow;
+        pack(g, ml, nl, kx, ky, w, t, a, b, su->apanel, su->bpanel, &acol, &brow);
         int rc = mb_pb_bcast(g, MB_PB_ROW, su->apanel, (size_t)(ml * w), acol);
         if (rc == MPI_SUCCESS)
             rc = mb_pb_bcast(g, MB_PB_COL, su->bpanel, (size_t)(w * nl), brow);
@@ -45,6 +54,84 @@ int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m,
                     su->bpanel, (int)nl, t == 0 ? beta : 1.0, c, (int)nl);
     }
     return MPI_SUCCESS;
+}
+
+/* Starts panel t's two broadcasts (MPI_Ibcast on the row and column
+ * communicators; a one-rank axis has nothing to move: MPI_REQUEST_NULL). */
+static int start_panel(const struct mb_pb_grid *g, long long ml, long long nl, long long w, double *ap, double *bp,
+                       int acol, int brow, MPI_Request rq[2])
+{
+    double t0 = MPI_Wtime();
+    int rc = MPI_SUCCESS;
+    rq[0] = rq[1] = MPI_REQUEST_NULL;
+    if (g->py > 1)
+        rc = MPI_Ibcast(ap, (int)(ml * w), MPI_DOUBLE, acol, g->row, &rq[0]);
+    if (rc == MPI_SUCCESS && g->px > 1)
+        rc = MPI_Ibcast(bp, (int)(w * nl), MPI_DOUBLE, brow, g->col, &rq[1]);
+    mb_pb_comm_add(MPI_Wtime() - t0);
+    return rc;
+}
+
+static int wait_panel(MPI_Request rq[2])
+{
+    double t0 = MPI_Wtime();
+    int rc = MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+    mb_pb_comm_add(MPI_Wtime() - t0);
+    return rc;
+}
+
+/* Rows of C per dgemm slice while a broadcast is in flight: this Open MPI
+ * has no asynchronous progress, so the next panel moves only inside MPI
+ * calls; an MPI_Testall between slices lets it move during the product. */
+#define SLICES 4
+
+/* The overlapped form: panel t + 1's broadcasts fly (MPI_Ibcast, Open
+ * MPI's own algorithm, not the registry's) while panel t is multiplied,
+ * in slices of C's rows with MPI_Testall between them. */
+static int summa_overlap(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
+                         double alpha, const double *a, const double *b, double beta, double *c)
+{
+    long long ml = m / g->px, nl = n / g->py, kx = k / g->px, ky = k / g->py;
+    long long panels = mb_pb_lcm(g->px, g->py), w = k / panels;
+    double *ap[2] = {su->apanel, su->apanel + su->acap}, *bp[2] = {su->bpanel, su->bpanel + su->bcap};
+    MPI_Request rq[2];
+    int acol, brow;
+    pack(g, ml, nl, kx, ky, w, 0, a, b, ap[0], bp[0], &acol, &brow);
+    int rc = start_panel(g, ml, nl, w, ap[0], bp[0], acol, brow, rq);
+    for (long long t = 0; t < panels && rc == MPI_SUCCESS; t++) {
+        int cur = (int)(t & 1), nxt = cur ^ 1;
+        if ((rc = wait_panel(rq)) != MPI_SUCCESS)
+            break;
+        if (t + 1 < panels) {
+            pack(g, ml, nl, kx, ky, w, t + 1, a, b, ap[nxt], bp[nxt], &acol, &brow);
+            if ((rc = start_panel(g, ml, nl, w, ap[nxt], bp[nxt], acol, brow, rq)) != MPI_SUCCESS)
+                break;
+        }
+        long long rows = (ml + SLICES - 1) / SLICES;
+        for (long long i0 = 0; i0 < ml; i0 += rows) {
+            long long r = ml - i0 < rows ? ml - i0 : rows;
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)r, (int)nl, (int)w, alpha, ap[cur] + i0 * w,
+                        (int)w, bp[cur], (int)nl, t == 0 ? beta : 1.0, c + i0 * nl, (int)nl);
+            if (t + 1 < panels) {
+                int done;
+                double t0 = MPI_Wtime();
+                rc = MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
+                mb_pb_comm_add(MPI_Wtime() - t0);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+            }
+        }
+    }
+    return rc;
+}
+
+int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
+                double alpha, const double *a, const double *b, double beta, double *c)
+{
+    if (su->pblas)
+        return mb_pb_pdgemm(su, g, m, n, k, alpha, a, b, beta, c);
+    return g->summa_overlap ? summa_overlap(su, g, m, n, k, alpha, a, b, beta, c)
+                            : summa_blocking(su, g, m, n, k, alpha, a, b, beta, c);
 }
 
 int mb_pb_summa_divides(long long m, long long n, long long k, int px, int py)

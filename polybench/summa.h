@@ -3,8 +3,12 @@
  * with DaCe's blocks: A m/Px x k/Py, B k/Px x n/Py, C m/Px x n/Py (so a
  * product's C is laid out as the next product's A). k is cut into
  * lcm(Px, Py) panels: A's panel is broadcast along the grid row from the
- * column holding it, B's along the grid column from the row holding it
- * (through the registry), then dgemm. */
+ * column holding it, B's along the grid column from the row holding it,
+ * then dgemm: blocking, through the registry; or, with g->summa_overlap,
+ * panel t + 1's broadcasts as MPI_Ibcast on the row and column
+ * communicators (Open MPI's algorithm) in flight during panel t's dgemm
+ * (double panels; the dgemm in row slices with MPI_Testall between, as
+ * this Open MPI progresses only inside MPI calls). */
 #ifndef MB_PB_SUMMA_H
 #define MB_PB_SUMMA_H
 

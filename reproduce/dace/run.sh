@@ -13,7 +13,7 @@
 #                     jacobi_1d stays near 30 ms even there), P = 1, 2 only (4 oversubscribes this host)
 #     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
 #                     take hours; tiny and small validate every call)
-#     --with-dace     a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
+#     --with-dace     (or MB_WITH_DACE=1, which make reproduce passes on) a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
 #                     numpy 1.26.4, networkx<3.6 and mpi4py compiled against the system Open MPI with
 #                     pip --no-binary mpi4py; made when absent, reused when present): DaCe's distributed
 #                     kernels (reproduce/dace/distr: gemm, k2mm, k3mm, atax, bicg, gemver, gesummv, mvt,
@@ -31,7 +31,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=tiny slurm=0 vcluster=0 out="" with_dace=0
+scale=tiny slurm=0 vcluster=0 out="" with_dace=${MB_WITH_DACE:-0}   # MB_WITH_DACE=1: as --with-dace (make reproduce)
+case $with_dace in 0 | 1) ;; *) echo "run.sh: MB_WITH_DACE must be 0 or 1, not '$with_dace'" >&2; exit 2 ;; esac
 rest=()
 for a in "$@"; do
   if [ "$a" = --with-dace ]; then with_dace=1; else rest+=("$a"); fi

@@ -2,7 +2,8 @@
 # mb-polybench: every kernel matches its serial double reference at DaCe's
 # validation sizes (--scale-down 100) at P = 1, 2, 4, 8 (oversubscribed) and
 # on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm
-# and binomial,rd (whose P=2 model is a number, mpi's NaN); the sizes reach
+# and binomial,rd (whose P=2 model is a number, mpi's NaN); SUMMA with its
+# overlapped MPI_Ibcast panels (the default) and --summa-bcast registry; the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
@@ -29,6 +30,16 @@ run_np() { # NP ARGS...: a run that must pass every check
 }
 run_np 1
 run_np 2
+# the stencils' halo in flight while the interior is swept: bit for bit the
+# serial reference at 2, 4 ranks and 1x3 (tests/unit/test_polybench_halo.c)
+TH=$BIN/../tests/test_polybench_halo
+for g in 2: 4: 3:1x3; do
+  np=${g%%:*} grid=${g#*:}
+  expect 0 "test_polybench_halo at $np ranks ${grid}" -- mpirun --oversubscribe --bind-to none -np "$np" \
+    -x "MB_TEST_GRID=$grid" "$TH" && has "at $np ranks .*: 0 block\(s\) not bit for bit" "halo bit for bit at $np"
+done
+MB_FAULT_INJECT=skip-halo expect 1 "test_polybench_halo skip-halo" -- mpirun --oversubscribe --bind-to none -np 2 \
+  -x MB_FAULT_INJECT "$TH" && has "differs from the serial reference" "skip-halo caught by test_polybench_halo"
 # per-rank communication seconds per call: one per rank, a number where the
 # grid communicates (pblas: NaN, its communication is inside ScaLAPACK)
 f=$(ls -t "$T"/ok.2.*.h5 | head -1)
@@ -45,7 +56,8 @@ run_np 8
 run_np 3 --grid 1x3
 run_np 5 --grid 1x5
 run_np 3 --grid 3x1
-run_np 4 --algo shm   # registered (node-shared) buffers on the row and column contexts
+run_np 4 --algo shm --summa-bcast registry  # registered (node-shared) buffers on the row and column contexts; SUMMA's blocking registry broadcasts
+run_np 3 --grid 1x3 --summa-bcast registry  # three panels, each broadcast through the registry
 # --algo NAME,NAME: the binomial broadcast and the recursive-doubling allreduce
 # (both modelled): the P=2 model's communication term is a number where
 # Open MPI's own (mpi, the default) is NaN; profile given, not the host's
@@ -76,6 +88,8 @@ if [ "$PBLAS" = 1 ]; then
   done
 fi
 # a different seed may hit another rank: still caught
+MB_FAULT_INJECT=corrupt expect 1 "corrupt k3mm registry" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --kernel k3mm \
+  --variant summa --summa-bcast registry --seed 11 -o "$T/cr.h5" && has "check failed: k3mm/summa/P2: rank [01]" "corrupt k3mm registry"
 MB_FAULT_INJECT=corrupt expect 1 "corrupt gemm seed 5" -- timeout 300 mpirun --oversubscribe --bind-to none -np 2 "$PB" "${V[@]}" --kernel gemm --seed 5 \
   -o "$T/c5.h5" && has "check failed: gemm/summa/P2: rank [01]" "corrupt gemm seed 5"
 

@@ -1,7 +1,7 @@
 # reproduce/dace/distr: DaCe's distributed gemm, k2mm and k3mm
 # (dace.distr.MatMult on ScaLAPACK), atax (a matrix-vector kernel on
-# dace.distr.MatMult's pdgemv) and jacobi_2d (a stencil, halos on
-# dace.comm.Isend/Irecv) at P = 1 and 2, DaCe's validation sizes: each call
+# dace.distr.MatMult's pdgemv), jacobi_2d and heat_3d (stencils, halos on
+# dace.comm.Isend/Irecv; heat_3d's step a nested program) at P = 1 and 2, DaCe's validation sizes: each call
 # checked on every rank, 10 rows per kernel in DaCe's CSV schema at the
 # sizes mb-polybench runs at that P, the program compiled at P = 1 reused at
 # P = 2, and a corrupted element fails naming kernel, rank and index (gemm,
@@ -15,7 +15,7 @@ if ! [ -x "$dpy" ] || ! "$dpy" -c 'import dace, mpi4py' >/dev/null 2>&1; then
 fi
 R=reproduce/dace/distr/runner.py
 c=$T/cache o=$T/o
-ks="gemm k2mm k3mm atax jacobi_2d"
+ks="gemm k2mm k3mm atax jacobi_2d heat_3d"
 for p in 1 2; do
   expect 0 "runner at P=$p" -- timeout 900 mpirun -np $p --oversubscribe --bind-to none \
     -x DACE_default_build_folder="$c" "$dpy" $R --scale-down 100 --out "$o" --cache "$c" --kernels "${ks// /,}" || continue

@@ -225,5 +225,15 @@ int main(void)
     EXPECT(mb_pb_adjust(24000, MB_PB_LINEAR, 3, 3) == 72000);
     EXPECT(mb_pb_adjust(10, MB_PB_SQRT, 2, 1) == 15); /* 14.14 rounds up */
     EXPECT(mb_pb_find("nosuch") == NULL);
+    /* the model's dgemm rate: the median of work / seconds over the
+     * calibration passes; passes without work or time are left out */
+    {
+        const double w[5] = {8, 9, 10, 0, 30}, t[5] = {1, 1, 2, 1, 3};
+        EXPECT_NEAR(mb_pb_median_rate(w, t, 5), 8.5, 1e-12); /* 8, 9, 5, 10: (8 + 9) / 2 */
+        EXPECT_NEAR(mb_pb_median_rate(w, t, 3), 8, 1e-12);   /* 8, 9, 5 */
+        const double t0[2] = {0, -1};
+        EXPECT(isnan(mb_pb_median_rate(w, t0, 2)));
+        EXPECT(isnan(mb_pb_median_rate(w, t, 0)));
+    }
     return TEST_EXIT();
 }

@@ -15,7 +15,8 @@ Written from the polybench definitions; imported only where dace imports.
   ghost cell, row, column or plane per side, MPI_PROC_NULL beyond the edges
   (symbols nn, ns, nw, ne), the global boundary kept by offsets (noff, soff,
   woff, eoff); heat_3d splits i over Px and j over Py, k whole, as ours, its
-  planes packed into 1-D buffers (DaCe 1.0.2's Irecv takes no 2-D slice).
+  planes packed into 1-D buffers (DaCe 1.0.2's Irecv takes no 2-D slice),
+  one step (exchange, then the sweep) a nested program called A -> B, B -> A.
 
 Each entry of KERNELS: the program, DaCe's base sizes and size rule (as
 polybench/<kernel>.c's row), and make(): one rank's arguments from the global
@@ -206,7 +207,40 @@ def jacobi_2d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2], B: f64[LMx + 2, LNy + 
 
 # heat_3d: i over Px, j over Py, k whole (as ours). DaCe 1.0.2's Isend/Irecv take 1-D buffers only
 # ("Dimensionality of access not supported"), so each halo plane is packed into a 1-D buffer by a map,
-# exchanged, and unpacked into the ghost plane; the sweep is a map over the interior
+# exchanged, and unpacked into the ghost plane; the sweep is a map over the interior. One step, X's
+# exchange then Y from X, is a nested program called A -> B and B -> A (the exchange written once);
+# the neighbours and offsets, symbols its arrays' shapes do not carry, are passed by name.
+@dc.program
+def _heat_3d_step(X: f64[LMx + 2, LNy + 2, GN], Y: f64[LMx + 2, LNy + 2, GN], sn: f64[LNy * GN],
+                  ss: f64[LNy * GN], rn: f64[LNy * GN], rs: f64[LNy * GN], sw: f64[LMx * GN], se: f64[LMx * GN],
+                  rw: f64[LMx * GN], re: f64[LMx * GN], req: MPI_Request[8]):
+    for jj, kk in dc.map[0:LNy, 0:GN]:
+        sn[jj * GN + kk] = X[1, jj + 1, kk]
+        ss[jj * GN + kk] = X[LMx, jj + 1, kk]
+    for ii, kk in dc.map[0:LMx, 0:GN]:
+        sw[ii * GN + kk] = X[ii + 1, 1, kk]
+        se[ii * GN + kk] = X[ii + 1, LNy, kk]
+    dc.comm.Irecv(rn, nn, 0, req[0])
+    dc.comm.Irecv(rs, ns, 1, req[1])
+    dc.comm.Irecv(rw, nw, 2, req[2])
+    dc.comm.Irecv(re, ne, 3, req[3])
+    dc.comm.Isend(sn, nn, 1, req[4])
+    dc.comm.Isend(ss, ns, 0, req[5])
+    dc.comm.Isend(sw, nw, 3, req[6])
+    dc.comm.Isend(se, ne, 2, req[7])
+    dc.comm.Waitall(req)
+    for jj, kk in dc.map[0:LNy, 0:GN]:
+        X[0, jj + 1, kk] = rn[jj * GN + kk]
+        X[LMx + 1, jj + 1, kk] = rs[jj * GN + kk]
+    for ii, kk in dc.map[0:LMx, 0:GN]:
+        X[ii + 1, 0, kk] = rw[ii * GN + kk]
+        X[ii + 1, LNy + 1, kk] = re[ii * GN + kk]
+    for i, j, k in dc.map[1 + noff:LMx + 1 - soff, 1 + woff:LNy + 1 - eoff, 1:GN - 1]:
+        Y[i, j, k] = (0.125 * (X[i + 1, j, k] - 2.0 * X[i, j, k] + X[i - 1, j, k])
+                      + 0.125 * (X[i, j + 1, k] - 2.0 * X[i, j, k] + X[i, j - 1, k])
+                      + 0.125 * (X[i, j, k + 1] - 2.0 * X[i, j, k] + X[i, j, k - 1]) + X[i, j, k])
+
+
 @dc.program
 def heat_3d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2, GN], B: f64[LMx + 2, LNy + 2, GN]):
     req = np.empty((8,), dtype=MPI_Request)
@@ -219,56 +253,10 @@ def heat_3d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2, GN], B: f64[LMx + 2, LNy 
     rw = np.zeros((LMx * GN,), dtype=np.float64)
     re = np.zeros((LMx * GN,), dtype=np.float64)
     for _ in range(1, TSTEPS):
-        for jj, kk in dc.map[0:LNy, 0:GN]:
-            sn[jj * GN + kk] = A[1, jj + 1, kk]
-            ss[jj * GN + kk] = A[LMx, jj + 1, kk]
-        for ii, kk in dc.map[0:LMx, 0:GN]:
-            sw[ii * GN + kk] = A[ii + 1, 1, kk]
-            se[ii * GN + kk] = A[ii + 1, LNy, kk]
-        dc.comm.Irecv(rn, nn, 0, req[0])
-        dc.comm.Irecv(rs, ns, 1, req[1])
-        dc.comm.Irecv(rw, nw, 2, req[2])
-        dc.comm.Irecv(re, ne, 3, req[3])
-        dc.comm.Isend(sn, nn, 1, req[4])
-        dc.comm.Isend(ss, ns, 0, req[5])
-        dc.comm.Isend(sw, nw, 3, req[6])
-        dc.comm.Isend(se, ne, 2, req[7])
-        dc.comm.Waitall(req)
-        for jj, kk in dc.map[0:LNy, 0:GN]:
-            A[0, jj + 1, kk] = rn[jj * GN + kk]
-            A[LMx + 1, jj + 1, kk] = rs[jj * GN + kk]
-        for ii, kk in dc.map[0:LMx, 0:GN]:
-            A[ii + 1, 0, kk] = rw[ii * GN + kk]
-            A[ii + 1, LNy + 1, kk] = re[ii * GN + kk]
-        for i, j, k in dc.map[1 + noff:LMx + 1 - soff, 1 + woff:LNy + 1 - eoff, 1:GN - 1]:
-            B[i, j, k] = (0.125 * (A[i + 1, j, k] - 2.0 * A[i, j, k] + A[i - 1, j, k])
-                          + 0.125 * (A[i, j + 1, k] - 2.0 * A[i, j, k] + A[i, j - 1, k])
-                          + 0.125 * (A[i, j, k + 1] - 2.0 * A[i, j, k] + A[i, j, k - 1]) + A[i, j, k])
-        for jj, kk in dc.map[0:LNy, 0:GN]:
-            sn[jj * GN + kk] = B[1, jj + 1, kk]
-            ss[jj * GN + kk] = B[LMx, jj + 1, kk]
-        for ii, kk in dc.map[0:LMx, 0:GN]:
-            sw[ii * GN + kk] = B[ii + 1, 1, kk]
-            se[ii * GN + kk] = B[ii + 1, LNy, kk]
-        dc.comm.Irecv(rn, nn, 0, req[0])
-        dc.comm.Irecv(rs, ns, 1, req[1])
-        dc.comm.Irecv(rw, nw, 2, req[2])
-        dc.comm.Irecv(re, ne, 3, req[3])
-        dc.comm.Isend(sn, nn, 1, req[4])
-        dc.comm.Isend(ss, ns, 0, req[5])
-        dc.comm.Isend(sw, nw, 3, req[6])
-        dc.comm.Isend(se, ne, 2, req[7])
-        dc.comm.Waitall(req)
-        for jj, kk in dc.map[0:LNy, 0:GN]:
-            B[0, jj + 1, kk] = rn[jj * GN + kk]
-            B[LMx + 1, jj + 1, kk] = rs[jj * GN + kk]
-        for ii, kk in dc.map[0:LMx, 0:GN]:
-            B[ii + 1, 0, kk] = rw[ii * GN + kk]
-            B[ii + 1, LNy + 1, kk] = re[ii * GN + kk]
-        for i, j, k in dc.map[1 + noff:LMx + 1 - soff, 1 + woff:LNy + 1 - eoff, 1:GN - 1]:
-            A[i, j, k] = (0.125 * (B[i + 1, j, k] - 2.0 * B[i, j, k] + B[i - 1, j, k])
-                          + 0.125 * (B[i, j + 1, k] - 2.0 * B[i, j, k] + B[i, j - 1, k])
-                          + 0.125 * (B[i, j, k + 1] - 2.0 * B[i, j, k] + B[i, j, k - 1]) + B[i, j, k])
+        _heat_3d_step(A, B, sn, ss, rn, rs, sw, se, rw, re, req, nn=nn, ns=ns, nw=nw, ne=ne, noff=noff, soff=soff,
+                      woff=woff, eoff=eoff)
+        _heat_3d_step(B, A, sn, ss, rn, rs, sw, se, rw, re, req, nn=nn, ns=ns, nw=nw, ne=ne, noff=noff, soff=soff,
+                      woff=woff, eoff=eoff)
 
 
 # ---- helpers: one rank's case (arguments, outputs, references) ----

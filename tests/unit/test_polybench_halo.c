@@ -1,0 +1,120 @@
+/* The stencils' overlapped halo exchange (polybench/stencil.c): the split
+ * of a block's cells into the interior (swept while the exchange flies)
+ * and the edge cells covers every cell once, the interior reads no ghost;
+ * and jacobi_1d, jacobi_2d and heat_3d equal their serial reference bit
+ * for bit (the same expression, the same order) on every rank. Runs as a
+ * singleton in the unit tests and under mpirun at 2 and 4 ranks and on a
+ * 1x3 grid (tests/integration/polybench.sh); MB_FAULT_INJECT=skip-halo
+ * (no exchange) must fail it at P > 1. */
+#include "../../polybench/stencil.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int covers_once(const struct mb_pb_rect *upd, long long rl, long long cl)
+{
+    struct mb_pb_rect part[5];
+    mb_pb_stencil_split(upd, rl, cl, part);
+    for (long long i = upd->i0; i <= upd->i1; i++)
+        for (long long j = upd->j0; j <= upd->j1; j++) {
+            int n = 0;
+            for (int p = 0; p < 5; p++)
+                n += i >= part[p].i0 && i <= part[p].i1 && j >= part[p].j0 && j <= part[p].j1;
+            if (n != 1)
+                return 0;
+        }
+    /* nothing outside upd, and the interior reads no ghost row or column */
+    for (int p = 0; p < 5; p++) {
+        const struct mb_pb_rect *r = &part[p];
+        if (r->i0 > r->i1 || r->j0 > r->j1)
+            continue;
+        if (r->i0 < upd->i0 || r->i1 > upd->i1 || r->j0 < upd->j0 || r->j1 > upd->j1)
+            return 0;
+        if (p == 0 && (r->j0 < 2 || r->j1 > cl - 1 || (rl && (r->i0 < 2 || r->i1 > rl - 1))))
+            return 0;
+    }
+    return 1;
+}
+
+static void split_cases(void)
+{
+    for (long long rl = 0; rl <= 6; rl++)
+        for (long long cl = 1; cl <= 6; cl++)
+            for (int lo = 1; lo <= 2; lo++)
+                for (int hi = 0; hi <= 1; hi++) {
+                    struct mb_pb_rect upd = {rl ? lo : 0, rl ? rl - hi : 0, lo, cl - hi};
+                    EXPECT(covers_once(&upd, rl, cl));
+                }
+    struct mb_pb_rect part[5], upd = {1, 8, 1, 8};
+    mb_pb_stencil_split(&upd, 8, 8, part);
+    EXPECT(part[0].i0 == 2 && part[0].i1 == 7 && part[0].j0 == 2 && part[0].j1 == 7);
+    upd = (struct mb_pb_rect){0, 0, 2, 9}; /* 1-D, the left end global: only cell 10 reads a ghost */
+    mb_pb_stencil_split(&upd, 0, 10, part);
+    EXPECT(part[0].i0 == 0 && part[0].i1 == 0 && part[0].j0 == 2 && part[0].j1 == 9);
+}
+
+/* out[o] == its reference, every bit; the first difference to stderr */
+static int exact(struct mb_pb_inst *in, int rank)
+{
+    int bad = 0;
+    for (int o = 0; o < in->nout && !bad; o++) {
+        const struct mb_pb_block *b = &in->out[o];
+        for (long long i = 0; i < b->rows && !bad; i++)
+            if (memcmp(b->data + i * b->ld, in->ref[o] + i * b->cols, (size_t)b->cols * sizeof(double))) {
+                fprintf(stderr, "%s: rank %d: %s row %lld differs from the serial reference\n", in->k->name, rank,
+                        b->name, b->row0 + i);
+                bad = 1;
+            }
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks, px, py;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    split_cases();
+    char err[256];
+    const char *grid = getenv("MB_TEST_GRID"); /* PxQ; unset or empty: DaCe's table */
+    if (grid && !*grid)
+        grid = NULL;
+    if (mb_pb_grid_choose(nranks, grid, &px, &py, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    struct mb_pb_grid g;
+    EXPECT(mb_pb_grid_create(MPI_COMM_WORLD, px, py, "mpi", &g, err, sizeof(err)) == 0);
+    const char *fault = getenv("MB_FAULT_INJECT");
+    int skip = fault && strcmp(fault, "skip-halo") == 0;
+    /* sizes every grid of 1..4 ranks and 1x3 divides (N % 12 == 0) */
+    static const struct { const char *name, *dims; } ks[] = {
+        {"jacobi_1d", "48,7"}, {"jacobi_2d", "24,6"}, {"heat_3d", "12,4"}};
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+        const struct mb_pb_kernel *k = mb_pb_find(ks[i].name);
+        struct mb_pb_sizes s;
+        EXPECT(k && mb_pb_sizes_parse(k, ks[i].dims, &s, err, sizeof(err)) == 0);
+        struct mb_pb_inst *in = mb_pb_open(k, &g, &s, skip, err, sizeof(err));
+        EXPECT(in != NULL);
+        if (!in)
+            continue;
+        char msg[256];
+        for (int call = 0; call < 2; call++) { /* twice: reset restores the inputs */
+            mb_pb_reset(in);
+            EXPECT(mb_pb_run(in) == MPI_SUCCESS);
+            mb_pb_check(in, msg, sizeof(msg)); /* computes in->ref */
+            wrong += exact(in, rank);
+        }
+        mb_pb_close(in);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("3 stencils x 2 calls at %d ranks (%dx%d): %d block(s) not bit for bit\n", nranks, px, py, wrong);
+    EXPECT(wrong == 0);
+    mb_pb_grid_free(&g);
+    MPI_Finalize();
+    return TEST_EXIT();
+}
