@@ -299,6 +299,15 @@ def _mm_make(init, ref, out, dims, scalars):
     return make
 
 
+def _row_blocks(f, m, n, budget=1 << 25):
+    """(r0, block) over f's m x n matrix, a few rows at a time: every rank checks its part against
+    the whole product, and the whole matrix on every rank (float64 plus fromfunction's int64 index
+    arrays) ran a 2-rank medium run out of memory."""
+    step = max(1, budget // (8 * n))
+    for r0 in range(0, m, step):
+        yield r0, _mat(f, min(step, m - r0), n, r0, 0)
+
+
 def _mv_blocks(f, m, n, px, py, i, j):
     return _mat(f, m // px, n // py, i * (m // px), j * (n // py))
 
@@ -310,8 +319,10 @@ def atax_make(sz, px, py, i, j):
     args = dict(A=_mv_blocks(af, m, n, px, py, i, j), x=_vec(xf, n), y=np.zeros(n))
 
     def refs():
-        a = _mat(af, m, n, 0, 0)
-        return [a.T @ (a @ _vec(xf, n))]
+        x, y = _vec(xf, n), np.zeros(n)
+        for _, a in _row_blocks(af, m, n):
+            y += a.T @ (a @ x)
+        return [y]
     return _case(args, _mv_syms(m, n, px, py), [("y", args["y"], (0,))], refs, ["y"], (m, n))
 
 
@@ -323,8 +334,11 @@ def bicg_make(sz, px, py, i, j):
     args = dict(A=_mv_blocks(af, m, n, px, py, i, j), p=_vec(pf, n), r=_vec(rf, m), s=np.zeros(n), q=np.zeros(m))
 
     def refs():
-        a = _mat(af, m, n, 0, 0)
-        return [a.T @ _vec(rf, m), a @ _vec(pf, n)]
+        r, p, s, q = _vec(rf, m), _vec(pf, n), np.zeros(n), np.empty(m)
+        for r0, a in _row_blocks(af, m, n):
+            s += a.T @ r[r0:r0 + len(a)]
+            q[r0:r0 + len(a)] = a @ p
+        return [s, q]
     return _case(args, _mv_syms(m, n, px, py), [("s", args["s"], (0,)), ("q", args["q"], (0,))], refs, ["s", "q"],
                  (m, n))
 
@@ -341,10 +355,20 @@ def gemver_make(sz, px, py, i, j):
                 v2=_vec(vf(6), lc, j * lc), w=np.zeros(n), x=np.zeros(n), y=_vec(vf(8), n), z=_vec(vf(9), n))
 
     def refs():
-        a = _mat(af, n, n, 0, 0)
-        a += np.multiply.outer(_vec(vf(0), n), _vec(vf(4), n)) + np.multiply.outer(_vec(vf(2), n), _vec(vf(6), n))
-        x = BETA * (a.T @ _vec(vf(8), n)) + _vec(vf(9), n)
-        return [x, ALPHA * (a @ x)]
+        u1, u2, v1, v2, y = (_vec(vf(d), n) for d in (0, 2, 4, 6, 8))
+
+        def updated():  # A + u1 v1^T + u2 v2^T, by rows
+            for r0, a in _row_blocks(af, n, n):
+                rs = slice(r0, r0 + len(a))
+                yield rs, a + np.multiply.outer(u1[rs], v1) + np.multiply.outer(u2[rs], v2)
+        x = np.zeros(n)
+        for rs, a in updated():
+            x += a.T @ y[rs]
+        x = BETA * x + _vec(vf(9), n)
+        w = np.empty(n)
+        for rs, a in updated():
+            w[rs] = ALPHA * (a @ x)
+        return [x, w]
     return _case(args, _mv_syms(n, n, px, py), [("x", args["x"], (0,)), ("w", args["w"], (0,))], refs,
                  ["A", "x", "w"], (n,))
 
@@ -358,8 +382,10 @@ def gesummv_make(sz, px, py, i, j):
                 x=_vec(xf, n), y=np.zeros(n))
 
     def refs():
-        x = _vec(xf, n)
-        return [ALPHA * (_mat(af, n, n, 0, 0) @ x) + BETA * (_mat(bf, n, n, 0, 0) @ x)]
+        x, y = _vec(xf, n), np.empty(n)
+        for (r0, a), (_, b) in zip(_row_blocks(af, n, n), _row_blocks(bf, n, n)):
+            y[r0:r0 + len(a)] = ALPHA * (a @ x) + BETA * (b @ x)
+        return [y]
     return _case(args, _mv_syms(n, n, px, py), [("y", args["y"], (0,))], refs, ["y"], (n,))
 
 
@@ -373,8 +399,11 @@ def mvt_make(sz, px, py, i, j):
                 y2=_vec(vf(4), n))
 
     def refs():
-        a = _mat(af, n, n, 0, 0)
-        return [_vec(vf(0), n) + a @ _vec(vf(3), n), _vec(vf(1), n) + a.T @ _vec(vf(4), n)]
+        x1, x2, y1, y2 = (_vec(vf(d), n) for d in (0, 1, 3, 4))
+        for r0, a in _row_blocks(af, n, n):
+            x1[r0:r0 + len(a)] += a @ y1
+            x2 += a.T @ y2[r0:r0 + len(a)]
+        return [x1, x2]
     return _case(args, _mv_syms(n, n, px, py), [("x1", args["x1"], (0,)), ("x2", args["x2"], (0,))], refs,
                  ["x1", "x2"], (n,))
 
