@@ -17,14 +17,7 @@ double mb_pb_median_rate(const double *work, const double *secs, int n)
     for (int i = 0; i < n && m < 64; i++)
         if (secs[i] > 0 && work[i] > 0) /* a pass that finished no work tells nothing */
             r[m++] = work[i] / secs[i];
-    if (!m)
-        return NAN;
-    for (int i = 1; i < m; i++) /* insertion sort: a handful of passes */
-        for (int j = i; j > 0 && r[j - 1] > r[j]; j--) {
-            double t = r[j];
-            r[j] = r[j - 1], r[j - 1] = t;
-        }
-    return m % 2 ? r[m / 2] : 0.5 * (r[m / 2 - 1] + r[m / 2]);
+    return mb_median(r, (size_t)m); /* NaN when no pass counted */
 }
 
 /* One calibration pass of the dgemm rate: every rank multiplies from the
