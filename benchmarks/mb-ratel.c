@@ -106,15 +106,15 @@ static int validate(struct mb_run *run)
     if (B > most)
         return snprintf(err, sizeof(err), "--batch: %d is over the plan's limit %d for these budgets", B, most),
                usage(run, err);
-    /* the host arena (--host-mem) holds the slots and every swapped
-     * activation (none overflows to storage in the trainer): at least the
-     * block inputs every step swaps, all of them under swap-all */
+    /* the host arena (--host-mem) holds the slots and the swapped
+     * activations up to MEM_avail (the rest go to storage): at least the
+     * block inputs the first two steps swap there */
     uint64_t need = ratel_host_arena_need(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
                                           (enum ratel_act)opt.act);
     if (need > opt.host_mem)
         return snprintf(err, sizeof(err), "--host-mem: %zu bytes cannot hold %s activations that --act %s swaps "
                         "beside the staging slots; the smallest that fits is %llu", opt.host_mem,
-                        opt.act == RATEL_ACT_SWAP_ALL && opt.system == RATEL_SYS_RATEL ? "all the" : "the block-input",
+                        "the block-input",
                         opt.system == RATEL_SYS_RATEL ? ratel_act_name((enum ratel_act)opt.act) : "inter-block",
                         (unsigned long long)need),
                usage(run, err);
@@ -411,6 +411,9 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "flop_rate_of_sgemm", peer > 0 && s->step_s > 0 ? s->compute_flops / s->step_s / peer : 0);
     mb_metric_case_dbl(r, cn, "recompute_flops_last", st.recompute_flops);
     mb_metric_case_int(r, cn, "act_swapped_bytes_last", (long long)st.act_swapped);
+    /* of them, beyond MEM_avail: written to storage in forward, read back in backward */
+    mb_metric_case_int(r, cn, "act_storage_bytes_last", (long long)st.act_stored);
+    mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);
     mb_metric_case_int(r, cn, "dev_peak_bytes", (long long)st.dev_peak);
     mb_metric_case_int(r, cn, "host_peak_bytes", (long long)st.host_peak);
     static const char *const dirs[2] = {"h2d", "d2h"};
@@ -445,6 +448,8 @@ static void record(struct st *s)
         ratel_iter_time(&m, &st.hw, st.choice.a_g2m, st.choice.flops_r, &tm);
         mb_metric_case_int(r, cn, "policy_case", st.choice.which_case);
         mb_metric_case_dbl(r, cn, "policy_swap_bytes", st.choice.a_g2m);
+        /* Eq. 3's alpha A_G2M, priced in T_f (written) and T_b (read) */
+        mb_metric_case_dbl(r, cn, "policy_act_storage_bytes", tm.act_storage);
         mb_metric_case_dbl(r, cn, "t_f_predicted_s", tm.t_f);
         mb_metric_case_dbl(r, cn, "t_b_predicted_s", tm.t_b);
         mb_metric_case_str(r, cn, "t_f_bound", ratel_bound_name(tm.bound_f));
@@ -463,9 +468,10 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "hw_cpu_store_f_s", st.hw.cpu_store_f);
         mb_metric_case_dbl(r, cn, "hw_cpu_store_b_s", st.hw.cpu_store_b);
         if (!s->run->common.quiet)
-            printf("#   policy %s: case %d, %.0f bytes swapped; T_f predicted %.4f s measured %.4f s, "
-                   "T_b predicted %.4f s measured %.4f s (last step)\n", act_label(),
-                   st.choice.which_case, st.choice.a_g2m, tm.t_f, st.fwd_s, tm.t_b, st.bwd_s);
+            printf("#   policy %s: case %d, %.0f bytes swapped (%.0f beyond MEM_avail %.0f to storage: model %.0f, "
+                   "Eq. 3); T_f predicted %.4f s measured %.4f s, T_b predicted %.4f s measured %.4f s (last step)\n",
+                   act_label(), st.choice.which_case, st.choice.a_g2m, (double)st.act_stored, st.hw.mem_avail,
+                   tm.act_storage, tm.t_f, st.fwd_s, tm.t_b, st.bwd_s);
     }
     mb_metric_case_dbl(r, cn, "t_f_measured_s", st.fwd_s);
     mb_metric_case_dbl(r, cn, "t_b_measured_s", st.bwd_s);

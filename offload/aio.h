@@ -535,7 +535,9 @@ int mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
  * Faults (tests): MB_FAULT_INJECT=corrupt-state flips a bit of a seeded
  * random block of a seeded tensor's state after its first write (the next
  * read reports it); write-error fails the first write of a seeded tensor's
- * state with EIO (reported with the errno text). */
+ * state with EIO (reported with the errno text); corrupt-act flips a seeded
+ * bit of the first blob (activation) write to complete, in the blocks it
+ * wrote (the read back of that blob reports it, naming blob and offset). */
 enum mb_ostore_field { MB_OSTORE_P32, MB_OSTORE_M, MB_OSTORE_V, MB_OSTORE_P16, MB_OSTORE_NFIELDS };
 enum mb_ostore_order { MB_OSTORE_SERIAL, MB_OSTORE_NAIVE, MB_OSTORE_OPTIMIZED };
 extern const char *const mb_ostore_order_names[]; /* "serial", "naive", "optimized" */

@@ -82,6 +82,8 @@ static void set_extent(struct mb_ostore *s, int k, const char *a, const char *b,
 static void choose_faults(struct mb_ostore *s)
 {
     const char *f = getenv("MB_FAULT_INJECT");
+    if (f && strcmp(f, "corrupt-act") == 0 && s->o.nblobs)
+        s->fault_blob = 1;
     if (!f || !s->o.ntensors)
         return;
     uint64_t r = mb_mix64(s->o.seed ^ 0x6f73746f7265ull); /* "ostore" */
@@ -396,6 +398,14 @@ int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen)
         rc = -1;
     } else if (d) {
         memset(e->written + b0, 1, nb);
+        if (s->fault_blob && io->ext >= 4 * s->o.ntensors) { /* corrupt-act: this write's blocks */
+            uint64_t r = mb_mix64(s->o.seed ^ 0x616374ull ^ (uint64_t)io->ext); /* "act" */
+            s->fault_blob = 0;
+            e->fault_corrupt = 1;
+            e->fault_block = b0 + mb_mix64(r + 1) % nb;
+            uint64_t left = e->bytes - e->fault_block * s->block;
+            e->fault_bit = mb_mix64(r + 2) % ((left < s->block ? left : s->block) * 8);
+        }
         if (e->fault_corrupt && e->fault_block >= b0 && e->fault_block < b0 + nb) {
             e->fault_corrupt = 0;
             corrupt_on_storage(s, e);

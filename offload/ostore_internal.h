@@ -43,6 +43,7 @@ struct mb_ostore {
     struct ostore_extent *ext;
     int next_t;                 /* tensor extents: 4 per tensor, then blobs */
     uint64_t max_n;             /* largest tensor */
+    int fault_blob;             /* corrupt-act: the first blob write completed gets the flip */
 
     pthread_mutex_t mu;         /* buckets, stats, CRC tables, first error */
     struct mb_rate rate[MB_STORAGE_MAX_FILES];

@@ -1,12 +1,12 @@
-/* Activations in host memory only, as mb-ratel's trainer keeps them: every
- * swapped tensor is a block of the host arena (64-byte aligned) and none
- * overflows to storage, so MEM_avail must be the bytes that block really
- * has free for them, and a policy may never swap more. (The paper's model
- * lets the excess go to storage, Eq. 3's alpha: --plan and ratel_iter_time
- * still price that; the trainer has no such path, and Algorithm 1 walked
- * uncapped swapped 29 MB past the arena at full scale batch 8.) */
+/* Activations in host memory up to MEM_avail, the rest on storage, as
+ * mb-ratel's trainer keeps them: every swapped tensor kept in host memory
+ * is a block of the host arena (64-byte aligned), so MEM_avail must be the
+ * bytes that arena really has free for them; the swapped tensors beyond it
+ * go to storage (Eq. 3's alpha A_G2M), the lowest layers first. host-only
+ * (Ratel+CpuAct) never sends any to storage: its walk is capped. */
 #include "ratel.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static uint64_t round64(double b) { return ((uint64_t)b + 63) / 64 * 64; }
@@ -31,11 +31,38 @@ int ratel_act_choose_host(enum ratel_act act, const struct ratel_model *m, const
                           const struct ratel_unit *u, int n, enum ratel_case1 c1,
                           unsigned char *swap, struct ratel_choice *out)
 {
-    /* Algorithm 1 walks under the cap: host-only's walk */
-    enum ratel_act a = act == RATEL_ACT_RATEL ? RATEL_ACT_HOST_ONLY : act;
-    if (ratel_act_choose(a, m, hw, u, n, c1, swap, out) != 0)
+    /* host-only walks under the cap; the others are uncapped (the excess
+     * to storage, priced by ratel_iter_time's act_storage) */
+    if (ratel_act_choose(act, m, hw, u, n, c1, swap, out) != 0)
         return -1;
-    return out->a_g2m <= hw->mem_avail ? 0 : -1;
+    return act != RATEL_ACT_HOST_ONLY || out->a_g2m <= hw->mem_avail ? 0 : -1;
+}
+
+double ratel_spill_units(const struct ratel_unit *u, int n, const unsigned char *swap, double mem_avail,
+                         unsigned char *on_store)
+{
+    double total = 0, stored = 0;
+    for (int i = 0; i < n; i++) {
+        on_store[i] = 0;
+        total += swap[i] ? u[i].bytes : 0;
+    }
+    for (int l = INT32_MIN, done = 0; !done && total - stored > mem_avail;) {
+        /* the lowest layer not yet taken */
+        int next = INT32_MAX;
+        for (int i = 0; i < n; i++)
+            if (swap[i] && !on_store[i] && u[i].layer > l && u[i].layer < next)
+                next = u[i].layer;
+        if (next == INT32_MAX)
+            break;
+        l = next;
+        for (int i = 0; i < n && !done; i++)
+            if (swap[i] && u[i].layer == l) {
+                on_store[i] = 1;
+                stored += u[i].bytes;
+                done = !(total - stored > mem_avail);
+            }
+    }
+    return stored;
 }
 
 uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
@@ -55,16 +82,16 @@ uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn
     need = 2 * round64((double)maxp * 2) +
            (sys == RATEL_SYS_ZERO_INFINITY ? g16_each : 2 * round64((double)maxp * 2));
     /* the activations every step swaps at least: the block inputs (the
-     * first two steps run inter-block whatever the policy), all of them
-     * under swap-all */
+     * first two steps run inter-block whatever the policy, in host memory);
+     * later steps send what exceeds MEM_avail to storage */
     int n = ratel_gpt_units(cfg, B, prec, NULL, 0);
     struct ratel_unit *u = calloc((size_t)n + 1, sizeof(*u));
     if (!u)
         return UINT64_MAX;
     ratel_gpt_units(cfg, B, prec, u, n);
-    int all = sys == RATEL_SYS_RATEL && act == RATEL_ACT_SWAP_ALL;
+    (void)act;
     for (int i = 0; i < n; i++)
-        if (all || u[i].inter)
+        if (u[i].inter)
             need += round64(u[i].bytes);
     free(u);
     return need;

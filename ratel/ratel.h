@@ -175,23 +175,33 @@ int ratel_act_parse(const char *s, enum ratel_act *out);
 int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out);
-/* Activations in host memory only (mb-ratel's trainer: every swapped
- * tensor a 64-byte aligned block of its host arena, nothing to storage).
+/* Activations in host memory up to MEM_avail, the rest on storage (mb-ratel's
+ * trainer: every swapped tensor in host memory a 64-byte aligned block of
+ * its host arena; the others mb_ostore extents, Eq. 3's alpha A_G2M).
  * ratel_host_pad_bytes: what rounding every unit up to 64 bytes adds, the
  * most alignment can waste. ratel_host_mem_avail: MEM_avail for such a
  * trainer: the arena's free bytes between steps, less the step's other
  * (transient) host bytes, its peak above its start (step_peak) less the
  * activations it swapped as allocated (step_act), less the padding. At
- * least 0. ratel_act_choose_host: ratel_act_choose with every swapped byte
- * inside hw->mem_avail: Algorithm 1 (ratel) walks capped, as host-only
- * does; a fixed policy that swaps more is refused. -1 when nothing
- * allowed fits (A_interBlock over MEM_avail, or the fixed set). */
+ * least 0. ratel_act_choose_host: ratel_act_choose for that trainer:
+ * Algorithm 1 (ratel) and the fixed policies uncapped (what exceeds
+ * hw->mem_avail goes to storage), host-only capped at it; -1 when nothing
+ * allowed fits (host-only: A_interBlock over MEM_avail) or a bad table.
+ * ratel_spill_units: which of the swapped units go to storage so that the
+ * rest fit in mem_avail: whole layers' swapped units from the lowest layer
+ * up (forward writes them first and backward reads them last: the most
+ * time to hide both), within the last layer taken in table order, until
+ * the rest fit. on_store[i] = 1 for those; returns their bytes (0: every
+ * swapped unit fits in host memory; at most one unit over Eq. 3's
+ * max(0, A_G2M - MEM_avail)). */
 double ratel_host_pad_bytes(const struct ratel_unit *u, int n);
 double ratel_host_mem_avail(uint64_t free_bytes, uint64_t step_peak, uint64_t step_act,
                             const struct ratel_unit *u, int n);
 int ratel_act_choose_host(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
                           const struct ratel_unit *u, int n, enum ratel_case1 c1,
                           unsigned char *swap, struct ratel_choice *out);
+double ratel_spill_units(const struct ratel_unit *u, int n, const unsigned char *swap, double mem_avail,
+                         unsigned char *on_store);
 /* Of the units of nn layer `layer`: the intra tensors to swap (bit i =
  * intra tensor i, the argument of nn_layer_intra_release) and whether its
  * input is swapped (*inter, may be NULL). */
@@ -288,8 +298,9 @@ const char *ratel_system_name(enum ratel_system s);
 /* host_arena.c: the bytes the trainer of system sys under policy act needs
  * in its host arena at the least (--host-mem; mb_ostore's buffers are
  * outside it): the P16 staging and G16 landing slots as setup takes them
- * and, with the states on storage, the block inputs every step swaps
- * (every activation under swap-all), each rounded to 64 as allocated.
+ * and, with the states on storage, the block inputs the first two steps
+ * swap (later ones send what exceeds MEM_avail to storage), each rounded
+ * to 64 as allocated (act: unused since swap-all may spill too).
  * 0 where activations stay on the device. */
 uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                                enum ratel_system sys, enum ratel_act act);
@@ -338,6 +349,8 @@ struct ratel_trainer_stats {
      * serial order, the part of store_caller_s that is not storage traffic */
     double update_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
+    uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
+    uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */
     /* the last step's CPU-seconds (the whole process), and of them the
      * link's copy threads and the GEMMs (CPU in the compute calls less the
      * link's and the store's threads there); the rest is the store's */

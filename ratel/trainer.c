@@ -102,21 +102,51 @@ static int init_states(struct ratel_trainer *t, int i, float *p32, float *zero, 
     return 0;
 }
 
+uint64_t tr_unit_bytes(struct ratel_trainer *t, int k)
+{
+    const struct ratel_unit *x = &t->u[k];
+    struct nn_layer *l = t->layer[x->layer];
+    uint64_t b = 0;
+    if (x->inter)
+        b = nn_tensor_bytes(nn_layer_act_inter(l));
+    else if (nn_layer_intra_account(l, x->tensor, &b, NULL) != 0)
+        b = 0;
+    return b ? b : (uint64_t)x->bytes;
+}
+
+/* The store: every layer's P32, m, v and P16, and an extent per swappable
+ * activation ("L<i>.act.<tensor>", "L<i>.act.in" for a block input), which
+ * a step uses when its policy swaps more than MEM_avail (sparse until then). */
 static int open_store(struct ratel_trainer *t, char *err, size_t errlen)
 {
     struct mb_ostore_tensor *ts = t->ts = calloc((size_t)t->nl, sizeof(*ts));
-    if (!ts) {
+    struct mb_ostore_blob *bl = calloc((size_t)t->nu + 1, sizeof(*bl));
+    char (*bn)[64] = calloc((size_t)t->nu + 1, sizeof(*bn));
+    t->act_ext = calloc((size_t)t->nu + 1, sizeof(int));
+    if (!ts || !bl || !bn || !t->act_ext) {
+        free(bl);
+        free(bn);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < t->nl; i++)
         ts[i] = (struct mb_ostore_tensor){t->lname[i], t->np[i]};
+    for (int k = 0; k < t->nu; k++) {
+        const struct ratel_unit *x = &t->u[k];
+        const char *tn = x->inter ? "in" : nn_layer_intra_name(t->layer[x->layer], x->tensor);
+        snprintf(bn[k], sizeof(bn[k]), "%s.act.%s", t->lname[x->layer], tn ? tn : "?");
+        bl[k] = (struct mb_ostore_blob){bn[k], tr_unit_bytes(t, k)};
+    }
     struct mb_ostore_opts so = {
         .dir = t->o.dir, .nfiles = t->o.nfiles, .file_gbps = t->o.file_gbps,
         .order = t->o.system == RATEL_SYS_ZERO_INFINITY ? MB_OSTORE_SERIAL : t->o.order,
-        .update = adam_update, .ctx = t, .tensors = ts, .ntensors = t->nl, .seed = t->o.seed,
-        .on_span = on_store_span, .span_ctx = t};
+        .update = adam_update, .ctx = t, .tensors = ts, .ntensors = t->nl, .blobs = bl, .nblobs = t->nu,
+        .seed = t->o.seed, .on_span = on_store_span, .span_ctx = t};
     t->store = mb_ostore_open(&so, err, errlen);
+    for (int k = 0; t->store && k < t->nu; k++)
+        t->act_ext[k] = mb_ostore_extent(t->store, bn[k]);
+    free(bl);
+    free(bn);
     return t->store ? 0 : -1;
 }
 
@@ -197,16 +227,23 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
         if (!(t->host_g16[i] = per_layer ? take(t->host, t->np[i] * 2, err, errlen)
                                          : slot[(t->nl - 1 - i) & 1]))
             return -1;
-    if (t->states_on_store && open_store(t, err, errlen) != 0)
-        return -1;
     t->nu = ratel_gpt_units(&o->cfg, B, o->prec, NULL, 0);
     t->u = calloc((size_t)t->nu + 1, sizeof(*t->u));
     t->swap = calloc((size_t)t->nu + 1, 1);
-    if (!t->u || !t->swap) {
+    t->on_store = calloc((size_t)t->nu + 1, 1);
+    t->ubase = calloc((size_t)t->nl, sizeof(int));
+    if (!t->u || !t->swap || !t->on_store || !t->ubase) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     ratel_gpt_units(&o->cfg, B, o->prec, t->u, t->nu);
+    for (int i = 0; i < t->nl; i++)
+        t->ubase[i] = -1;
+    for (int k = 0; k < t->nu; k++)
+        if (t->u[k].inter && t->u[k].layer >= 0 && t->u[k].layer < t->nl)
+            t->ubase[t->u[k].layer] = k;
+    if (t->states_on_store && open_store(t, err, errlen) != 0)
+        return -1;
     float *p32 = malloc(t->max_np * 4), *zero = calloc(t->max_np, 4);
     int rc = p32 && zero ? 0 : -1;
     if (rc)
@@ -268,6 +305,7 @@ uint64_t ratel_trainer_layer_params(const struct ratel_trainer *t, int i)
 void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_stats *out)
 {
     *out = t->st;
+    out->act_staging = t->slot[0].buf ? TR_ACT_SLOTS * TR_ACT_CHUNK : 0;
     out->dev_peak = mb_arena_peak(t->dev);
     out->host_peak = mb_arena_peak(t->host);
 }
@@ -279,6 +317,9 @@ void ratel_trainer_free(struct ratel_trainer *t)
 {
     if (!t)
         return;
+    char err[256];
+    if (t->store && t->slot[0].buf)
+        (void)tr_act_settle(t, err, sizeof(err)); /* (a failed step's transfers: their buffers are ours) */
     if (t->store)
         mb_ostore_close(t->store);
     if (t->link)
@@ -304,7 +345,13 @@ void ratel_trainer_free(struct ratel_trainer *t)
     free(t->m);
     free(t->v);
     free(t->p16);
+    for (int k = 0; k < TR_ACT_SLOTS; k++)
+        free(t->slot[k].buf);
     free(t->u);
     free(t->swap);
+    free(t->on_store);
+    free(t->ubase);
+    free(t->act_ext);
+    free(t->rd);
     free(t);
 }

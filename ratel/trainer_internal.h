@@ -7,6 +7,27 @@
 #include "ratel.h"
 
 #define TR_MAX_INTRA 16
+/* Activations on storage pass through host staging slots (outside the host
+ * arena, beside mb_ostore's step buffers, as the artifact's 4 activation
+ * buffers are beside its optimizer's): chunks of a tensor's extent, written
+ * in forward as their copy out lands, read ahead in backward. */
+#define TR_ACT_SLOTS 16
+#define TR_ACT_CHUNK ((size_t)4 << 20)
+enum { TR_SLOT_FREE = 0, TR_SLOT_D2H, TR_SLOT_WRITE, TR_SLOT_READ, TR_SLOT_H2D };
+struct tr_slot {
+    char *buf;
+    int state, unit;
+    uint64_t off;
+    size_t len;
+    struct mb_ostore_io *io;
+    mb_link_ticket tk;
+};
+struct tr_chunk {
+    int unit;
+    uint64_t off;
+    size_t len;
+    void *dst;                           /* where backward copies it back */
+};
 
 struct ratel_trainer {
     struct ratel_trainer_opts o;
@@ -36,6 +57,14 @@ struct ratel_trainer {
     struct ratel_unit *u;
     int nu;
     unsigned char *swap;
+    unsigned char *on_store;             /* per unit: swapped to storage (not the host arena) */
+    int *ubase;                          /* per layer: its inter unit's index in u, or -1 */
+    int *act_ext;                        /* per unit: its store extent ("L<i>.act.<tensor>") */
+    struct tr_slot slot[TR_ACT_SLOTS];
+    int slot_next;
+    struct tr_chunk *rd;                 /* backward's reads, in the order it consumes them */
+    int nrd, rd_next, rd_used;
+    uint64_t act_stored;                 /* this step's bytes written to storage */
     void *(*act_host)[TR_MAX_INTRA];     /* per layer: where swapped tensors landed */
     /* ratel, zero-infinity: every layer's intra tensors in one of two
      * shared device regions (layer parity), as the plan counts them */
@@ -52,6 +81,12 @@ struct ratel_trainer {
     double gemm_cpu;                     /* this pass's GEMM CPU-s (tr_cpu_gemm) */
 };
 
+/* Every staging slot's transfer finished (its errors reported; the slots
+ * free): the end of forward, and before the store closes. */
+int tr_act_settle(struct ratel_trainer *t, char *err, size_t errlen);
+/* Unit k's bytes as its layer holds them (nn's tensor; the table's
+ * closed form may differ): its extent's size, what a spill moves. */
+uint64_t tr_unit_bytes(struct ratel_trainer *t, int k);
 void tr_span(struct ratel_trainer *t, const char *what, const char *name, double t0, double t1);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -126,6 +127,173 @@ static int attach_region(struct ratel_trainer *t, int i, int r)
     return 0;
 }
 
+/* ---- activations on storage: chunks through the staging slots ---------
+ * Forward: a chunk's copy out over the link lands in a slot, then the slot
+ * is written to the tensor's extent (submitted once the copy is done:
+ * spill_pump, after each layer); a slot is reused once its write is done.
+ * Backward: the chunks in the order it consumes them (t->rd), read ahead
+ * into the slots (chunk q in slot q % TR_ACT_SLOTS), each read CRC-checked
+ * (mb_ostore_wait), then copied in over the link. */
+
+static int unit_of(const struct ratel_trainer *t, int layer, int tensor)
+{
+    int k = t->ubase[layer];
+    if (k < 0)
+        return -1;
+    k += tensor < 0 ? 0 : 1 + tensor;
+    return k < t->nu && t->u[k].layer == layer && t->u[k].tensor == tensor ? k : -1;
+}
+
+/* The slot's write submitted (its copy out waited for when block, else
+ * only if done); 0 or -1. */
+static int slot_submit_write(struct ratel_trainer *t, struct tr_slot *sl, int block, char *err, size_t errlen)
+{
+    if (sl->state != TR_SLOT_D2H || (!block && !mb_link_test(t->link, sl->tk)))
+        return 0;
+    mb_link_wait(t->link, sl->tk);
+    if (mb_ostore_submit(t->store, MB_AIO_WRITE, t->act_ext[sl->unit], sl->off, sl->len, sl->buf, &sl->io,
+                         err, errlen) != 0)
+        return -1;
+    sl->state = TR_SLOT_WRITE;
+    return 0;
+}
+
+/* Whatever the slot holds finished: its write done, its copy in done. */
+static int slot_settle(struct ratel_trainer *t, struct tr_slot *sl, char *err, size_t errlen)
+{
+    if (slot_submit_write(t, sl, 1, err, errlen) != 0)
+        return -1;
+    int rc = 0;
+    if (sl->state == TR_SLOT_WRITE || sl->state == TR_SLOT_READ) {
+        rc = mb_ostore_wait(sl->io, err, errlen);
+        sl->io = NULL;
+    } else if (sl->state == TR_SLOT_H2D) {
+        mb_link_wait(t->link, sl->tk);
+    }
+    sl->state = TR_SLOT_FREE;
+    return rc;
+}
+
+static int spill_pump(struct ratel_trainer *t, char *err, size_t errlen)
+{
+    for (int k = 0; k < TR_ACT_SLOTS; k++)
+        if (slot_submit_write(t, &t->slot[k], 0, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+int tr_act_settle(struct ratel_trainer *t, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int k = 0; k < TR_ACT_SLOTS; k++)
+        if (slot_settle(t, &t->slot[k], err, errlen) != 0 && rc == 0)
+            rc = -1; /* (the others still waited for: their buffers stay ours) */
+    t->slot_next = 0;
+    return rc;
+}
+
+/* Unit k's tensor (src, bytes) out to its extent, chunk by chunk. */
+static int spill_out(struct ratel_trainer *t, int k, const void *src, size_t bytes, char *err, size_t errlen)
+{
+    for (size_t off = 0; off < bytes; off += TR_ACT_CHUNK) {
+        struct tr_slot *sl = &t->slot[t->slot_next];
+        t->slot_next = (t->slot_next + 1) % TR_ACT_SLOTS;
+        if (slot_settle(t, sl, err, errlen) != 0)
+            return -1;
+        sl->unit = k;
+        sl->off = off;
+        sl->len = bytes - off < TR_ACT_CHUNK ? bytes - off : TR_ACT_CHUNK;
+        sl->tk = t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, sl->buf, (const char *)src + off, sl->len);
+        sl->state = TR_SLOT_D2H;
+    }
+    t->st.act_swapped += bytes;
+    t->act_stored += bytes;
+    return 0;
+}
+
+/* Backward's reads submitted up to TR_ACT_SLOTS ahead of the next one it
+ * consumes; a slot still copying in is waited for only when chunk `need`
+ * (or an earlier one) must go out now (-1: never). */
+static int fill_reads(struct ratel_trainer *t, int need, char *err, size_t errlen)
+{
+    while (t->rd_next < t->nrd && t->rd_next < t->rd_used + TR_ACT_SLOTS) {
+        struct tr_slot *sl = &t->slot[t->rd_next % TR_ACT_SLOTS];
+        if (sl->state == TR_SLOT_H2D && t->rd_next > need && !mb_link_test(t->link, sl->tk))
+            break;
+        if (slot_settle(t, sl, err, errlen) != 0)
+            return -1;
+        const struct tr_chunk *c = &t->rd[t->rd_next];
+        if (mb_ostore_submit(t->store, MB_AIO_READ, t->act_ext[c->unit], c->off, c->len, sl->buf, &sl->io, err,
+                             errlen) != 0)
+            return -1;
+        sl->state = TR_SLOT_READ;
+        sl->unit = c->unit;
+        t->rd_next++;
+    }
+    return 0;
+}
+
+/* Unit k's chunks (the next ones backward consumes) read, checked and
+ * copied in over the link to dst; *last: the last copy's ticket. */
+static int unspill(struct ratel_trainer *t, int k, void *dst, mb_link_ticket *last, char *err, size_t errlen)
+{
+    while (t->rd_used < t->nrd && t->rd[t->rd_used].unit == k) {
+        int q = t->rd_used;
+        if (fill_reads(t, q, err, errlen) != 0)
+            return -1;
+        struct tr_slot *sl = &t->slot[q % TR_ACT_SLOTS];
+        int rc = mb_ostore_wait(sl->io, err, errlen); /* the CRC32C of every block checked */
+        sl->io = NULL;
+        sl->state = TR_SLOT_FREE;
+        if (rc != 0)
+            return -1;
+        const struct tr_chunk *c = &t->rd[q];
+        sl->tk = *last = mb_link_copy(t->link, MB_LINK_H2D, (char *)dst + c->off, sl->buf, c->len);
+        sl->state = TR_SLOT_H2D;
+        t->rd_used++;
+    }
+    return 0;
+}
+
+/* The step's storage plan from the swap set: which units go to storage
+ * (ratel_spill_units at MEM_avail), the staging slots (first use), and
+ * backward's chunk order (layers top down; in a layer its intra tensors,
+ * then its input, as swap_in consumes them). */
+static int plan_spill(struct ratel_trainer *t, double mem_avail, char *err, size_t errlen)
+{
+    double stored = t->store ? ratel_spill_units(t->u, t->nu, t->swap, mem_avail, t->on_store) : 0;
+    if (!t->store)
+        memset(t->on_store, 0, (size_t)t->nu);
+    t->nrd = 0;
+    if (!(stored > 0))
+        return 0;
+    size_t chunks = 0;
+    for (int k = 0; k < t->nu; k++)
+        if (t->on_store[k])
+            chunks += ((size_t)tr_unit_bytes(t, k) + TR_ACT_CHUNK - 1) / TR_ACT_CHUNK;
+    free(t->rd);
+    t->rd = calloc(chunks + 1, sizeof(*t->rd));
+    if (!t->rd) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < TR_ACT_SLOTS; k++)
+        if (!t->slot[k].buf && posix_memalign((void **)&t->slot[k].buf, 4096, TR_ACT_CHUNK) != 0) {
+            t->slot[k].buf = NULL;
+            snprintf(err, errlen, "out of memory for the activations' staging slots");
+            return -1;
+        }
+    for (int l = t->nl - 1; l > 0; l--)
+        for (int j = 0; j <= TR_MAX_INTRA; j++) {
+            int k = unit_of(t, l, j < TR_MAX_INTRA ? j : -1);
+            if (k < 0 || !t->on_store[k])
+                continue;
+            for (size_t off = 0, b = (size_t)tr_unit_bytes(t, k); off < b; off += TR_ACT_CHUNK)
+                t->rd[t->nrd++] = (struct tr_chunk){k, off, b - off < TR_ACT_CHUNK ? b - off : TR_ACT_CHUNK, NULL};
+        }
+    return 0;
+}
+
 static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
 {
     struct nn_layer *l = t->layer[i];
@@ -133,10 +301,16 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     unsigned mask = ratel_layer_mask(t->u, t->nu, t->swap, i, &inter);
     struct nn_tensor *ts[TR_MAX_INTRA];
     int k = (int)nn_layer_act_intra(l, ts, TR_MAX_INTRA);
+    if (spill_pump(t, err, errlen) != 0) /* the earlier layers' chunks out to storage */
+        return -1;
     for (int j = 0; j < k; j++) {
         size_t bytes = nn_tensor_bytes(ts[j]);
+        int ku = unit_of(t, i, j);
         t->act_host[i][j] = NULL;
-        if (mask >> j & 1) {
+        if ((mask >> j & 1) && ku >= 0 && t->on_store[ku]) {
+            if (spill_out(t, ku, ts[j]->data, bytes, err, errlen) != 0)
+                return -1;
+        } else if (mask >> j & 1) {
             if (!(t->act_host[i][j] = host_act(t, bytes, err, errlen)))
                 return -1;
             t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->act_host[i][j], ts[j]->data, bytes);
@@ -151,10 +325,16 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     if (inter) {
         struct nn_tensor *x = nn_layer_act_inter(l);
         size_t bytes = nn_tensor_bytes(x);
-        if (!(t->inter_host[i] = host_act(t, bytes, err, errlen)))
-            return -1;
-        t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->inter_host[i], x->data, bytes);
-        t->st.act_swapped += bytes;
+        int ku = unit_of(t, i, -1);
+        if (ku >= 0 && t->on_store[ku]) {
+            if (spill_out(t, ku, x->data, bytes, err, errlen) != 0)
+                return -1;
+        } else {
+            if (!(t->inter_host[i] = host_act(t, bytes, err, errlen)))
+                return -1;
+            t->act_d2h = mb_link_copy(t->link, MB_LINK_D2H, t->inter_host[i], x->data, bytes);
+            t->st.act_swapped += bytes;
+        }
     }
     t->region_d2h[i & 1] = t->act_d2h;
     return 0;
@@ -179,33 +359,55 @@ static int keep_input(struct ratel_trainer *t, int i, char *err, size_t errlen)
 /* Into region r: the swapped tensors copied back (the region holds
  * another layer's data by now, so what backward reads really came back
  * over the link), the rest left to be recomputed there. */
-static int swap_in(struct ratel_trainer *t, int i, int r)
+static int swap_in(struct ratel_trainer *t, int i, int r, char *err, size_t errlen)
 {
     struct nn_layer *l = t->layer[i];
     mb_link_wait(t->link, t->act_d2h);
-    if (attach_region(t, i, r) != 0)
+    if (attach_region(t, i, r) != 0) {
+        snprintf(err, errlen, "layer %d: attaching a swapped activation failed", i);
         return -1;
+    }
     struct nn_tensor *ts[TR_MAX_INTRA];
     nn_layer_act_intra(l, ts, TR_MAX_INTRA);
     mb_link_ticket last = 0;
     int any = 0;
     uint64_t bytes;
-    for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
-        if (t->act_host[i][j] && nn_layer_intra_account(l, j, &bytes, NULL) == 0) {
+    unsigned back = 0; /* intra tensors brought back (host or storage) */
+    for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++) {
+        if (nn_layer_intra_account(l, j, &bytes, NULL) != 0)
+            continue;
+        int ku = unit_of(t, i, j);
+        if (t->act_host[i][j]) {
             last = mb_link_copy(t->link, MB_LINK_H2D, ts[j]->data, t->act_host[i][j], bytes);
             any = 1;
+            back |= 1u << j;
+        } else if (ku >= 0 && t->swap[ku] && t->on_store[ku]) {
+            if (unspill(t, ku, ts[j]->data, &last, err, errlen) != 0)
+                return -1;
+            any = 1;
+            back |= 1u << j;
         }
-    if (t->inter_host[i]) {
+    }
+    int kin = unit_of(t, i, -1);
+    if (t->inter_host[i] || (kin >= 0 && t->swap[kin] && t->on_store[kin])) {
         struct nn_tensor *x = nn_layer_act_inter(l);
         memset(x->data, 0xa5, nn_tensor_bytes(x));
-        last = mb_link_copy(t->link, MB_LINK_H2D, x->data, t->inter_host[i], nn_tensor_bytes(x));
+        if (t->inter_host[i])
+            last = mb_link_copy(t->link, MB_LINK_H2D, x->data, t->inter_host[i], nn_tensor_bytes(x));
+        else if (unspill(t, kin, x->data, &last, err, errlen) != 0)
+            return -1;
         any = 1;
     }
     if (any)
         mb_link_wait(t->link, last);
+    /* the layers below: their chunks read ahead while this one runs */
+    if (fill_reads(t, -1, err, errlen) != 0)
+        return -1;
     for (int j = 0; j < TR_MAX_INTRA && nn_layer_intra_name(l, j); j++)
-        if (t->act_host[i][j] && nn_layer_intra_attach(l, j, ts[j]->data, 1) != 0)
+        if ((back >> j & 1) && nn_layer_intra_attach(l, j, ts[j]->data, 1) != 0) {
+            snprintf(err, errlen, "layer %d: attaching a swapped activation failed", i);
             return -1;
+        }
     return 0;
 }
 
@@ -254,7 +456,8 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
         if (i + 1 < t->nl && stage_mid(t, i + 1, s ^ 1, err, errlen))
             return -1;
     }
-    return 0;
+    /* every chunk on storage before backward reads any */
+    return tr_act_settle(t, err, errlen);
 }
 
 /* Layer i's gradients (device slot g) start toward where its update runs:
@@ -305,6 +508,9 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
     int cur = 0, top = t->nl - 1, prev = -1, prev_g = 0;
     if (stage_begin(t, top, 0, err, errlen) || stage_mid(t, top, 0, err, errlen))
         return -1;
+    t->rd_next = t->rd_used = 0;
+    if (fill_reads(t, -1, err, errlen) != 0) /* the first chunks backward will want */
+        return -1;
     for (int k = 0; k < t->nl; k++) {
         int i = top - k, s = k & 1, g = k & 1;
         if (i > 0 && stage_begin(t, i - 1, s ^ 1, err, errlen))
@@ -315,10 +521,8 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             mb_link_wait(t->link, t->g16_tk[g]);
         nn_layer_bind_grads(l, t->dev_g16[g]);
         nn_layer_zero_grad(l);
-        if (t->release_acts && i > 0 && swap_in(t, i, k & 1) != 0) {
-            snprintf(err, errlen, "layer %d: attaching a swapped activation failed", i);
+        if (t->release_acts && i > 0 && swap_in(t, i, k & 1, err, errlen) != 0)
             return -1;
-        }
         *recompute += nn_layer_recompute_flops(l);
         double c0 = own_cpu(t), t0 = mb_now();
         int rc;
@@ -363,23 +567,24 @@ static double rate_of(double bytes, double s, double fallback)
     return bytes > 0 && s > 0 ? bytes / s : fallback;
 }
 
-/* The policy's swap set, every swapped byte inside hw->mem_avail: the
- * trainer keeps swapped activations in its host arena only (nothing goes
- * to storage), so Algorithm 1 walks capped (as host-only) and a fixed
- * policy that swaps more is refused (exit 1 naming the arena). */
+/* The policy's swap set: swapped bytes up to hw->mem_avail in the host
+ * arena, the rest to storage (the lowest layers' tensors: plan_spill);
+ * host-only walks capped at it and is refused (exit 1 naming the arena)
+ * when even the block inputs do not fit. */
 static int choose(struct ratel_trainer *t, enum ratel_act act, const struct ratel_hw *hw,
                   char *err, size_t errlen)
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
-    if (ratel_act_choose_host(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
-        double need = act == RATEL_ACT_SWAP_ALL ? mdl.act_all : mdl.act_inter;
+    /* no store (zero-offload, no-offload): nothing may leave the host */
+    enum ratel_act a = !t->store && act != RATEL_ACT_RECOMPUTE_ALL ? RATEL_ACT_HOST_ONLY : act;
+    if (ratel_act_choose_host(a, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
         snprintf(err, errlen,
-                 "--act %s: host-mem: its activations (%.0f bytes) exceed the host arena's %.0f bytes "
-                 "free for them", ratel_act_name(act), need, hw->mem_avail);
+                 "--act %s: host-mem: its block-input activations (%.0f bytes) exceed the host arena's %.0f bytes "
+                 "free for them", ratel_act_name(act), mdl.act_inter, hw->mem_avail);
         return -1;
     }
-    return 0;
+    return plan_spill(t, hw->mem_avail, err, errlen);
 }
 
 /* step_peak: the step's host-arena bytes at their most (peak above its
@@ -439,6 +644,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     }
     t->t++;
     t->st.act_swapped = 0;
+    t->act_stored = 0;
     t->act_alloc = 0;
     t->st.store_caller_s = 0;
     struct mb_ostore_stats os0 = {0}, os1 = {0};
@@ -473,6 +679,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
         mb_ostore_stats(t->store, &os1);
     t->st.update_s = os1.update_s - os0.update_s;
     t->st.steps++;
+    t->st.act_stored = t->act_stored;
     t->st.loss = loss;
     t->st.fwd_s = t1 - t0;
     t->st.bwd_s = t2 - t1;
