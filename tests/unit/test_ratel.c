@@ -464,10 +464,9 @@ static void test_plan(void)
     EXPECT(ratel_largest_batch(&c, mixed, &tiny_dev, 4096) == 0);
 }
 
-/* Activations in host memory only (the trainer): MEM_avail by hand, and
- * the batch-8 bug in small: Algorithm 1 walked uncapped swapped past it
- * (the model sent the excess to storage, which the trainer has no path
- * for); the trainer's choice never does. */
+/* The trainer's host arena: MEM_avail by hand, and the batch-8 case in
+ * small: Algorithm 1 uncapped swaps past MEM_avail, the excess going to
+ * storage (Eq. 3; the trainer's ratel), host-only's walk capped at it. */
 static void test_host_arena(void)
 {
     /* units: 100 (inter), 30, 50, 64, 200 bytes; rounded to 64: 128, 64,
@@ -496,29 +495,64 @@ static void test_host_arena(void)
     /* the trainer's: the inter-block 100 out, then the walk by OB (30
      * bytes: 10 FLOP/B, 50: 8, 64: 5, 200: 3) takes 30, 50 and 64
      * (100 + 30 + 50 + 64 = 244) and skips 200 (444 > 300) */
+    /* the trainer's ratel: the same uncapped choice, 144 bytes of it priced
+     * on storage (Eq. 3) */
     EXPECT(ratel_act_choose_host(RATEL_ACT_RATEL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.a_g2m, 444) && near(ch.t.act_storage, 144));
+    /* host-only: the inter-block 100 out, then the walk by OB (30 bytes:
+     * 10 FLOP/B, 50: 8, 64: 5, 200: 3) takes 30, 50 and 64 (100 + 30 + 50
+     * + 64 = 244) and skips 200 (444 > 300) */
+    EXPECT(ratel_act_choose_host(RATEL_ACT_HOST_ONLY, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
     EXPECT(near(ch.a_g2m, 244) && s[0] && s[1] && s[2] && s[3] && !s[4]);
-    EXPECT(near(ch.flops_r, 1620 - 300 - 400 - 320));
-    /* host-only is the same walk */
-    unsigned char s2[5];
-    struct ratel_choice c2;
-    EXPECT(ratel_act_choose_host(RATEL_ACT_HOST_ONLY, &m, &hw, u, 5, RATEL_CASE1_INTER, s2, &c2) == 0);
-    EXPECT(!memcmp(s, s2, 5) && near(c2.a_g2m, 244));
-    /* fixed policies: inter-block (100) fits, swap-all (444) is refused */
+    EXPECT(near(ch.flops_r, 1620 - 300 - 400 - 320) && ch.t.act_storage == 0);
+    /* fixed policies: inter-block (100) fits; swap-all (444) sends 144 to storage */
     EXPECT(ratel_act_choose_host(RATEL_ACT_INTER_BLOCK, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
-    EXPECT(near(ch.a_g2m, 100));
-    EXPECT(ratel_act_choose_host(RATEL_ACT_SWAP_ALL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+    EXPECT(near(ch.a_g2m, 100) && ch.t.act_storage == 0);
+    EXPECT(ratel_act_choose_host(RATEL_ACT_SWAP_ALL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.a_g2m, 444) && near(ch.t.act_storage, 144));
     EXPECT(ratel_act_choose_host(RATEL_ACT_RECOMPUTE_ALL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
-    /* MEM_avail below the block inputs: nothing allowed fits */
+    /* MEM_avail below the block inputs: host-only has nothing that fits;
+     * the others send the excess to storage */
     hw.mem_avail = 99;
-    EXPECT(ratel_act_choose_host(RATEL_ACT_RATEL, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
-    EXPECT(ratel_act_choose_host(RATEL_ACT_INTER_BLOCK, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+    EXPECT(ratel_act_choose_host(RATEL_ACT_HOST_ONLY, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == -1);
+    EXPECT(ratel_act_choose_host(RATEL_ACT_INTER_BLOCK, &m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
+    EXPECT(near(ch.t.act_storage, 1));
+}
+
+/* Which swapped units go to storage, by hand: two layers, 544 bytes. */
+static void test_spill(void)
+{
+    struct ratel_unit u[6] = {{100, 0, 1, 1, -1}, {30, 300, 0, 1, 0}, {50, 400, 0, 1, 1},
+                              {100, 0, 1, 2, -1}, {64, 320, 0, 2, 0}, {200, 600, 0, 2, 1}};
+    unsigned char all[6] = {1, 1, 1, 1, 1, 1}, st[6];
+    /* MEM_avail 300: 244 must go; layer 1 whole (180), then layer 2's
+     * input (280): 264 left in host memory */
+    EXPECT(near(ratel_spill_units(u, 6, all, 300, st), 280));
+    EXPECT(st[0] && st[1] && st[2] && st[3] && !st[4] && !st[5]);
+    /* layer 1's 30 not swapped (514 in all, 214 must go): 100 + 50 + 100 */
+    unsigned char some[6] = {1, 0, 1, 1, 1, 1};
+    EXPECT(near(ratel_spill_units(u, 6, some, 300, st), 250));
+    EXPECT(st[0] && !st[1] && st[2] && st[3] && !st[4] && !st[5]);
+    /* everything fits: none; nothing fits: all */
+    EXPECT(ratel_spill_units(u, 6, all, 544, st) == 0 && !memchr(st, 1, 6));
+    EXPECT(near(ratel_spill_units(u, 6, all, 0, st), 544) && !memchr(st, 0, 6));
+    /* the model prices it (Eq. 3, 4, 5): P = 1, storage 100 B/s each way,
+     * the rest free; A_G2M 544 over MEM_avail 300: 244 on storage;
+     * T_f's storage term 2/100 + 244/100, T_b's (14 + 244)/100 + 14/100 */
+    struct ratel_model m = {.params = 1, .flops_fwd = 1, .flops_rc_all = 0, .act_all = 544, .act_inter = 200};
+    struct ratel_hw hw = {1e12, 1e12, 1e12, 100, 100, 300, 0, 0, 0, 0, 0};
+    struct ratel_times t;
+    ratel_iter_time(&m, &hw, 544, 0, &t);
+    EXPECT(near(t.act_storage, 244));
+    EXPECT(near(t.f_terms[RATEL_BOUND_STORAGE], 2.46) && near(t.b_terms[RATEL_BOUND_STORAGE], 2.72));
+    EXPECT(t.bound_f == RATEL_BOUND_STORAGE && t.bound_b == RATEL_BOUND_STORAGE);
 }
 
 /* The host arena's least bytes, against the trainer's setup by hand at a
  * parsed shape: P16 staging and G16 landing slots of the largest layer
  * (4 of them; zero-infinity: 2 and one G16 buffer per layer) and the block
- * inputs (swap-all: every unit), each rounded to 64. */
+ * inputs (swap-all too: the rest of its activations may go to storage),
+ * each rounded to 64. */
 static void test_host_arena_need(void)
 {
     struct nn_gpt_config c;
@@ -543,7 +577,8 @@ static void test_host_arena_need(void)
     }
     uint64_t slot = (maxp * 2 + 63) / 64 * 64;
     EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_RATEL, RATEL_ACT_RATEL) == 4 * slot + inter);
-    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_RATEL, RATEL_ACT_SWAP_ALL) == 4 * slot + all);
+    EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_RATEL, RATEL_ACT_SWAP_ALL) == 4 * slot + inter);
+    EXPECT(all > inter);
     EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_ZERO_INFINITY, RATEL_ACT_SWAP_ALL) ==
            2 * slot + g16 + inter);
     EXPECT(ratel_host_arena_need(&c, 8, p, RATEL_SYS_ZERO_OFFLOAD, RATEL_ACT_RATEL) == 0);
@@ -563,6 +598,7 @@ int main(void)
     test_gpt_units();
     test_plan();
     test_host_arena();
+    test_spill();
     test_host_arena_need();
     return TEST_EXIT();
 }

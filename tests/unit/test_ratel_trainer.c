@@ -54,6 +54,8 @@ static struct ratel_trainer_opts opts(const struct nn_gpt_config *cfg, const cha
     return o;
 }
 
+static uint64_t last_stored; /* run_same's last run: activation bytes its last step wrote to storage */
+
 /* Runs STEPS steps; 0 when every layer's P32 and P16 equal the reference's.
  * *swapped: the activation bytes the last step sent over the link. */
 static int run_same(const struct ratel_trainer_opts *o, const struct data *d, struct nn_gpt *ref,
@@ -88,6 +90,10 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     struct ratel_trainer_stats st;
     ratel_trainer_stats(t, &st);
     *swapped = st.act_swapped;
+    last_stored = st.act_stored;
+    if (st.act_stored > st.act_swapped || (st.act_stored && !st.act_staging))
+        bad = 1, fprintf(stderr, "%s: %llu bytes to storage of %llu swapped\n", what,
+                         (unsigned long long)st.act_stored, (unsigned long long)st.act_swapped);
     struct mb_link_stats h2d;
     mb_link_stats(ratel_trainer_link(t), MB_LINK_H2D, &h2d);
     /* P16 crosses the link twice per step (forward, backward) but on no-offload */
@@ -113,7 +119,9 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
         /* the profiling step swaps the blocks' and the head's inputs, the others the choice */
         uint64_t in = (uint64_t)(o->cfg.layers + 1) * o->batch * o->cfg.seq * o->cfg.hidden *
                       nn_dtype_size(o->prec.act);
-        uint64_t most = st.act_swapped > in ? st.act_swapped : in;
+        /* (in host memory: what the last step did not send to storage) */
+        uint64_t host = st.act_swapped - st.act_stored;
+        uint64_t most = host > in ? host : in;
         if (st.host_peak != pl.host_fixed + most)
             bad = 1, fprintf(stderr, "%s: host peak %llu, plan %llu + swapped %llu\n", what,
                              (unsigned long long)st.host_peak, (unsigned long long)pl.host_fixed,
@@ -200,6 +208,32 @@ int main(void)
         EXPECT(swapped[RATEL_ACT_SWAP_ALL] > swapped[RATEL_ACT_INTER_BLOCK]);
         EXPECT(swapped[RATEL_ACT_INTER_BLOCK] > 0 && swapped[RATEL_ACT_RECOMPUTE_ALL] == 0);
         EXPECT(swapped[RATEL_ACT_RATEL] >= swapped[RATEL_ACT_INTER_BLOCK]);
+        /* the host arena at its least (the block inputs beside the slots):
+         * MEM_avail below what swap-all and Algorithm 1 may swap, the rest
+         * on storage (the lowest layers'), read back CRC-checked: the same
+         * bits under every order */
+        o.system = RATEL_SYS_RATEL;
+        o.host_mem = ratel_host_arena_need(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL);
+        for (int ord = 0; ord < 3; ord++) {
+            o.order = (enum mb_ostore_order)ord;
+            o.act = RATEL_ACT_SWAP_ALL;
+            snprintf(what, sizeof(what), "%s spill swap-all %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+            EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+            fprintf(stderr, "  %llu of %llu bytes to storage\n", (unsigned long long)last_stored, (unsigned long long)sw);
+            EXPECT(sw == swapped[RATEL_ACT_SWAP_ALL] && last_stored > 0 && last_stored < sw);
+            o.act = RATEL_ACT_RATEL;
+            snprintf(what, sizeof(what), "%s spill ratel %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+            EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+        }
+        if (c == 0) { /* a bit flipped in an activation's extent on storage: named */
+            o.act = RATEL_ACT_SWAP_ALL;
+            setenv("MB_FAULT_INJECT", "corrupt-act", 1);
+            run_fail(&o, &d, err, sizeof(err));
+            unsetenv("MB_FAULT_INJECT");
+            fprintf(stderr, "corrupt-act: \"%s\"\n", err);
+            EXPECT(strstr(err, "CRC32C mismatch") && strstr(err, ".act.") && strstr(err, "offset"));
+        }
+        o.host_mem = 64u << 20;
         /* a link and storage rate cap change the timing, never the bits */
         o.system = RATEL_SYS_RATEL;
         o.order = MB_OSTORE_OPTIMIZED;
