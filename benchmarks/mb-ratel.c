@@ -145,6 +145,15 @@ static int print_plan(void)
     nn_gpt_account(&opt.cfg, (int)opt.batch, PREC, &tot);
     printf("# states on storage: 14P = %llu bytes (nn_gpt_account: %llu)\n",
            (unsigned long long)p.stor_states, (unsigned long long)(tot.opt_bytes + tot.param_bytes));
+    /* Eq. 3: what exceeds the host goes to storage; at most (swap-all) */
+    struct ratel_model m;
+    ratel_gpt_model(&opt.cfg, (int)opt.batch, PREC, &m);
+    struct ratel_plan ap;
+    ratel_plan(&opt.cfg, (int)opt.batch, PREC, &b, (uint64_t)m.act_all, &ap);
+    printf("# activations beyond the host go to storage (Eq. 3's alpha A_G2M: written in forward, T_f's storage "
+           "term; read back in backward, T_b's): swapping all %.3f GB, %.3f GB would (staging %.3f GB beside the "
+           "arena); Algorithm 1 picks A_G2M from the profiling step's rates\n",
+           m.act_all / 1e9, ap.stor_act / 1e9, ap.stor_act ? RATEL_ACT_STAGING_BYTES / 1e9 : 0.0);
     struct ratel_plan lp;
     const char *big = ratel_largest_preset((int)opt.batch, PREC, &b, &lp);
     printf("# largest Table IV preset for these budgets: %s\n", big ? big : "none");

@@ -238,7 +238,8 @@ struct ratel_plan {
      * Adam C(i), write-behind W(i+1)), then swapped activations */
     uint64_t host_fixed, host_act;
     /* host_fixed: the trainer's host arena without activations, exactly;
-     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each) */
+     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each),
+     * and the activations' staging slots when some go to storage */
     uint64_t host_store;
     /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
     uint64_t dev_need;
@@ -246,6 +247,9 @@ struct ratel_plan {
     int fits_dev, fits_host, fits_storage, fits;
     char why[160];       /* the first budget that does not fit, or "" */
 };
+/* The trainer's staging slots for activations on storage (16 chunks of
+ * 4 MiB, outside the host arena: the artifact's activation buffers). */
+#define RATEL_ACT_STAGING_BYTES ((uint64_t)16 * (4u << 20))
 /* Plans cfg at batch B swapping act_swap bytes (< act_inter: act_inter). */
 void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                 const struct ratel_budget *b, uint64_t act_swap, struct ratel_plan *out);

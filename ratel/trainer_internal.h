@@ -13,6 +13,7 @@
  * in forward as their copy out lands, read ahead in backward. */
 #define TR_ACT_SLOTS 16
 #define TR_ACT_CHUNK ((size_t)4 << 20)
+_Static_assert(TR_ACT_SLOTS * TR_ACT_CHUNK == RATEL_ACT_STAGING_BYTES, "--plan counts the staging slots");
 enum { TR_SLOT_FREE = 0, TR_SLOT_D2H, TR_SLOT_WRITE, TR_SLOT_READ, TR_SLOT_H2D };
 struct tr_slot {
     char *buf;
