@@ -102,6 +102,21 @@ def cpu_line(r):
             f"and the model's T_f/T_b are bound by {r.get('t_f_bound')}/{r.get('t_b_bound')}."]
 
 
+def spill_line(r):
+    """The activations of one run (optimized+ratel at the picked batch):
+    swapped, of them beyond MEM_avail on storage (measured, and Eq. 3's
+    alpha A_G2M the model priced)."""
+    if not r or r.get("act_swapped_bytes_last") is None or r.get("act_storage_bytes_last") is None:
+        return []
+    sw, st = r["act_swapped_bytes_last"], r["act_storage_bytes_last"]
+    avail, model = r.get("hw_mem_avail_bytes"), r.get("policy_act_storage_bytes")
+    return ["", f"Activations at batch {r['batch']} (optimized+ratel, the last step): {sw / 1e6:.1f} MB swapped out "
+            f"of the device, {st / 1e6:.1f} MB of them beyond MEM_avail"
+            + (f" ({avail / 1e6:.1f} MB)" if avail is not None else "")
+            + " on storage, written in forward and read back in backward"
+            + (f" (the model's alpha A_G2M, Eq. 3: {model / 1e6:.1f} MB)" if model is not None else "") + "."]
+
+
 def verdict(ok):
     return "met" if ok else "NOT met"
 
@@ -130,10 +145,14 @@ def performance(rows):
                 f"optimized order F + max(B_ratel, S) = {f:.3f} + max({bw:.3f}, {st:.3f}) s: "
                 f"(F + B_zi + S) / (F + max(B_ratel, S)) = {ideal:.2f}×, the most overlap and Ratel's "
                 "policy can give with these stages."]
+    out += spill_line(opt)
     out += ["", "| what | target | ours | |", "|---|---|---|---|"]
     if opt and zi:
         x = opt["tokens_per_s"] / zi["tokens_per_s"]
-        beside = f" (overlap's ideal {ideal:.2f}×)" if ideal else ""
+        beside = f"overlap's ideal {ideal:.2f}×" if ideal else ""
+        if opt.get("act_storage_bytes_last") is not None:
+            beside += ("; " if beside else "") + f"{opt['act_storage_bytes_last'] / 1e6:.1f} MB of activations on storage"
+        beside = f" ({beside})" if beside else ""
         out.append(f"| optimized+ratel vs zero-infinity, tokens/s (batch {bal}) | ≥ 1.8× | {x:.2f}×{beside} | "
                    f"{verdict(x >= 1.8)} |")
     if opt:

@@ -10,9 +10,11 @@
 #     --scale full    the performance setup (issue 18): a parsed 161M-parameter
 #                     shape (21 blocks of hidden 768, seq 128, vocab 8192) whose
 #                     states (14P = 2.26 GB) are over 4x --host-mem 512M, at
-#                     batches 1 2 8 (the ratios are taken at the batch where
+#                     batches 2 8 12 (the ratios are taken at the batch where
 #                     the optimizer's storage traffic alone is nearest backward
-#                     alone: 2 and 8 bracket it on the quiet host)
+#                     alone, from the serial runs' stages: about 12 on the
+#                     quiet host, where Ratel's activations beyond the host
+#                     arena go to storage)
 #     --with-deepspeed  also DeepSpeed 0.19.8 ZeRO-Infinity on CPU at the same
 #                     shape (deepspeed_peer.sh: a venv, several GB; optional)
 # Per batch: every system, the naive order, and the serial order with
@@ -31,7 +33,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-scale=small slurm=0 out="" dir="" deepspeed=0
+scale=small slurm=0 out="" dir="" deepspeed=0 mid=""
 args=()
 for a in "$@"; do [ "$a" = --with-deepspeed ] && deepspeed=1 || args+=("$a"); done
 source reproduce/opts.sh
@@ -41,13 +43,15 @@ case $scale in
 tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
 small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
 full)
-  # batch 8: on the quiet reference storage alone (7.6 s) was nearly twice
-  # backward alone at batch 4 (4.2 s, about linear in the batch), so 2 and 8
-  # bracket the balance (8 near it); batch 4 and zero-offload are left out
-  # to keep the study under its 15 minutes (README.md, Time). The middle
-  # batch (the activation sweep) stays 2: swap-all's activations at batch 4
-  # (580 MB) no longer fit --host-mem 512M, which mb-ratel now refuses
-  model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="1 2 8" files_list="1 4" iters=2
+  # B ~ S: on the quiet reference (batches 1 2 8) backward alone was about
+  # 0.76 s per sample (6.07 s at batch 8) against 8.9 s of storage alone,
+  # so they meet near batch 12; there Algorithm 1 swaps more than the
+  # 512 MiB host arena holds and the rest goes to storage (Eq. 3). Batch 1
+  # and zero-offload are left out to keep the study near its 16 minutes
+  # (README.md, Time; no figure needs batch 1: Figs. 5 and 7 have 2 8 12).
+  # The middle batch (the activation sweep, the traces, the files runs)
+  # stays 2, as in the earlier references
+  model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="2 8 12" mid=2 files_list="1 4" iters=2
   mem=(--dev-mem 1G --host-mem 512M) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
@@ -56,7 +60,7 @@ export MB_RATEL_DIR=${dir:-${MB_RATEL_DIR:-$root/${BUILD:-build}/ratel-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
 py=$(reproduce/python.sh)
 mkdir -p "$MB_RESULTS" "$MB_RATEL_DIR"
-mid=$(awk '{print $2 ? $2 : $1}' <<<"$batches")
+mid=${mid:-$(awk '{print $2 ? $2 : $1}' <<<"$batches")}
 first=${batches%% *}
 # The bit-identity check (nn's whole-model reference taking the same steps,
 # untimed) costs about as much compute as the trainer's step: at full scale
