@@ -576,9 +576,7 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const struct rate
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
-    /* no store (zero-offload, no-offload): nothing may leave the host */
-    enum ratel_act a = !t->store && act != RATEL_ACT_RECOMPUTE_ALL ? RATEL_ACT_HOST_ONLY : act;
-    if (ratel_act_choose_host(a, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
+    if (ratel_act_choose_host(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
         snprintf(err, errlen,
                  "--act %s: host-mem: its block-input activations (%.0f bytes) exceed the host arena's %.0f bytes "
                  "free for them", ratel_act_name(act), mdl.act_inter, hw->mem_avail);
