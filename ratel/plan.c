@@ -48,13 +48,6 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     uint64_t avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
     o->host_act = o->act_swap < avail ? o->act_swap : avail;
     o->stor_act = o->act_swap - o->host_act;
-    if (o->stor_act > 0) { /* the storage path's staging slots, beside the store's buffers */
-        o->host_store += RATEL_ACT_STAGING_BYTES;
-        fixed += RATEL_ACT_STAGING_BYTES;
-        avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
-        o->host_act = o->act_swap < avail ? o->act_swap : avail;
-        o->stor_act = o->act_swap - o->host_act;
-    }
     o->fits_dev = o->dev_need <= bud->dev_mem;
     o->fits_host = fixed <= bud->host_mem && !(bud->host_only_act && o->stor_act > 0);
     o->fits_storage = !bud->storage || o->stor_states + o->stor_act <= bud->storage;

@@ -238,8 +238,9 @@ struct ratel_plan {
      * Adam C(i), write-behind W(i+1)), then swapped activations */
     uint64_t host_fixed, host_act;
     /* host_fixed: the trainer's host arena without activations, exactly;
-     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each),
-     * and the activations' staging slots when some go to storage */
+     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each;
+     * the activations' staging slots, RATEL_ACT_STAGING_BYTES when some go
+     * to storage, are not counted: --plan's activation line names them) */
     uint64_t host_store;
     /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
     uint64_t dev_need;
