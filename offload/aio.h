@@ -326,6 +326,9 @@ struct mb_storage_ops {
      * status ends 0 or -errno, -ENODATA past the end). 0, or -errno when
      * the batch could not be started. t may be NULL in ANY_ORDER modes. */
     int (*submit)(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t);
+    /* BLOCKING modes that take one request at a time: request r now, 0 or
+     * -errno; such a mode's submit is storage_each (storage_internal.h). */
+    int (*rw)(struct mb_storage *s, struct mb_aio_req *r);
     /* Waits for t's batch; returns the number of failed requests. */
     int (*wait)(struct mb_storage *s, struct mb_storage_ticket *t);
     /* ANY_ORDER modes: up to max completed requests into done[] (not waiting). */

@@ -182,10 +182,7 @@ static int gather_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char
         size_t k = p->gather_rows - r < per ? (size_t)(p->gather_rows - r) : per;
         for (size_t i = 0; i < k; i++)
             fill_row(buf + i * rb, p->seed, p->gather_dim, rb, r + i);
-        struct mb_aio_req q = {r * rb, k * rb, buf, MB_AIO_WRITE, 0};
-        struct ooc_op op = {.reqs = &q, .n = 1};
-        if (ooc_start(io, &op) != 0)
-            rc = ooc_op_fail(err, errlen, "writing the features", &op);
+        rc = ooc_write_one(io, r * rb, k * rb, buf, "writing the features", err, errlen);
     }
     ooc_free(io, buf);
     return rc;

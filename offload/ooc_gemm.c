@@ -91,10 +91,7 @@ static int gemm_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
             for (size_t bk = 0; bk < nt && !rc; bk++) {
                 fill_tile(buf, p->seed, which, n, t, bi, bk);
                 uint64_t off = (which ? b_offset(n) : 0) + (bi * nt + bk) * tb;
-                struct mb_aio_req r = {off, tb, buf, MB_AIO_WRITE, 0};
-                struct ooc_op op = {.reqs = &r, .n = 1};
-                if (ooc_start(io, &op) != 0)
-                    rc = ooc_op_fail(err, errlen, "writing the GEMM input", &op);
+                rc = ooc_write_one(io, off, tb, buf, "writing the GEMM input", err, errlen);
             }
     ooc_free(io, buf);
     return rc;

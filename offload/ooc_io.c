@@ -145,6 +145,16 @@ int ooc_finish(struct ooc_io *io, struct ooc_op *op)
     return op->err;
 }
 
+int ooc_write_one(struct ooc_io *io, uint64_t off, size_t len, void *buf, const char *what, char *err,
+                  size_t errlen)
+{
+    struct mb_aio_req r = {off, len, buf, MB_AIO_WRITE, 0};
+    struct ooc_op op = {.reqs = &r, .n = 1};
+    if (ooc_start(io, &op) != 0 || ooc_finish(io, &op) != 0)
+        return ooc_op_fail(err, errlen, what, &op);
+    return 0;
+}
+
 int ooc_op_fail(char *err, size_t errlen, const char *what, const struct ooc_op *op)
 {
     for (size_t i = 0; i < op->n; i++)

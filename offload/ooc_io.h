@@ -56,6 +56,11 @@ int ooc_rw_now(struct ooc_io *io, int op, uint64_t off, size_t len, void *buf);
 int ooc_fail(char *err, size_t errlen, const char *what, int status, uint64_t off);
 /* The same for the first failed request of op. */
 int ooc_op_fail(char *err, size_t errlen, const char *what, const struct ooc_op *op);
+/* One write of buf to [off, off+len) through the mode, waited for (the
+ * apps' prepare, counted as the mode's I/O): 0, or -1 with "what: ..." in
+ * err. */
+int ooc_write_one(struct ooc_io *io, uint64_t off, size_t len, void *buf, const char *what, char *err,
+                  size_t errlen);
 
 /* Per app: the pieces ooc.c dispatches to. */
 struct ooc_app {

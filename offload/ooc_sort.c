@@ -97,10 +97,7 @@ static int sort_prepare(const struct mb_ooc_params *p, struct ooc_io *io, char *
         uint64_t k = p->sort_keys - i < per ? p->sort_keys - i : per;
         for (uint64_t j = 0; j < k; j++)
             buf[j] = key_at(p->seed, i + j);
-        struct mb_aio_req r = {i * 8, k * 8, buf, MB_AIO_WRITE, 0};
-        struct ooc_op op = {.reqs = &r, .n = 1};
-        if (ooc_start(io, &op) != 0)
-            rc = ooc_op_fail(err, errlen, "writing the keys", &op);
+        rc = ooc_write_one(io, i * 8, k * 8, buf, "writing the keys", err, errlen);
     }
     ooc_free(io, buf);
     return rc;

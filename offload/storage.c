@@ -113,12 +113,11 @@ int mb_storage_rw_now(struct mb_storage *s, int op, uint64_t off, size_t len, vo
     return mb_aio_volume_rw(s->fd, s->p.nfiles, s->p.stripe, op, off, len, buf);
 }
 
-int storage_each(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t,
-                 storage_rw_fn rw)
+int storage_each(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t)
 {
     int failed = 0;
     for (size_t i = 0; i < n && !failed; i++)
-        failed = (reqs[i].status = rw(s, &reqs[i])) != 0;
+        failed = (reqs[i].status = s->ops->rw(s, &reqs[i])) != 0;
     if (t)
         *t = (struct mb_storage_ticket){.reqs = reqs, .n = n, .failed = failed};
     return 0;

@@ -44,11 +44,6 @@ static int bounce_rw(struct mb_storage *s, struct mb_aio_req *r)
     return 0;
 }
 
-static int bounce_submit(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t)
-{
-    return storage_each(s, reqs, n, t, bounce_rw);
-}
-
 static void bounce_close(struct mb_storage *s) { free(s->priv); }
 
 const struct mb_storage_ops mb_storage_bounce = {
@@ -56,7 +51,8 @@ const struct mb_storage_ops mb_storage_bounce = {
     .description = "pread into a staging buffer, then a copy (SPDK without GPUDirect)",
     .flags = MB_STORAGE_BLOCKING,
     .open = bounce_open,
-    .submit = bounce_submit,
+    .submit = storage_each,
+    .rw = bounce_rw,
     .wait = storage_blocking_wait,
     .close = bounce_close,
 };

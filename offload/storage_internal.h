@@ -4,12 +4,10 @@
 
 #include "aio.h"
 
-/* Blocking modes: one request now; 0 or -errno. */
-typedef int (*storage_rw_fn)(struct mb_storage *s, struct mb_aio_req *r);
-/* Runs rw over reqs[0..n) in order, stopping at the first failure (later
- * requests are left as they were); t records the failures. Always 0. */
-int storage_each(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t,
-                 storage_rw_fn rw);
+/* Blocking modes' submit: runs the mode's rw over reqs[0..n) in order,
+ * stopping at the first failure (later requests are left as they were); t
+ * records the failures. Always 0. */
+int storage_each(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t);
 /* Blocking modes' wait: the failures submit recorded. */
 int storage_blocking_wait(struct mb_storage *s, struct mb_storage_ticket *t);
 

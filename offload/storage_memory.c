@@ -44,11 +44,6 @@ static int memory_rw(struct mb_storage *s, struct mb_aio_req *r)
     return 0;
 }
 
-static int memory_submit(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t)
-{
-    return storage_each(s, reqs, n, t, memory_rw);
-}
-
 static void memory_close(struct mb_storage *s) { free(s->image); }
 
 const struct mb_storage_ops mb_storage_memory = {
@@ -56,7 +51,8 @@ const struct mb_storage_ops mb_storage_memory = {
     .description = "a RAM image of the volume loaded at open (the compute phase alone)",
     .flags = MB_STORAGE_BLOCKING | MB_STORAGE_IMAGE,
     .open = memory_open,
-    .submit = memory_submit,
+    .submit = storage_each,
+    .rw = memory_rw,
     .wait = storage_blocking_wait,
     .close = memory_close,
 };

@@ -46,11 +46,6 @@ static int mmap_rw(struct mb_storage *s, struct mb_aio_req *r)
     return 0;
 }
 
-static int mmap_submit(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t)
-{
-    return storage_each(s, reqs, n, t, mmap_rw);
-}
-
 static int mmap_flush(struct mb_storage *s, char *err, size_t errlen)
 {
     char **map = s->priv;
@@ -76,7 +71,8 @@ const struct mb_storage_ops mb_storage_mmap = {
     .description = "the files mapped shared, requests copied through the page cache",
     .flags = MB_STORAGE_BLOCKING | MB_STORAGE_NO_DIRECT,
     .open = mmap_open,
-    .submit = mmap_submit,
+    .submit = storage_each,
+    .rw = mmap_rw,
     .wait = storage_blocking_wait,
     .flush = mmap_flush,
     .close = mmap_close,

@@ -7,15 +7,11 @@ static int posix_rw(struct mb_storage *s, struct mb_aio_req *r)
     return mb_aio_volume_rw(s->fd, s->p.nfiles, s->p.stripe, r->op, r->offset, r->len, r->buf);
 }
 
-static int posix_submit(struct mb_storage *s, struct mb_aio_req *reqs, size_t n, struct mb_storage_ticket *t)
-{
-    return storage_each(s, reqs, n, t, posix_rw);
-}
-
 const struct mb_storage_ops mb_storage_posix = {
     .name = "posix",
     .description = "pread/pwrite in the compute thread, one request at a time",
     .flags = MB_STORAGE_BLOCKING,
-    .submit = posix_submit,
+    .submit = storage_each,
+    .rw = posix_rw,
     .wait = storage_blocking_wait,
 };

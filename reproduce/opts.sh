@@ -1,11 +1,21 @@
-# Sourced by the studies' scripts: their shared flags, parsed in one place.
+# Sourced by the studies' scripts (source "$(dirname "$0")/../opts.sh"):
+# sets root to the repository and goes there; their shared flags, parsed in
+# one place.
 #   study_opts PROG "FLAGS" SCRIPT "$@"
-# FLAGS names the flags the script takes, from: scale slurm vcluster out dir
-# seed data np nodes. Each --NAME VALUE sets the shell variable NAME (the
-# caller sets the defaults first); --slurm sets slurm=1, --vcluster vcluster=1; -h/--help prints SCRIPT's
+# FLAGS names the flags the script takes, each NAME or NAME=DEFAULT (a
+# default without spaces; NAME alone: the caller set the default), from:
+# scale slurm vcluster out dir seed data np nodes. Each --NAME VALUE sets the
+# shell variable NAME; --slurm sets slurm=1, --vcluster vcluster=1; -h/--help prints SCRIPT's
 # header comment. Anything else: one line naming it, exit 2.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
 study_opts() {
-  local prog=$1 flags=" $2 " script=$3 name
+  local prog=$1 flags=" " script=$3 name f
+  for f in $2; do
+    name=${f%%=*}
+    [[ $f != *=* ]] || printf -v "$name" '%s' "${f#*=}"
+    flags+="$name "
+  done
   shift 3
   while [ $# -gt 0 ]; do
     name=${1#--}

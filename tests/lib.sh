@@ -78,6 +78,18 @@ signal_wait() {
   took=$((SECONDS - t0))
 }
 
+# stop_ends_run PID JOB LABEL SIGNAL: a second after the run started
+# working, SIGSTOPs PID and waits for JOB (signal_wait), then sends PID
+# SIGNAL (CONT or KILL: the stopped process must not outlive the test);
+# the run must end with exit 1 (the --timeout watchdog) within 60 s
+stop_ends_run() {
+  sleep 1
+  signal_wait STOP "$1" "$2"
+  kill -"$4" "$1" 2>/dev/null
+  [ "$rc" = 1 ] || fail "$3: exit $rc, expected 1 (the --timeout watchdog)"
+  [ "$took" -le 60 ] || fail "$3: the run took $took s to end"
+}
+
 finish() {
   if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
   exit 0

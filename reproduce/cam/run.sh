@@ -17,11 +17,8 @@
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/cam)
 # Local runs use the same job scripts, which run the program directly outside Slurm.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-scale=small slurm=0 out="" dir=""
-source reproduce/opts.sh
-study_opts run.sh "scale slurm dir out" "$0" "$@"
+source "$(dirname "$0")/../opts.sh"
+study_opts run.sh "scale=small slurm=0 dir= out=" "$0" "$@"
 # Per scale: the I/O sweep's flags, the file counts, and each app's flags.
 case $scale in
 tiny)

@@ -17,11 +17,8 @@
 #     --out DIR       figures, compare.md and results (default $BUILD/reproduce/collectives, BUILD=build)
 # Local runs use the same job script, which falls back to mpirun outside Slurm.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-scale=small slurm=0 np=2 nodes="" out=""
-source reproduce/opts.sh
-study_opts run.sh "scale slurm np nodes out" "$0" "$@"
+source "$(dirname "$0")/../opts.sh"
+study_opts run.sh "scale=small slurm=0 np=2 nodes= out=" "$0" "$@"
 case $scale in
 small) export MB_ALGOS=all MB_COLLS=allreduce,reduce_scatter_block,allgather,bcast MB_MINBYTES=8 MB_MAXBYTES=4M \
          MB_STEPFACTOR=2 MB_ITERS=50 MB_WARMUP=5; nodes=${nodes:-1} ;;

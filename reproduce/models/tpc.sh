@@ -19,11 +19,8 @@
 #     --out DIR      logs and result files (default $BUILD/reproduce/models/tpc)
 #     --data DIR     datasets (default $BUILD/gnn-data); kept between runs
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-scale=small seed=1 slurm=0 out="" data=""
-source reproduce/opts.sh
-study_opts tpc.sh "scale seed slurm out data" "$0" "$@"
+source "$(dirname "$0")/../opts.sh"
+study_opts tpc.sh "scale=small seed=1 slurm=0 out= data=" "$0" "$@"
 case $scale in
 tiny) epochs=2 batches=4 profile=4 ;;
 small) epochs=3 batches=20 profile=20 ;;

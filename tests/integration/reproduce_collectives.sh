@@ -121,7 +121,7 @@ expect 1 "collect.py on a non-result file" -- "$py" -m reproduce.collect -o "$T/
 if git rev-parse --verify -q HEAD >/dev/null && git clone -q "$PWD" "$T/clone" 2>/dev/null; then
   c=$T/clone
   # this checkout's own scripts, committed in the clone so that it is clean
-  cp reproduce/clean-tree.sh "$c/reproduce/"
+  cp reproduce/clean-tree.sh reproduce/opts.sh "$c/reproduce/"
   for s in collectives cam hyperion; do cp "reproduce/$s/run.sh" "$c/reproduce/$s/run.sh"; done
   git -C "$c" add -A && git -C "$c" -c user.name=test -c user.email=test@localhost commit -qm "the checkout's scripts" --allow-empty
   expect 0 "clean-tree.sh on a clean clone" -- env BUILD=build "$c/reproduce/clean-tree.sh" "--scale reference"

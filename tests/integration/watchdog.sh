@@ -72,11 +72,7 @@ if [ -z "$pid" ]; then
   fail "SIGSTOP: rank 2 of the run not found"
   kill "$job" 2>/dev/null
 else
-  sleep 1
-  signal_wait STOP "$pid" "$job"
-  kill -CONT "$pid" 2>/dev/null
-  [ "$rc" = 1 ] || fail "SIGSTOP of rank 2: exit $rc, expected 1"
-  [ "$took" -le 60 ] || fail "SIGSTOP: the run took $took s to end"
+  stop_ends_run "$pid" "$job" "SIGSTOP of rank 2" CONT
   grep -q -- "--timeout 2 s: no progress for [0-9]* s in case allreduce/float/sum/oop/mpi/8, iteration [0-9]*; rank 2 (.*) is silent (not heard from for" "$T/stop.out" ||
     { fail "SIGSTOP: no line naming rank 2 as not heard from"; sed 's/^/  > /' "$T/stop.out" | tail -n 8 >&2; }
   grep -q ": 0 of 1 cases kept in $T/stop.h5 (complete=0)" "$T/stop.out" || fail "SIGSTOP: the (empty) result is not kept"

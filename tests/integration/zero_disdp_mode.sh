@@ -100,11 +100,7 @@ else
 fi
 
 if start_long "$T/stop.out" --timeout 3 -o "$T/stop.h5"; then
-  sleep 1
-  signal_wait STOP "$ps" "$job"
-  kill -KILL "$ps" 2>/dev/null
-  [ "$rc" = 1 ] || fail "SIGSTOP of the PS: exit $rc, expected 1 (the --timeout watchdog)"
-  [ "$took" -le 60 ] || fail "SIGSTOP of the PS: the job took $took s to end"
+  stop_ends_run "$ps" "$job" "SIGSTOP of the PS" KILL
   grep -q -- "--timeout 3 s: no progress.*rank 3 " "$T/stop.out" ||
     { fail "SIGSTOP: the watchdog's line does not name rank 3"; tail -n 5 "$T/stop.out" >&2; }
   # gpt-tiny has layers 0..3: the PS was waiting for or updating one

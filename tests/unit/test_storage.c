@@ -5,7 +5,7 @@
  * every mode with files behind it writes a batch of another seed that a
  * posix read then finds, reads past the end fail with -ENODATA, and inline
  * refuses a request across a stripe unit. */
-#include "../../offload/aio.h"
+#include "../../offload/storage_internal.h"
 #include "check.h"
 #include "storage_fixture.h"
 
@@ -32,6 +32,7 @@ static void test_registry(void)
         const struct mb_storage_ops *o = *m;
         EXPECT(o->name && *o->name && o->description && *o->description);
         EXPECT(o->submit && o->wait);
+        EXPECT(o->submit != storage_each || (o->rw && (o->flags & MB_STORAGE_BLOCKING))); /* its per-request rw */
         EXPECT(!(o->flags & MB_STORAGE_ANY_ORDER) || o->reap);
         EXPECT(mb_storage_find(o->name) == o); /* also: no earlier entry has the name */
     }

@@ -15,8 +15,9 @@ Written from the polybench definitions; imported only where dace imports.
   ghost cell, row, column or plane per side, MPI_PROC_NULL beyond the edges
   (symbols nn, ns, nw, ne), the global boundary kept by offsets (noff, soff,
   woff, eoff); heat_3d splits i over Px and j over Py, k whole, as ours, its
-  planes packed into 1-D buffers (DaCe 1.0.2's Irecv takes no 2-D slice),
-  one step (exchange, then the sweep) a nested program called A -> B, B -> A.
+  planes packed into 1-D buffers (DaCe 1.0.2's Irecv takes no 2-D slice);
+  each stencil's step (exchange, then the sweep) a nested program called
+  A -> B, B -> A.
 
 Each entry of KERNELS: the program, DaCe's base sizes and size rule (as
 polybench/<kernel>.c's row), and make(): one rank's arguments from the global
@@ -155,61 +156,56 @@ def doitgen(A: f64[LKx, GM, GN], C4: f64[GN, GN]):
 
 
 # ---- the stencils: one ghost per side; TSTEPS - 1 steps of A -> B -> A, each sweep after its exchange ----
+# Each stencil's step (exchange, then the sweep) is a nested program called A -> B, then B -> A: the
+# exchange and sweep written once; the neighbours and offsets, symbols its arrays' shapes do not carry,
+# are passed by name.
+@dc.program
+def _jacobi_1d_step(X: f64[LNx + 2], Y: f64[LNx + 2], req: MPI_Request[4]):
+    dc.comm.Irecv(X[0], nw, 0, req[0])
+    dc.comm.Irecv(X[-1], ne, 1, req[1])
+    dc.comm.Isend(X[1], nw, 1, req[2])
+    dc.comm.Isend(X[-2], ne, 0, req[3])
+    dc.comm.Waitall(req)
+    Y[1 + woff:-1 - eoff] = 0.33333 * (X[woff:-2 - eoff] + X[1 + woff:-1 - eoff] + X[2 + woff:-eoff])
+
+
 @dc.program
 def jacobi_1d(TSTEPS: dc.int32, A: f64[LNx + 2], B: f64[LNx + 2]):
     req = np.empty((4,), dtype=MPI_Request)
     for _ in range(1, TSTEPS):
-        dc.comm.Irecv(A[0], nw, 0, req[0])
-        dc.comm.Irecv(A[-1], ne, 1, req[1])
-        dc.comm.Isend(A[1], nw, 1, req[2])
-        dc.comm.Isend(A[-2], ne, 0, req[3])
-        dc.comm.Waitall(req)
-        B[1 + woff:-1 - eoff] = 0.33333 * (A[woff:-2 - eoff] + A[1 + woff:-1 - eoff] + A[2 + woff:-eoff])
-        dc.comm.Irecv(B[0], nw, 0, req[0])
-        dc.comm.Irecv(B[-1], ne, 1, req[1])
-        dc.comm.Isend(B[1], nw, 1, req[2])
-        dc.comm.Isend(B[-2], ne, 0, req[3])
-        dc.comm.Waitall(req)
-        A[1 + woff:-1 - eoff] = 0.33333 * (B[woff:-2 - eoff] + B[1 + woff:-1 - eoff] + B[2 + woff:-eoff])
+        _jacobi_1d_step(A, B, req, nw=nw, ne=ne, woff=woff, eoff=eoff)
+        _jacobi_1d_step(B, A, req, nw=nw, ne=ne, woff=woff, eoff=eoff)
+
+
+@dc.program
+def _jacobi_2d_step(X: f64[LMx + 2, LNy + 2], Y: f64[LMx + 2, LNy + 2], req: MPI_Request[8]):
+    dc.comm.Irecv(X[0, 1:-1], nn, 0, req[0])
+    dc.comm.Irecv(X[-1, 1:-1], ns, 1, req[1])
+    dc.comm.Irecv(X[1:-1, 0], nw, 2, req[2])
+    dc.comm.Irecv(X[1:-1, -1], ne, 3, req[3])
+    dc.comm.Isend(X[1, 1:-1], nn, 1, req[4])
+    dc.comm.Isend(X[-2, 1:-1], ns, 0, req[5])
+    dc.comm.Isend(X[1:-1, 1], nw, 3, req[6])
+    dc.comm.Isend(X[1:-1, -2], ne, 2, req[7])
+    dc.comm.Waitall(req)
+    Y[1 + noff:-1 - soff, 1 + woff:-1 - eoff] = 0.2 * (
+        X[1 + noff:-1 - soff, 1 + woff:-1 - eoff] + X[1 + noff:-1 - soff, woff:-2 - eoff]
+        + X[1 + noff:-1 - soff, 2 + woff:-eoff] + X[2 + noff:-soff, 1 + woff:-1 - eoff]
+        + X[noff:-2 - soff, 1 + woff:-1 - eoff])
 
 
 @dc.program
 def jacobi_2d(TSTEPS: dc.int32, A: f64[LMx + 2, LNy + 2], B: f64[LMx + 2, LNy + 2]):
     req = np.empty((8,), dtype=MPI_Request)
     for _ in range(1, TSTEPS):
-        dc.comm.Irecv(A[0, 1:-1], nn, 0, req[0])
-        dc.comm.Irecv(A[-1, 1:-1], ns, 1, req[1])
-        dc.comm.Irecv(A[1:-1, 0], nw, 2, req[2])
-        dc.comm.Irecv(A[1:-1, -1], ne, 3, req[3])
-        dc.comm.Isend(A[1, 1:-1], nn, 1, req[4])
-        dc.comm.Isend(A[-2, 1:-1], ns, 0, req[5])
-        dc.comm.Isend(A[1:-1, 1], nw, 3, req[6])
-        dc.comm.Isend(A[1:-1, -2], ne, 2, req[7])
-        dc.comm.Waitall(req)
-        B[1 + noff:-1 - soff, 1 + woff:-1 - eoff] = 0.2 * (
-            A[1 + noff:-1 - soff, 1 + woff:-1 - eoff] + A[1 + noff:-1 - soff, woff:-2 - eoff]
-            + A[1 + noff:-1 - soff, 2 + woff:-eoff] + A[2 + noff:-soff, 1 + woff:-1 - eoff]
-            + A[noff:-2 - soff, 1 + woff:-1 - eoff])
-        dc.comm.Irecv(B[0, 1:-1], nn, 0, req[0])
-        dc.comm.Irecv(B[-1, 1:-1], ns, 1, req[1])
-        dc.comm.Irecv(B[1:-1, 0], nw, 2, req[2])
-        dc.comm.Irecv(B[1:-1, -1], ne, 3, req[3])
-        dc.comm.Isend(B[1, 1:-1], nn, 1, req[4])
-        dc.comm.Isend(B[-2, 1:-1], ns, 0, req[5])
-        dc.comm.Isend(B[1:-1, 1], nw, 3, req[6])
-        dc.comm.Isend(B[1:-1, -2], ne, 2, req[7])
-        dc.comm.Waitall(req)
-        A[1 + noff:-1 - soff, 1 + woff:-1 - eoff] = 0.2 * (
-            B[1 + noff:-1 - soff, 1 + woff:-1 - eoff] + B[1 + noff:-1 - soff, woff:-2 - eoff]
-            + B[1 + noff:-1 - soff, 2 + woff:-eoff] + B[2 + noff:-soff, 1 + woff:-1 - eoff]
-            + B[noff:-2 - soff, 1 + woff:-1 - eoff])
+        _jacobi_2d_step(A, B, req, nn=nn, ns=ns, nw=nw, ne=ne, noff=noff, soff=soff, woff=woff, eoff=eoff)
+        _jacobi_2d_step(B, A, req, nn=nn, ns=ns, nw=nw, ne=ne, noff=noff, soff=soff, woff=woff, eoff=eoff)
 
 
 # heat_3d: i over Px, j over Py, k whole (as ours). DaCe 1.0.2's Isend/Irecv take 1-D buffers only
 # ("Dimensionality of access not supported"), so each halo plane is packed into a 1-D buffer by a map,
 # exchanged, and unpacked into the ghost plane; the sweep is a map over the interior. One step, X's
-# exchange then Y from X, is a nested program called A -> B and B -> A (the exchange written once);
-# the neighbours and offsets, symbols its arrays' shapes do not carry, are passed by name.
+# exchange then Y from X, is a nested program as the other stencils'.
 @dc.program
 def _heat_3d_step(X: f64[LMx + 2, LNy + 2, GN], Y: f64[LMx + 2, LNy + 2, GN], sn: f64[LNy * GN],
                   ss: f64[LNy * GN], rn: f64[LNy * GN], rs: f64[LNy * GN], sw: f64[LMx * GN], se: f64[LMx * GN],
