@@ -46,8 +46,8 @@ static const struct mb_opt pb_opts[] = {
     {"grid", 0, MB_OPT_STR, &opt.grid, NULL, NULL, 0, 0,
      "process grid PxQ (P*Q ranks); default DaCe's table for 1, 2, 4 ... 256 ranks", "PxQ"},
     {"scale-down", 0, MB_OPT_STR, &opt.scale_down, "1", NULL, 0, 0,
-     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes); "
-     "F,KERNEL=F,...: another F for the kernels named", "SPEC"},
+     "divide DaCe's base sizes and TSTEPS by F (rounded up) before scaling with P (100: DaCe's validation sizes; "
+     "F in [0.01, 1e9], below 1 larger than DaCe's); F,KERNEL=F,...: another F for the kernels named", "SPEC"},
     {"dims", 0, MB_OPT_STR, &opt.dims, NULL, NULL, 0, 0,
      "global sizes as given, no scaling (one kernel; its dims in order, then TSTEPS for stencils)", "D1,D2,..."},
     {"algo", 0, MB_OPT_STR, &opt.algo, "mpi", NULL, 0, 0,

@@ -184,7 +184,8 @@ void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double 
 /* --dims text for k: its nd sizes, then TSTEPS for a stencil (at least 2),
  * as given (no scaling). 0, or -1 with the reason in err. */
 /* --scale-down SPEC: "F", or items "F" (the default, at most one; 1 when
- * absent) and "KERNEL=F" separated by commas, each F in [1, 1e9]: *f is
+ * absent) and "KERNEL=F" separated by commas, each F in [0.01, 1e9] (below 1:
+ * larger than DaCe's sizes, e.g. jacobi_1d=0.25 for samples of 0.1-2 s): *f is
  * kernel's factor (kernel NULL: the default). 0, or -1 with the one-line
  * reason naming --scale-down (a malformed item, an unknown kernel). */
 int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, size_t len);

@@ -114,8 +114,10 @@ int main(void)
     EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 5);
     EXPECT(mb_pb_scale_for("heat_3d=4", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 1);
     EXPECT(mb_pb_scale_for("heat_3d=4", NULL, &sf, serr, sizeof(serr)) == 0 && sf == 1);
-    EXPECT(mb_pb_scale_for("0.5", "gemm", &sf, serr, sizeof(serr)) == -1);
-    EXPECT(strcmp(serr, "--scale-down 0.5: expected F or F,KERNEL=F,... with each F in [1, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("5,jacobi_1d=0.25", "jacobi_1d", &sf, serr, sizeof(serr)) == 0 && sf == 0.25);
+    EXPECT(mb_pb_scale_for("0.005", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 0.005: expected F or F,KERNEL=F,... with each F in [0.01, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("0", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,6", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,atax=", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,k5mm=2", "gemm", &sf, serr, sizeof(serr)) == -1);
