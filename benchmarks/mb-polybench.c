@@ -71,6 +71,7 @@ struct pb_case {
     struct mb_pb_sizes s;
     char sizes[128];
     double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (beside the model, not in it) */
+    double cells_s;          /* stencils: the model's loop rate, cells/s per rank (calibrated in set-up) */
 };
 
 static int px, py;
@@ -426,6 +427,7 @@ static int plan(struct mb_run *run)
         snprintf(c->name, sizeof(c->name), "%s/%s/P%d", pc->k->name, pc->k->variant, run->nranks);
         pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
         pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
+        pc->cells_s = pc->k->cell_rate ? pc->k->cell_rate(run->comm) : NAN;
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
@@ -554,12 +556,15 @@ static double model(struct mb_run *run, const struct mb_case *c)
     struct mb_pb_traffic t;
     pc->k->traffic(&pc->s, &grid, &t);
     double compute, memory, comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
-    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, memcpy_bytes_s, comm, &compute, &memory);
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, memcpy_bytes_s, pc->cells_s, comm, &compute,
+                                &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);
     mb_metric_case_dbl(&run->result, c->name, "working_set_bytes_per_rank", pc->ws);
     mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
+    if (pc->k->cells)
+        mb_metric_case_dbl(&run->result, c->name, "cells_per_s_per_rank", pc->cells_s);
     return m;
 }
 

@@ -154,6 +154,12 @@ struct mb_pb_kernel {
     double (*footprint)(const struct mb_pb_sizes *s); /* bytes of its arrays, whole problem: the working set */
     void (*traffic)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
     void (*fini)(struct mb_pb_inst *in);
+    /* stencils only (NULL elsewhere): the cell updates of one call, whole
+     * problem, and the calibration of the model's loop term: this kernel's
+     * own sweep on a cache-resident block, cells per second per rank, every
+     * rank of comm sweeping at once (mb_pb_stencil_cell_rate). Collective. */
+    double (*cells)(const struct mb_pb_sizes *s);
+    double (*cell_rate)(MPI_Comm comm);
 };
 
 struct mb_pb_inst {
@@ -215,12 +221,14 @@ void mb_pb_close(struct mb_pb_inst *in);
  * in-cache copy rate overstates the kernels' loops (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
-/* The model of one call: compute (FLOPs / P at flops_s) and memory
- * (bytes / P at bytes_s, the run's memcpy rate) overlap,
- * communication adds: max(compute, memory) + comm. The parts in *compute
- * and *memory. */
+/* The model of one call: compute and memory (bytes / P at bytes_s, the
+ * run's memcpy rate) overlap, communication adds: max(compute, memory) +
+ * comm. Compute is FLOPs / P at flops_s (the dgemm rate), or for a kernel
+ * with cells (the stencils) its loop term, cells / P at cells_s (its own
+ * sweep's calibrated rate; NaN when cells_s is not > 0). The parts in
+ * *compute and *memory. */
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double comm, double *compute, double *memory);
+                        double bytes_s, double cells_s, double comm, double *compute, double *memory);
 
 /* The model's communication seconds of one call with traffic t on a
  * px x py grid: each registry call by mb_coll_model (the --algo list's
