@@ -95,8 +95,9 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
  * passes (after a warm-up) in which every rank multiplies 384^3 products
  * from one barrier for 40 ms, counting the products that end inside the
  * window (all ranks busy), the median pass of each rank, then the slowest
- * rank's; the memcpy rate (bytes read + written per second) from the
- * slowest rank's best of three 32 MiB copies. Collective. */
+ * rank's; the memcpy rate (bytes read + written per second per rank) from
+ * the best of three 32 MiB copies on every rank at once, each timed to the
+ * last rank's end (collectives' mb_coll_memcpy_gbps). Collective. */
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s);
 /* The median of work[i] / secs[i] over the passes with work and seconds
  * both > 0 (at most 64 passes; NaN when none). */
