@@ -217,9 +217,10 @@ void mb_pb_close(struct mb_pb_inst *in);
  * working set of ws_bytes per rank: memcpy back and forth between its two
  * halves, every rank of comm at once, the slowest rank's best of three
  * rounds after a warm-up. Collective. A set that fits a cache copies at
- * the cache's rate; mb-polybench records it per case (footprint / P)
- * beside the model, which prices bytes at the 32 MiB memcpy rate: the
- * in-cache copy rate overstates the kernels' loops (docs/mb-polybench.md). */
+ * the cache's rate; mb-polybench records it per case (footprint / P).
+ * The model prices the stencils' bytes at it, beside their loop term; the
+ * other kernels' at the 32 MiB memcpy rate: the in-cache copy rate
+ * overstates their loops, which have no loop term (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
 /* The model of one call: compute and memory (bytes / P at bytes_s, the
