@@ -135,8 +135,8 @@ int main(void)
     EXPECT(mt == mem && mem == gk->bytes(&g234) / 1e3);
     EXPECT(gk->cells == NULL && gk->cell_rate == NULL);
 
-    /* the stencils: max(bytes / P at the memcpy rate, cells / P at their own sweep's rate) + halo,
-     * the dgemm rate unused; by hand: jacobi_1d N=1002, TSTEPS=11: 2 x 1000 x 10 = 20000 cells, 32 x 1002 x 10
+    /* the stencils: max(bytes / P at the byte rate given (mb-polybench: the working set's copy rate),
+     * cells / P at their own sweep's rate) + halo, the dgemm rate unused; by hand: jacobi_1d N=1002, TSTEPS=11: 2 x 1000 x 10 = 20000 cells, 32 x 1002 x 10
      * = 320640 bytes; P=2 at 1e6 cells/s: 0.01 s of loop against 320640 / 2 / 1e8 = 0.0016032 s of memory */
 #define NEAR(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
     const struct mb_pb_kernel *j1 = mb_pb_find("jacobi_1d"), *jk2 = mb_pb_find("jacobi_2d"), *h3 = mb_pb_find("heat_3d");
