@@ -22,18 +22,15 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 1;
-    in->out[0] = (struct mb_pb_block){.name = "y", .data = s->v.colsum, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
-                                      .row0 = 0, .col0 = in->g->cy * s->v.nl};
+    in->out[0] = mb_pb_mv_colvec("y", s->v.colsum, &s->v, in->g);
     return 0;
 }
 
 static void reset(struct mb_pb_inst *in)
 {
     struct mb_pb_mv *v = &((struct atax *)in->priv)->v;
-    long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++)
-            v->a[i * v->nl + j] = a_at(v->m, v->n, i0 + i, j0 + j);
+    long long j0 = in->g->cy * v->nl;
+    mb_pb_mv_fill(in->g, v, v->a, a_at);
     for (long long j = 0; j < v->nl; j++)
         v->xin[j] = x_at(v->n, j0 + j);
 }

@@ -9,7 +9,10 @@ struct bicg {
     struct mb_pb_mv v;
 };
 
-static double a_at(long long m, long long i, long long j) { return (double)(i * (j + 1) % m) / (double)m; }
+static double a_at(long long m, long long n, long long i, long long j)
+{
+    (void)n;
+    return (double)(i * (j + 1) % m) / (double)m; }
 static double p_at(long long n, long long j) { return (double)(j % n) / (double)n; }
 static double r_at(long long m, long long i) { return (double)(i % m) / (double)m; }
 
@@ -22,10 +25,8 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 2;
-    in->out[0] = (struct mb_pb_block){.name = "s", .data = s->v.colsum, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
-                                      .row0 = 0, .col0 = in->g->cy * s->v.nl};
-    in->out[1] = (struct mb_pb_block){.name = "q", .data = s->v.rowsum, .rows = 1, .cols = s->v.ml, .ld = s->v.ml,
-                                      .row0 = 0, .col0 = in->g->cx * s->v.ml};
+    in->out[0] = mb_pb_mv_colvec("s", s->v.colsum, &s->v, in->g);
+    in->out[1] = mb_pb_mv_rowvec("q", s->v.rowsum, &s->v, in->g);
     return 0;
 }
 
@@ -33,9 +34,7 @@ static void reset(struct mb_pb_inst *in)
 {
     struct mb_pb_mv *v = &((struct bicg *)in->priv)->v;
     long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++)
-            v->a[i * v->nl + j] = a_at(v->m, i0 + i, j0 + j);
+    mb_pb_mv_fill(in->g, v, v->a, a_at);
     for (long long j = 0; j < v->nl; j++)
         v->xin[j] = p_at(v->n, j0 + j);
     for (long long i = 0; i < v->ml; i++)
@@ -58,10 +57,10 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
         long long g = b->col0 + e;
         if (o == 0) /* s[g] = sum_i r[i] A[i][g] */
             for (long long i = 0; i < v->m; i++)
-                sum += r_at(v->m, i) * a_at(v->m, i, g);
+                sum += r_at(v->m, i) * a_at(v->m, v->n, i, g);
         else /* q[g] = sum_j A[g][j] p[j] */
             for (long long j = 0; j < v->n; j++)
-                sum += a_at(v->m, g, j) * p_at(v->n, j);
+                sum += a_at(v->m, v->n, g, j) * p_at(v->n, j);
         ref[e] = sum;
     }
 }

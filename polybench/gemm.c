@@ -40,17 +40,16 @@ static int init(struct mb_pb_inst *in)
     }
     s->m = in->s.d[0], s->n = in->s.d[1], s->k = in->s.d[2];
     long long ml = s->m / g->px, nl = s->n / g->py;
-    s->a = malloc((size_t)(ml * (s->k / g->py)) * sizeof(double));
-    s->b = malloc((size_t)(s->k / g->px * nl) * sizeof(double));
-    s->c = malloc((size_t)(ml * nl) * sizeof(double));
+    s->a = mb_pb_block_alloc(g, s->m, s->k);
+    s->b = mb_pb_block_alloc(g, s->k, s->n);
+    s->c = mb_pb_block_alloc(g, s->m, s->n);
     s->su.pblas = strcmp(in->k->variant, "pblas") == 0; /* pdgemm instead of SUMMA (pblas.c) */
     if (mb_pb_summa_init(&s->su, g, s->m, s->n, s->k) != 0 || !s->a || !s->b || !s->c) {
         snprintf(in->err, sizeof(in->err), "out of memory for the %lldx%lld blocks", ml, nl);
         return -1;
     }
     in->nout = 1;
-    in->out[0] = (struct mb_pb_block){.name = "C", .data = s->c, .rows = ml, .cols = nl, .ld = nl,
-                                      .row0 = g->cx * ml, .col0 = g->cy * nl};
+    in->out[0] = mb_pb_block_out("C", s->c, g, s->m, s->n);
     return 0;
 }
 
@@ -58,10 +57,9 @@ static void reset(struct mb_pb_inst *in)
 {
     struct gemm *s = in->priv;
     const struct mb_pb_grid *g = in->g;
-    long long ml = s->m / g->px, nl = s->n / g->py, kx = s->k / g->px, ky = s->k / g->py;
-    mb_pb_fill_block(s->a, ml, ky, ky, g->cx * ml, g->cy * ky, a_at, s);
-    mb_pb_fill_block(s->b, kx, nl, nl, g->cx * kx, g->cy * nl, b_at, s);
-    mb_pb_fill_block(s->c, ml, nl, nl, g->cx * ml, g->cy * nl, c_at, s);
+    mb_pb_block_fill(g, s->a, s->m, s->k, a_at, s);
+    mb_pb_block_fill(g, s->b, s->k, s->n, b_at, s);
+    mb_pb_block_fill(g, s->c, s->m, s->n, c_at, s);
 }
 
 static int run(struct mb_pb_inst *in)

@@ -16,12 +16,16 @@ struct gemver {
     double *v1, *v2, *z, *x;     /* nl */
 };
 
-static double a_at(long long n, long long i, long long j) { return (double)(i * j % n) / (double)n; }
+static double a_at(long long m, long long n, long long i, long long j)
+{
+    (void)m;
+    return (double)(i * j % n) / (double)n;
+}
 /* polybench's vectors: u1 = i, the others ((i + 1) / n) / div */
 static double vec_at(long long n, long long i, double div) { return div == 0 ? (double)i : ((double)(i + 1) / (double)n) / div; }
 static double ahat_at(long long n, long long i, long long j)
 {
-    return a_at(n, i, j) + vec_at(n, i, 0) * vec_at(n, j, 4) + vec_at(n, i, 2) * vec_at(n, j, 6);
+    return a_at(n, n, i, j) + vec_at(n, i, 0) * vec_at(n, j, 4) + vec_at(n, i, 2) * vec_at(n, j, 6);
 }
 
 static int init(struct mb_pb_inst *in)
@@ -41,10 +45,8 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 2;
-    in->out[0] = (struct mb_pb_block){.name = "x", .data = s->x, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
-                                      .col0 = in->g->cy * s->v.nl};
-    in->out[1] = (struct mb_pb_block){.name = "w", .data = s->w, .rows = 1, .cols = s->v.ml, .ld = s->v.ml,
-                                      .col0 = in->g->cx * s->v.ml};
+    in->out[0] = mb_pb_mv_colvec("x", s->x, &s->v, in->g);
+    in->out[1] = mb_pb_mv_rowvec("w", s->w, &s->v, in->g);
     return 0;
 }
 
@@ -53,9 +55,7 @@ static void reset(struct mb_pb_inst *in)
     struct gemver *s = in->priv;
     struct mb_pb_mv *v = &s->v;
     long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl, n = v->n;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++)
-            v->a[i * v->nl + j] = a_at(n, i0 + i, j0 + j);
+    mb_pb_mv_fill(in->g, v, v->a, a_at);
     for (long long i = 0; i < v->ml; i++) {
         s->u1[i] = vec_at(n, i0 + i, 0), s->u2[i] = vec_at(n, i0 + i, 2);
         v->yin[i] = vec_at(n, i0 + i, 8), s->w[i] = 0;

@@ -16,8 +16,17 @@ struct gesummv {
     double *b;         /* B's block */
 };
 
-static double a_at(long long n, long long i, long long j) { return (double)((i * j + 1) % n) / (double)n; }
-static double b_at(long long n, long long i, long long j) { return (double)((i * j + 2) % n) / (double)n; }
+/* A and B (N x N; m unused) */
+static double a_at(long long m, long long n, long long i, long long j)
+{
+    (void)m;
+    return (double)((i * j + 1) % n) / (double)n;
+}
+static double b_at(long long m, long long n, long long i, long long j)
+{
+    (void)m;
+    return (double)((i * j + 2) % n) / (double)n;
+}
 static double x_at(long long n, long long i) { return (double)(i % n) / (double)n; }
 
 static int init(struct mb_pb_inst *in)
@@ -29,8 +38,7 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 1;
-    in->out[0] = (struct mb_pb_block){.name = "y", .data = s->v.rowsum, .rows = 1, .cols = s->v.ml, .ld = s->v.ml,
-                                      .col0 = in->g->cx * s->v.ml};
+    in->out[0] = mb_pb_mv_rowvec("y", s->v.rowsum, &s->v, in->g);
     return 0;
 }
 
@@ -38,12 +46,9 @@ static void reset(struct mb_pb_inst *in)
 {
     struct gesummv *s = in->priv;
     struct mb_pb_mv *v = &s->v;
-    long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl, n = v->n;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++) {
-            v->a[i * v->nl + j] = a_at(n, i0 + i, j0 + j);
-            s->b[i * v->nl + j] = b_at(n, i0 + i, j0 + j);
-        }
+    long long j0 = in->g->cy * v->nl, n = v->n;
+    mb_pb_mv_fill(in->g, v, v->a, a_at);
+    mb_pb_mv_fill(in->g, v, s->b, b_at);
     for (long long j = 0; j < v->nl; j++)
         v->xin[j] = x_at(n, j0 + j);
 }
@@ -72,7 +77,7 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
         long long g = b->col0 + e;
         double ta = 0, tb = 0;
         for (long long j = 0; j < n; j++)
-            ta += a_at(n, g, j) * x_at(n, j), tb += b_at(n, g, j) * x_at(n, j);
+            ta += a_at(n, n, g, j) * x_at(n, j), tb += b_at(n, n, g, j) * x_at(n, j);
         ref[e] = ALPHA * ta + BETA * tb;
     }
 }

@@ -109,11 +109,21 @@ static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, str
     mb_pb_halo2d_traffic(s, g, (double)s->d[0], t);
 }
 
-static void fini(struct mb_pb_inst *in) { mb_pb_halo2d_fini(in); }
+/* two sweeps a step over the (N - 2)^3 inner cells */
+static double cells(const struct mb_pb_sizes *s)
+{
+    double in = (double)(s->d[0] - 2);
+    return 2.0 * in * in * in * (double)(s->tsteps - 1);
+}
+
+/* the sweep on 8 x 8 columns of depth 128 (126 updated each; two arrays
+ * of 100 KiB), the inner loop as long as the medium scale's */
+static double cell_rate(MPI_Comm comm) { return mb_pb_halo2d_cell_rate(comm, 8, 8, 128, 8.0 * 8.0 * 126.0, sweep); }
 
 const struct mb_pb_kernel mb_pb_kernel_heat_3d = {
     .name = "heat_3d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,
     .tsteps = 100, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = mb_pb_halo2d_fini,
+    .cells = cells, .cell_rate = cell_rate,
 };

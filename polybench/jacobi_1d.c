@@ -4,6 +4,7 @@
  * end points are never updated. TSTEPS - 1 steps, as DaCe. */
 #include "stencil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,26 @@ static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, str
     t->halo_bytes = 8;
 }
 
+/* two sweeps a step over the N - 2 inner cells */
+static double cells(const struct mb_pb_sizes *s) { return 2.0 * (double)(s->d[0] - 2) * (double)(s->tsteps - 1); }
+
+/* the sweep on 8192 cells (two arrays of 64 KiB: the cache's) */
+static double cell_rate(MPI_Comm comm)
+{
+    enum { NC = 8192 };
+    double *x = malloc((NC + 2) * sizeof(double)), *y = malloc((NC + 2) * sizeof(double)), rate = NAN;
+    int ok = x && y, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all) {
+        for (int i = 0; i < NC + 2; i++)
+            x[i] = y[i] = 1.0;
+        const struct mb_pb_rect r = {0, 0, 1, NC};
+        rate = mb_pb_stencil_cell_rate(comm, NULL, sweep, x, y, &r, NC);
+    }
+    free(x), free(y);
+    return rate;
+}
+
 static void fini(struct mb_pb_inst *in)
 {
     struct j1 *s = in->priv;
@@ -143,4 +164,5 @@ const struct mb_pb_kernel mb_pb_kernel_jacobi_1d = {
     .tsteps = 1000, .scale = MB_PB_LINEAR, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
     .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
+    .cells = cells, .cell_rate = cell_rate,
 };

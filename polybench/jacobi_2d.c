@@ -86,11 +86,19 @@ static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, str
     mb_pb_halo2d_traffic(s, g, 1.0, t);
 }
 
-static void fini(struct mb_pb_inst *in) { mb_pb_halo2d_fini(in); }
+/* two sweeps a step over the (N - 2)^2 inner cells */
+static double cells(const struct mb_pb_sizes *s)
+{
+    return 2.0 * (double)(s->d[0] - 2) * (double)(s->d[0] - 2) * (double)(s->tsteps - 1);
+}
+
+/* the sweep on a 128 x 128 block (two arrays of 132 KiB) */
+static double cell_rate(MPI_Comm comm) { return mb_pb_halo2d_cell_rate(comm, 128, 128, 1, 128.0 * 128.0, sweep); }
 
 const struct mb_pb_kernel mb_pb_kernel_jacobi_2d = {
     .name = "jacobi_2d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,
     .tsteps = 1000, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = mb_pb_halo2d_fini,
+    .cells = cells, .cell_rate = cell_rate,
 };

@@ -42,12 +42,11 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     s->m = in->s.d[0], s->n = in->s.d[1], s->k = in->s.d[2], s->r = in->s.d[3];
-    long long ml = s->m / g->px, nl = s->n / g->py, rl = s->r / g->py;
-    s->a = malloc((size_t)(ml * (s->k / g->py)) * sizeof(double));
-    s->b = malloc((size_t)(s->k / g->px * nl) * sizeof(double));
-    s->c = malloc((size_t)(s->n / g->px * rl) * sizeof(double));
-    s->d = malloc((size_t)(ml * rl) * sizeof(double));
-    s->tmp = malloc((size_t)(ml * nl) * sizeof(double));
+    s->a = mb_pb_block_alloc(g, s->m, s->k);
+    s->b = mb_pb_block_alloc(g, s->k, s->n);
+    s->c = mb_pb_block_alloc(g, s->n, s->r);
+    s->d = mb_pb_block_alloc(g, s->m, s->r);
+    s->tmp = mb_pb_block_alloc(g, s->m, s->n);
     long long maxn = s->n > s->r ? s->n : s->r, maxk = s->k > s->n ? s->k : s->n;
     s->su.pblas = strcmp(in->k->variant, "pblas") == 0; /* pdgemm instead of SUMMA (pblas.c) */
     if (mb_pb_summa_init(&s->su, g, s->m, maxn, maxk) != 0 || !s->a || !s->b || !s->c || !s->d || !s->tmp) {
@@ -55,8 +54,7 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 1;
-    in->out[0] = (struct mb_pb_block){.name = "D", .data = s->d, .rows = ml, .cols = rl, .ld = rl,
-                                      .row0 = g->cx * ml, .col0 = g->cy * rl};
+    in->out[0] = mb_pb_block_out("D", s->d, g, s->m, s->r);
     return 0;
 }
 
@@ -64,12 +62,10 @@ static void reset(struct mb_pb_inst *in)
 {
     struct k2mm *s = in->priv;
     const struct mb_pb_grid *g = in->g;
-    long long ml = s->m / g->px, nl = s->n / g->py, rl = s->r / g->py, kx = s->k / g->px, ky = s->k / g->py,
-              nx = s->n / g->px;
-    mb_pb_fill_block(s->a, ml, ky, ky, g->cx * ml, g->cy * ky, a_at, s);
-    mb_pb_fill_block(s->b, kx, nl, nl, g->cx * kx, g->cy * nl, b_at, s);
-    mb_pb_fill_block(s->c, nx, rl, rl, g->cx * nx, g->cy * rl, c_at, s);
-    mb_pb_fill_block(s->d, ml, rl, rl, g->cx * ml, g->cy * rl, d_at, s);
+    mb_pb_block_fill(g, s->a, s->m, s->k, a_at, s);
+    mb_pb_block_fill(g, s->b, s->k, s->n, b_at, s);
+    mb_pb_block_fill(g, s->c, s->n, s->r, c_at, s);
+    mb_pb_block_fill(g, s->d, s->m, s->r, d_at, s);
 }
 
 static int run(struct mb_pb_inst *in)

@@ -40,14 +40,13 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     s->m = in->s.d[0], s->n = in->s.d[1], s->k = in->s.d[2], s->r = in->s.d[3], s->s = in->s.d[4];
-    long long px = g->px, py = g->py;
-    s->a = malloc((size_t)(s->m / px * (s->k / py)) * sizeof(double));
-    s->b = malloc((size_t)(s->k / px * (s->n / py)) * sizeof(double));
-    s->c = malloc((size_t)(s->n / px * (s->r / py)) * sizeof(double));
-    s->d = malloc((size_t)(s->r / px * (s->s / py)) * sizeof(double));
-    s->e = malloc((size_t)(s->m / px * (s->n / py)) * sizeof(double));
-    s->f = malloc((size_t)(s->n / px * (s->s / py)) * sizeof(double));
-    s->g = malloc((size_t)(s->m / px * (s->s / py)) * sizeof(double));
+    s->a = mb_pb_block_alloc(g, s->m, s->k);
+    s->b = mb_pb_block_alloc(g, s->k, s->n);
+    s->c = mb_pb_block_alloc(g, s->n, s->r);
+    s->d = mb_pb_block_alloc(g, s->r, s->s);
+    s->e = mb_pb_block_alloc(g, s->m, s->n);
+    s->f = mb_pb_block_alloc(g, s->n, s->s);
+    s->g = mb_pb_block_alloc(g, s->m, s->s);
     long long maxm = s->m > s->n ? s->m : s->n, maxn = s->n > s->s ? s->n : s->s;
     long long maxk = s->k > s->r ? s->k : s->r;
     maxk = maxk > s->n ? maxk : s->n;
@@ -57,10 +56,8 @@ static int init(struct mb_pb_inst *in)
         snprintf(in->err, sizeof(in->err), "out of memory for the blocks");
         return -1;
     }
-    long long ml = s->m / px, sl = s->s / py;
     in->nout = 1;
-    in->out[0] = (struct mb_pb_block){.name = "G", .data = s->g, .rows = ml, .cols = sl, .ld = sl,
-                                      .row0 = g->cx * ml, .col0 = g->cy * sl};
+    in->out[0] = mb_pb_block_out("G", s->g, g, s->m, s->s);
     return 0;
 }
 
@@ -68,11 +65,10 @@ static void reset(struct mb_pb_inst *in)
 {
     struct k3mm *s = in->priv;
     const struct mb_pb_grid *g = in->g;
-    long long px = g->px, py = g->py;
-    mb_pb_fill_block(s->a, s->m / px, s->k / py, s->k / py, g->cx * (s->m / px), g->cy * (s->k / py), a_at, s);
-    mb_pb_fill_block(s->b, s->k / px, s->n / py, s->n / py, g->cx * (s->k / px), g->cy * (s->n / py), b_at, s);
-    mb_pb_fill_block(s->c, s->n / px, s->r / py, s->r / py, g->cx * (s->n / px), g->cy * (s->r / py), c_at, s);
-    mb_pb_fill_block(s->d, s->r / px, s->s / py, s->s / py, g->cx * (s->r / px), g->cy * (s->s / py), d_at, s);
+    mb_pb_block_fill(g, s->a, s->m, s->k, a_at, s);
+    mb_pb_block_fill(g, s->b, s->k, s->n, b_at, s);
+    mb_pb_block_fill(g, s->c, s->n, s->r, c_at, s);
+    mb_pb_block_fill(g, s->d, s->r, s->s, d_at, s);
 }
 
 static int run(struct mb_pb_inst *in)

@@ -85,3 +85,26 @@ void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v)
     mb_pb_buf_free(in->g, MB_PB_COL, v->colpart);
     mb_pb_buf_free(in->g, MB_PB_COL, v->colsum);
 }
+
+struct mb_pb_block mb_pb_mv_rowvec(const char *name, double *data, const struct mb_pb_mv *v,
+                                   const struct mb_pb_grid *g)
+{
+    return (struct mb_pb_block){.name = name, .data = data, .rows = 1, .cols = v->ml, .ld = v->ml,
+                                .col0 = g->cx * v->ml};
+}
+
+struct mb_pb_block mb_pb_mv_colvec(const char *name, double *data, const struct mb_pb_mv *v,
+                                   const struct mb_pb_grid *g)
+{
+    return (struct mb_pb_block){.name = name, .data = data, .rows = 1, .cols = v->nl, .ld = v->nl,
+                                .col0 = g->cy * v->nl};
+}
+
+void mb_pb_mv_fill(const struct mb_pb_grid *g, const struct mb_pb_mv *v, double *a,
+                   double (*at)(long long m, long long n, long long i, long long j))
+{
+    long long i0 = g->cx * v->ml, j0 = g->cy * v->nl;
+    for (long long i = 0; i < v->ml; i++)
+        for (long long j = 0; j < v->nl; j++)
+            a[i * v->nl + j] = at(v->m, v->n, i0 + i, j0 + j);
+}

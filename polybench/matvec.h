@@ -25,6 +25,15 @@ int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const doubl
 int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin);
 void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
 void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v);
+/* an output vector over A's rows (ml doubles, block cx of the grid) or
+ * over its columns (nl, block cy) */
+struct mb_pb_block mb_pb_mv_rowvec(const char *name, double *data, const struct mb_pb_mv *v,
+                                   const struct mb_pb_grid *g);
+struct mb_pb_block mb_pb_mv_colvec(const char *name, double *data, const struct mb_pb_mv *v,
+                                   const struct mb_pb_grid *g);
+/* a (ml x nl, ld nl) = this rank's block of the global matrix at(m, n, i, j) */
+void mb_pb_mv_fill(const struct mb_pb_grid *g, const struct mb_pb_mv *v, double *a,
+                   double (*at)(long long m, long long n, long long i, long long j));
 
 /* pblas.c: the BLACS grid, and y = alpha op(A) x + beta y with pdgemv on
  * A's ml x nl blocks (a: this rank's block, ld nl). trans 0: y over A's

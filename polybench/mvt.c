@@ -11,7 +11,11 @@ struct mvt {
     double *x1, *x2; /* ml, nl */
 };
 
-static double a_at(long long n, long long i, long long j) { return (double)(i * j % n) / (double)n; }
+static double a_at(long long m, long long n, long long i, long long j)
+{
+    (void)m;
+    return (double)(i * j % n) / (double)n;
+}
 static double vec_at(long long n, long long i, long long shift) { return (double)((i + shift) % n) / (double)n; }
 
 static int init(struct mb_pb_inst *in)
@@ -24,10 +28,8 @@ static int init(struct mb_pb_inst *in)
         return -1;
     }
     in->nout = 2;
-    in->out[0] = (struct mb_pb_block){.name = "x1", .data = s->x1, .rows = 1, .cols = s->v.ml, .ld = s->v.ml,
-                                      .col0 = in->g->cx * s->v.ml};
-    in->out[1] = (struct mb_pb_block){.name = "x2", .data = s->x2, .rows = 1, .cols = s->v.nl, .ld = s->v.nl,
-                                      .col0 = in->g->cy * s->v.nl};
+    in->out[0] = mb_pb_mv_rowvec("x1", s->x1, &s->v, in->g);
+    in->out[1] = mb_pb_mv_colvec("x2", s->x2, &s->v, in->g);
     return 0;
 }
 
@@ -36,9 +38,7 @@ static void reset(struct mb_pb_inst *in)
     struct mvt *s = in->priv;
     struct mb_pb_mv *v = &s->v;
     long long i0 = in->g->cx * v->ml, j0 = in->g->cy * v->nl, n = v->n;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++)
-            v->a[i * v->nl + j] = a_at(n, i0 + i, j0 + j);
+    mb_pb_mv_fill(in->g, v, v->a, a_at);
     for (long long i = 0; i < v->ml; i++)
         s->x1[i] = vec_at(n, i0 + i, 0), v->yin[i] = vec_at(n, i0 + i, 4); /* y2 over the rows */
     for (long long j = 0; j < v->nl; j++)
@@ -68,7 +68,7 @@ static void reference(const struct mb_pb_inst *in, int o, double *ref)
         long long g = b->col0 + e;
         double sum = 0;
         for (long long j = 0; j < n; j++) /* x1[g] += A[g][j] y1[j]; x2[g] += A[j][g] y2[j] */
-            sum += o == 0 ? a_at(n, g, j) * vec_at(n, j, 3) : a_at(n, j, g) * vec_at(n, j, 4);
+            sum += o == 0 ? a_at(n, n, g, j) * vec_at(n, j, 3) : a_at(n, n, j, g) * vec_at(n, j, 4);
         ref[e] = vec_at(n, g, o == 0 ? 0 : 1) + sum;
     }
 }

@@ -95,8 +95,9 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
  * passes (after a warm-up) in which every rank multiplies 384^3 products
  * from one barrier for 40 ms, counting the products that end inside the
  * window (all ranks busy), the median pass of each rank, then the slowest
- * rank's; the memcpy rate (bytes read + written per second) from the
- * slowest rank's best of three 32 MiB copies. Collective. */
+ * rank's; the memcpy rate (bytes read + written per second per rank) from
+ * the best of three 32 MiB copies on every rank at once, each timed to the
+ * last rank's end (collectives' mb_coll_memcpy_gbps). Collective. */
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s);
 /* The median of work[i] / secs[i] over the passes with work and seconds
  * both > 0 (at most 64 passes; NaN when none). */
@@ -154,6 +155,12 @@ struct mb_pb_kernel {
     double (*footprint)(const struct mb_pb_sizes *s); /* bytes of its arrays, whole problem: the working set */
     void (*traffic)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
     void (*fini)(struct mb_pb_inst *in);
+    /* stencils only (NULL elsewhere): the cell updates of one call, whole
+     * problem, and the calibration of the model's loop term: this kernel's
+     * own sweep on a cache-resident block, cells per second per rank, every
+     * rank of comm sweeping at once (mb_pb_stencil_cell_rate). Collective. */
+    double (*cells)(const struct mb_pb_sizes *s);
+    double (*cell_rate)(MPI_Comm comm);
 };
 
 struct mb_pb_inst {
@@ -184,7 +191,8 @@ void mb_pb_sizes_at(const struct mb_pb_kernel *k, int p, int px, int py, double 
 /* --dims text for k: its nd sizes, then TSTEPS for a stencil (at least 2),
  * as given (no scaling). 0, or -1 with the reason in err. */
 /* --scale-down SPEC: "F", or items "F" (the default, at most one; 1 when
- * absent) and "KERNEL=F" separated by commas, each F in [1, 1e9]: *f is
+ * absent) and "KERNEL=F" separated by commas, each F in [0.01, 1e9] (below 1:
+ * larger than DaCe's sizes, e.g. jacobi_1d=0.25 for samples of 0.1-2 s): *f is
  * kernel's factor (kernel NULL: the default). 0, or -1 with the one-line
  * reason naming --scale-down (a malformed item, an unknown kernel). */
 int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, size_t len);
@@ -209,17 +217,20 @@ void mb_pb_close(struct mb_pb_inst *in);
  * working set of ws_bytes per rank: memcpy back and forth between its two
  * halves, every rank of comm at once, the slowest rank's best of three
  * rounds after a warm-up. Collective. A set that fits a cache copies at
- * the cache's rate; mb-polybench records it per case (footprint / P)
- * beside the model, which prices bytes at the 32 MiB memcpy rate: the
- * in-cache copy rate overstates the kernels' loops (docs/mb-polybench.md). */
+ * the cache's rate; mb-polybench records it per case (footprint / P).
+ * The model prices the stencils' bytes at it, beside their loop term; the
+ * other kernels' at the 32 MiB memcpy rate: the in-cache copy rate
+ * overstates their loops, which have no loop term (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
-/* The model of one call: compute (FLOPs / P at flops_s) and memory
- * (bytes / P at bytes_s, the run's memcpy rate) overlap,
- * communication adds: max(compute, memory) + comm. The parts in *compute
- * and *memory. */
+/* The model of one call: compute and memory (bytes / P at bytes_s, the
+ * run's memcpy rate) overlap, communication adds: max(compute, memory) +
+ * comm. Compute is FLOPs / P at flops_s (the dgemm rate), or for a kernel
+ * with cells (the stencils) its loop term, cells / P at cells_s (its own
+ * sweep's calibrated rate; NaN when cells_s is not > 0). The parts in
+ * *compute and *memory. */
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double comm, double *compute, double *memory);
+                        double bytes_s, double cells_s, double comm, double *compute, double *memory);
 
 /* The model's communication seconds of one call with traffic t on a
  * px x py grid: each registry call by mb_coll_model (the --algo list's

@@ -45,39 +45,31 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
 {
     const int n = 384, passes = 5;
     const double window = 0.04; /* s: about 15 products at 40 GFLOP/s */
-    const size_t bytes = (size_t)32 << 20;
     double *a = malloc((size_t)n * n * sizeof(double)), *b = malloc((size_t)n * n * sizeof(double)),
            *c = calloc((size_t)n * n, sizeof(double));
-    char *x = malloc(bytes), *y = malloc(bytes);
-    if (!a || !b || !c || !x || !y)
-        mb_die(1, "out of memory measuring the dgemm and memcpy rates");
+    if (!a || !b || !c)
+        mb_die(1, "out of memory measuring the dgemm rate");
     for (size_t i = 0; i < (size_t)n * n; i++)
         a[i] = (double)(i % 7) * 1e-3, b[i] = (double)(i % 5) * 1e-3;
-    memset(x, 1, bytes);
-    memset(y, 2, bytes);
     double flops[5], secs[5], w, s;
     dgemm_pass(comm, n, a, b, c, window, &w, &s); /* warm-up */
     for (int p = 0; p < passes; p++)
         dgemm_pass(comm, n, a, b, c, window, &flops[p], &secs[p]);
     double gemm_rate = mb_pb_median_rate(flops, secs, passes);
-    double copy_best = 1e30;
-    for (int rep = 0; rep < 4; rep++) {
-        MPI_Barrier(comm);
-        double t2 = MPI_Wtime();
-        memcpy(y, x, bytes);
-        double t3 = MPI_Wtime();
-        if (rep) /* the first is a warm-up */
-            copy_best = t3 - t2 < copy_best ? t3 - t2 : copy_best;
-    }
+    /* collectives' memcpy bandwidth: the best of three 32 MiB copies on
+     * every rank at once, each timed to the last rank's end (GB/s summed
+     * over the ranks) */
+    int nranks;
+    MPI_Comm_size(comm, &nranks);
+    double copy_gbps = mb_coll_memcpy_gbps(comm, (size_t)32 << 20, NULL);
     /* the slowest rank's, as a call's time is the slowest rank's (a rank
      * without a rate counts 0: the result is then NaN) */
     if (!(gemm_rate > 0))
         gemm_rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &gemm_rate, 1, MPI_DOUBLE, MPI_MIN, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &copy_best, 1, MPI_DOUBLE, MPI_MAX, comm);
     *dgemm_flops_s = gemm_rate > 0 ? gemm_rate : NAN;
-    *memcpy_bytes_s = 2.0 * (double)bytes / copy_best; /* read + write */
-    free(a), free(b), free(c), free(x), free(y);
+    *memcpy_bytes_s = 2.0 * copy_gbps * 1e9 / nranks; /* per rank, read + write */
+    free(a), free(b), free(c);
 }
 
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes)

@@ -1,7 +1,8 @@
 /* Shared mode, NPBench's polybench linear algebra: gemm, atax, bicg, mvt,
  * gemver, gesummv, doitgen. naive: NumPy's temporaries (BLAS for each @,
  * one OpenMP loop per element-wise operator); fused: the products that
- * read the same matrix share one pass over it. Row-major, as NumPy. */
+ * read the same matrix share one pass over it (atax, bicg, mvt:
+ * shared_rowpass.c; gemver, gesummv here). Row-major, as NumPy. */
 #include "shared_ops.h"
 
 #include <cblas.h>
@@ -118,9 +119,13 @@ static void atax_naive(struct mb_pbs_inst *in)
     cblas_dgemv(CblasRowMajor, CblasTrans, m, n, 1.0, in->a[ATAX_A], n, in->ws[0], 1, 0.0, in->a[ATAX_Y], 1);
 }
 
-/* NumPy's two calls are BLAS calls: the same two dgemv (OpenBLAS's
- * threads and kernels), the temporary reused */
-static void atax_fused(struct mb_pbs_inst *in) { atax_naive(in); }
+/* one pass over A's rows: each row's A[i,:] . x, then y += that * A[i,:]
+ * while the row is in cache (NumPy's two dgemv read A twice) */
+static void atax_fused(struct mb_pbs_inst *in)
+{
+    memset(in->a[ATAX_Y], 0, (size_t)D1 * sizeof(double));
+    pbs_rowpass(in->a[ATAX_A], D0, D1, in->a[ATAX_X], NULL, 0, NULL, in->a[ATAX_Y]);
+}
 
 static void atax_ref(struct mb_pbs_inst *in, double **ref)
 {
@@ -173,8 +178,12 @@ static void bicg_naive(struct mb_pbs_inst *in)
     cblas_dgemv(CblasRowMajor, CblasNoTrans, n, m, 1.0, in->a[BICG_A], m, in->a[BICG_P], 1, 0.0, in->a[BICG_Q], 1);
 }
 
-/* two BLAS calls in NumPy and here: nothing to fuse that OpenBLAS's dgemv does not do faster */
-static void bicg_fused(struct mb_pbs_inst *in) { bicg_naive(in); }
+/* one pass over A's rows: q[i] = A[i,:] . p and s += r[i] * A[i,:] */
+static void bicg_fused(struct mb_pbs_inst *in)
+{
+    memset(in->a[BICG_S], 0, (size_t)D0 * sizeof(double));
+    pbs_rowpass(in->a[BICG_A], D1, D0, in->a[BICG_P], in->a[BICG_Q], 0, in->a[BICG_R], in->a[BICG_S]);
+}
 
 static void bicg_ref(struct mb_pbs_inst *in, double **ref)
 {
@@ -225,13 +234,12 @@ static void mvt_naive(struct mb_pbs_inst *in)
     pbs_ew(PBS_ADD, x2, x2, t, 0);
 }
 
-/* x1 += A y1 and x2 += A^T y2 straight into x1 and x2 (beta = 1): NumPy's
- * two dgemv without its temporaries and additions */
+/* x1 += A y1 and x2 += y2 A straight into x1 and x2 in one pass over A's
+ * rows: x1[i] += A[i,:] . y1 and x2 += y2[i] * A[i,:] (NumPy's two dgemv
+ * read A twice and add temporaries) */
 static void mvt_fused(struct mb_pbs_inst *in)
 {
-    int n = (int)D0;
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, in->a[MVT_A], n, in->a[MVT_Y1], 1, 1.0, in->a[MVT_X1], 1);
-    cblas_dgemv(CblasRowMajor, CblasTrans, n, n, 1.0, in->a[MVT_A], n, in->a[MVT_Y2], 1, 1.0, in->a[MVT_X2], 1);
+    pbs_rowpass(in->a[MVT_A], D0, D0, in->a[MVT_Y1], in->a[MVT_X1], 1.0, in->a[MVT_Y2], in->a[MVT_X2]);
 }
 
 static void mvt_ref(struct mb_pbs_inst *in, double **ref)

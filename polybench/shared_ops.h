@@ -37,6 +37,15 @@ void pbs_ew(enum pbs_op op, struct pbs_view out, struct pbs_view a, struct pbs_v
 /* NumPy's np.sum of a view (one pass, OpenMP reduction). */
 double pbs_sum(struct pbs_view a);
 
+/* shared_rowpass.c: one pass over A (rows x cols, row-major) for the two
+ * products that read it: per row i, d = A[i,:] . dx, then dy[i] = d +
+ * dbeta * dy[i] (dy may be NULL), then ay[:] += c * A[i,:] with c = ax[i],
+ * or c = d when ax is NULL (atax's (A x) A). ay accumulates: zero it for
+ * "=". OpenMP threads over contiguous row blocks, each with its own ay
+ * partial, added in thread order (the same result at a given thread count). */
+void pbs_rowpass(const double *A, long rows, long cols, const double *dx, double *dy, double dbeta,
+                 const double *ax, double *ay);
+
 /* npy_rng.c: NumPy's default_rng(seed) (SeedSequence, PCG64) and its
  * random(): the same doubles as NPBench's initialize functions draw. */
 struct pbs_rng {

@@ -1,7 +1,8 @@
 /* Shared mode, NPBench's stencils: jacobi_1d, jacobi_2d, heat_3d (TSTEPS-1
  * sweeps of B from A, then A from B). naive: each slice sum, product and
  * the final assignment a materialised array, in NumPy's left-to-right
- * order; fused: one OpenMP loop per sweep. */
+ * order; fused: one OpenMP loop per sweep, the time loop in one region
+ * (sweep_steps, the serial reference's too). */
 #include "shared_ops.h"
 
 #include <string.h>
@@ -16,6 +17,20 @@ static void naive_steps(struct mb_pbs_inst *in, void (*sweep)(double *dst, doubl
     for (long long t = 1; t < in->d[0]; t++) {
         sweep(in->a[1], in->a[0], in->d[1], in->ws);
         sweep(in->a[0], in->a[1], in->d[1], in->ws);
+    }
+}
+
+/* fused's and the reference's time loop: TSTEPS - 1 times B = sweep(A),
+ * A = sweep(B), in one OpenMP region (parallel) or on the calling thread;
+ * each sweep is an orphaned `omp for` over its rows, whose implicit
+ * barrier orders the sweeps */
+static void sweep_steps(double *A, double *B, long long tsteps, long n, int parallel,
+                        void (*sweep)(double *dst, const double *src, long n))
+{
+#pragma omp parallel if (parallel)
+    for (long long t = 1; t < tsteps; t++) {
+        sweep(B, A, n);
+        sweep(A, B, n);
     }
 }
 
@@ -41,33 +56,21 @@ static void j1_naive_sweep(double *dst, double *src, long n, double **t)
 
 static void j1_naive(struct mb_pbs_inst *in) { naive_steps(in, j1_naive_sweep); }
 
-static void j1_fused(struct mb_pbs_inst *in)
+static void j1_sweep(double *dst, const double *src, long n)
 {
-    long n = in->d[1];
-    double *A = in->a[0], *B = in->a[1];
-#pragma omp parallel
-    for (long long t = 1; t < in->d[0]; t++) {
 #pragma omp for schedule(static)
-        for (long i = 1; i < n - 1; i++)
-            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
-#pragma omp for schedule(static)
-        for (long i = 1; i < n - 1; i++)
-            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
-    }
+    for (long i = 1; i < n - 1; i++)
+        dst[i] = 0.33333 * (src[i - 1] + src[i] + src[i + 1]);
 }
+
+static void j1_fused(struct mb_pbs_inst *in) { sweep_steps(in->a[0], in->a[1], in->d[0], in->d[1], 1, j1_sweep); }
 
 static void j1_ref(struct mb_pbs_inst *in, double **ref)
 {
     long n = in->d[1];
-    double *A = ref[0], *B = ref[1];
-    memcpy(A, in->a0[0], (size_t)n * sizeof(double));
-    memcpy(B, in->a0[1], (size_t)n * sizeof(double));
-    for (long long t = 1; t < in->d[0]; t++) {
-        for (long i = 1; i < n - 1; i++)
-            B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
-        for (long i = 1; i < n - 1; i++)
-            A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
-    }
+    memcpy(ref[0], in->a0[0], (size_t)n * sizeof(double));
+    memcpy(ref[1], in->a0[1], (size_t)n * sizeof(double));
+    sweep_steps(ref[0], ref[1], in->d[0], n, 0, j1_sweep);
 }
 
 static double j1_flops(const long long *d) { return 2.0 * (d[0] - 1) * (d[1] - 2) * 3; }
@@ -117,37 +120,22 @@ static void j2_naive(struct mb_pbs_inst *in) { naive_steps(in, j2_naive_sweep); 
     (0.2 * (S[(i) * n + (j)] + S[(i) * n + (j) - 1] + S[(i) * n + (j) + 1] + S[((i) + 1) * n + (j)] +                \
             S[((i) - 1) * n + (j)]))
 
-static void j2_fused(struct mb_pbs_inst *in)
+static void j2_sweep(double *dst, const double *src, long n)
 {
-    long n = in->d[1];
-    double *A = in->a[0], *B = in->a[1];
-#pragma omp parallel
-    for (long long t = 1; t < in->d[0]; t++) {
 #pragma omp for schedule(static)
-        for (long i = 1; i < n - 1; i++)
-            for (long j = 1; j < n - 1; j++)
-                B[i * n + j] = J2(A, i, j);
-#pragma omp for schedule(static)
-        for (long i = 1; i < n - 1; i++)
-            for (long j = 1; j < n - 1; j++)
-                A[i * n + j] = J2(B, i, j);
-    }
+    for (long i = 1; i < n - 1; i++)
+        for (long j = 1; j < n - 1; j++)
+            dst[i * n + j] = J2(src, i, j);
 }
+
+static void j2_fused(struct mb_pbs_inst *in) { sweep_steps(in->a[0], in->a[1], in->d[0], in->d[1], 1, j2_sweep); }
 
 static void j2_ref(struct mb_pbs_inst *in, double **ref)
 {
     long n = in->d[1];
-    double *A = ref[0], *B = ref[1];
-    memcpy(A, in->a0[0], (size_t)(n * n) * sizeof(double));
-    memcpy(B, in->a0[1], (size_t)(n * n) * sizeof(double));
-    for (long long t = 1; t < in->d[0]; t++) {
-        for (long i = 1; i < n - 1; i++)
-            for (long j = 1; j < n - 1; j++)
-                B[i * n + j] = J2(A, i, j);
-        for (long i = 1; i < n - 1; i++)
-            for (long j = 1; j < n - 1; j++)
-                A[i * n + j] = J2(B, i, j);
-    }
+    memcpy(ref[0], in->a0[0], (size_t)(n * n) * sizeof(double));
+    memcpy(ref[1], in->a0[1], (size_t)(n * n) * sizeof(double));
+    sweep_steps(ref[0], ref[1], in->d[0], n, 0, j2_sweep);
 }
 
 static double j2_flops(const long long *d) { return 2.0 * (d[0] - 1) * (d[1] - 2) * (d[1] - 2) * 5; }
@@ -208,10 +196,10 @@ static void h3_naive(struct mb_pbs_inst *in) { naive_steps(in, h3_naive_sweep); 
     (0.125 * (S[(x) + nn] - 2.0 * S[x] + S[(x) - nn]) + 0.125 * (S[(x) + n] - 2.0 * S[x] + S[(x) - n]) +            \
      0.125 * (S[(x) + 1] - 2.0 * S[x] + S[(x) - 1]) + S[x])
 
-static void h3_sweep(double *dst, const double *src, long n, int parallel)
+static void h3_sweep(double *dst, const double *src, long n)
 {
     long nn = n * n;
-#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+#pragma omp for collapse(2) schedule(static)
     for (long i = 1; i < n - 1; i++)
         for (long j = 1; j < n - 1; j++)
             for (long k = 1; k < n - 1; k++) {
@@ -220,23 +208,14 @@ static void h3_sweep(double *dst, const double *src, long n, int parallel)
             }
 }
 
-static void h3_fused(struct mb_pbs_inst *in)
-{
-    for (long long t = 1; t < in->d[0]; t++) {
-        h3_sweep(in->a[1], in->a[0], in->d[1], 1);
-        h3_sweep(in->a[0], in->a[1], in->d[1], 1);
-    }
-}
+static void h3_fused(struct mb_pbs_inst *in) { sweep_steps(in->a[0], in->a[1], in->d[0], in->d[1], 1, h3_sweep); }
 
 static void h3_ref(struct mb_pbs_inst *in, double **ref)
 {
     long n = in->d[1];
     memcpy(ref[0], in->a0[0], (size_t)(n * n * n) * sizeof(double));
     memcpy(ref[1], in->a0[1], (size_t)(n * n * n) * sizeof(double));
-    for (long long t = 1; t < in->d[0]; t++) {
-        h3_sweep(ref[1], ref[0], n, 0);
-        h3_sweep(ref[0], ref[1], n, 0);
-    }
+    sweep_steps(ref[0], ref[1], in->d[0], n, 0, h3_sweep);
 }
 
 static double h3_flops(const long long *d)

@@ -131,7 +131,7 @@ int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, 
         eq = strchr(item, '=');
         const char *num = eq ? eq + 1 : item;
         double v = strtod(num, &num_end);
-        if (num_end == num || *num_end || !(v >= 1 && v <= 1e9))
+        if (num_end == num || *num_end || !(v >= 0.01 && v <= 1e9))
             goto bad;
         if (!eq) {
             if (ndflt++)
@@ -151,6 +151,6 @@ int mb_pb_scale_for(const char *spec, const char *kernel, double *f, char *err, 
     *f = isnan(mine) ? dflt : mine;
     return 0;
 bad:
-    snprintf(err, len, "--scale-down %s: expected F or F,KERNEL=F,... with each F in [1, 1e9]", spec);
+    snprintf(err, len, "--scale-down %s: expected F or F,KERNEL=F,... with each F in [0.01, 1e9]", spec);
     return -1;
 }

@@ -2,6 +2,7 @@
  * frames that jacobi_2d and heat_3d share. */
 #include "stencil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,4 +164,50 @@ void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *
     long long side = s->d[0] / g->px > s->d[0] / g->py ? s->d[0] / g->px : s->d[0] / g->py;
     t->halos = 2.0 * (double)(s->tsteps - 1);
     t->halo_bytes = 8.0 * (double)side * depth;
+}
+
+double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
+                               void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r),
+                               double *x, double *y, const struct mb_pb_rect *r, double cells)
+{
+    enum { PASSES = 5 };
+    const double window = 0.02; /* s: thousands of sweeps of a cache-resident block */
+    double work[PASSES], secs[PASSES];
+    for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime(), last = t0;
+        long done = 0;
+        for (;;) {
+            sweep(state, done & 1 ? y : x, done & 1 ? x : y, r);
+            double t = MPI_Wtime();
+            if (t - t0 > window)
+                break;
+            done++, last = t;
+        }
+        if (p >= 0)
+            work[p] = cells * (double)done, secs[p] = last - t0;
+    }
+    double rate = mb_pb_median_rate(work, secs, PASSES);
+    if (!(rate > 0))
+        rate = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */
+    return rate > 0 ? rate : NAN;
+}
+
+double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,
+                              void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r))
+{
+    struct mb_pb_halo2d h = {.n = depth, .depth = depth, .rl = rl, .cl = cl, .ld = (cl + 2) * depth};
+    size_t len = (size_t)((rl + 2) * h.ld);
+    double *x = malloc(len * sizeof(double)), *y = malloc(len * sizeof(double)), rate = NAN;
+    int ok = x && y, all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm); /* every rank calibrates, or none */
+    if (all) {
+        for (size_t i = 0; i < len; i++)
+            x[i] = y[i] = 1.0;
+        const struct mb_pb_rect r = {1, rl, 1, cl};
+        rate = mb_pb_stencil_cell_rate(comm, &h, sweep, x, y, &r, cells);
+    }
+    free(x), free(y);
+    return rate;
 }

@@ -30,6 +30,22 @@ struct mb_pb_stencil {
 
 int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st);
 
+/* The model's loop term: cells per second of sweep over r (cells cells a
+ * sweep) back and forth between x and y, a block small enough for the
+ * cache, every rank of comm sweeping from one barrier: a warm-up, then 5
+ * passes of 20 ms counting the sweeps that end inside each; each rank's
+ * median pass, the slowest rank's (NaN if a rank finished none).
+ * Calibration only, never the timed samples. Collective. */
+double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
+                               void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r),
+                               double *x, double *y, const struct mb_pb_rect *r, double cells);
+/* the same on a halo2d-shaped block of rl x cl x depth cells (ghost frame
+ * included; every cell 1.0, a fixed point of jacobi_2d's and heat_3d's
+ * sweeps): the cells of rows and columns 1..rl, 1..cl (heat_3d's sweep
+ * skips the first and last of depth itself). Collective. */
+double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,
+                              void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r));
+
 /* Splits upd into part[0], the cells whose stencil reads no ghost (rows
  * 2..rl-1, columns 2..cl-1; every row when rl is 0), and part[1..4], the
  * rest: every cell of upd in exactly one part, each part possibly empty. */

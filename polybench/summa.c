@@ -2,6 +2,7 @@
 #include "summa.h"
 
 #include <cblas.h>
+#include <stdlib.h>
 #include <string.h>
 
 static long long gcd(long long a, long long b) { return b ? gcd(b, a % b) : a; }
@@ -160,10 +161,24 @@ void mb_pb_summa_fini(struct mb_pb_summa *su, const struct mb_pb_grid *g)
     su->apanel = su->bpanel = NULL;
 }
 
-void mb_pb_fill_block(double *dst, long long rows, long long cols, long long ld, long long row0, long long col0,
+double *mb_pb_block_alloc(const struct mb_pb_grid *g, long long rows, long long cols)
+{
+    return malloc((size_t)(rows / g->px) * (size_t)(cols / g->py) * sizeof(double));
+}
+
+void mb_pb_block_fill(const struct mb_pb_grid *g, double *dst, long long rows, long long cols,
                       double (*f)(const void *ctx, long long i, long long j), const void *ctx)
 {
-    for (long long i = 0; i < rows; i++)
-        for (long long j = 0; j < cols; j++)
-            dst[i * ld + j] = f(ctx, row0 + i, col0 + j);
+    long long rl = rows / g->px, cl = cols / g->py, row0 = g->cx * rl, col0 = g->cy * cl;
+    for (long long i = 0; i < rl; i++)
+        for (long long j = 0; j < cl; j++)
+            dst[i * cl + j] = f(ctx, row0 + i, col0 + j);
+}
+
+struct mb_pb_block mb_pb_block_out(const char *name, double *data, const struct mb_pb_grid *g, long long rows,
+                                   long long cols)
+{
+    long long rl = rows / g->px, cl = cols / g->py;
+    return (struct mb_pb_block){.name = name, .data = data, .rows = rl, .cols = cl, .ld = cl,
+                                .row0 = g->cx * rl, .col0 = g->cy * cl};
 }

@@ -36,8 +36,15 @@ void mb_pb_summa_traffic(long long m, long long n, long long k, const struct mb_
                          struct mb_pb_traffic *t);
 /* dst[rows x cols, ld] = f(ctx, row0 + i, col0 + j): a rank's block of a
  * global array given by its init formula */
-void mb_pb_fill_block(double *dst, long long rows, long long cols, long long ld, long long row0, long long col0,
+/* This rank's block of a global rows x cols matrix on g: rows/Px x cols/Py
+ * (ld cols/Py) at row cx rows/Px, column cy cols/Py. _alloc: malloc'd
+ * (NULL when out of memory); _fill: dst[i, j] = f(ctx, global i, global j);
+ * _out: the block as an output. */
+double *mb_pb_block_alloc(const struct mb_pb_grid *g, long long rows, long long cols);
+void mb_pb_block_fill(const struct mb_pb_grid *g, double *dst, long long rows, long long cols,
                       double (*f)(const void *ctx, long long i, long long j), const void *ctx);
+struct mb_pb_block mb_pb_block_out(const char *name, double *data, const struct mb_pb_grid *g, long long rows,
+                                   long long cols);
 void mb_pb_summa_fini(struct mb_pb_summa *su, const struct mb_pb_grid *g);
 
 /* pblas.c: ScaLAPACK's pdgemm on the same blocks (MPI_SUCCESS or an error) */

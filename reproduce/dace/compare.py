@@ -39,7 +39,8 @@ def measured_vs_model(paths):
     runs, rows = mbresults.load(paths)
     out = ["", "## Measured beside the model (per case)", "",
            "GFLOP/s and GB/s: closed-form FLOPs and compulsory bytes / median. Model: max(FLOPs at the run's dgemm "
-           "rate, bytes at its memcpy rate) + communication (mb_coll_model and a p2p alpha-beta; NaN without a "
+           "rate, bytes at its memcpy rate; stencils: cells at their own sweep's calibrated rate, bytes at their working "
+           "set's copy rate) + communication (mb_coll_model and a p2p alpha-beta; NaN without a "
            "profile). Communication measured: seconds per call in the grid's broadcasts, reductions and halo "
            "exchanges, the slowest rank's (pblas: inside ScaLAPACK, not measured).", "",
            "| case | median (s) | model (s) | model / median | GFLOP/s | GB/s | comm, slowest rank (s) | comm, model (s) |",

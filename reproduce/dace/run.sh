@@ -9,9 +9,10 @@
 #     --scale tiny    DaCe's validation sizes (base / 100), 10 samples: seconds (the tests, make reproduce)
 #     --scale small   base / 10 (gemm at P=1: 0.8 GFLOP a call, about 0.02 s), 10 samples: a few minutes
 #     --scale medium  samples of about 0.1-0.3 s at P=1 (issue 20's 0.1-2 s): a factor per kernel group
-#                     (products base / 5, matrix-vector / 2, doitgen / 2, heat_3d / 4, the rest DaCe's sizes;
-#                     jacobi_1d stays near 30 ms even there), P = 1, 2 only (4 oversubscribes this host)
-#     --scale full    DaCe's sizes, 10 samples, no per-call check (the serial references of DaCe's sizes
+#                     (products base / 5, matrix-vector / 2, doitgen / 2, heat_3d / 4, jacobi_1d 4 times DaCe's
+#                     N and TSTEPS (0.25: 30 ms samples at DaCe's own), the rest DaCe's sizes), P = 1, 2 only
+#                     (4 oversubscribes this host)
+#     --scale full    DaCe's sizes (jacobi_1d 4 times, as medium), 10 samples, no per-call check (the serial references of DaCe's sizes
 #                     take hours; tiny and small validate every call)
 #     --with-dace     (or MB_WITH_DACE=1, which make reproduce passes on) a virtual environment $BUILD/venv-dace (reproduce/dace/venv.sh: dace==1.0.2,
 #                     numpy 1.26.4, networkx<3.6 and mpi4py compiled against the system Open MPI with
@@ -44,8 +45,8 @@ case $scale in
 tiny) sd=100 preset=S ;;
 small) sd=10 preset=S ;;
 # sd stays the products' factor: DaCe's distributed products run at the same sizes
-medium) sd=5 preset=S ps="1 2" spec=5,atax=2,bicg=2,gesummv=2,mvt=2,gemver=1,doitgen=2,jacobi_1d=1,jacobi_2d=1,heat_3d=4 ;;
-full) sd=1 preset=L check=(--no-check) ;;
+medium) sd=5 preset=S ps="1 2" spec=5,atax=2,bicg=2,gesummv=2,mvt=2,gemver=1,doitgen=2,jacobi_1d=0.25,jacobi_2d=1,heat_3d=4 ;;
+full) sd=1 preset=L check=(--no-check) spec=1,jacobi_1d=0.25 ;;
 *) echo "run.sh: --scale must be tiny, small, medium or full, not '$scale'" >&2; exit 2 ;;
 esac
 spec=${spec:-$sd}

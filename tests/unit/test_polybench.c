@@ -114,8 +114,10 @@ int main(void)
     EXPECT(mb_pb_scale_for("5,atax=2,jacobi_1d=1", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 5);
     EXPECT(mb_pb_scale_for("heat_3d=4", "gemm", &sf, serr, sizeof(serr)) == 0 && sf == 1);
     EXPECT(mb_pb_scale_for("heat_3d=4", NULL, &sf, serr, sizeof(serr)) == 0 && sf == 1);
-    EXPECT(mb_pb_scale_for("0.5", "gemm", &sf, serr, sizeof(serr)) == -1);
-    EXPECT(strcmp(serr, "--scale-down 0.5: expected F or F,KERNEL=F,... with each F in [1, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("5,jacobi_1d=0.25", "jacobi_1d", &sf, serr, sizeof(serr)) == 0 && sf == 0.25);
+    EXPECT(mb_pb_scale_for("0.005", "gemm", &sf, serr, sizeof(serr)) == -1);
+    EXPECT(strcmp(serr, "--scale-down 0.005: expected F or F,KERNEL=F,... with each F in [0.01, 1e9]") == 0);
+    EXPECT(mb_pb_scale_for("0", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,6", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,atax=", "gemm", &sf, serr, sizeof(serr)) == -1);
     EXPECT(mb_pb_scale_for("5,k5mm=2", "gemm", &sf, serr, sizeof(serr)) == -1);
@@ -127,10 +129,37 @@ int main(void)
     struct mb_pb_sizes g234 = {.nd = 3, .d = {2, 3, 4}};
     const struct mb_pb_kernel *gk = mb_pb_find("gemm");
     EXPECT(gk->footprint(&g234) == 8.0 * (8 + 12 + 6));
-    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, 0.5, &cpt, &mem);
+    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, NAN, 0.5, &cpt, &mem);
     EXPECT(cpt == gk->flops(&g234) / 2 / 1e3 && mem == gk->bytes(&g234) / 2 / 1e9 && mt == cpt + 0.5);
-    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, 0, &cpt, &mem);
+    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, NAN, 0, &cpt, &mem);
     EXPECT(mt == mem && mem == gk->bytes(&g234) / 1e3);
+    EXPECT(gk->cells == NULL && gk->cell_rate == NULL);
+
+    /* the stencils: max(bytes / P at the byte rate given (mb-polybench: the working set's copy rate),
+     * cells / P at their own sweep's rate) + halo, the dgemm rate unused; by hand: jacobi_1d N=1002, TSTEPS=11: 2 x 1000 x 10 = 20000 cells, 32 x 1002 x 10
+     * = 320640 bytes; P=2 at 1e6 cells/s: 0.01 s of loop against 320640 / 2 / 1e8 = 0.0016032 s of memory */
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
+    const struct mb_pb_kernel *j1 = mb_pb_find("jacobi_1d"), *jk2 = mb_pb_find("jacobi_2d"), *h3 = mb_pb_find("heat_3d");
+    struct mb_pb_sizes sj1 = {.nd = 1, .d = {1002}, .tsteps = 11}, sj2 = {.nd = 1, .d = {102}, .tsteps = 3},
+                       sh3 = {.nd = 1, .d = {12}, .tsteps = 5};
+    EXPECT(j1->cells(&sj1) == 20000 && j1->bytes(&sj1) == 320640);
+    mt = mb_pb_model_time(j1, &sj1, 2, 1e300, 1e8, 1e6, 0.001, &cpt, &mem);
+    EXPECT(NEAR(cpt, 0.01) && NEAR(mem, 0.0016032) && NEAR(mt, 0.011));
+    mt = mb_pb_model_time(j1, &sj1, 2, 1e-300, 1e8, 1e9, 0.001, &cpt, &mem); /* memory-bound: dgemm's rate ignored */
+    EXPECT(NEAR(cpt, 1e-5) && NEAR(mt, 0.0026032));
+    /* jacobi_2d N=102, TSTEPS=3: 2 x 100^2 x 2 = 40000 cells; heat_3d N=12, TSTEPS=5: 2 x 10^3 x 4 = 8000
+     * cells, 32 x 12^3 x 4 = 221184 bytes: at 1e5 B/s 2.21184 s beside 2 s of loop at 4000 cells/s, 8 s at 1000 */
+    EXPECT(jk2->cells(&sj2) == 40000 && h3->cells(&sh3) == 8000 && h3->bytes(&sh3) == 221184);
+    mt = mb_pb_model_time(jk2, &sj2, 4, 1, 1e12, 1e4, 0, &cpt, &mem);
+    EXPECT(NEAR(cpt, 1.0) && NEAR(mt, 1.0));
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 4000, 0, &cpt, &mem);
+    EXPECT(NEAR(cpt, 2.0) && NEAR(mem, 2.21184) && NEAR(mt, 2.21184));
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 1000, 0.25, &cpt, &mem);
+    EXPECT(NEAR(mt, 8.25));
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, 0, &cpt, &mem); /* no calibrated rate: no model */
+    EXPECT(isnan(mt) && isnan(cpt));
+    EXPECT(isnan(mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 0, 0, &cpt, &mem)));
+#undef NEAR
     for (size_t i = 0; i < mb_pb_nkernels(); i++) { /* every row has a working set below its traffic */
         const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
         struct mb_pb_sizes z;

@@ -5,7 +5,8 @@
  * for bit (the same expression, the same order) on every rank. Runs as a
  * singleton in the unit tests and under mpirun at 2 and 4 ranks and on a
  * 1x3 grid (tests/integration/polybench.sh); MB_FAULT_INJECT=skip-halo
- * (no exchange) must fail it at P > 1. */
+ * (no exchange) must fail it at P > 1. The stencils' calibrated cell
+ * rates (the model's loop term) are finite and the same on every rank. */
 #include "../../polybench/stencil.h"
 #include "check.h"
 
@@ -114,6 +115,22 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("3 stencils x 2 calls at %d ranks (%dx%d): %d block(s) not bit for bit\n", nranks, px, py, wrong);
     EXPECT(wrong == 0);
+    /* the model's loop term: each stencil's calibrated sweep rate is a finite rate, the slowest rank's on every
+     * rank (the other kernels have none) */
+    for (size_t i = 0; i < mb_pb_nkernels(); i++) {
+        const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
+        int stencil = strcmp(k->variant, "halo") == 0;
+        EXPECT(!k->cells == !stencil && !k->cell_rate == !stencil);
+        if (!stencil)
+            continue;
+        double r = k->cell_rate(MPI_COMM_WORLD), lo = r, hi = r;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (!(r > 1e5 && r < 1e12 && lo == hi)) {
+            fprintf(stderr, "%s: cell rate %g per rank (ranks between %g and %g)\n", k->name, r, lo, hi);
+            test_failures++;
+        }
+    }
     mb_pb_grid_free(&g);
     MPI_Finalize();
     return TEST_EXIT();

@@ -4,12 +4,20 @@
  * index; presets parse; the bootstrap CI of the median is seeded,
  * ordered and inside the data; lstsqr, specialconvolve and wdist draw
  * NPBench's inputs, the doubles NumPy's default_rng(42).random() gives
- * (printed by NumPy 1.26: the values below). */
+ * (printed by NumPy 1.26: the values below); atax, bicg and mvt's
+ * single pass over A equals the reference within a summation bound at odd
+ * sizes and 1 and 3 threads; specialconvolve's fused equals naive bit for
+ * bit. */
 #include "../../polybench/polybench.h"
 #include "check.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 struct small {
     const char *kernel;
@@ -163,8 +171,89 @@ static void protocol(void)
     EXPECT(mb_pbs_best(kern, med, 5, 4) == 4);
 }
 
+/* atax, bicg and mvt's fused variants (one pass over A's rows, row blocks
+ * of 4 and per-thread partials) against the serial reference at odd sizes
+ * (rows not a multiple of 4, more threads than blocks divide evenly).
+ * Every input is >= 0, so each output is a sum of k >= 0 terms, whose
+ * computed value in any order is within k u of the exact one (u =
+ * DBL_EPSILON / 2); atax's nested sums have k <= M + N: the fused result
+ * and the reference are then each within (M + N) u, and apart by at most
+ * 2 (M + N) u = (M + N) DBL_EPSILON relatively. NaN fails. */
+static void rowpass(void)
+{
+    static const struct small odd[] = {
+        {"atax", {37, 53}}, {"atax", {53, 37}}, {"atax", {3, 41}}, {"bicg", {41, 29}},
+        {"bicg", {29, 41}}, {"bicg", {5, 7}},   {"mvt", {41}},     {"mvt", {6}},
+    };
+    for (int threads = 1; threads <= 3; threads += 2) {
+#ifdef _OPENMP
+        omp_set_num_threads(threads);
+#else
+        if (threads > 1)
+            break;
+#endif
+        for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+            const struct mb_pbs_kernel *k = mb_pbs_find(odd[i].kernel);
+            char err[256];
+            struct mb_pbs_inst *in = k ? mb_pbs_open(k, odd[i].d, err, sizeof(err)) : NULL;
+            EXPECT(in != NULL);
+            if (!in)
+                continue;
+            for (int a = 0; a < k->narr; a++) /* the argument's premise: no negative input */
+                for (size_t x = 0; x < k->arr_len(in->d, a); x++)
+                    EXPECT(in->a0[a][x] >= 0);
+            double tol = (double)(odd[i].d[0] + (k->nd > 1 ? odd[i].d[1] : odd[i].d[0]) + 2) * DBL_EPSILON;
+            for (int rep = 0; rep < 2; rep++) { /* the second from reset inputs: nothing carried over */
+                mb_pbs_reset(in);
+                mb_pbs_run(in, MB_PBS_FUSED);
+                int bad = 0;
+                for (int o = 0; o < k->nout; o++) {
+                    const double *got = in->a[k->out[o]], *ref = in->ref[o];
+                    for (size_t x = 0; x < k->arr_len(in->d, k->out[o]); x++)
+                        if (!(fabs(got[x] - ref[x]) <= tol * fabs(ref[x])) && bad++ == 0)
+                            fprintf(stderr, "%s %lldx%lld, %d threads: %s[%zu] = %.17g, reference %.17g\n", k->name,
+                                    odd[i].d[0], odd[i].d[1], threads, k->arr_names[k->out[o]], x, got[x], ref[x]);
+                }
+                EXPECT(bad == 0);
+            }
+            mb_pbs_close(in);
+        }
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+}
+
+/* specialconvolve's fused row of column sums adds in NumPy's order: the
+ * same doubles as naive, which materialises NumPy's temporaries */
+static void convolve_order(void)
+{
+    const long long d[4] = {23, 37};
+    char err[256];
+    struct mb_pbs_inst *in = mb_pbs_open(mb_pbs_find("specialconvolve"), d, err, sizeof(err));
+    EXPECT(in != NULL);
+    if (!in)
+        return;
+    size_t len = (size_t)(d[0] - 2) * (size_t)(d[1] - 2);
+    double *naive = malloc(len * sizeof(double));
+    EXPECT(naive != NULL);
+    if (naive) {
+        mb_pbs_reset(in);
+        mb_pbs_run(in, MB_PBS_NAIVE);
+        memcpy(naive, in->a[1], len * sizeof(double));
+        mb_pbs_reset(in);
+        mb_pbs_run(in, MB_PBS_FUSED);
+        EXPECT(memcmp(naive, in->a[1], len * sizeof(double)) == 0);
+        EXPECT(in->a[1][0] == naive[0] && isfinite(naive[len - 1]));
+    }
+    free(naive);
+    mb_pbs_close(in);
+}
+
 int main(void)
 {
+    rowpass();
+    convolve_order();
     protocol();
     npbench_inputs();
     kernels();

@@ -171,7 +171,8 @@ def bad(why):
 
 
 def scale_down_spec(spec, known):
-    """mb-polybench's --scale-down SPEC: {"": default F, kernel: F}, each F >= 1."""
+    """mb-polybench's --scale-down SPEC: {"": default F, kernel: F}, each F in [0.01, 1e9] (below 1: larger
+    than DaCe's sizes)."""
     out = {}
     for i, item in enumerate(spec.split(",")):
         name, _, val = item.rpartition("=") if i else ("", "", item)
@@ -183,8 +184,8 @@ def scale_down_spec(spec, known):
             f = float(val)
         except ValueError:
             f = float("nan")
-        if not f >= 1:
-            bad(f"--scale-down {spec}: '{val}' must be a number >= 1")
+        if not (0.01 <= f <= 1e9):
+            bad(f"--scale-down {spec}: '{val}' must be a number in [0.01, 1e9]")
         out[name] = f
     return out
 
