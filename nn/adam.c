@@ -1,6 +1,6 @@
 /* Adam (AdamW decay) with fp32 master weights and moments on any
  * contiguous shard; OpenMP threads over page-aligned contiguous shares,
- * SSE2 within. */
+ * SIMD within (SSE2, AVX2 or AVX-512, as the CPU has). */
 #include "layer_internal.h"
 
 #include <math.h>
@@ -90,9 +90,38 @@ static void adam_chunk_base(ADAM_ARGS)
     ADAM_SCALAR_TAIL
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define NN_ADAM_X86 1
+__attribute__((target("avx2"))) static void adam_chunk_avx2(ADAM_ARGS)
+{
+    size_t i = 0;
+    ADAM_VECTOR_LOOP(__m256, _mm256, 8)
+    ADAM_SCALAR_TAIL
+}
+
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2"))) static void adam_chunk_avx512(ADAM_ARGS)
+{
+    size_t i = 0;
+    ADAM_VECTOR_LOOP(__m512, _mm512, 16)
+    ADAM_SCALAR_TAIL
+}
+#endif
+
 typedef void (*adam_chunk_fn)(ADAM_ARGS);
 
-static adam_chunk_fn adam_kernel(void) { return adam_chunk_base; }
+/* The kernel for the ISA the fused sweeps use (nn_gelu_isa: the widest
+ * the CPU has, or NN_ISA's). */
+static adam_chunk_fn adam_kernel(void)
+{
+#ifdef NN_ADAM_X86
+    const char *isa = nn_gelu_isa();
+    if (strcmp(isa, "avx512") == 0)
+        return adam_chunk_avx512;
+    if (strcmp(isa, "avx2") == 0)
+        return adam_chunk_avx2;
+#endif
+    return adam_chunk_base;
+}
 
 void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, float *m, float *v,
                   const void *grad, enum nn_dtype gdt, float grad_scale, void *work,
