@@ -125,6 +125,13 @@ def render(d):
         "roofline term is in logs/<shape>.p<N>.log). gemm: the four linear layers and their gradients; attn_gemm: the per-head score "
         "and value GEMMs; the rest are the fused sweeps.", "",
         "## Adam", "", *adam_rows(d["adam"]), "",
+        "Adam and its memcpy peer count bytes the same way and move what they count: Adam 28 B a parameter "
+        "(read p, m, v, g; write p, m, v; its stores go to lines it has just read), the memcpy half as many "
+        "bytes counted read + write, stored non-temporally (no read for ownership) in the widest vectors the "
+        "CPU has; the same OpenMP threads on the same page-aligned contiguous shares, first-touched by their "
+        "threads; buffers far beyond the last-level cache, each iteration of either started cold (an untimed "
+        "read of twice the LLC); the memcpy interleaved before each Adam iteration, medians of both "
+        "(docs/mb-nn.md).", "",
         "## For reference: issue 21's quiet-machine measurement", "",
         "gpt-bench b4 s128 h1024, 39.5 GFLOP, 2 threads, before the fused path: sgemm 146 GFLOP/s, block 97 "
         "(0.66×; 0.75× in another run), PyTorch 1.13 92 GFLOP/s (block / PyTorch 1.06×).", ""]
