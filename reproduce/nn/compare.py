@@ -33,6 +33,12 @@ def spread(b, key, fmt="{:.2f}"):
     return f" ({fmt.format(sp[0])}–{fmt.format(sp[1])})"
 
 
+def issue_shape(b):
+    """gpt-bench b4: the issue's shape, where its 0.85x sgemm and 1.3x PyTorch
+    targets apply (its "today 1.06x" PyTorch ratio was measured there)."""
+    return b["model"] == "gpt-bench" and b["batch"] == 4
+
+
 def block_rows(blocks):
     out = ["| shape | GFLOP | A/B pairs | sgemm GFLOP/s | nn block GFLOP/s | block / sgemm | PyTorch GFLOP/s | "
            "block / PyTorch | roofline GFLOP/s | measured / roofline | check |",
@@ -40,15 +46,19 @@ def block_rows(blocks):
     for b in blocks:
         shape = f"{b['model']} b{b['batch']} s{b['seq']} h{b['hidden']} a{b['heads']}"
         tr, ratio, bt = b.get("torch_gflops"), b.get("ratio"), b.get("torch_ratio")
-        want = TARGETS["block/sgemm"] if b["model"] == "gpt-bench" and b["batch"] == 4 else TARGETS["block/sgemm other"]
+        want = TARGETS["block/sgemm"] if issue_shape(b) else TARGETS["block/sgemm other"]
+        if issue_shape(b):
+            torch_cell = (f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])}"
+                          f"{spread(b, 'torch_ratio', '{:.2f}')}, ≥ {TARGETS['block/torch']}")
+        else:
+            torch_cell = f"{f(bt, '{:.2f}×')}{spread(b, 'torch_ratio', '{:.2f}')}, not a target"
         rr = b.get("roof_ratio")
         out.append(
             f"| {shape} | {b['flops'] / 1e9:.3g} | {len(b.get('pairs', ())) or 1} | {f(b.get('sgemm_gflops'))} | "
             f"{f(b.get('block_gflops'))}{spread(b, 'block_gflops')} | "
             f"{f(ratio, '{:.3f}')}{verdict(None if ratio is None else ratio >= want)} (≥ {want}) | "
             f"{f(tr)}{spread(b, 'torch_gflops')} | "
-            f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])}"
-            f"{spread(b, 'torch_ratio', '{:.2f}')} | "
+            f"{torch_cell} | "
             f"{f(b.get('roof_gflops'))} | {f(rr, '{:.3f}')}"
             f"{verdict(None if rr is None else abs(rr - 1) <= TARGETS['roofline'])} | {b['check']} |")
     return out
@@ -116,6 +126,11 @@ def render(d):
         "Load (/proc/loadavg) before each step:", "",
         *[f"    {l}" for l in d["loads"]], "",
         "## Block forward + backward", "", *block_rows(d["blocks"]), "",
+        "Targets: block / sgemm ≥ 0.85 at gpt-bench b4 (the issue's shape), ≥ 0.8 at the others; block / "
+        "PyTorch ≥ 1.3× at gpt-bench b4 only: the issue sets it \"at the same shape and thread count (today "
+        "1.06×)\", and 1.06× was its gpt-bench b4 measurement; at the other shapes the ratio is reported, not a "
+        "target. check: every shape's block is checked each iteration against the double-precision reference "
+        "(pass/fail over all its pairs; \"unchecked\" only for results run with --no-check).", "",
         "Roofline: the block's GEMM FLOPs at the interleaved sgemm rate plus the bytes its fused elementwise "
         "sweeps read and write (nn_block_elementwise_bytes) at the rate of a memcpy measured in the block case's "
         "set-up; target within 15%.", "",
