@@ -8,6 +8,7 @@
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,18 @@ void nn_adam_share(size_t n, int t, int T, size_t *lo, size_t *hi)
         pp[i] = pp[i] * decay - lr * (mi * c1) / (sqrtf(vi * c2) + eps);                           \
     }
 
+/* The scalar loop up to where pp sits on a 64-byte line (when m, v and g
+ * share p's offset in the line, as malloc's do, all four are then
+ * aligned and no vector load or store splits across two lines). */
+#define ADAM_SCALAR_HEAD                                                                           \
+    size_t i = 0, len0 = len;                                                                      \
+    {                                                                                              \
+        size_t head = ((uintptr_t)pp & 3) ? 0 : ((64 - ((uintptr_t)pp & 63)) & 63) / 4;          \
+        len = head < len ? head : len;                                                             \
+        ADAM_SCALAR_TAIL                                                                           \
+        len = len0;                                                                                \
+    }
+
 #define ADAM_ARGS                                                                                  \
     size_t len, float *restrict pp, float *restrict mm, float *restrict vv,                        \
         const float *restrict g, float grad_scale, float b1, float b2, float c1, float c2,         \
@@ -83,7 +96,7 @@ void nn_adam_share(size_t n, int t, int T, size_t *lo, size_t *hi)
 
 static void adam_chunk_base(ADAM_ARGS)
 {
-    size_t i = 0;
+    ADAM_SCALAR_HEAD
 #if defined(__SSE2__)
     ADAM_VECTOR_LOOP(__m128, _mm, 4)
 #endif
@@ -94,14 +107,14 @@ static void adam_chunk_base(ADAM_ARGS)
 #define NN_ADAM_X86 1
 __attribute__((target("avx2"))) static void adam_chunk_avx2(ADAM_ARGS)
 {
-    size_t i = 0;
+    ADAM_SCALAR_HEAD
     ADAM_VECTOR_LOOP(__m256, _mm256, 8)
     ADAM_SCALAR_TAIL
 }
 
 __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2"))) static void adam_chunk_avx512(ADAM_ARGS)
 {
-    size_t i = 0;
+    ADAM_SCALAR_HEAD
     ADAM_VECTOR_LOOP(__m512, _mm512, 16)
     ADAM_SCALAR_TAIL
 }

@@ -17,10 +17,10 @@ int nn_adam_case_init(struct nn_adam_case *c, size_t n)
     float **all[] = {&c->p, &c->m, &c->v, &c->grad, &c->p0, &c->m0, &c->v0};
     const int na = (int)(sizeof(all) / sizeof(all[0]));
     for (int i = 0; i < na; i++)
-        if (!(*all[i] = malloc(n * sizeof(float))))
+        if (!(*all[i] = aligned_alloc(4096, (n * sizeof(float) + 4095) / 4096 * 4096)))
             return -1;
-    /* first touch by the thread that updates each page (the step's shares),
-     * as mb-nn's memcpy peer places its buffers */
+    /* page-aligned, as mb-nn's memcpy peer's buffers; first touch by the
+     * thread that updates each page (the step's shares), as the peer's */
 #pragma omp parallel if (n >= 65536)
     {
         size_t lo, hi;
