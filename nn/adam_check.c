@@ -4,6 +4,7 @@
 #include "nn.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,19 @@ int nn_adam_case_init(struct nn_adam_case *c, size_t n)
     c->n = n;
     c->hp = nn_adam_default();
     float **all[] = {&c->p, &c->m, &c->v, &c->grad, &c->p0, &c->m0, &c->v0};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        if (!(*all[i] = malloc(n * sizeof(float))))
+    const int na = (int)(sizeof(all) / sizeof(all[0]));
+    for (int i = 0; i < na; i++)
+        if (!(*all[i] = aligned_alloc(4096, (n * sizeof(float) + 4095) / 4096 * 4096)))
             return -1;
+    /* page-aligned, as mb-nn's memcpy peer's buffers; first touch by the
+     * thread that updates each page (the step's shares), as the peer's */
+#pragma omp parallel if (n >= 65536)
+    {
+        size_t lo, hi;
+        nn_adam_share(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (int i = 0; i < na; i++)
+            memset(*all[i] + lo, 0, (hi - lo) * sizeof(float));
+    }
     nn_fill_hashed(c->p, n, 1, 1.0);
     nn_fill_hashed(c->m, n, 2, 0.01);
     for (size_t i = 0; i < n; i++) /* a second moment that fits the first */

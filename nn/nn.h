@@ -548,15 +548,30 @@ struct nn_adam nn_adam_default(void);
 /* One step (t >= 1) on n contiguous elements: fp32 master p, moments m
  * and v; grad in dtype gdt scaled by grad_scale; if work != NULL the
  * updated weights are also stored there in dtype wdt (the fp16 working
- * copy). Any shard of a larger tensor may be passed. OpenMP + SIMD. */
+ * copy). Any shard of a larger tensor may be passed. OpenMP + SIMD in
+ * the widest vectors the CPU has (the GELU kernels' choice, NN_ISA);
+ * every width gives the same bits. */
 void nn_adam_step(const struct nn_adam *hp, long long t, size_t n, float *p, float *m, float *v,
                   const void *grad, enum nn_dtype gdt, float grad_scale, void *work,
                   enum nn_dtype wdt);
+/* Thread t of T's share of an n-element step: contiguous, ends on
+ * 1024-element (4 KiB) boundaries; nn_adam_step's threads take these,
+ * and a first touch with them places each page with its thread. */
+void nn_adam_share(size_t n, int t, int T, size_t *lo, size_t *hi);
 /* Bytes one step reads and writes per element. */
 size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt);
 
+/* Adam's memcpy peer (copy_peer.c, mb-nn): copies n bytes (one thread's
+ * share) with non-temporal stores in the widest vectors the CPU has, so
+ * the bytes it moves are the bytes it counts (read n + write n), as
+ * Adam's in-place stores are. nn_llc_bytes: the last-level cache's size
+ * (sysfs, else sysconf, else 32 MiB). */
+void nn_copy_peer(void *dst, const void *src, size_t n);
+size_t nn_llc_bytes(void);
+
 /* One checked step on n fp32 parameters (adam_check.c; mb-nn's case):
- * init fills p, m, v; prepare draws a gradient from seed and keeps p, m,
+ * init first-touches every buffer with nn_adam_step's thread shares
+ * (nn_adam_share), then fills p, m, v; prepare draws a gradient from seed and keeps p, m,
  * v as they were; step runs nn_adam_step; check compares every element
  * of p, m and v with the update in double (0, or 1 and msg). */
 struct nn_adam_case {

@@ -33,6 +33,12 @@ def spread(b, key, fmt="{:.2f}"):
     return f" ({fmt.format(sp[0])}–{fmt.format(sp[1])})"
 
 
+def issue_shape(b):
+    """gpt-bench b4: the issue's shape, where its 0.85x sgemm and 1.3x PyTorch
+    targets apply (its "today 1.06x" PyTorch ratio was measured there)."""
+    return b["model"] == "gpt-bench" and b["batch"] == 4
+
+
 def block_rows(blocks):
     out = ["| shape | GFLOP | A/B pairs | sgemm GFLOP/s | nn block GFLOP/s | block / sgemm | PyTorch GFLOP/s | "
            "block / PyTorch | roofline GFLOP/s | measured / roofline | check |",
@@ -40,15 +46,19 @@ def block_rows(blocks):
     for b in blocks:
         shape = f"{b['model']} b{b['batch']} s{b['seq']} h{b['hidden']} a{b['heads']}"
         tr, ratio, bt = b.get("torch_gflops"), b.get("ratio"), b.get("torch_ratio")
-        want = TARGETS["block/sgemm"] if b["model"] == "gpt-bench" and b["batch"] == 4 else TARGETS["block/sgemm other"]
+        want = TARGETS["block/sgemm"] if issue_shape(b) else TARGETS["block/sgemm other"]
+        if issue_shape(b):
+            torch_cell = (f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])}"
+                          f"{spread(b, 'torch_ratio', '{:.2f}')}, ≥ {TARGETS['block/torch']}")
+        else:
+            torch_cell = f"{f(bt, '{:.2f}×')}{spread(b, 'torch_ratio', '{:.2f}')}, not a target"
         rr = b.get("roof_ratio")
         out.append(
             f"| {shape} | {b['flops'] / 1e9:.3g} | {len(b.get('pairs', ())) or 1} | {f(b.get('sgemm_gflops'))} | "
             f"{f(b.get('block_gflops'))}{spread(b, 'block_gflops')} | "
             f"{f(ratio, '{:.3f}')}{verdict(None if ratio is None else ratio >= want)} (≥ {want}) | "
             f"{f(tr)}{spread(b, 'torch_gflops')} | "
-            f"{f(bt, '{:.2f}×')}{verdict(None if bt is None else bt >= TARGETS['block/torch'])}"
-            f"{spread(b, 'torch_ratio', '{:.2f}')} | "
+            f"{torch_cell} | "
             f"{f(b.get('roof_gflops'))} | {f(rr, '{:.3f}')}"
             f"{verdict(None if rr is None else abs(rr - 1) <= TARGETS['roofline'])} | {b['check']} |")
     return out
@@ -116,6 +126,11 @@ def render(d):
         "Load (/proc/loadavg) before each step:", "",
         *[f"    {l}" for l in d["loads"]], "",
         "## Block forward + backward", "", *block_rows(d["blocks"]), "",
+        "Targets: block / sgemm ≥ 0.85 at gpt-bench b4 (the issue's shape), ≥ 0.8 at the others; block / "
+        "PyTorch ≥ 1.3× at gpt-bench b4 only: the issue sets it \"at the same shape and thread count (today "
+        "1.06×)\", and 1.06× was its gpt-bench b4 measurement; at the other shapes the ratio is reported, not a "
+        "target. check: every shape's block is checked each iteration against the double-precision reference "
+        "(pass/fail over all its pairs; \"unchecked\" only for results run with --no-check).", "",
         "Roofline: the block's GEMM FLOPs at the interleaved sgemm rate plus the bytes its fused elementwise "
         "sweeps read and write (nn_block_elementwise_bytes) at the rate of a memcpy measured in the block case's "
         "set-up; target within 15%.", "",
@@ -125,6 +140,13 @@ def render(d):
         "roofline term is in logs/<shape>.p<N>.log). gemm: the four linear layers and their gradients; attn_gemm: the per-head score "
         "and value GEMMs; the rest are the fused sweeps.", "",
         "## Adam", "", *adam_rows(d["adam"]), "",
+        "Adam and its memcpy peer count bytes the same way and move what they count: Adam 28 B a parameter "
+        "(read p, m, v, g; write p, m, v; its stores go to lines it has just read), the memcpy half as many "
+        "bytes counted read + write, stored non-temporally (no read for ownership) in the widest vectors the "
+        "CPU has; the same OpenMP threads on the same page-aligned contiguous shares, first-touched by their "
+        "threads; buffers far beyond the last-level cache, each iteration of either started cold (an untimed "
+        "read of twice the LLC); the memcpy interleaved before each Adam iteration, medians of both "
+        "(docs/mb-nn.md).", "",
         "## For reference: issue 21's quiet-machine measurement", "",
         "gpt-bench b4 s128 h1024, 39.5 GFLOP, 2 threads, before the fused path: sgemm 146 GFLOP/s, block 97 "
         "(0.66×; 0.75× in another run), PyTorch 1.13 92 GFLOP/s (block / PyTorch 1.06×).", ""]

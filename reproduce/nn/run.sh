@@ -6,10 +6,10 @@
 # shapes and threads; plot.py draws the figure, compare.py writes compare.md.
 #   reproduce/nn/run.sh [--scale tiny|small|reference|full] [--out DIR]
 #     --scale small   gpt-small b8, gpt-bench b4 (the shape, 39.5 GFLOP) and gpt-bench b16
-#                     (~400 MB of activations and 50 MB of weights: far beyond a 32 MiB L3; its
-#                     double-precision check is skipped, the other two shapes check every
-#                     iteration); Adam on 16M parameters; 5 timed iterations (3 at b16) after 1
-#                     warm-up; 3 A/B pairs per shape (about 2 minutes quiet)
+#                     (~400 MB of activations and 50 MB of weights: far beyond a 32 MiB L3);
+#                     every shape's block checked each iteration against the double-precision
+#                     reference; Adam on 16M parameters; 5 timed iterations (3 at b16) after 1
+#                     warm-up; 3 A/B pairs per shape (about 2.5 minutes quiet)
 #     --scale full    small's shapes, 10 timed iterations, 5 A/B pairs
 #     --scale reference  small's measurements for a committed reference/: refused (exit 2) unless
 #                     the git tree is clean and build/ was built from HEAD
@@ -37,9 +37,9 @@ case $scale in
 tiny) warmup=1 adam=65536 adam_iters=2 pairs=2
   shapes=("gpt-tiny 2 2" "gpt-small 1 2") ;;
 small|reference) warmup=1 adam=16777216 adam_iters=5 pairs=3
-  shapes=("gpt-small 8 5" "gpt-bench 4 5" "gpt-bench 16 3 --no-check") ;;
+  shapes=("gpt-small 8 5" "gpt-bench 4 5" "gpt-bench 16 3") ;;
 full) warmup=1 adam=16777216 adam_iters=10 pairs=5
-  shapes=("gpt-small 8 10" "gpt-bench 4 10" "gpt-bench 16 10 --no-check") ;;
+  shapes=("gpt-small 8 10" "gpt-bench 4 10" "gpt-bench 16 10") ;;
 *) echo "run.sh: --scale must be tiny, small, reference or full, not '$scale'" >&2; exit 2 ;;
 esac
 # the reference run's results are committed: from a clean tree and a binary built from it
