@@ -11,7 +11,7 @@
  *          as Adam's in-place stores do)
  *   adam   nn_adam_step over N fp32 parameters (fp32 master, m, v, grads)
  * Both start each iteration from a cache that holds none of their data
- * (cold_start: a read of twice the last-level cache), on buffers each
+ * (nn_cold_start: a read of twice the last-level cache), on buffers each
  * far beyond it, first touched by the threads that then stream them.
  * Every case validates each iteration (nn/'s nn_gemm_peer_check,
  * nn_block_case_check, nn_adam_case_check; memcmp), and the ratios are
@@ -91,11 +91,9 @@ static double peer_median = NAN;
 /* --breakdown: the block's stage times of each timed iteration. */
 static struct nn_stage_times *stage_t, *peer_stage_t; /* block's; sgemm peer's by stage */
 static size_t stage_n, peer_stage_n;
-/* cold_start's buffer: max(2 x the last-level cache, 64 MiB), read before
- * each memcpy and Adam iteration so neither finds its data in the cache. */
-static char *cold;
-static size_t cold_n;
-static volatile unsigned cold_sink;
+/* Read before each memcpy and Adam iteration so neither finds its data
+ * in the cache (nn_cold_*). */
+static struct nn_cold cold;
 /* The roofline's memcpy: median time and bytes moved (measure_bandwidth). */
 static double bw_median = NAN;
 static size_t bw_bytes;
@@ -273,49 +271,6 @@ static void inject(struct state *s, long long iter)
     mb_warn("fault injected (%s): %s iteration %lld at %s", mb_fault(), kind_names[s->kind], iter, key);
 }
 
-/* Thread t of T's share of n bytes: contiguous, ends on 4 KiB pages. */
-static void byte_share(size_t n, int t, int T, size_t *lo, size_t *hi)
-{
-    size_t pages = (n + 4095) / 4096, a = pages * (size_t)t / (size_t)T * 4096,
-           b = pages * (size_t)(t + 1) / (size_t)T * 4096;
-    *lo = a < n ? a : n;
-    *hi = b < n ? b : n;
-}
-
-static int cold_init(void)
-{
-    if (cold)
-        return 0;
-    size_t llc = nn_llc_bytes();
-    cold_n = 2 * llc > ((size_t)64 << 20) ? 2 * llc : (size_t)64 << 20;
-    if (!(cold = malloc(cold_n)))
-        return -1;
-#pragma omp parallel
-    {
-        size_t lo, hi;
-        byte_share(cold_n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        memset(cold + lo, 1, hi - lo);
-    }
-    return 0;
-}
-
-/* Untimed, before each memcpy and Adam iteration: every thread reads its
- * share of the cold buffer, a byte a line, so the dirty lines the last
- * step or check left are written back here and the cache holds none of
- * the next iteration's data. */
-static void cold_start(void)
-{
-    unsigned sum = 0;
-#pragma omp parallel reduction(+ : sum)
-    {
-        size_t lo, hi;
-        byte_share(cold_n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (size_t i = lo; i < hi; i += 64)
-            sum += (unsigned char)cold[i];
-    }
-    cold_sink = sum;
-}
-
 static int setup_kind(struct mb_run *run, enum kind kind, void **out)
 {
     struct state *s = calloc(1, sizeof(*s));
@@ -352,12 +307,12 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
         s->n = nn_adam_bytes_per_elem(NN_F32, 0, NN_F32) * opt.adam_elems / 2;
         s->src = aligned_alloc(4096, (s->n + 4095) / 4096 * 4096); /* as Adam's buffers */
         s->dst = aligned_alloc(4096, (s->n + 4095) / 4096 * 4096);
-        if (!s->src || !s->dst || cold_init() != 0)
+        if (!s->src || !s->dst || nn_cold_init(&cold) != 0)
             return -1;
 #pragma omp parallel /* first touch by the threads that copy, their shares */
         {
             size_t lo, hi;
-            byte_share(s->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+            nn_byte_share(s->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
             for (size_t i = lo; i < hi; i += 4096) {
                 size_t len = hi - i < 4096 ? hi - i : 4096;
                 memset(s->src + i, (int)(i >> 12), len);
@@ -366,7 +321,7 @@ static int setup_kind(struct mb_run *run, enum kind kind, void **out)
         }
         break;
     case K_ADAM:
-        if (nn_adam_case_init(&s->ac, opt.adam_elems) != 0 || cold_init() != 0)
+        if (nn_adam_case_init(&s->ac, opt.adam_elems) != 0 || nn_cold_init(&cold) != 0)
             return -1;
         break;
     }
@@ -467,11 +422,11 @@ static void prepare_one(void *st, long long iter)
     case K_MEMCPY:
         for (size_t i = 0; i < s->n; i += 4096)
             s->src[i] = (char)(iter + (long long)(i >> 12));
-        cold_start();
+        nn_cold_start(&cold);
         break;
     case K_ADAM:
         nn_adam_case_prepare(&s->ac, seed, iter + 1);
-        cold_start();
+        nn_cold_start(&cold);
         break;
     }
 }
@@ -497,7 +452,7 @@ static int iterate(void *st, long long iter, double *elapsed)
 #pragma omp parallel /* the threads and shares of nn_adam_step */
         {
             size_t lo, hi;
-            byte_share(s->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+            nn_byte_share(s->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
             nn_copy_peer(s->dst + lo, s->src + lo, hi - lo);
         }
         inject(s, iter);
@@ -636,6 +591,8 @@ static void teardown(void *st)
     nn_block_case_free(&s->bc);
     free(s->src); free(s->dst);
     nn_adam_case_free(&s->ac);
+    if (s->kind == K_MEMCPY || s->kind == K_ADAM)
+        nn_cold_free(&cold); /* (a later case allocates it again) */
     free(s);
 }
 

@@ -24,7 +24,6 @@ size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt
 }
 
 #define CHUNK 2048
-#define PAGE_ELEMS 1024 /* 4 KiB of fp32 */
 
 /* Thread t of T's share of n elements: contiguous, its ends on 4 KiB
  * (1024-element) boundaries of the index, so no page of p, m, v or the
@@ -33,10 +32,9 @@ size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt
  * page where its thread runs. */
 void nn_adam_share(size_t n, int t, int T, size_t *lo, size_t *hi)
 {
-    size_t pages = (n + PAGE_ELEMS - 1) / PAGE_ELEMS;
-    size_t a = pages * (size_t)t / (size_t)T * PAGE_ELEMS, b = pages * (size_t)(t + 1) / (size_t)T * PAGE_ELEMS;
-    *lo = a < n ? a : n;
-    *hi = b < n ? b : n;
+    nn_byte_share(n * sizeof(float), t, T, lo, hi); /* whole pages of fp32 */
+    *lo /= sizeof(float);
+    *hi /= sizeof(float);
 }
 
 /* The update of one chunk, in the widest vectors the CPU has. GCC keeps

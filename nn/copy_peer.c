@@ -12,7 +12,10 @@
  * A/B of Adam's widths runs against the same peer). */
 #include "nn.h"
 
+#include <omp.h>
+
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,4 +92,51 @@ void nn_copy_peer(void *dst, const void *src, size_t n)
 #if defined(__SSE2__)
     _mm_sfence(); /* the streamed lines are ordered before whatever follows */
 #endif
+}
+
+void nn_byte_share(size_t n, int t, int T, size_t *lo, size_t *hi)
+{
+    size_t pages = (n + 4095) / 4096, a = pages * (size_t)t / (size_t)T * 4096,
+           b = pages * (size_t)(t + 1) / (size_t)T * 4096;
+    *lo = a < n ? a : n;
+    *hi = b < n ? b : n;
+}
+
+int nn_cold_init(struct nn_cold *c)
+{
+    if (c->buf)
+        return 0;
+    size_t llc = nn_llc_bytes();
+    c->n = 2 * llc > ((size_t)64 << 20) ? 2 * llc : (size_t)64 << 20;
+    if (!(c->buf = malloc(c->n)))
+        return -1;
+#pragma omp parallel
+    {
+        size_t lo, hi;
+        nn_byte_share(c->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        memset(c->buf + lo, 1, hi - lo);
+    }
+    return 0;
+}
+
+static volatile unsigned cold_sink; /* keeps nn_cold_start's reads */
+
+void nn_cold_start(const struct nn_cold *c)
+{
+    unsigned sum = 0;
+#pragma omp parallel reduction(+ : sum)
+    {
+        size_t lo, hi;
+        nn_byte_share(c->n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (size_t i = lo; i < hi; i += 64)
+            sum += (unsigned char)c->buf[i];
+    }
+    cold_sink = sum;
+}
+
+void nn_cold_free(struct nn_cold *c)
+{
+    free(c->buf);
+    c->buf = NULL;
+    c->n = 0;
 }

@@ -568,6 +568,21 @@ size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt
  * (sysfs, else sysconf, else 32 MiB). */
 void nn_copy_peer(void *dst, const void *src, size_t n);
 size_t nn_llc_bytes(void);
+/* Thread t of T's share of n bytes: contiguous, on 4 KiB page boundaries
+ * (nn_adam_share's shares in bytes). */
+void nn_byte_share(size_t n, int t, int T, size_t *lo, size_t *hi);
+/* A cold start for streaming measurements: nn_cold_init allocates
+ * max(2 x the last-level cache, 64 MiB), first touched by the OpenMP
+ * threads (a no-op once allocated); nn_cold_start reads it, a byte a
+ * line, so the dirty lines of the last pass are written back and the
+ * cache holds none of the next pass's data; nn_cold_free releases it. */
+struct nn_cold {
+    char *buf;
+    size_t n;
+};
+int nn_cold_init(struct nn_cold *c);
+void nn_cold_start(const struct nn_cold *c);
+void nn_cold_free(struct nn_cold *c);
 
 /* One checked step on n fp32 parameters (adam_check.c; mb-nn's case):
  * init first-touches every buffer with nn_adam_step's thread shares
