@@ -535,6 +535,10 @@ struct zero_model_in {
      * in the process) */
     int role_links;
     int switches, ps;           /* K and N (role_links) */
+    /* role_links: each switch's and each PS's own link, Gb/s per
+     * direction (tools/vcluster --node-gbps: a switch node at W x the
+     * workers' rate stands for a port per worker); 0: link_gbps */
+    double switch_gbps, ps_gbps;
     /* The CPU-sharing term (left out when nhosts == 0): the roles placed
      * on hosts whose cores they share, and each role's CPU cost, every
      * rate calibrated per role alone (CPU seconds of the whole process,
@@ -695,6 +699,15 @@ struct zero_prediction {
  * none. zero_predict prices the wire with rates->link_gbps when the
  * process paces nothing (o->link_bps == 0), so a caller gives it this. */
 double zero_tc_gbps(const char *emulation);
+/* The rate (Gb/s) of node `host`'s own link in such a text (tools/vcluster
+ * --node-gbps: "..., node3 tbf R Gbit/s"), else the base rate
+ * (zero_tc_gbps); 0 when the text names no tc rate. */
+double zero_tc_node_gbps(const char *emulation, const char *host);
+/* Each role's link from every rank's own (gbps[r], zero_tc_node_gbps of
+ * rank r's host, W + K + N of them): the slowest of the role's ranks into
+ * out[ZERO_WORKER], out[ZERO_SWITCH], out[ZERO_PS]; 0 for a role with no
+ * rank or any rank unshaped. */
+void zero_role_tc_gbps(const struct zero_layout *lay, const double *gbps, double out[3]);
 /* How zero_predict priced the wire: "paced", "tc" or "collectives profile". */
 const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates);
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
