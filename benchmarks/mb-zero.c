@@ -328,12 +328,12 @@ static void predict(struct st *s)
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
             printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g), Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s%s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
-                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
-                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; bytes moved at %.3g GB "
+                   "per CPU s; %d host(s), %g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
                    zero_model_link_name(&s->z->o, &s->rates), role_link, m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
-                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.nhosts, s->rates.hosts[0].cores);
+                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.cpu_copy_Bps / 1e9, s->rates.nhosts, s->rates.hosts[0].cores);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
                    (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
         } else if (!run->common.quiet)

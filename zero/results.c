@@ -138,6 +138,7 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
     DBL("model_cpu_worker_s", m->cpu_worker);
     DBL("model_cpu_switch_s", m->cpu_switch);
     DBL("model_cpu_ps_s", m->cpu_ps);
+    DBL("model_cpu_copy_Bps", rep->rates->cpu_copy_Bps); /* min(memcpy, the transport), per CPU s */
     DBL("model_cpu_cores", rep->rates->nhosts > 0 ? rep->rates->hosts[0].cores : NAN);
     INT("model_cpu_hosts", rep->rates->nhosts);
 }

@@ -731,6 +731,14 @@ void zero_nap_barrier(MPI_Comm comm, long nap_ns);
 double zero_model_measure_gemm_cpu(const struct nn_gpt_config *cfg, int B, int reps); /* FLOPs per CPU s */
 double zero_model_measure_adam_cpu(size_t n, int reps);                                /* params per CPU s */
 double zero_model_measure_copy_cpu(size_t bytes, int reps);                            /* memcpy B per CPU s */
+/* Collective over comm: rank 0 sends `bytes` to rank 1 through MPI (the
+ * run's own transport: shared memory on one host, the kernel's TCP between
+ * vcluster nodes), `reps` times, both napping 100 us between MPI_Tests
+ * (no spin counted), the other ranks napping in a barrier; on rank 0 the
+ * bytes moved per CPU second per side, 2*bytes / (the sender's + the
+ * receiver's process CPU seconds, best pass each), NaN when a pass's
+ * bytes arrive wrong; 0 on other ranks or with one rank. */
+double zero_model_measure_wire_cpu(MPI_Comm comm, size_t bytes, int reps);
 /* One rank as the host grouping sees it: its kernel (boot_id), CPU set
  * and role. */
 struct zero_cpu_who {
@@ -747,7 +755,10 @@ int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model
 void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
 /* Collective over comm (every role): mine_cpu = this worker's GEMM and
  * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0
- * measures its copy rate while the others nap; rank 0 gets the slowest
+ * measures its copy rate while the others nap, then ranks 0 and 1 the
+ * transport's (zero_model_measure_wire_cpu), and cpu_copy_Bps is the
+ * lower of the two (TCP between vcluster nodes costs several memcpys a
+ * byte: syscalls, skbs, the veth and tc); rank 0 gets the slowest
  * of each and the host groups in in (cpu_gemm_flops, cpu_adam_params_s,
  * cpu_copy_Bps, hosts, nhosts; *hosts is rank 0's to free). 0, or -1 on
  * rank 0 with one line in err. The PS's CPU rate comes from
