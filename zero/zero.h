@@ -733,7 +733,7 @@ double zero_model_measure_adam_cpu(size_t n, int reps);                         
 double zero_model_measure_copy_cpu(size_t bytes, int reps);                            /* memcpy B per CPU s */
 /* Collective over comm: rank 0 sends `bytes` to rank 1 through MPI (the
  * run's own transport: shared memory on one host, the kernel's TCP between
- * vcluster nodes), `reps` times, both napping 100 us between MPI_Tests
+ * vcluster nodes), `reps` times, both napping 1 ms between MPI_Tests
  * (no spin counted), the other ranks napping in a barrier; on rank 0 the
  * bytes moved per CPU second per side, 2*bytes / (the sender's + the
  * receiver's process CPU seconds, best pass each), NaN when a pass's

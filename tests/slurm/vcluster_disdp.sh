@@ -57,7 +57,7 @@ for g in "$rate"; do
     want=$s
     [ $m = zero3-serial ] && want=$((3 * ${s:-0} / 2))
     [ -n "$n" ] && [ "$n" = "$want" ] || fail "$m at $g Gbit/s: sent '$n' bytes per step, the closed form gives $want (S = $s)"
-    grep -Eq "^\| $m \| tc $g \| [0-9.e+]+ \|.* \| pass \|$" "$out/compare.md" || fail "compare.md has no row for $m at tc $g"
+    grep -Eq "^\| $m \| tc $g \| [0-9.e+]+ \(switch [0-9.e+]+, PS [0-9.e+]+\) \|.* \| pass \|$" "$out/compare.md" || fail "compare.md has no row for $m at tc $g"
   done
 done
 [ -s "$out/disdp.png" ] || fail "plot.py wrote no figure"
