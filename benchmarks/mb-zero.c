@@ -284,7 +284,19 @@ static void predict(struct st *s)
     char cpu_err[300];
     int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
     mb_watchdog_tick();
-    s->rates.link_gbps = zero_tc_gbps(getenv("MB_VCLUSTER_EMULATION")); /* unpaced: a tc link's rate, if any */
+    /* unpaced: a tc link's rate, if any, each role's from its ranks' own
+     * nodes (tools/vcluster --node-gbps shapes some nodes at their own rate) */
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    int hl = 0;
+    MPI_Get_processor_name(host, &hl);
+    double my_gbps = zero_tc_node_gbps(getenv("MB_VCLUSTER_EMULATION"), host), role_gbps[3] = {0};
+    double *all_gbps = run->rank == 0 ? calloc((size_t)run->nranks, sizeof *all_gbps) : NULL;
+    MPI_Gather(&my_gbps, 1, MPI_DOUBLE, all_gbps, 1, MPI_DOUBLE, 0, run->comm);
+    if (all_gbps)
+        zero_role_tc_gbps(&opt.zo.lay, all_gbps, role_gbps);
+    free(all_gbps);
+    s->rates.link_gbps = role_gbps[ZERO_WORKER];
+    s->rates.switch_gbps = role_gbps[ZERO_SWITCH], s->rates.ps_gbps = role_gbps[ZERO_PS];
     if (run->rank == 0) {
         const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
@@ -307,18 +319,21 @@ static void predict(struct st *s)
             s->predicted = 1;
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
-            char ps[160] = "";
+            char ps[160] = "", role_link[160] = "";
+            if (!(s->z->o.link_bps > 0) && s->rates.link_gbps > 0)
+                snprintf(role_link, sizeof role_link, " (workers %g, switch %g, PS %g Gbit/s)", s->rates.link_gbps,
+                         s->rates.switch_gbps, s->rates.ps_gbps);
             if (s->rates.ps_params_s > 0)
                 snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
                          s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
             printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g), Adam %.3g Mparam/s per worker%s; storage %.3g "
-                   "GB/s; link %s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
-                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; %d host(s), "
-                   "%g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "GB/s; link %s%s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
+                   "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; bytes moved at %.3g GB "
+                   "per CPU s; %d host(s), %g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
-                   zero_model_link_name(&s->z->o, &s->rates), m->step, m->compute,
+                   zero_model_link_name(&s->z->o, &s->rates), role_link, m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,
-                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.nhosts, s->rates.hosts[0].cores);
+                   m->cpu_worker, m->cpu_switch, m->cpu_ps, s->rates.cpu_copy_Bps / 1e9, s->rates.nhosts, s->rates.hosts[0].cores);
             printf("# closed form per worker per step: send %llu, receive %llu bytes\n",
                    (unsigned long long)s->pred.bytes.send, (unsigned long long)s->pred.bytes.recv);
         } else if (!run->common.quiet)

@@ -57,6 +57,9 @@ static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, 
         return refuse(err, len, "model input ps_params_s: %g is not a number >= 0", in->ps_params_s);
     if (!(in->link_gbps >= 0) || !isfinite(in->link_gbps))
         return refuse(err, len, "model input link_gbps: %g is not a number >= 0", in->link_gbps);
+    if (!(in->switch_gbps >= 0) || !isfinite(in->switch_gbps) || !(in->ps_gbps >= 0) || !isfinite(in->ps_gbps))
+        return refuse(err, len, "model input switch_gbps/ps_gbps: %g/%g not numbers >= 0", in->switch_gbps,
+                      in->ps_gbps);
     if (in->link_gbps == 0 && !in->coll)
         return refuse(err, len, "model input link_gbps: 0 (unpaced) needs a collectives profile");
     if (in->nhosts < 0 || (in->nhosts > 0 && !in->hosts))
@@ -113,6 +116,14 @@ static double stream_s(const struct zero_model_in *in, double bytes)
 
 static double maxd(double a, double b) { return a > b ? a : b; }
 
+/* role_links: a switch's and a PS's link time per second of the same bytes
+ * on a worker's link (link_gbps / its own rate; 1 when not given). */
+static double switch_x(const struct zero_model_in *in)
+{
+    return in->switch_gbps > 0 ? in->link_gbps / in->switch_gbps : 1;
+}
+static double ps_x(const struct zero_model_in *in) { return in->ps_gbps > 0 ? in->link_gbps / in->ps_gbps : 1; }
+
 /* The wire terms of layer l for one use (a gather or pull) and the last
  * backward's (gather + reduce, or pull and push in full duplex). */
 struct terms {
@@ -137,10 +148,12 @@ static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, i
         t->pull = pull;
         if (in->role_links && in->link_gbps > 0) {
             /* the switches' links send W copies of each pull and take W
-             * pushes in; the PS's send the pulls, take the sums */
+             * pushes in; the PS's send the pulls, take the sums; each at
+             * its own rate (switch_x, ps_x) */
             double W = in->W, K = in->switches > 0 ? in->switches : 1, N = in->ps > 0 ? in->ps : 1;
-            t->use = maxd(pull, maxd(W * pull / K, pull / N));
-            t->last = maxd(t->last, maxd(maxd((W * pull + push) / K, (pull + W * push) / K), maxd(pull, push) / N));
+            double xs = switch_x(in) / K, xp = ps_x(in) / N;
+            t->use = maxd(pull, maxd(W * pull * xs, pull * xp));
+            t->last = maxd(t->last, maxd(maxd(W * pull + push, pull + W * push) * xs, maxd(pull, push) * xp));
         }
         t->update = in->ps_params_s > 0 ? n / in->ps_params_s
                                         : maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
@@ -217,8 +230,8 @@ int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, stru
             double w = maxd(2 * mb * t.pull, t.push); /* a worker's link */
             if (in->role_links && in->link_gbps > 0) { /* the busiest role's link, either way */
                 double W = in->W, K = in->switches > 0 ? in->switches : 1, N = in->ps > 0 ? in->ps : 1;
-                double sw = maxd(W * 2 * mb * t.pull + t.push, 2 * mb * t.pull + W * t.push) / K;
-                w = maxd(w, maxd(sw, w / N));
+                double sw = maxd(W * 2 * mb * t.pull + t.push, 2 * mb * t.pull + W * t.push) * switch_x(in) / K;
+                w = maxd(w, maxd(sw, w * ps_x(in) / N));
             }
             r.wire += w;
             r.storage += (double)in->layers[i].numel * in->ps_bytes_per_param / in->storage_Bps;

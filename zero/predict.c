@@ -60,6 +60,30 @@ double zero_tc_gbps(const char *emulation)
     return g;
 }
 
+double zero_tc_node_gbps(const char *emulation, const char *host)
+{
+    double base = zero_tc_gbps(emulation);
+    if (!(base > 0) || !host || !*host)
+        return base;
+    /* ", HOST tbf R Gbit/s": the name whole (node1 is not node12) */
+    char key[300];
+    snprintf(key, sizeof key, ", %s tbf ", host);
+    const char *p = strstr(emulation, key);
+    return p ? zero_tc_gbps(p + 2 + strlen(host)) : base;
+}
+
+void zero_role_tc_gbps(const struct zero_layout *lay, const double *gbps, double out[3])
+{
+    int seen[3] = {0};
+    out[0] = out[1] = out[2] = 0;
+    for (int r = 0; r < lay->W + lay->K + lay->N; r++) {
+        enum zero_role role = zero_role_of(lay, r, NULL);
+        double g = gbps[r] > 0 ? gbps[r] : 0; /* NaN: unshaped */
+        out[role] = !seen[role] ? g : g < out[role] ? g : out[role];
+        seen[role] = 1;
+    }
+}
+
 const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates)
 {
     return o->link_bps > 0 ? "paced" : rates->link_gbps > 0 ? "tc" : "collectives profile";

@@ -130,10 +130,15 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
         DBL("ps_calib_adam_params_per_s", rep->ps_rate->adam_params_s);
     }
     STR("model_link", zero_model_link_name(&z->o, rep->rates));
+    /* tc (unpaced): each role's own link as the model priced it, Gb/s */
+    DBL("model_worker_link_gbps", rep->rates->link_gbps);
+    DBL("model_switch_link_gbps", rep->rates->switch_gbps);
+    DBL("model_ps_link_gbps", rep->rates->ps_gbps);
     DBL("model_cpu_floor_s", m->cpu_floor); /* the CPU-sharing term (zero.h) */
     DBL("model_cpu_worker_s", m->cpu_worker);
     DBL("model_cpu_switch_s", m->cpu_switch);
     DBL("model_cpu_ps_s", m->cpu_ps);
+    DBL("model_cpu_copy_Bps", rep->rates->cpu_copy_Bps); /* min(memcpy, the transport), per CPU s */
     DBL("model_cpu_cores", rep->rates->nhosts > 0 ? rep->rates->hosts[0].cores : NAN);
     INT("model_cpu_hosts", rep->rates->nhosts);
 }

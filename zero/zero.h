@@ -535,6 +535,10 @@ struct zero_model_in {
      * in the process) */
     int role_links;
     int switches, ps;           /* K and N (role_links) */
+    /* role_links: each switch's and each PS's own link, Gb/s per
+     * direction (tools/vcluster --node-gbps: a switch node at W x the
+     * workers' rate stands for a port per worker); 0: link_gbps */
+    double switch_gbps, ps_gbps;
     /* The CPU-sharing term (left out when nhosts == 0): the roles placed
      * on hosts whose cores they share, and each role's CPU cost, every
      * rate calibrated per role alone (CPU seconds of the whole process,
@@ -695,6 +699,15 @@ struct zero_prediction {
  * none. zero_predict prices the wire with rates->link_gbps when the
  * process paces nothing (o->link_bps == 0), so a caller gives it this. */
 double zero_tc_gbps(const char *emulation);
+/* The rate (Gb/s) of node `host`'s own link in such a text (tools/vcluster
+ * --node-gbps: "..., node3 tbf R Gbit/s"), else the base rate
+ * (zero_tc_gbps); 0 when the text names no tc rate. */
+double zero_tc_node_gbps(const char *emulation, const char *host);
+/* Each role's link from every rank's own (gbps[r], zero_tc_node_gbps of
+ * rank r's host, W + K + N of them): the slowest of the role's ranks into
+ * out[ZERO_WORKER], out[ZERO_SWITCH], out[ZERO_PS]; 0 for a role with no
+ * rank or any rank unshaped. */
+void zero_role_tc_gbps(const struct zero_layout *lay, const double *gbps, double out[3]);
 /* How zero_predict priced the wire: "paced", "tc" or "collectives profile". */
 const char *zero_model_link_name(const struct zero_opts *o, const struct zero_model_in *rates);
 int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_model_in *rates,
@@ -718,6 +731,14 @@ void zero_nap_barrier(MPI_Comm comm, long nap_ns);
 double zero_model_measure_gemm_cpu(const struct nn_gpt_config *cfg, int B, int reps); /* FLOPs per CPU s */
 double zero_model_measure_adam_cpu(size_t n, int reps);                                /* params per CPU s */
 double zero_model_measure_copy_cpu(size_t bytes, int reps);                            /* memcpy B per CPU s */
+/* Collective over comm: rank 0 sends `bytes` to rank 1 through MPI (the
+ * run's own transport: shared memory on one host, the kernel's TCP between
+ * vcluster nodes), `reps` times, both napping 1 ms between MPI_Tests
+ * (no spin counted), the other ranks napping in a barrier; on rank 0 the
+ * bytes moved per CPU second per side, 2*bytes / (the sender's + the
+ * receiver's process CPU seconds, best pass each), NaN when a pass's
+ * bytes arrive wrong; 0 on other ranks or with one rank. */
+double zero_model_measure_wire_cpu(MPI_Comm comm, size_t bytes, int reps);
 /* One rank as the host grouping sees it: its kernel (boot_id), CPU set
  * and role. */
 struct zero_cpu_who {
@@ -734,7 +755,10 @@ int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model
 void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
 /* Collective over comm (every role): mine_cpu = this worker's GEMM and
  * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0
- * measures its copy rate while the others nap; rank 0 gets the slowest
+ * measures its copy rate while the others nap, then ranks 0 and 1 the
+ * transport's (zero_model_measure_wire_cpu), and cpu_copy_Bps is the
+ * lower of the two (TCP between vcluster nodes costs several memcpys a
+ * byte: syscalls, skbs, the veth and tc); rank 0 gets the slowest
  * of each and the host groups in in (cpu_gemm_flops, cpu_adam_params_s,
  * cpu_copy_Bps, hosts, nhosts; *hosts is rank 0's to free). 0, or -1 on
  * rank 0 with one line in err. The PS's CPU rate comes from

@@ -65,6 +65,15 @@ def spread(r):
     return f" [{a:.4f}–{b:.4f}, n={n:.0f}]" if num(a) is not None and num(b) is not None and num(n) else ""
 
 
+def role_links(r):
+    """' (switch S, PS P)' when a tc run's switch or PS node had its own
+    rate (run.sh --vcluster --ports), else ''."""
+    w, s, p = (r.get(f"model_{k}_link_gbps") for k in ("worker", "switch", "ps"))
+    if not num(w) or not num(s) or not num(p) or (s == w and p == w):
+        return ""
+    return f" (switch {s:.3g}, PS {p:.3g})"
+
+
 def comm_cpu(r):
     a, b = r["worker_comm_cpu_s_per_step"], r["worker_progress_thread_cpu_s_per_step"]
     return None if num(a) is None else a + (b or 0)
@@ -154,8 +163,9 @@ def main():
         "mode's --link-gbps auto (run.sh runs the other modes at it, so the auto rows share one link; the Gb/s "
         "column below); paced is twice it. Rows `tc R` (run.sh --vcluster, issue 19's primary setup): each "
         "role on its own tools/vcluster node, no pacing in the process, tc tbf shaping every node's link at R "
-        "Gbit/s and the kernel's TCP carrying every byte; the wire alone is the bytes / R. Those nodes still "
-        "share this host's cores.",
+        "Gbit/s and the kernel's TCP carrying every byte; the wire alone is the bytes / R. With run.sh's "
+        "--ports F the switch's and PS's nodes are shaped at F × R (one link at W × R standing for a Tofino's "
+        "port per worker; the model table's Gb/s column names them). Those nodes still share this host's cores.",
         "",
         "| link | ratio | target | ours | from (s) | |",
         "|---|---|---|---|---|---|",
@@ -175,7 +185,7 @@ def main():
         cf = "n/a"
         if num(r["closed_form_send_bytes"]) is not None and num(r["worker_sent_bytes_per_step"]) is not None:
             cf = f"{r['worker_sent_bytes_per_step']:.0f} / {r['closed_form_send_bytes']:.0f}"
-        lines.append(f"| {r['mode']} | {txt(r['link'])} | {r['link_gbps']:.3g} | {fmt(m)} | {fmt(step(r))} | "
+        lines.append(f"| {r['mode']} | {txt(r['link'])} | {r['link_gbps']:.3g}{role_links(r)} | {fmt(m)} | {fmt(step(r))} | "
                      f"{fmt(err and 100 * err, '{:+.0f}%')} ({verdict(err, lambda x: abs(x) <= 0.15)}) | "
                      f"{fmt(r['model_compute_s'])} | {fmt(r['model_wire_s'])} | {fmt(r['model_optimizer_s'])} | "
                      f"{fmt(r['model_storage_s'])} | {fmt(r.get('model_cpu_floor_s'))} "

@@ -25,7 +25,11 @@ MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optim
                  "gemm_flops", "model_compute_flops", "adam_params_per_s", "storage_Bps", "ps_params_per_s",
                  "ps_calib_adam_params_per_s",
                  "model_ps_workers_fed", "model_cpu_floor_s", "model_cpu_worker_s", "model_cpu_switch_s",
-                 "model_cpu_ps_s", "model_cpu_cores")
+                 "model_cpu_ps_s", "model_cpu_cores",
+                 # tc (run.sh --vcluster): each role's own link as the model priced it, Gb/s
+                 "model_worker_link_gbps", "model_switch_link_gbps", "model_ps_link_gbps",
+                 # bytes a role moves per CPU second: min(memcpy, the transport)
+                 "model_cpu_copy_Bps")
 # The PS rate panel (mb-zero's record_ps, disdp only): the first PS's own
 # counters in the run. ps_workers_fed: at a fixed global batch, how many
 # workers one PS holding the whole model keeps up with (docs/mb-zero.md).

@@ -3,7 +3,8 @@
 # one to the other, mb-coll at 4 ranks on 2 nodes through mpirun's ssh
 # launcher (every algorithm validates or names why it is unavailable), the
 # result file's hosts; a shaped link (tbf, and netem where the kernel has
-# it); bad usage; down leaves nothing. Skips (77) when not root or when
+# it); a node at its own rate (--node-gbps), each link's rate measured by
+# a transfer; bad usage; down leaves nothing. Skips (77) when not root or when
 # namespaces, a bridge or sshd are unavailable.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/vcluster.inc"
@@ -14,6 +15,9 @@ expect 2 "up without N" -- "$VC" up
 expect 2 "up 0" -- "$VC" up 0
 expect 2 "up 2 --link-gbps x" -- "$VC" up 2 --link-gbps x && has -- '--link-gbps' "names the flag"
 expect 2 "up 2 --link-lat-us -1" -- "$VC" up 2 --link-lat-us -1
+expect 2 "up 2 --node-gbps 2=1 without --link-gbps" -- "$VC" up 2 --node-gbps 2=1 && has -- '--node-gbps' "names the flag"
+expect 2 "up 2 --link-gbps 1 --node-gbps 3=1 (no node 3)" -- "$VC" up 2 --link-gbps 1 --node-gbps 3=1 && has -- '--node-gbps' "names the flag"
+expect 2 "up 2 --link-gbps 1 --node-gbps 2=0" -- "$VC" up 2 --link-gbps 1 --node-gbps 2=0
 expect 2 "unknown command" -- "$VC" frobnicate
 [ -e "$VCSTATE" ] && fail "bad usage left $VCSTATE"
 
@@ -83,6 +87,49 @@ expect 0 "tc inside node1" -- "$VC" exec node1 tc qdisc show dev eth0 && has 'tb
 expect 0 "tc on the host side" -- tc qdisc show dev mbvc0-n1 && has 'tbf .*rate 1Gbit' "node1's ingress is shaped"
 [ "$(cat "$VCSTATE/emulation")" = "vcluster: 2 nodes, veth+bridge, tc tbf 1 Gbit/s" ] || fail "emulation file: '$(cat "$VCSTATE/emulation")'"
 expect 0 "ssh over the shaped link" -- "$VC" exec node1 ssh -F "$VCSTATE/ssh_config" node2 hostname && has '^node2$' "ssh over the shaped link"
+vc_down_clean
+
+# A node at its own rate (--node-gbps): node1 at the base 0.05 Gbit/s,
+# node2 at 0.25, each direction measured by transfers of our own (12 MB
+# through ssh between the host side and the node, timed after the first
+# 1 MB has drained the bucket's burst; the faster of two), not read back
+# from tc. tbf caps each rate (<= 1.25x asked: what the receiver's socket
+# buffer held when its clock started is counted, 1.18x seen loaded); a
+# loaded host slows ssh (at load 5 on 2 cores, 0.21-0.31 Gbit/s moved
+# where 0.4 was asked), so the floor is loose: node1 >= 0.5x its rate,
+# node2 >= 2x node1's, twice what node1's cap lets through.
+vc_up 2 --link-gbps 0.05 --node-gbps 2=0.25
+[ "$(cat "$VCSTATE/emulation")" = "vcluster: 2 nodes, veth+bridge, tc tbf 0.05 Gbit/s, node2 tbf 0.25 Gbit/s" ] ||
+  fail "emulation file: '$(cat "$VCSTATE/emulation")'"
+# gbps_out K / gbps_in K: Gbit/s of 12 MB sent by node K to the host / by the host to node K
+gbps_out() {
+  ssh -F "$VCSTATE/ssh_config" "node$1" 'head -c 13000000 /dev/zero' | {
+    head -c 1000000 >/dev/null
+    t0=$(date +%s.%N)
+    n=$(wc -c)
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { if (n == 12000000) printf "%.4f\n", n * 8 / (b - a) / 1e9 }'
+  }
+}
+gbps_in() {
+  head -c 13000000 /dev/zero | ssh -F "$VCSTATE/ssh_config" "node$1" 'head -c 1000000 >/dev/null
+    t0=$(date +%s.%N); n=$(wc -c); t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" -v n="$n" "BEGIN { if (n == 12000000) printf \"%.4f\n\", n * 8 / (b - a) / 1e9 }"'
+}
+# best "CMD": the larger of two runs' rates (empty when either moved short)
+best() {
+  local a b
+  a=$($1) b=$($1)
+  [ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN { print (a > b ? a : b) }'
+}
+for dir in out in; do
+  g1=$(best "gbps_$dir 1") g2=$(best "gbps_$dir 2")
+  echo "$dir: node1 ${g1:-none} Gbit/s measured (0.05 asked), node2 ${g2:-none} (0.25 asked)"
+  awk -v g="$g1" 'BEGIN { exit !(g >= 0.025 && g <= 0.0625) }' ||
+    fail "node1's link ($dir) moved ${g1:-nothing} Gbit/s, asked 0.05 (0.5x..1.25x)"
+  awk -v g="$g2" 'BEGIN { exit !(g >= 0.1 && g <= 0.3125) }' ||
+    fail "node2's link ($dir) moved ${g2:-nothing} Gbit/s, asked 0.25 (at least 2x node1's 0.05, at most 1.25x its own)"
+done
 vc_down_clean
 
 # Latency needs netem; a kernel without it must fail in one line, leaving nothing.

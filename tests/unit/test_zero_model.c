@@ -125,6 +125,33 @@ static void role_links(void)
     EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
     EXPECT_NEAR(s.step, 2.0001, T);
     EXPECT_NEAR(s.wire, 2.0, T);
+    /* one switch whose link runs at 2x the workers' (switch_gbps; the PS's
+     * too): its time per byte is half a worker's, the same as two
+     * switches: use max(pull, 2*pull/2, pull/2) = 0.2 and 0.6; last
+     * max(0.2, (2*0.2+0.2)/2, 0.2/2) = 0.3 and 0.9: fwd 0.8, bwd 1.2,
+     * 2.0001; wire max(2*0.2, (2*2*0.2+0.2)/2, 0.4/2) = 0.5 and 1.5. */
+    in.switches = 1;
+    in.switch_gbps = in.ps_gbps = 2 * in.link_gbps;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 2.0001, T);
+    EXPECT_NEAR(s.wire, 2.0, T);
+    /* the switch at 4x: no role's link is busier than a worker's; the
+     * workers' links alone (paced's 1.8001, wire 1.6) */
+    in.switch_gbps = 4 * in.link_gbps;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 1.8001, T);
+    EXPECT_NEAR(s.wire, 1.6, T);
+    /* the switch at 2x, the PS at half a worker's rate: its pulls take
+     * 2*0.2 = 0.4 and 1.2 (use), its last max(pull, push)*2 = 0.4 and 1.2:
+     * fwd max(0.1,0.4)+max(0.4,1.2) = 1.6, bwd max(0.2,0.4)+max(0.8,1.2) =
+     * 1.6, 3.2001; wire max(0.4, 0.5, 2*0.4) = 0.8 and 2.4. */
+    in.switch_gbps = 2 * in.link_gbps, in.ps_gbps = in.link_gbps / 2;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 3.2001, T);
+    EXPECT_NEAR(s.wire, 3.2, T);
+    in.switch_gbps = -1;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == -1 && strstr(err, "switch_gbps"));
+    in.switch_gbps = in.ps_gbps = 0;
     /* without role links: the workers' links alone (paced's 1.8001, wire 1.6) */
     in.role_links = 0;
     EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);

@@ -57,6 +57,25 @@ int main(void)
     EXPECT(zero_tc_gbps("vcluster: 4 nodes, veth+bridge, tc tbf 0.305 Gbit/s netem 50 us") == 0.305);
     EXPECT(zero_tc_gbps("vcluster: 4 nodes, veth+bridge, unshaped") == 0 && zero_tc_gbps(NULL) == 0);
     EXPECT(zero_tc_gbps("tc tbf nan Gbit/s") == 0 && zero_tc_gbps("tc tbf 2 Mbit/s") == 0);
+    /* a node at its own rate (tools/vcluster --node-gbps), the name whole */
+    const char *em = "vcluster: 4 nodes, veth+bridge, tc tbf 1.5 Gbit/s, node3 tbf 3 Gbit/s, node12 tbf 3.5 Gbit/s";
+    EXPECT(zero_tc_node_gbps(em, "node3") == 3 && zero_tc_node_gbps(em, "node12") == 3.5);
+    EXPECT(zero_tc_node_gbps(em, "node1") == 1.5 && zero_tc_node_gbps(em, "node") == 1.5);
+    EXPECT(zero_tc_node_gbps(em, NULL) == 1.5 && zero_tc_node_gbps("veth+bridge, unshaped", "node3") == 0);
+    /* each role's link: its slowest rank's; 0 for none or one unshaped */
+    struct zero_layout lay = {2, 1, 1};
+    double g4[4] = {1.5, 1.5, 3, 3.5}, role[3];
+    zero_role_tc_gbps(&lay, g4, role);
+    EXPECT(role[ZERO_WORKER] == 1.5 && role[ZERO_SWITCH] == 3 && role[ZERO_PS] == 3.5);
+    g4[1] = 0, g4[0] = 2;
+    zero_role_tc_gbps(&lay, g4, role);
+    EXPECT(role[ZERO_WORKER] == 0 && role[ZERO_SWITCH] == 3);
+    g4[0] = 3, g4[1] = 2;
+    zero_role_tc_gbps(&lay, g4, role);
+    EXPECT(role[ZERO_WORKER] == 2);
+    struct zero_layout two = {2, 0, 0};
+    zero_role_tc_gbps(&two, g4, role);
+    EXPECT(role[ZERO_WORKER] == 2 && role[ZERO_SWITCH] == 0 && role[ZERO_PS] == 0);
     struct zero_prediction q;
     struct zero_model_in tc = rates;
     tc.link_gbps = 8;
