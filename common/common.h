@@ -316,6 +316,9 @@ void mb_link_free(struct mb_link *l);
 
 /* Processing units (hwloc PUs) this process may run on; 0 when unknown. */
 int mb_pu_count(void);
+/* The largest data cache hwloc reports (the last level), in bytes; 0 when
+ * unknown. */
+size_t mb_llc_bytes(void);
 /* Binds the calling thread to PU `pu` (hwloc logical index among the
  * allowed PUs). 0, or -1 with the reason in err. */
 int mb_pin_thread(int pu, char *err, size_t errlen);

@@ -1,5 +1,6 @@
 /* Thread pinning through hwloc (the allowed PUs only: a cgroup's or
- * taskset's cpuset is respected) and another thread's CPU time. */
+ * taskset's cpuset is respected), the last-level cache's size, and
+ * another thread's CPU time. */
 #include "common.h"
 
 #include <errno.h>
@@ -37,6 +38,18 @@ int mb_pu_count(void)
         return 0;
     int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
     return n > 0 ? n : 0;
+}
+
+size_t mb_llc_bytes(void)
+{
+    if (!topo_get())
+        return 0;
+    size_t best = 0;
+    for (hwloc_obj_t o = NULL; (o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_L3CACHE, o)) != NULL;)
+        best = o->attr->cache.size > best ? o->attr->cache.size : best;
+    for (hwloc_obj_t o = NULL; !best && (o = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_L2CACHE, o)) != NULL;)
+        best = o->attr->cache.size > best ? o->attr->cache.size : best;
+    return (size_t)best;
 }
 
 int mb_pin_thread(int pu, char *err, size_t errlen)

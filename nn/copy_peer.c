@@ -12,33 +12,21 @@
  * A/B of Adam's widths runs against the same peer). */
 #include "nn.h"
 
+#include "../common/common.h"
+
 #include <omp.h>
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
 size_t nn_llc_bytes(void)
 {
-    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
-    unsigned long long v = 0;
-    char unit = 0;
-    if (f) {
-        if (fscanf(f, "%llu%c", &v, &unit) < 1)
-            v = 0;
-        fclose(f);
-        v *= unit == 'K' ? 1024ull : unit == 'M' ? 1048576ull : 1;
-    }
-    if (!v) {
-        long s = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        v = s > 0 ? (unsigned long long)s : 0;
-    }
-    return v ? (size_t)v : (size_t)32 << 20;
+    size_t v = mb_llc_bytes(); /* hwloc's topology (common/pin.c) */
+    return v ? v : (size_t)32 << 20;
 }
 
 #define COPY_BODY(VT, LOAD, STREAM, W)                                                             \

@@ -565,7 +565,7 @@ size_t nn_adam_bytes_per_elem(enum nn_dtype gdt, int has_work, enum nn_dtype wdt
  * share) with non-temporal stores in the widest vectors the CPU has, so
  * the bytes it moves are the bytes it counts (read n + write n), as
  * Adam's in-place stores are. nn_llc_bytes: the last-level cache's size
- * (sysfs, else sysconf, else 32 MiB). */
+ * (hwloc's, mb_llc_bytes; 32 MiB when unknown). */
 void nn_copy_peer(void *dst, const void *src, size_t n);
 size_t nn_llc_bytes(void);
 /* Thread t of T's share of n bytes: contiguous, on 4 KiB page boundaries
