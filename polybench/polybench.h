@@ -102,6 +102,13 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
 /* The median of work[i] / secs[i] over the passes with work and seconds
  * both > 0 (at most 64 passes; NaN when none). */
 double mb_pb_median_rate(const double *work, const double *secs, int n);
+/* A calibration rate: after a warm-up pass, 5 passes in which every rank
+ * calls call(ctx, k) (k = 0, 1, ...: the calls so far in the pass) from one
+ * barrier for `window` seconds, counting only the calls that end inside
+ * it; each rank's median rate (work_per_call per counted call), then the
+ * slowest rank's; NaN when a rank counted none. Collective. */
+double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                         void *ctx);
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);

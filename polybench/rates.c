@@ -20,30 +20,49 @@ double mb_pb_median_rate(const double *work, const double *secs, int n)
     return mb_median(r, (size_t)m); /* NaN when no pass counted */
 }
 
-/* One calibration pass of the dgemm rate: every rank multiplies from the
- * same barrier for `window` seconds; only the products that end inside
- * the window count (each ran while every rank was still multiplying), up
- * to the end of the last one. */
-static void dgemm_pass(MPI_Comm comm, int n, const double *a, const double *b, double *c, double window,
-                       double *flops, double *secs)
+double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                         void *ctx)
 {
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime(), last = t0;
-    long done = 0;
-    for (;;) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 1.0, c, n);
-        double t = MPI_Wtime();
-        if (t - t0 > window)
-            break;
-        done++, last = t;
+    enum { PASSES = 5 };
+    double work[PASSES], secs[PASSES];
+    for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime(), last = t0;
+        long done = 0;
+        for (;;) {
+            call(ctx, done);
+            double t = MPI_Wtime();
+            if (t - t0 > window)
+                break;
+            done++, last = t;
+        }
+        if (p >= 0)
+            work[p] = work_per_call * (double)done, secs[p] = last - t0;
     }
-    *flops = 2.0 * n * n * n * (double)done;
-    *secs = last - t0;
+    double rate = mb_pb_median_rate(work, secs, PASSES);
+    if (!(rate > 0)) /* a rank without a rate counts 0: the result is then NaN */
+        rate = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */
+    return rate > 0 ? rate : NAN;
+}
+
+struct dgemm_call {
+    int n;
+    const double *a, *b;
+    double *c;
+};
+
+static void dgemm_call(void *ctx, long k)
+{
+    (void)k;
+    struct dgemm_call *d = ctx;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d->n, d->n, d->n, 1.0, d->a, d->n, d->b, d->n, 1.0, d->c,
+                d->n);
 }
 
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s)
 {
-    const int n = 384, passes = 5;
+    const int n = 384;
     const double window = 0.04; /* s: about 15 products at 40 GFLOP/s */
     double *a = malloc((size_t)n * n * sizeof(double)), *b = malloc((size_t)n * n * sizeof(double)),
            *c = calloc((size_t)n * n, sizeof(double));
@@ -51,23 +70,14 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
         mb_die(1, "out of memory measuring the dgemm rate");
     for (size_t i = 0; i < (size_t)n * n; i++)
         a[i] = (double)(i % 7) * 1e-3, b[i] = (double)(i % 5) * 1e-3;
-    double flops[5], secs[5], w, s;
-    dgemm_pass(comm, n, a, b, c, window, &w, &s); /* warm-up */
-    for (int p = 0; p < passes; p++)
-        dgemm_pass(comm, n, a, b, c, window, &flops[p], &secs[p]);
-    double gemm_rate = mb_pb_median_rate(flops, secs, passes);
+    struct dgemm_call d = {n, a, b, c};
+    *dgemm_flops_s = mb_pb_window_rate(comm, window, 2.0 * n * n * n, dgemm_call, &d);
     /* collectives' memcpy bandwidth: the best of three 32 MiB copies on
      * every rank at once, each timed to the last rank's end (GB/s summed
      * over the ranks) */
     int nranks;
     MPI_Comm_size(comm, &nranks);
     double copy_gbps = mb_coll_memcpy_gbps(comm, (size_t)32 << 20, NULL);
-    /* the slowest rank's, as a call's time is the slowest rank's (a rank
-     * without a rate counts 0: the result is then NaN) */
-    if (!(gemm_rate > 0))
-        gemm_rate = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &gemm_rate, 1, MPI_DOUBLE, MPI_MIN, comm);
-    *dgemm_flops_s = gemm_rate > 0 ? gemm_rate : NAN;
     *memcpy_bytes_s = 2.0 * copy_gbps * 1e9 / nranks; /* per rank, read + write */
     free(a), free(b), free(c);
 }

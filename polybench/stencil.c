@@ -166,32 +166,25 @@ void mb_pb_halo2d_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *
     t->halo_bytes = 8.0 * (double)side * depth;
 }
 
+struct sweep_call {
+    const void *state;
+    void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r);
+    double *x, *y;
+    const struct mb_pb_rect *r;
+};
+
+static void sweep_call(void *ctx, long k)
+{
+    struct sweep_call *c = ctx; /* back and forth between the two blocks */
+    c->sweep(c->state, k & 1 ? c->y : c->x, k & 1 ? c->x : c->y, c->r);
+}
+
 double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
                                void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r),
                                double *x, double *y, const struct mb_pb_rect *r, double cells)
 {
-    enum { PASSES = 5 };
-    const double window = 0.02; /* s: thousands of sweeps of a cache-resident block */
-    double work[PASSES], secs[PASSES];
-    for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
-        MPI_Barrier(comm);
-        double t0 = MPI_Wtime(), last = t0;
-        long done = 0;
-        for (;;) {
-            sweep(state, done & 1 ? y : x, done & 1 ? x : y, r);
-            double t = MPI_Wtime();
-            if (t - t0 > window)
-                break;
-            done++, last = t;
-        }
-        if (p >= 0)
-            work[p] = cells * (double)done, secs[p] = last - t0;
-    }
-    double rate = mb_pb_median_rate(work, secs, PASSES);
-    if (!(rate > 0))
-        rate = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */
-    return rate > 0 ? rate : NAN;
+    struct sweep_call c = {state, sweep, x, y, r};
+    return mb_pb_window_rate(comm, 0.02 /* s: thousands of sweeps of a cache-resident block */, cells, sweep_call, &c);
 }
 
 double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,
