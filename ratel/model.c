@@ -6,6 +6,8 @@
  * them, so a pass is at least its CPU-seconds over the cores. */
 #include "ratel.h"
 
+#include <math.h>
+
 const char *ratel_bound_name(enum ratel_bound b)
 {
     static const char *const n[] = {"compute", "link-g2m", "link-m2g", "storage", "cpu"};
@@ -67,4 +69,13 @@ void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct rat
     hw->cpu_per_link_byte = c->link_bytes > 0 ? link / c->link_bytes : 0;
     hw->cpu_store_f = sf > 0 ? sf : 0;
     hw->cpu_store_b = sb > 0 ? sb : 0;
+}
+
+double ratel_stor_rate(double bytes, double busy_s, int nfiles, double file_gbps)
+{
+    double cap = nfiles > 0 && file_gbps > 0 ? nfiles * file_gbps * 1e9 : INFINITY;
+    double r = bytes > 0 && busy_s > 0 ? bytes / busy_s : INFINITY;
+    if (cap < r)
+        r = cap;
+    return isfinite(r) ? r : 1e12;
 }

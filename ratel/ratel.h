@@ -100,6 +100,17 @@ struct ratel_cpu_sample {
  * pass's CPU less its link's and GEMMs', at least 0). */
 void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct ratel_hw *hw);
 
+/* BW_S2M = BW_M2S for Eqs. 4-5 from the profiling step: both directions'
+ * bytes over the time either was in flight, at most the capped files'
+ * sustained rate (nfiles x file_gbps; file_gbps <= 0: no cap). Each file's
+ * token bucket lets one stripe through at once after an idle gap, and the
+ * profiling step has gaps wherever storage waits on backward or Adam
+ * (0.79 GB/s measured against 2 x 0.3 GB/s of caps at the quiet reference's
+ * batch 8), none where storage is the bound, the only place its term
+ * counts: there the spilled activations and the optimizer's traffic
+ * share the files at their sustained rate. No bytes: the cap, else 1e12. */
+double ratel_stor_rate(double bytes, double busy_s, int nfiles, double file_gbps);
+
 /* ===== Algorithm 1 ======================================================= */
 
 /* The two readings of case 1 (shared/papers/ratel.md 4.5):

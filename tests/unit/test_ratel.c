@@ -548,6 +548,44 @@ static void test_spill(void)
     EXPECT(t.bound_f == RATEL_BOUND_STORAGE && t.bound_b == RATEL_BOUND_STORAGE);
 }
 
+/* The storage rate the model is fed: both directions' bytes over their
+ * busy time, at most the capped files' rate (the buckets' bursts after
+ * idle gaps measured more than the caps); then Algorithm 1 on a table
+ * where that rate flips the pick. P = 1e9 (14P = 14e9 B each way), one
+ * forced inter-block unit of 100e9 B and one intra unit of 200e9 B worth
+ * 50e9 FLOPs of recompute, MEM_avail 150e9, GEMMs at 1e9 FLOP/s, links
+ * free, FLOP_f 100e9. Swapping the intra unit puts 150e9 B on storage:
+ *   at 2e9 B/s (the uncapped measurement): T_f max(100, (2+150)/2) = 100,
+ *     T_b max(200, (14+150+14)/2 = 89) = 200: 300 s against recomputing's
+ *     100 + max(250, 28/2) = 350 s, so it spills;
+ *   at 0.8e9 B/s (2 files capped at 0.4 GB/s): T_f max(100, 152/0.8) = 190,
+ *     T_b max(200, 178/0.8) = 222.5: 412.5 s against 100 + max(250, 35) =
+ *     350 s, so it recomputes. */
+static void test_stor_rate(void)
+{
+    EXPECT(near(ratel_stor_rate(4e9, 2, 0, 0), 2e9));     /* no cap */
+    EXPECT(near(ratel_stor_rate(4e9, 2, 2, 0.4), 0.8e9)); /* over the caps: the caps */
+    EXPECT(near(ratel_stor_rate(1e9, 2, 2, 0.4), 0.5e9)); /* under them: measured */
+    EXPECT(near(ratel_stor_rate(0, 0, 2, 0.4), 0.8e9) && near(ratel_stor_rate(0, 0, 0, 0), 1e12));
+    EXPECT(near(ratel_stor_rate(4e9, 0, 0, 0), 1e12));    /* no busy time: no rate measured */
+    struct ratel_model m = {.params = 1e9, .flops_fwd = 100e9, .flops_rc_all = 50e9,
+                            .act_all = 300e9, .act_inter = 100e9};
+    struct ratel_unit u[2] = {{100e9, 0, 1, 0, -1}, {200e9, 50e9, 0, 0, 0}};
+    unsigned char swap[2];
+    struct ratel_choice ch;
+    struct ratel_hw hw = {.gemm_flops = 1e9, .link_g2m = 1e30, .link_m2g = 1e30, .mem_avail = 150e9};
+    hw.stor_read = hw.stor_write = ratel_stor_rate(4e9, 2, 0, 0);
+    EXPECT(ratel_algorithm1(&m, &hw, u, 2, RATEL_CASE1_INTER, swap, &ch) == 0);
+    EXPECT(swap[0] && swap[1] && near(ch.a_g2m, 300e9) && near(ch.t.act_storage, 150e9));
+    EXPECT(near(ch.t.t_f, 100) && near(ch.t.t_b, 200) && near(ch.t.t_iter, 300));
+    hw.stor_read = hw.stor_write = ratel_stor_rate(4e9, 2, 2, 0.4);
+    EXPECT(ratel_algorithm1(&m, &hw, u, 2, RATEL_CASE1_INTER, swap, &ch) == 0);
+    EXPECT(swap[0] && !swap[1] && near(ch.a_g2m, 100e9) && ch.t.act_storage == 0);
+    EXPECT(near(ch.t.t_b, 250) && near(ch.t.t_iter, 350) && ch.which_case == 1);
+    /* the spill it turned down, priced: 190 + 222.5 */
+    EXPECT(near(ratel_eval_set(&m, &hw, u, 2, (const unsigned char[]){1, 1}), 412.5));
+}
+
 /* The host arena's least bytes, against the trainer's setup by hand at a
  * parsed shape: P16 staging and G16 landing slots of the largest layer
  * (4 of them; zero-infinity: 2 and one G16 buffer per layer) and the block
@@ -599,6 +637,7 @@ int main(void)
     test_plan();
     test_host_arena();
     test_spill();
+    test_stor_rate();
     test_host_arena_need();
     return TEST_EXIT();
 }
