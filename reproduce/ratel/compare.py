@@ -75,13 +75,15 @@ def balanced_batch(serial):
 
 def storage_line(r):
     """The storage rate the profiling step measured (both directions over
-    the time either was in flight) against the emulated SSDs' caps: where
+    the time either was in flight, at most the caps: the model's input)
+    against the emulated SSDs' caps: where
     the host's disk is slower than files x --file-gbps, it binds, not the
     caps (and more files cannot go faster)."""
     got, caps = r.get("hw_stor_read"), r.get("files", 0) * r.get("file_gbps", 0) * 1e9
     if not got or not caps:
         return []
-    line = (f"Storage in the profiling step: {got / 1e9:.2f} GB/s (reads and writes together) against the caps' "
+    line = (f"Storage in the profiling step: {got / 1e9:.2f} GB/s (reads and writes together, at most the caps': "
+            "ratel_stor_rate) against the caps' "
             f"{caps / 1e9:.2f} GB/s ({r['files']} files at {r['file_gbps']:g} GB/s)")
     if got < 0.9 * caps:
         return ["", line + ": the host's disk, not the emulated SSDs' caps, bounds storage here, so the files "

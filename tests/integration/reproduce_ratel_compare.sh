@@ -42,7 +42,8 @@ out = "\n".join(c.performance(rows))
 print(out)
 want = [
     "Balanced batch 2: forward 2.000 s, backward 4.000 s, storage (and Adam) 4.000 s of which Adam 1.000 s",
-    "Storage in the profiling step: 0.60 GB/s (reads and writes together) against the caps' 2.00 GB/s "
+    "Storage in the profiling step: 0.60 GB/s (reads and writes together, at most the caps': ratel_stor_rate) "
+    "against the caps' 2.00 GB/s "
     "(2 files at 1 GB/s): the host's disk, not the emulated SSDs' caps, bounds storage here",
     "CPU (optimized+ratel, batch 2): the last step used 10.00 CPU-s on 2 cores (GEMMs 6.00, link copies 1.00, "
     "the store and the rest 3.00); the profiling step priced the store at 0.50 + 2.50 CPU-s (forward + backward), "
