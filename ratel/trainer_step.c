@@ -174,10 +174,13 @@ static int slot_settle(struct ratel_trainer *t, struct tr_slot *sl, char *err, s
     return rc;
 }
 
-static int spill_pump(struct ratel_trainer *t, char *err, size_t errlen)
+/* The slots' writes submitted, oldest first (from slot_next round), so
+ * the first chunk's write starts while the later ones still copy out;
+ * block: each copy out waited for, else only the ones done submitted. */
+static int spill_pump(struct ratel_trainer *t, int block, char *err, size_t errlen)
 {
-    for (int k = 0; k < TR_ACT_SLOTS; k++)
-        if (slot_submit_write(t, &t->slot[k], 0, err, errlen) != 0)
+    for (int n = 0; n < TR_ACT_SLOTS; n++)
+        if (slot_submit_write(t, &t->slot[(t->slot_next + n) % TR_ACT_SLOTS], block, err, errlen) != 0)
             return -1;
     return 0;
 }
@@ -301,7 +304,7 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
     unsigned mask = ratel_layer_mask(t->u, t->nu, t->swap, i, &inter);
     struct nn_tensor *ts[TR_MAX_INTRA];
     int k = (int)nn_layer_act_intra(l, ts, TR_MAX_INTRA);
-    if (spill_pump(t, err, errlen) != 0) /* the earlier layers' chunks out to storage */
+    if (spill_pump(t, 0, err, errlen) != 0) /* the earlier layers' chunks out to storage */
         return -1;
     for (int j = 0; j < k; j++) {
         size_t bytes = nn_tensor_bytes(ts[j]);
@@ -337,7 +340,13 @@ static int swap_out(struct ratel_trainer *t, int i, char *err, size_t errlen)
         }
     }
     t->region_d2h[i & 1] = t->act_d2h;
-    return 0;
+    /* This layer's chunks go to storage now, each once its copy out is
+     * done, so their writes run under the next layer's compute. Left to
+     * the next swap_out's pump (submitted only once that layer's compute
+     * had ended), they ran with the trainer waiting: its spill_out reuses
+     * those slots, about 55 MB at the capped 0.6 GB/s per spilled layer,
+     * added to forward. The wait here is the link's (4 GB/s). */
+    return t->act_stored > 0 ? spill_pump(t, 1, err, errlen) : 0;
 }
 
 /* A layer input the policy does not swap stays on the device the whole
@@ -417,14 +426,19 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
                    double *compute_s, char *err, size_t errlen)
 {
     int L = t->o.cfg.layers, cur = 0;
-    if (stage_begin(t, 0, 0, err, errlen) || stage_mid(t, 0, 0, err, errlen))
+    /* P16 read two layers ahead: layer i's host slot is free once its
+     * copy in is done (stage_ready), so layer i+2's read goes there before
+     * layer i's spill writes are submitted, and is not queued on the
+     * files behind them; the same two host slots (--plan's). */
+    if (stage_begin(t, 0, 0, err, errlen) || (t->nl > 1 && stage_begin(t, 1, 1, err, errlen)) ||
+        stage_mid(t, 0, 0, err, errlen))
         return -1;
     for (int i = 0; i < t->nl; i++) {
         int s = i & 1;
-        if (i + 1 < t->nl && stage_begin(t, i + 1, s ^ 1, err, errlen))
-            return -1;
         struct nn_layer *l = t->layer[i];
         nn_layer_bind_params(l, stage_ready(t, i, s));
+        if (i + 2 < t->nl && stage_begin(t, i + 2, s, err, errlen))
+            return -1;
         if (t->release_acts && i > 0) { /* the region's last user copied out */
             if (keep_input(t, i, err, errlen) != 0)
                 return -1;
