@@ -13,7 +13,7 @@
 #                          [--rates "F..."] [--ports F] [--dir DIR] [--out DIR]
 #     --scale tiny    gpt-tiny, micro-batch 1 (seconds; the tests)
 #     --scale small   gpt-small, micro-batches of 16 (a few minutes here)
-#     --scale full    gpt-bench, micro-batches of 8 (longer; a quiet machine)
+#     --scale full    gpt-bench, micro-batches of 8 (longer: steps of ~11 s loaded; a quiet machine)
 # The micro-batch sets the operating point (issue 19's Setup fixes only
 # "wire ~ compute"; --link-gbps auto then scales the link with the batch):
 # compute grows with it, the wire bytes and the PS's storage per step do
