@@ -21,7 +21,8 @@
 
 static struct {
     char *model, *mode, *link, *dir, *dump;
-    long long batch, micro, workers, sw, ps, adam_threads, files;
+    long long batch, micro, workers, sw, ps, adam_threads, compute_threads, files;
+    int compute_got[2];       /* this rank's OpenBLAS and OpenMP threads after --compute-threads */
     int agg, progress, trace, interference, paper_table;
     size_t mem_budget;
     struct zero_opts zo;
@@ -46,6 +47,9 @@ static const struct mb_opt zero_opts_table[] = {
     {"link-gbps", 0, MB_OPT_STR, &opt.link, "0", NULL, 0, 0,
      "pace every worker's sends per direction at R (1e9 B/s); auto: wire time per layer = compute; 0: off", "R|auto"},
     {"adam-threads", 0, MB_OPT_INT, &opt.adam_threads, "1", NULL, 1, 256, "zero-offload's optimizer threads", "N"},
+    {"compute-threads", 0, MB_OPT_INT, &opt.compute_threads, "0", NULL, 0, 1 << 20,
+     "a worker's OpenBLAS and OpenMP threads for its compute (0: the defaults, every PU); not the switch's, PS's or "
+     "agents'", "N"},
     {"mem-budget", 0, MB_OPT_SIZE, &opt.mem_budget, "0", NULL, 0, 1e18,
      "refuse a model whose worker needs more bytes than this (shards, a few full-size layers, activations; 0: no limit)", "SIZE"},
     {"dir", 0, MB_OPT_STR, &opt.dir, NULL, NULL, 0, 0, "folder for parameter-server state (must be writable)", "DIR"},
@@ -115,6 +119,9 @@ static int validate(struct mb_run *run)
     o->seed = (uint64_t)run->common.seed;
     o->hp = nn_adam_default();
     o->adam_threads = (int)opt.adam_threads;
+    if (zero_compute_threads_check(opt.compute_threads, err, sizeof(err)) != 0)
+        return usage(run, err);
+    o->compute_threads = (int)opt.compute_threads;
     o->dir = opt.dir;
     o->ps_files = (int)opt.files;
     o->trace = opt.trace;
@@ -138,6 +145,10 @@ static int validate(struct mb_run *run)
     MPI_Comm_size(host, &here);
     MPI_Comm_free(&host);
     zero_omp_wait_policy(err, sizeof(err), &passive);
+    /* the worker's compute threads, before its calibration and steps (the
+     * model's compute rates are measured at the count the steps use) */
+    if (zero_role_of(&o->lay, run->rank, NULL) == ZERO_WORKER)
+        zero_compute_threads_apply(o->compute_threads, opt.compute_got);
     if (here > 1 && !passive && run->rank == 0) /* recorded in /config as omp_wait_policy */
         mb_warn("OMP_WAIT_POLICY %s: %d ranks share this host and their OpenMP threads spin on each other's cores; "
                 "launch with OMP_WAIT_POLICY=passive (GOMP reads it at load)", err, here);
@@ -164,6 +175,9 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     char wp[160];
     int passive;
     mb_kv_str(cfg, "omp_wait_policy", zero_omp_wait_policy(wp, sizeof(wp), &passive));
+    /* rank 0 is a worker: the counts its compute got (--compute-threads) */
+    mb_kv_int(cfg, "compute_threads_blas", opt.compute_got[0]);
+    mb_kv_int(cfg, "compute_threads_omp", opt.compute_got[1]);
 }
 
 static int plan(struct mb_run *run)
@@ -177,8 +191,10 @@ static int plan(struct mb_run *run)
     c->labels[2] = opt.ops->uses_progress ? (opt.progress ? "thread" : "poll") : "-";
     c->count = (uint64_t)opt.zo.batch * (uint64_t)opt.zo.cfg.seq; /* tokens per step */
     snprintf(c->name, sizeof(c->name), "%s/%s/%s", c->labels[0], c->labels[1], c->labels[2]);
-    snprintf(c->group, sizeof(c->group), "%.60s W=%d K=%d N=%d batch=%d micro=%d link-gbps=%.20s", opt.model,
-             opt.zo.lay.W, opt.zo.lay.K, opt.zo.lay.N, opt.zo.batch, opt.zo.micro, opt.link);
+    snprintf(c->group, sizeof(c->group),
+             "%.60s W=%d K=%d N=%d batch=%d micro=%d link-gbps=%.20s compute-threads=%lld (blas %d, omp %d)", opt.model,
+             opt.zo.lay.W, opt.zo.lay.K, opt.zo.lay.N, opt.zo.batch, opt.zo.micro, opt.link, opt.compute_threads,
+             opt.compute_got[0], opt.compute_got[1]);
     return 0;
 }
 

@@ -198,7 +198,7 @@ int zero_interference_run(MPI_Comm comm, const struct zero_interference_opts *o,
     int W, bad = 0;
     MPI_Comm_size(comm, &W);
     struct zero_interference r = {0};
-    int pus = mb_pu_count();
+    int pus = mb_pu_count(), blas0 = openblas_get_num_threads(); /* restored at the end: the steps' count */
     r.gemm_threads = o->gemm_threads ? o->gemm_threads : (pus > 1 ? pus - 1 : 1);
     r.copy_pu = pus > 1 ? pus - 1 : -1;
     size_t nn = (size_t)o->gemm_n * (size_t)o->gemm_n;
@@ -269,6 +269,7 @@ int zero_interference_run(MPI_Comm comm, const struct zero_interference_opts *o,
     } else
         bad = 1;
     int rc = agree(comm, bad, err, errlen);
+    openblas_set_num_threads(blas0);
     if (ctx)
         mb_coll_ctx_free(ctx);
     free(g.A), free(g.B), free(g.C), free(g2.C), free(send), free(recv), free(src), free(dst);

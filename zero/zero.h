@@ -56,6 +56,7 @@ struct zero_opts {
     uint64_t seed;
     struct nn_adam hp;
     int adam_threads;         /* zero-offload's optimizer pool */
+    int compute_threads;      /* a worker's OpenBLAS and OpenMP threads (--compute-threads; 0: defaults) */
     const char *dir;          /* storage folder (disdp's PS), may be NULL */
     int ps_files;             /* files of each PS's mb_ostore (--files); 0 = 1 */
     int trace;                /* record spans (on_span) */
@@ -752,6 +753,15 @@ struct zero_cpu_who {
 int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model_host *out);
 /* A worker's calibration in one go: rate = {GEMM FLOP/s, GEMM FLOPs per
  * CPU s, Adam params/s, Adam params per CPU s}, from the same passes. */
+/* --compute-threads: 0 when 0 <= n <= 4 x the PUs this process may use,
+ * else -1 with one line naming the flag in err. */
+int zero_compute_threads_check(long long n, char *err, size_t len);
+/* A worker's compute threads (zero/compute_threads.c): n >= 1 sets
+ * OpenBLAS's (process-wide) and the calling thread's OpenMP threads to n,
+ * 0 leaves the defaults; got[0], got[1]: OpenBLAS's and OpenMP's counts
+ * after it (what the run computes on). Call on the worker's compute thread
+ * before its calibration and steps (they must use the same count). */
+void zero_compute_threads_apply(int n, int got[2]);
 void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
 /* Collective over comm (every role): mine_cpu = this worker's GEMM and
  * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0

@@ -10,10 +10,17 @@
 # its measured step. Then plot.py draws the figure and compare.py writes
 # compare.md with the issue's ratios from these runs.
 #   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm | --vcluster] [--modes "M..."]
-#                          [--rates "F..."] [--ports F] [--dir DIR] [--out DIR]
+#                          [--rates "F..."] [--ports F] [--dir DIR] [--out DIR] [--compute-threads N]
 #     --scale tiny    gpt-tiny, micro-batch 1 (seconds; the tests)
-#     --scale small   gpt-small, micro-batches of 4 (a few minutes here)
-#     --scale full    gpt-bench, micro-batches of 2 (longer; a quiet machine)
+#     --scale small   gpt-small, micro-batches of 16 (a few minutes here)
+#     --scale full    gpt-bench, micro-batches of 8 (longer: steps of ~11 s loaded; a quiet machine)
+# The micro-batch sets the operating point (issue 19's Setup fixes only
+# "wire ~ compute"; --link-gbps auto then scales the link with the batch):
+# compute grows with it, the wire bytes and the PS's storage per step do
+# not. Chosen from calibration alone (README.md): at micro 4 a step was
+# 30-120 ms, where per-step fixed costs (the PS's storage, wake-ups) rival
+# compute; at 16 the calibrated model puts one PS's feed at 12-29 workers
+# (W = 2), against 3.8-4.3 at micro 4.
 #     --slurm         each run is one job of job_scripts/mb-zero.sbatch (sbatch --wait)
 #     --vcluster      issue 19's primary setup: every role on its own node of
 #                     tools/vcluster (4 nodes: worker, worker, switch, PS; root), each
@@ -34,6 +41,10 @@
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/disdp)
 #     --beside DIR    an earlier run.sh's --out: its result files join this run's in the
 #                     figure and compare.md (e.g. the one-host rows beside --vcluster's tc rows)
+#     --compute-threads N
+#                     every run's mb-zero --compute-threads N: each worker's OpenBLAS and
+#                     OpenMP threads (default: not passed, mb-zero's default of every PU;
+#                     1: a worker on one core, as one GPU; recorded in each result's /config)
 # Emulation (README.md): roles are MPI ranks on this host, each worker's link
 # a token bucket in the collectives' pacing hook (--vcluster: separate
 # namespaced nodes, tc-shaped links). Local runs use the job script, which
@@ -43,7 +54,19 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2" beside="" ports=2
 source reproduce/opts.sh
-study_opts run.sh "scale slurm vcluster dir out modes rates beside ports" "$0" "$@"
+# --compute-threads (a name with a dash, not a shell variable: taken here)
+ct="" args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --compute-threads ]; then
+    [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || { echo "run.sh: --compute-threads: '${2:-}' is not a count (N >= 0)" >&2; exit 2; }
+    ct=$2
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+study_opts run.sh "scale slurm vcluster dir out modes rates beside ports" "$0" ${args[@]+"${args[@]}"}
 earlier=()
 if [ -n "$beside" ]; then
   [ -d "$beside/results" ] || { echo "run.sh: --beside: '$beside' has no results/ (give an earlier run.sh's --out)" >&2; exit 2; }
@@ -59,8 +82,8 @@ done
   { echo "run.sh: --ports: '$ports' is not a multiple of the workers' rate in 1..64" >&2; exit 2; }
 case $scale in
 tiny) model=gpt-tiny micro=1 iters=2 ;;
-small) model=gpt-small micro=4 iters=30 ;;
-full) model=gpt-bench micro=2 iters=10 ;;
+small) model=gpt-small micro=16 iters=30 ;;
+full) model=gpt-bench micro=8 iters=10 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/disdp}
@@ -118,6 +141,7 @@ run() {
 }
 t0=$SECONDS
 common=(--model "$model" --micro "$micro" --dir "$dir")
+[ -z "$ct" ] || common+=(--compute-threads "$ct")
 if [ $vcluster = 1 ]; then
   # vc_up ARGS...: a fresh vcluster with 4 nodes (one per role)
   vc_up() {

@@ -29,6 +29,9 @@ for np in 1 2; do
   bad $np "--dir: $T/afile: not a folder" --dir "$T/afile"
   bad $np "--batch 3: not a multiple of --micro 2 x $np workers" --batch 3 --micro 2
   bad $np "--model: " --model gpt-nosuch
+  bad $np "--compute-threads: '-1' is out of range" --compute-threads -1
+  bad $np "--compute-threads: 'two' is not an integer" --compute-threads two
+  bad $np "--compute-threads 100000: give 0 \(the defaults\) or 1 to [0-9]+ \(4 x the [0-9]+ PUs" --compute-threads 100000
   bad $np "--dump-params: .*afile exists" --dump-params "$T/afile"
   bad $np "--ps 0: this mode needs a parameter server" --mode disdp --workers 1 --switch $((np - 1))
   [ $np = 2 ] && bad $np "--switch 0: --mode disdp needs a switch rank" --mode disdp --workers 1 --ps 1

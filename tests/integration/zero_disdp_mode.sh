@@ -33,6 +33,17 @@ done
 # the same training in ZeRO-3, its final parameters to compare with
 zrun 2 "zero3-serial fixed W=2" --mode zero3-serial --agg fixed -o "$T/z2.h5" --dump-params "$T/z2.bin"
 for k in 1 2; do cmp -s "$T/d$k.bin" "$T/z2.bin" || fail "disdp run $k (W=2): final parameters differ from zero3-serial's"; done
+# --compute-threads 1: each worker's OpenBLAS and OpenMP at one thread
+# (recorded in /config, printed in the header line), the bits of the
+# default's (OpenBLAS's pool over every PU: the OpenBLAS_NUM_THREADS
+# and OMP_NUM_THREADS of this test are unset)
+zrun 4 "disdp fixed W=2 K=1 N=1 --compute-threads 1" --mode disdp --workers 2 --switch 1 --ps 1 --agg fixed \
+  --compute-threads 1 -o "$T/c1.h5" --dump-params "$T/c1.bin" && {
+  has "compute-threads=1 \\(blas 1, omp 1\\)" "--compute-threads 1 in the header line"
+  for k in compute-threads compute_threads_blas compute_threads_omp; do
+    v=$(attr "$T/c1.h5" $k); [ "$v" = 1 ] || fail "--compute-threads 1: /config $k is '$v', expected 1"
+  done
+  cmp -s "$T/c1.bin" "$T/d1.bin" || fail "--compute-threads 1: final parameters differ from the default's"; }
 
 zrun 5 "disdp fixed, 2 micro-batches per worker, paced" --mode disdp --switch 1 --ps 1 --agg fixed --batch 6 \
   --link-gbps 0.5 -o "$T/m.h5"
