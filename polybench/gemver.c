@@ -124,6 +124,9 @@ static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->
 
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[0] + 10.0 * (double)s->d[0]); }
 
+/* of those written: A once (the update), x and w (N each); read: A three times, u1, u2, v1, v2, y, z, x, w */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * (double)s->d[0] + 2.0 * (double)s->d[0]); }
+
 static void fini(struct mb_pb_inst *in)
 {
     struct gemver *s = in->priv;
@@ -138,7 +141,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gemver", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {10000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemver = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gemver_pblas = ROW("pblas");

@@ -1,6 +1,7 @@
 /* The model's machine rates, measured in the run's calibration (before
  * any timed sample) with every rank at once, as the kernels run (all
- * ranks share the machine): dgemm FLOP/s and memcpy bytes/s. */
+ * ranks share the machine): dgemm FLOP/s, memcpy bytes/s and the
+ * matrix-vector product's read stream (bytes of A read per second). */
 #include "polybench.h"
 
 #include <cblas.h>
@@ -60,7 +61,46 @@ static void dgemm_call(void *ctx, long k)
                 d->n);
 }
 
-void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s)
+/* The read stream: OpenBLAS's dgemv over one panel of a matrix far beyond
+ * the LLC, call k the panel k mod npanels, NoTrans and Trans alternating
+ * (the matrix-vector kernels make one of each over their block, except
+ * gesummv's two NoTrans): a call reads a panel no cache holds. */
+struct read_call {
+    long rows, cols, npanels;
+    const double *a, *x; /* a: npanels * rows x cols; x: max(rows, cols) */
+    double *y;           /* max(rows, cols) */
+};
+
+static void read_call(void *ctx, long k)
+{
+    struct read_call *r = ctx;
+    const double *p = r->a + (size_t)(k % r->npanels) * (size_t)(r->rows * r->cols);
+    cblas_dgemv(CblasRowMajor, k & 1 ? CblasTrans : CblasNoTrans, (int)r->rows, (int)r->cols, 1.0, p, (int)r->cols,
+                r->x, 1, 0.0, r->y, 1);
+}
+
+double mb_pb_read_rate(MPI_Comm comm, size_t total_bytes, long cols)
+{
+    const long rows = 128; /* a panel: 128 rows of cols doubles (8 MiB at 8192) */
+    long npanels = (long)(total_bytes / ((size_t)rows * (size_t)cols * sizeof(double)));
+    if (npanels < 1)
+        npanels = 1;
+    size_t n = (size_t)npanels * (size_t)(rows * cols), nv = (size_t)(cols > rows ? cols : rows);
+    double *a = malloc(n * sizeof(double)), *x = malloc(nv * sizeof(double)), *y = calloc(nv, sizeof(double));
+    if (!a || !x || !y)
+        mb_die(1, "out of memory measuring the read-stream rate (%zu bytes)", n * sizeof(double));
+    for (size_t i = 0; i < n; i++) /* every page touched before the warm-up */
+        a[i] = (double)(i % 7) * 1e-3;
+    for (size_t i = 0; i < nv; i++)
+        x[i] = 1e-3;
+    struct read_call r = {rows, cols, npanels, a, x, y};
+    /* 40 ms windows: about 80 panels of 8 MiB at 17 GB/s */
+    double rate = mb_pb_window_rate(comm, 0.04, (double)rows * (double)cols * sizeof(double), read_call, &r);
+    free(a), free(x), free(y);
+    return rate;
+}
+
+void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s)
 {
     const int n = 384;
     const double window = 0.04; /* s: about 15 products at 40 GFLOP/s */
@@ -80,6 +120,8 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
     double copy_gbps = mb_coll_memcpy_gbps(comm, (size_t)32 << 20, NULL);
     *memcpy_bytes_s = 2.0 * copy_gbps * 1e9 / nranks; /* per rank, read + write */
     free(a), free(b), free(c);
+    /* 256 MiB per rank: 8 times this host's 32 MiB L3, at P = 2 16 times */
+    *read_bytes_s = mb_pb_read_rate(comm, (size_t)256 << 20, 8192);
 }
 
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes)
