@@ -102,7 +102,7 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s);
 /* The read-stream rate (bytes read per second per rank, the slowest
  * rank's) of the matrix-vector kernels' loop: OpenBLAS dgemv, NoTrans and
- * Trans alternating, each call over the next 128 x cols panel of a
+ * Trans alternating, each call over the next 1024 x cols panel of a
  * total_bytes matrix (far beyond the LLC, so no panel is in a cache when
  * read), every rank at once, through mb_pb_window_rate (40 ms windows).
  * The bytes counted are the panel's; x and y stay in cache. mb-polybench

@@ -45,7 +45,7 @@ def measured_vs_model(paths):
            "profile). Communication measured: seconds per call in the grid's broadcasts, reductions and halo "
            "exchanges, the slowest rank's (pblas: inside ScaLAPACK, not measured).", "",
            "The run's calibrated rates, per rank with every rank at once (dgemm: 384^3 products; memcpy: 32 MiB, "
-           "read + write; read stream: dgemv over 8 MiB panels of a 256 MiB matrix):", "",
+           "read + write; read stream: dgemv over 64 MiB panels of a 256 MiB matrix):", "",
            "| run | P | dgemm (GFLOP/s) | memcpy (GB/s) | read stream (GB/s) |", "|---|---|---|---|---|"]
     seen = set()
     for r in rows:
