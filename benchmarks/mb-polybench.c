@@ -5,8 +5,10 @@
  * --grid. Timing as DaCe: warm-up, then barrier, call, barrier; the
  * harness keeps the slowest rank per iteration and every sample. Each
  * call is checked against the serial double reference of every rank's
- * block. Model: max(FLOPs at the dgemm rate, bytes at the memcpy rate,
- * both measured at the start of this run with all ranks at once) plus
+ * block. Model: max(FLOPs at the dgemm rate, read bytes at the read-stream
+ * rate + written bytes at the memcpy rate, all measured at the start of
+ * this run with all ranks at once; the stencils: their cells at their own
+ * sweep's rate, bytes at their working set's copy rate) plus
  * mb_coll_model for the registry calls and alpha + bytes * beta (the
  * profile's p2p terms) per halo exchange. */
 #include "harness/harness.h"

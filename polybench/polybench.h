@@ -239,8 +239,9 @@ void mb_pb_close(struct mb_pb_inst *in);
  * rounds after a warm-up. Collective. A set that fits a cache copies at
  * the cache's rate; mb-polybench records it per case (footprint / P).
  * The model prices the stencils' bytes at it, beside their loop term; the
- * other kernels' at the 32 MiB memcpy rate: the in-cache copy rate
- * overstates their loops, which have no loop term (docs/mb-polybench.md). */
+ * other kernels' reads at the read-stream rate and writes at the 32 MiB
+ * memcpy rate: the in-cache copy rate overstates their loops, which have
+ * no loop term (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
 /* The model of one call: compute and memory overlap, communication adds:
