@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/common.h"
 
@@ -21,14 +22,27 @@ double mb_pb_median_rate(const double *work, const double *secs, int n)
     return mb_median(r, (size_t)m); /* NaN when no pass counted */
 }
 
-double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
-                         void *ctx)
+void mb_pb_cpu_pass(double work_per_call, long done, double cpu0, double cpu1, double *work, double *secs)
+{
+    *work = work_per_call * (double)(done + 1); /* every call ran on this rank's clock, the one past the window too */
+    *secs = cpu1 > cpu0 ? cpu1 - cpu0 : 0;      /* 0: mb_pb_median_rate skips the pass */
+}
+
+static double thread_cpu(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : NAN;
+}
+
+/* cpu: each pass in the rank's own CPU seconds (mb_pb_window_cpu_rate) instead of wall seconds */
+static double window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                          void *ctx, int cpu)
 {
     enum { PASSES = 5 };
     double work[PASSES], secs[PASSES];
     for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
         MPI_Barrier(comm);
-        double t0 = MPI_Wtime(), last = t0;
+        double t0 = MPI_Wtime(), last = t0, c0 = cpu ? thread_cpu() : 0;
         long done = 0;
         for (;;) {
             call(ctx, done);
@@ -37,7 +51,10 @@ double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, voi
                 break;
             done++, last = t;
         }
-        if (p >= 0)
+        double c1 = cpu ? thread_cpu() : 0;
+        if (p >= 0 && cpu)
+            mb_pb_cpu_pass(work_per_call, done, c0, c1, &work[p], &secs[p]);
+        else if (p >= 0)
             work[p] = work_per_call * (double)done, secs[p] = last - t0;
     }
     double rate = mb_pb_median_rate(work, secs, PASSES);
@@ -45,6 +62,18 @@ double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, voi
         rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */
     return rate > 0 ? rate : NAN;
+}
+
+double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                         void *ctx)
+{
+    return window_rate(comm, window, work_per_call, call, ctx, 0);
+}
+
+double mb_pb_window_cpu_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                             void *ctx)
+{
+    return window_rate(comm, window, work_per_call, call, ctx, 1);
 }
 
 struct dgemm_call {

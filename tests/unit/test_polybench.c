@@ -294,5 +294,22 @@ int main(void)
         EXPECT(isnan(mb_pb_median_rate(w, t0, 2)));
         EXPECT(isnan(mb_pb_median_rate(w, t, 0)));
     }
+    /* the stencils' cell rate on the rank's CPU clock: every call of the
+     * pass counts (the one that crossed the window ran on that clock too);
+     * a pass whose clock did not advance is left out by the median */
+    {
+        double w[3], t[3];
+        mb_pb_cpu_pass(100, 4, 1.0, 1.5, &w[0], &t[0]); /* 5 calls of 100 in 0.5 s */
+        EXPECT_NEAR(w[0], 500, 1e-12);
+        EXPECT_NEAR(t[0], 0.5, 1e-12);
+        mb_pb_cpu_pass(100, 0, 2.0, 2.25, &w[1], &t[1]); /* one call, past the window */
+        EXPECT_NEAR(w[1], 100, 1e-12);
+        EXPECT_NEAR(t[1], 0.25, 1e-12);
+        mb_pb_cpu_pass(100, 3, 3.0, 3.0, &w[2], &t[2]); /* the clock did not move */
+        EXPECT(t[2] == 0);
+        EXPECT_NEAR(mb_pb_median_rate(w, t, 3), 700, 1e-9); /* 1000 and 400: (1000 + 400) / 2 */
+        mb_pb_cpu_pass(100, 3, NAN, 3.0, &w[2], &t[2]); /* no clock: not counted */
+        EXPECT(t[2] == 0);
+    }
     return TEST_EXIT();
 }
