@@ -5,8 +5,10 @@
  * --grid. Timing as DaCe: warm-up, then barrier, call, barrier; the
  * harness keeps the slowest rank per iteration and every sample. Each
  * call is checked against the serial double reference of every rank's
- * block. Model: max(FLOPs at the dgemm rate, bytes at the memcpy rate,
- * both measured at the start of this run with all ranks at once) plus
+ * block. Model: max(FLOPs at the dgemm rate, read bytes at the read-stream
+ * rate + written bytes at the memcpy rate, all measured at the start of
+ * this run with all ranks at once; the stencils: their cells at their own
+ * sweep's rate, bytes at their working set's copy rate) plus
  * mb_coll_model for the registry calls and alpha + bytes * beta (the
  * profile's p2p terms) per halo exchange. */
 #include "harness/harness.h"
@@ -78,7 +80,7 @@ static int px, py;
 static struct pb_case pcases[32];
 static struct mb_pb_grid grid;
 static int have_grid;
-static double dgemm_flops_s, memcpy_bytes_s; /* per rank, all ranks at once */
+static double dgemm_flops_s, memcpy_bytes_s, read_bytes_s; /* per rank, all ranks at once */
 static struct mb_coll_profile profile;
 static int have_profile;
 static char grid_str[32], p_str[16];
@@ -351,12 +353,15 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
  * per case, in plan, the copy rate of its working set). */
 static void measure_rates(struct mb_run *run)
 {
-    mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s);
+    mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s, &read_bytes_s);
     mb_metric_run_dbl(&run->result, "dgemm_GFlops_per_rank", dgemm_flops_s / 1e9);
     mb_metric_run_dbl(&run->result, "memcpy_GBps_per_rank", memcpy_bytes_s / 1e9);
+    mb_metric_run_dbl(&run->result, "read_GBps_per_rank", read_bytes_s / 1e9);
     if (run->rank == 0 && !run->common.quiet)
         printf("# rates with %d ranks at once, per rank: dgemm %.2f GFLOP/s (n=384, median of 5 passes of 40 ms, "
-               "all ranks multiplying), memcpy %.2f GB/s (read+write, 32 MiB)\n", run->nranks, dgemm_flops_s / 1e9, memcpy_bytes_s / 1e9);
+               "all ranks multiplying), memcpy %.2f GB/s (read+write, 32 MiB), read stream %.2f GB/s (dgemv "
+               "panels of a 256 MiB matrix, median of 5 passes of 40 ms)\n",
+               run->nranks, dgemm_flops_s / 1e9, memcpy_bytes_s / 1e9, read_bytes_s / 1e9);
 }
 
 static void load_profile(struct mb_run *run)
@@ -558,10 +563,11 @@ static double model(struct mb_run *run, const struct mb_case *c)
     double compute, memory, comm = mb_pb_model_comm(&t, px, py, have_profile ? &profile : NULL, opt.algo, axis_shape);
     /* a stencil's bytes at its working set's copy rate: its loop term bounds it where the set sits in a cache
      * (jacobi_1d's 1.5 MB, jacobi_2d's 4 MB per rank at the medium scale), which the 32 MiB memcpy rate cannot
-     * see; the other kernels' at the memcpy rate (docs/mb-polybench.md) */
+     * see; the other kernels' reads at the read-stream rate, their writes at the memcpy rate
+     * (docs/mb-polybench.md) */
     double bytes_s = pc->k->cells ? pc->copy_bytes_s : memcpy_bytes_s;
-    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, bytes_s, pc->cells_s, comm, &compute,
-                                &memory);
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, bytes_s, read_bytes_s, pc->cells_s, comm,
+                                &compute, &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);

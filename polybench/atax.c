@@ -65,6 +65,9 @@ static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->
 
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (2.0 * s->d[0] * s->d[1] + 2.0 * s->d[0] + 2.0 * s->d[1]); }
 
+/* of those written: the temporary A x (M) and y (N); read: A twice, x (N), the temporary (M) */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] + (double)s->d[1]); }
+
 static void fini(struct mb_pb_inst *in)
 {
     struct atax *s = in->priv;
@@ -78,7 +81,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "atax", .variant = VARIANT, .nd = 2, .dim_names = {"M", "N"}, \
     .base = {20000, 25000}, .scaled = 3, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_atax = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_atax_pblas = ROW("pblas");

@@ -100,6 +100,9 @@ static double bytes(const struct mb_pb_sizes *s)
     return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[1] * (double)s->d[2] + (double)s->d[2] * (double)s->d[2]);
 }
 
+/* of those written: sum and A, once each per plane (2 K M N); read: A, sum, C4 */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * 2.0 * (double)s->d[0] * (double)s->d[1] * (double)s->d[2]; }
+
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
     (void)s, (void)g;
@@ -118,5 +121,5 @@ const struct mb_pb_kernel mb_pb_kernel_doitgen = {
     .name = "doitgen", .variant = "local", .nd = 3, .dim_names = {"K", "M", "N"},
     .base = {128, 512, 512}, .scaled = 1, .scale = MB_PB_LINEAR, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini,
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini,
 };

@@ -93,6 +93,9 @@ static double bytes(const struct mb_pb_sizes *s)
     return 8.0 * ((double)s->d[0] * s->d[2] + (double)s->d[2] * s->d[1] + 2.0 * s->d[0] * s->d[1]);
 }
 
+/* of those written: C once (M x N); read: A, B, C */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * (double)s->d[0] * (double)s->d[1]; }
+
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
     memset(t, 0, sizeof(*t));
@@ -114,7 +117,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gemm", .variant = VARIANT, .nd = 3, .dim_names = {"M", "N", "K"}, \
     .base = {8000, 9200, 5200}, .scaled = 7, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_gemm_pblas = ROW("pblas");

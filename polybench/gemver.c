@@ -1,9 +1,11 @@
-/* gemver (polybench, A N x N): A += u1 v1^T + u2 v2^T on each block,
+/* gemver (polybench, A N x N): A += u1 v1^T + u2 v2^T on each block (two
+ * daxpys per row, the row in cache between them),
  * x = beta A^T y + z summed over each grid column (x's block cy), then
  * w = alpha A x summed over each grid row (w's block cx), through the
  * registry's allreduce. */
 #include "matvec.h"
 
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,9 +72,13 @@ static int run(struct mb_pb_inst *in)
 {
     struct gemver *s = in->priv;
     struct mb_pb_mv *v = &s->v;
-    for (long long i = 0; i < v->ml; i++)
-        for (long long j = 0; j < v->nl; j++)
-            v->a[i * v->nl + j] += s->u1[i] * s->v1[j] + s->u2[i] * s->v2[j];
+    /* the update row by row, two axpys while the row is in cache: one pass over A in memory. The plain
+     * C loop (a[i][j] += u1[i] v1[j] + u2[i] v2[j]) read and wrote A at 13.6 GB/s on this host's EPYC
+     * against daxpy's 23.0 (N = 10000, one rank, the same run), 0.12 s of gemver's 0.24 at P = 1 */
+    for (long long i = 0; i < v->ml; i++) {
+        cblas_daxpy((int)v->nl, s->u1[i], s->v1, 1, v->a + i * v->nl, 1);
+        cblas_daxpy((int)v->nl, s->u2[i], s->v2, 1, v->a + i * v->nl, 1);
+    }
     int rc = mb_pb_mv_colsum(in, v, v->yin);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -124,6 +130,9 @@ static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->
 
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (4.0 * (double)s->d[0] * (double)s->d[0] + 10.0 * (double)s->d[0]); }
 
+/* of those written: A once (the update), x and w (N each); read: A three times, u1, u2, v1, v2, y, z, x, w */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * (double)s->d[0] + 2.0 * (double)s->d[0]); }
+
 static void fini(struct mb_pb_inst *in)
 {
     struct gemver *s = in->priv;
@@ -138,7 +147,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gemver", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {10000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemver = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gemver_pblas = ROW("pblas");

@@ -89,6 +89,9 @@ static double footprint(const struct mb_pb_sizes *s) { return 8.0 * (2.0 * (doub
 
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (2.0 * (double)s->d[0] * (double)s->d[0] + 2.0 * (double)s->d[0]); }
 
+/* of those written: y (N); read: A, B, x */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * (double)s->d[0]; }
+
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
     mb_pb_mv_traffic(s, g, t);
@@ -109,7 +112,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "gesummv", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {22400}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gesummv = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gesummv_pblas = ROW("pblas");

@@ -118,6 +118,9 @@ static double bytes(const struct mb_pb_sizes *s)
     return 8.0 * (m * k + k * n + n * r + 2.0 * m * r + 2.0 * m * n);
 }
 
+/* of those written: tmp (M x N) and D (M x R); read: A, B, C, D, tmp */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->d[0] * (double)s->d[1] + (double)s->d[0] * (double)s->d[3]); }
+
 static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
     memset(t, 0, sizeof(*t));
@@ -140,7 +143,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "k2mm", .variant = VARIANT, .nd = 4, .dim_names = {"M", "N", "K", "R"}, \
     .base = {6400, 7200, 4400, 4800}, .scaled = 15, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_k2mm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_k2mm_pblas = ROW("pblas");

@@ -136,6 +136,13 @@ static double bytes(const struct mb_pb_sizes *z)
     return 8.0 * (m * k + k * n + n * r + r * s + 2.0 * m * n + 2.0 * n * s + m * s);
 }
 
+/* of those written: E (M x N), F (N x S), G (M x S); read: A, B, C, D, E, F */
+static double written(const struct mb_pb_sizes *z)
+{
+    double m = z->d[0], n = z->d[1], s = z->d[4];
+    return 8.0 * (m * n + n * s + m * s);
+}
+
 static void traffic(const struct mb_pb_sizes *z, const struct mb_pb_grid *g, struct mb_pb_traffic *t)
 {
     memset(t, 0, sizeof(*t));
@@ -159,7 +166,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "k3mm", .variant = VARIANT, .nd = 5, .dim_names = {"M", "N", "K", "R", "S"}, \
     .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_k3mm = ROW("summa");
 const struct mb_pb_kernel mb_pb_kernel_k3mm_pblas = ROW("pblas");

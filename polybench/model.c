@@ -25,13 +25,19 @@ double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const str
 }
 
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double cells_s, double comm, double *compute, double *memory)
+                        double bytes_s, double read_s, double cells_s, double comm, double *compute,
+                        double *memory)
 {
     if (k->cells) /* a stencil's loop: its cells at its own sweep's rate, not FLOPs at dgemm's */
         *compute = cells_s > 0 ? k->cells(s) / nranks / cells_s : NAN;
     else
         *compute = k->flops(s) / nranks / flops_s;
-    *memory = k->bytes(s) / nranks / bytes_s;
+    if (k->written) { /* reads at the read stream's rate, writes at the copy rate */
+        double w = k->written(s);
+        *memory = read_s > 0 && bytes_s > 0 ? (k->bytes(s) - w) / nranks / read_s + w / nranks / bytes_s : NAN;
+    } else {
+        *memory = bytes_s > 0 ? k->bytes(s) / nranks / bytes_s : NAN;
+    }
     if (isnan(*compute) || isnan(*memory))
         return NAN;
     return (*compute > *memory ? *compute : *memory) + comm;

@@ -81,6 +81,9 @@ static double footprint(const struct mb_pb_sizes *s) { return 8.0 * ((double)s->
 
 static double bytes(const struct mb_pb_sizes *s) { return 8.0 * (2.0 * (double)s->d[0] * (double)s->d[0] + 6.0 * (double)s->d[0]); }
 
+/* of those written: x1 and x2 (N each); read: A twice, y1, y2, x1, x2 */
+static double written(const struct mb_pb_sizes *s) { return 8.0 * 2.0 * (double)s->d[0]; }
+
 static void fini(struct mb_pb_inst *in)
 {
     struct mvt *s = in->priv;
@@ -95,7 +98,7 @@ static void fini(struct mb_pb_inst *in)
     .name = "mvt", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {22000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
 }
 const struct mb_pb_kernel mb_pb_kernel_mvt = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_mvt_pblas = ROW("pblas");

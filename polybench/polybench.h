@@ -97,8 +97,17 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
  * window (all ranks busy), the median pass of each rank, then the slowest
  * rank's; the memcpy rate (bytes read + written per second per rank) from
  * the best of three 32 MiB copies on every rank at once, each timed to the
- * last rank's end (collectives' mb_coll_memcpy_gbps). Collective. */
-void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s);
+ * last rank's end (collectives' mb_coll_memcpy_gbps); the read-stream
+ * rate (mb_pb_read_rate, below). Collective. */
+void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s);
+/* The read-stream rate (bytes read per second per rank, the slowest
+ * rank's) of the matrix-vector kernels' loop: OpenBLAS dgemv, NoTrans and
+ * Trans alternating, each call over the next 1024 x cols panel of a
+ * total_bytes matrix (far beyond the LLC, so no panel is in a cache when
+ * read), every rank at once, through mb_pb_window_rate (40 ms windows).
+ * The bytes counted are the panel's; x and y stay in cache. mb-polybench
+ * calls it from mb_pb_measure_rates with 256 MiB and cols 8192 (*read_bytes_s). Collective. */
+double mb_pb_read_rate(MPI_Comm comm, size_t total_bytes, long cols);
 /* The median of work[i] / secs[i] over the passes with work and seconds
  * both > 0 (at most 64 passes; NaN when none). */
 double mb_pb_median_rate(const double *work, const double *secs, int n);
@@ -109,6 +118,18 @@ double mb_pb_median_rate(const double *work, const double *secs, int n);
  * slowest rank's; NaN when a rank counted none. Collective. */
 double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
                          void *ctx);
+/* mb_pb_window_rate with each pass timed on the rank's own CPU clock
+ * (CLOCK_THREAD_CPUTIME_ID, read at the pass's start and after its last
+ * call, mb_pb_cpu_pass): the rate while the rank runs, so a pass in which
+ * another process (mpirun, a neighbour) took the rank's core off it does
+ * not read slow. For the stencils' cache-resident cell rates, whose ranks
+ * share nothing while they sweep. Collective. */
+double mb_pb_window_cpu_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                             void *ctx);
+/* One CPU-timed pass: work = work_per_call * (done + 1) (the calls that
+ * ended inside the window and the one that crossed it, all on the rank's
+ * CPU clock), secs = cpu1 - cpu0, or 0 when cpu1 <= cpu0 (not counted). */
+void mb_pb_cpu_pass(double work_per_call, long done, double cpu0, double cpu1, double *work, double *secs);
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);
@@ -159,6 +180,10 @@ struct mb_pb_kernel {
     void (*reference)(const struct mb_pb_inst *in, int o, double *ref);
     double (*flops)(const struct mb_pb_sizes *s); /* whole problem */
     double (*bytes)(const struct mb_pb_sizes *s); /* compulsory traffic, whole problem */
+    /* the bytes of bytes() that are written (the rest are read), whole
+     * problem: the model prices reads at the read-stream rate and writes
+     * at the copy rate. NULL (the stencils): all at the copy rate given. */
+    double (*written)(const struct mb_pb_sizes *s);
     double (*footprint)(const struct mb_pb_sizes *s); /* bytes of its arrays, whole problem: the working set */
     void (*traffic)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
     void (*fini)(struct mb_pb_inst *in);
@@ -226,18 +251,22 @@ void mb_pb_close(struct mb_pb_inst *in);
  * rounds after a warm-up. Collective. A set that fits a cache copies at
  * the cache's rate; mb-polybench records it per case (footprint / P).
  * The model prices the stencils' bytes at it, beside their loop term; the
- * other kernels' at the 32 MiB memcpy rate: the in-cache copy rate
- * overstates their loops, which have no loop term (docs/mb-polybench.md). */
+ * other kernels' reads at the read-stream rate and writes at the 32 MiB
+ * memcpy rate: the in-cache copy rate overstates their loops, which have
+ * no loop term (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
-/* The model of one call: compute and memory (bytes / P at bytes_s, the
- * run's memcpy rate) overlap, communication adds: max(compute, memory) +
- * comm. Compute is FLOPs / P at flops_s (the dgemm rate), or for a kernel
- * with cells (the stencils) its loop term, cells / P at cells_s (its own
- * sweep's calibrated rate; NaN when cells_s is not > 0). The parts in
- * *compute and *memory. */
+/* The model of one call: compute and memory overlap, communication adds:
+ * max(compute, memory) + comm. Memory is, for a kernel with written():
+ * (bytes - written) / P at read_s (the read-stream rate) + written / P at
+ * bytes_s (the run's memcpy rate, read + write); without written() (the
+ * stencils), bytes / P at bytes_s. Compute is FLOPs / P at flops_s (the
+ * dgemm rate), or for a kernel with cells (the stencils) its loop term,
+ * cells / P at cells_s (its own sweep's calibrated rate). NaN when a rate
+ * the kernel needs is not > 0. The parts in *compute and *memory. */
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double cells_s, double comm, double *compute, double *memory);
+                        double bytes_s, double read_s, double cells_s, double comm, double *compute,
+                        double *memory);
 
 /* The model's communication seconds of one call with traffic t on a
  * px x py grid: each registry call by mb_coll_model (the --algo list's

@@ -1,12 +1,14 @@
 /* The model's machine rates, measured in the run's calibration (before
  * any timed sample) with every rank at once, as the kernels run (all
- * ranks share the machine): dgemm FLOP/s and memcpy bytes/s. */
+ * ranks share the machine): dgemm FLOP/s, memcpy bytes/s and the
+ * matrix-vector product's read stream (bytes of A read per second). */
 #include "polybench.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/common.h"
 
@@ -20,14 +22,27 @@ double mb_pb_median_rate(const double *work, const double *secs, int n)
     return mb_median(r, (size_t)m); /* NaN when no pass counted */
 }
 
-double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
-                         void *ctx)
+void mb_pb_cpu_pass(double work_per_call, long done, double cpu0, double cpu1, double *work, double *secs)
+{
+    *work = work_per_call * (double)(done + 1); /* every call ran on this rank's clock, the one past the window too */
+    *secs = cpu1 > cpu0 ? cpu1 - cpu0 : 0;      /* 0: mb_pb_median_rate skips the pass */
+}
+
+static double thread_cpu(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : NAN;
+}
+
+/* cpu: each pass in the rank's own CPU seconds (mb_pb_window_cpu_rate) instead of wall seconds */
+static double window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                          void *ctx, int cpu)
 {
     enum { PASSES = 5 };
     double work[PASSES], secs[PASSES];
     for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
         MPI_Barrier(comm);
-        double t0 = MPI_Wtime(), last = t0;
+        double t0 = MPI_Wtime(), last = t0, c0 = cpu ? thread_cpu() : 0;
         long done = 0;
         for (;;) {
             call(ctx, done);
@@ -36,7 +51,10 @@ double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, voi
                 break;
             done++, last = t;
         }
-        if (p >= 0)
+        double c1 = cpu ? thread_cpu() : 0;
+        if (p >= 0 && cpu)
+            mb_pb_cpu_pass(work_per_call, done, c0, c1, &work[p], &secs[p]);
+        else if (p >= 0)
             work[p] = work_per_call * (double)done, secs[p] = last - t0;
     }
     double rate = mb_pb_median_rate(work, secs, PASSES);
@@ -44,6 +62,18 @@ double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, voi
         rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */
     return rate > 0 ? rate : NAN;
+}
+
+double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                         void *ctx)
+{
+    return window_rate(comm, window, work_per_call, call, ctx, 0);
+}
+
+double mb_pb_window_cpu_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
+                             void *ctx)
+{
+    return window_rate(comm, window, work_per_call, call, ctx, 1);
 }
 
 struct dgemm_call {
@@ -60,7 +90,49 @@ static void dgemm_call(void *ctx, long k)
                 d->n);
 }
 
-void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s)
+/* The read stream: OpenBLAS's dgemv over one panel of a matrix far beyond
+ * the LLC (each panel beyond it too), call k the panel k mod npanels, NoTrans and Trans alternating
+ * (the matrix-vector kernels make one of each over their block, except
+ * gesummv's two NoTrans): a call reads a panel no cache holds. */
+struct read_call {
+    long rows, cols, npanels;
+    const double *a, *x; /* a: npanels * rows x cols; x: max(rows, cols) */
+    double *y;           /* max(rows, cols) */
+};
+
+static void read_call(void *ctx, long k)
+{
+    struct read_call *r = ctx;
+    const double *p = r->a + (size_t)(k % r->npanels) * (size_t)(r->rows * r->cols);
+    cblas_dgemv(CblasRowMajor, k & 1 ? CblasTrans : CblasNoTrans, (int)r->rows, (int)r->cols, 1.0, p, (int)r->cols,
+                r->x, 1, 0.0, r->y, 1);
+}
+
+double mb_pb_read_rate(MPI_Comm comm, size_t total_bytes, long cols)
+{
+    /* a panel: 1024 rows of cols doubles (64 MiB at 8192, twice the L3), as the kernels' blocks have
+     * thousands of rows: 128-row panels read 5-10% faster than 1024-row ones (NoTrans and Trans, 8192 and
+     * 11000 columns, one rank, CPU time, load 18) */
+    const long rows = 1024;
+    long npanels = (long)(total_bytes / ((size_t)rows * (size_t)cols * sizeof(double)));
+    if (npanels < 1)
+        npanels = 1;
+    size_t n = (size_t)npanels * (size_t)(rows * cols), nv = (size_t)(cols > rows ? cols : rows);
+    double *a = malloc(n * sizeof(double)), *x = malloc(nv * sizeof(double)), *y = calloc(nv, sizeof(double));
+    if (!a || !x || !y)
+        mb_die(1, "out of memory measuring the read-stream rate (%zu bytes)", n * sizeof(double));
+    for (size_t i = 0; i < n; i++) /* every page touched before the warm-up */
+        a[i] = (double)(i % 7) * 1e-3;
+    for (size_t i = 0; i < nv; i++)
+        x[i] = 1e-3;
+    struct read_call r = {rows, cols, npanels, a, x, y};
+    /* 40 ms windows: about 10 panels of 64 MiB at 17 GB/s */
+    double rate = mb_pb_window_rate(comm, 0.04, (double)rows * (double)cols * sizeof(double), read_call, &r);
+    free(a), free(x), free(y);
+    return rate;
+}
+
+void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s)
 {
     const int n = 384;
     const double window = 0.04; /* s: about 15 products at 40 GFLOP/s */
@@ -80,6 +152,8 @@ void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_by
     double copy_gbps = mb_coll_memcpy_gbps(comm, (size_t)32 << 20, NULL);
     *memcpy_bytes_s = 2.0 * copy_gbps * 1e9 / nranks; /* per rank, read + write */
     free(a), free(b), free(c);
+    /* 256 MiB per rank: 8 times this host's 32 MiB L3, at P = 2 16 times */
+    *read_bytes_s = mb_pb_read_rate(comm, (size_t)256 << 20, 8192);
 }
 
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes)

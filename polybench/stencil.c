@@ -184,7 +184,7 @@ double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
                                double *x, double *y, const struct mb_pb_rect *r, double cells)
 {
     struct sweep_call c = {state, sweep, x, y, r};
-    return mb_pb_window_rate(comm, 0.02 /* s: thousands of sweeps of a cache-resident block */, cells, sweep_call, &c);
+    return mb_pb_window_cpu_rate(comm, 0.02 /* s: thousands of sweeps of a cache-resident block */, cells, sweep_call, &c);
 }
 
 double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,

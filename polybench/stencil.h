@@ -33,8 +33,10 @@ int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const stru
 /* The model's loop term: cells per second of sweep over r (cells cells a
  * sweep) back and forth between x and y, a block small enough for the
  * cache, every rank of comm sweeping from one barrier: a warm-up, then 5
- * passes of 20 ms counting the sweeps that end inside each; each rank's
- * median pass, the slowest rank's (NaN if a rank finished none).
+ * passes of 20 ms, each timed on the rank's CPU clock
+ * (mb_pb_window_cpu_rate: time another process had the core is not
+ * counted); each rank's median pass, the slowest rank's (NaN if a rank
+ * finished none).
  * Calibration only, never the timed samples. Collective. */
 double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
                                void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r),

@@ -129,41 +129,71 @@ int main(void)
     struct mb_pb_sizes g234 = {.nd = 3, .d = {2, 3, 4}};
     const struct mb_pb_kernel *gk = mb_pb_find("gemm");
     EXPECT(gk->footprint(&g234) == 8.0 * (8 + 12 + 6));
-    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, NAN, 0.5, &cpt, &mem);
-    EXPECT(cpt == gk->flops(&g234) / 2 / 1e3 && mem == gk->bytes(&g234) / 2 / 1e9 && mt == cpt + 0.5);
-    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, NAN, 0, &cpt, &mem);
-    EXPECT(mt == mem && mem == gk->bytes(&g234) / 1e3);
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
+    /* gemm's bytes: A 8 + B 12 + C read and written 2 x 6 = 32 doubles, 256 bytes, of which C's 48 written */
+    EXPECT(gk->bytes(&g234) == 256 && gk->written(&g234) == 48);
+    double cpt, mem, mt = mb_pb_model_time(gk, &g234, 2, 1e3, 1e9, 1e9, NAN, 0.5, &cpt, &mem);
+    EXPECT(cpt == gk->flops(&g234) / 2 / 1e3 && NEAR(mem, 256.0 / 2 / 1e9) && mt == cpt + 0.5);
+    mt = mb_pb_model_time(gk, &g234, 1, 1e12, 1e3, 1e3, NAN, 0, &cpt, &mem);
+    EXPECT(mt == mem && NEAR(mem, 256.0 / 1e3));
     EXPECT(gk->cells == NULL && gk->cell_rate == NULL);
+
+    /* the matrix-vector kernels' memory term: reads at the read-stream rate, writes at the copy rate. By
+     * hand: atax M=3, N=5: A read twice 30 + x 5 + the temporary written 3 and read 3 + y written 5 = 46
+     * doubles (368 bytes), 8 of them written (64 bytes): at P=2, reads at 1e3 B/s and writes at 1e2,
+     * 304 / 2 / 1e3 + 64 / 2 / 1e2 = 0.152 + 0.32 = 0.472 s, beside 60 FLOPs / 2 at 1e9; + 0.01 of comm */
+    const struct mb_pb_kernel *ak = mb_pb_find("atax"), *gv = mb_pb_find("gemver");
+    struct mb_pb_sizes a35 = {.nd = 2, .d = {3, 5}}, n4 = {.nd = 1, .d = {4}};
+    EXPECT(ak->bytes(&a35) == 368 && ak->written(&a35) == 64 && ak->flops(&a35) == 60);
+    mt = mb_pb_model_time(ak, &a35, 2, 1e9, 1e2, 1e3, NAN, 0.01, &cpt, &mem);
+    EXPECT(NEAR(mem, 0.472) && NEAR(cpt, 3e-8) && NEAR(mt, 0.482));
+    /* a faster read stream shortens only the reads' part: at 1e4 B/s, 0.0152 + 0.32 */
+    mt = mb_pb_model_time(ak, &a35, 2, 1e9, 1e2, 1e4, NAN, 0, &cpt, &mem);
+    EXPECT(NEAR(mem, 0.3352) && NEAR(mt, 0.3352));
+    /* gemver N=4: A read three times and written once (48 + 16 doubles) + 10 vectors' worth (40) = 104
+     * doubles, 832 bytes; written: A 16 + x 4 + w 4 = 24 doubles, 192 bytes. P=1, reads at 64 B/s and
+     * writes at 32: 640 / 64 + 192 / 32 = 10 + 6 = 16 s */
+    EXPECT(gv->bytes(&n4) == 832 && gv->written(&n4) == 192);
+    mt = mb_pb_model_time(gv, &n4, 1, 1e9, 32, 64, NAN, 0, &cpt, &mem);
+    EXPECT(NEAR(mem, 16.0) && NEAR(mt, 16.0));
+    /* no read-stream rate, or none of the copy: no model (NaN, never a memory term of 0) */
+    EXPECT(isnan(mb_pb_model_time(ak, &a35, 2, 1e9, 1e2, NAN, NAN, 0, &cpt, &mem)) && isnan(mem));
+    EXPECT(isnan(mb_pb_model_time(ak, &a35, 2, 1e9, 1e2, 0, NAN, 0, &cpt, &mem)));
+    EXPECT(isnan(mb_pb_model_time(ak, &a35, 2, 1e9, NAN, 1e3, NAN, 0, &cpt, &mem)));
 
     /* the stencils: max(bytes / P at the byte rate given (mb-polybench: the working set's copy rate),
      * cells / P at their own sweep's rate) + halo, the dgemm rate unused; by hand: jacobi_1d N=1002, TSTEPS=11: 2 x 1000 x 10 = 20000 cells, 32 x 1002 x 10
      * = 320640 bytes; P=2 at 1e6 cells/s: 0.01 s of loop against 320640 / 2 / 1e8 = 0.0016032 s of memory */
-#define NEAR(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
     const struct mb_pb_kernel *j1 = mb_pb_find("jacobi_1d"), *jk2 = mb_pb_find("jacobi_2d"), *h3 = mb_pb_find("heat_3d");
     struct mb_pb_sizes sj1 = {.nd = 1, .d = {1002}, .tsteps = 11}, sj2 = {.nd = 1, .d = {102}, .tsteps = 3},
                        sh3 = {.nd = 1, .d = {12}, .tsteps = 5};
     EXPECT(j1->cells(&sj1) == 20000 && j1->bytes(&sj1) == 320640);
-    mt = mb_pb_model_time(j1, &sj1, 2, 1e300, 1e8, 1e6, 0.001, &cpt, &mem);
+    mt = mb_pb_model_time(j1, &sj1, 2, 1e300, 1e8, NAN, 1e6, 0.001, &cpt, &mem);
     EXPECT(NEAR(cpt, 0.01) && NEAR(mem, 0.0016032) && NEAR(mt, 0.011));
-    mt = mb_pb_model_time(j1, &sj1, 2, 1e-300, 1e8, 1e9, 0.001, &cpt, &mem); /* memory-bound: dgemm's rate ignored */
+    mt = mb_pb_model_time(j1, &sj1, 2, 1e-300, 1e8, NAN, 1e9, 0.001, &cpt, &mem); /* memory-bound: dgemm's rate ignored */
     EXPECT(NEAR(cpt, 1e-5) && NEAR(mt, 0.0026032));
     /* jacobi_2d N=102, TSTEPS=3: 2 x 100^2 x 2 = 40000 cells; heat_3d N=12, TSTEPS=5: 2 x 10^3 x 4 = 8000
      * cells, 32 x 12^3 x 4 = 221184 bytes: at 1e5 B/s 2.21184 s beside 2 s of loop at 4000 cells/s, 8 s at 1000 */
     EXPECT(jk2->cells(&sj2) == 40000 && h3->cells(&sh3) == 8000 && h3->bytes(&sh3) == 221184);
-    mt = mb_pb_model_time(jk2, &sj2, 4, 1, 1e12, 1e4, 0, &cpt, &mem);
+    mt = mb_pb_model_time(jk2, &sj2, 4, 1, 1e12, NAN, 1e4, 0, &cpt, &mem);
     EXPECT(NEAR(cpt, 1.0) && NEAR(mt, 1.0));
-    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 4000, 0, &cpt, &mem);
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, 4000, 0, &cpt, &mem);
     EXPECT(NEAR(cpt, 2.0) && NEAR(mem, 2.21184) && NEAR(mt, 2.21184));
-    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 1000, 0.25, &cpt, &mem);
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, 1000, 0.25, &cpt, &mem);
     EXPECT(NEAR(mt, 8.25));
-    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, 0, &cpt, &mem); /* no calibrated rate: no model */
+    mt = mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, NAN, 0, &cpt, &mem); /* no calibrated rate: no model */
     EXPECT(isnan(mt) && isnan(cpt));
-    EXPECT(isnan(mb_pb_model_time(h3, &sh3, 1, 1, 1e5, 0, 0, &cpt, &mem)));
+    EXPECT(isnan(mb_pb_model_time(h3, &sh3, 1, 1, 1e5, NAN, 0, 0, &cpt, &mem)));
 #undef NEAR
     for (size_t i = 0; i < mb_pb_nkernels(); i++) { /* every row has a working set below its traffic */
         const struct mb_pb_kernel *k = mb_pb_kernel_at(i);
         struct mb_pb_sizes z;
         mb_pb_sizes_at(k, 1, 1, 1, 100, &z);
+        /* the written bytes: every kernel but the stencils splits its traffic, writes a part of it */
+        EXPECT(!k->written == !!k->cells);
+        if (k->written && !(k->written(&z) > 0 && k->written(&z) < k->bytes(&z)))
+            printf("# %s/%s: written %g of %g bytes\n", k->name, k->variant, k->written(&z), k->bytes(&z));
+        EXPECT(!k->written || (k->written(&z) > 0 && k->written(&z) < k->bytes(&z)));
         if (!(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z)))
             printf("# %s/%s: working set %g, traffic %g\n", k->name, k->variant, k->footprint(&z), k->bytes(&z));
         EXPECT(k->footprint(&z) > 0 && k->footprint(&z) <= k->bytes(&z));
@@ -263,6 +293,23 @@ int main(void)
         const double t0[2] = {0, -1};
         EXPECT(isnan(mb_pb_median_rate(w, t0, 2)));
         EXPECT(isnan(mb_pb_median_rate(w, t, 0)));
+    }
+    /* the stencils' cell rate on the rank's CPU clock: every call of the
+     * pass counts (the one that crossed the window ran on that clock too);
+     * a pass whose clock did not advance is left out by the median */
+    {
+        double w[3], t[3];
+        mb_pb_cpu_pass(100, 4, 1.0, 1.5, &w[0], &t[0]); /* 5 calls of 100 in 0.5 s */
+        EXPECT_NEAR(w[0], 500, 1e-12);
+        EXPECT_NEAR(t[0], 0.5, 1e-12);
+        mb_pb_cpu_pass(100, 0, 2.0, 2.25, &w[1], &t[1]); /* one call, past the window */
+        EXPECT_NEAR(w[1], 100, 1e-12);
+        EXPECT_NEAR(t[1], 0.25, 1e-12);
+        mb_pb_cpu_pass(100, 3, 3.0, 3.0, &w[2], &t[2]); /* the clock did not move */
+        EXPECT(t[2] == 0);
+        EXPECT_NEAR(mb_pb_median_rate(w, t, 3), 700, 1e-9); /* 1000 and 400: (1000 + 400) / 2 */
+        mb_pb_cpu_pass(100, 3, NAN, 3.0, &w[2], &t[2]); /* no clock: not counted */
+        EXPECT(t[2] == 0);
     }
     return TEST_EXIT();
 }

@@ -131,6 +131,15 @@ int main(int argc, char **argv)
             test_failures++;
         }
     }
+    /* the model's read-stream rate (the matrix-vector kernels' reads): a finite rate, the slowest rank's on
+     * every rank (a small matrix here: the rate is the cache's, the arithmetic is what is checked) */
+    double rr = mb_pb_read_rate(MPI_COMM_WORLD, (size_t)2 << 20, 1024), rlo = rr, rhi = rr;
+    MPI_Allreduce(MPI_IN_PLACE, &rlo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &rhi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (!(rr > 1e7 && rr < 1e13 && rlo == rhi)) {
+        fprintf(stderr, "read-stream rate %g B/s per rank (ranks between %g and %g)\n", rr, rlo, rhi);
+        test_failures++;
+    }
     mb_pb_grid_free(&g);
     MPI_Finalize();
     return TEST_EXIT();
