@@ -78,7 +78,8 @@ mb_launch() {
   mpirun)
     local np=${MB_NP:-${SLURM_NTASKS:-2}}
     cmd=(mpirun -np "$np")
-    [ "$np" -gt "$(nproc)" ] && cmd+=(--oversubscribe)
+    # the PUs we may run on: GNU nproc answers OMP_NUM_THREADS when it is set
+    [ "$np" -gt "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" ] && cmd+=(--oversubscribe)
     ;;
   *) echo "$MB_JOB_SCRIPT: MB_LAUNCHER must be srun or mpirun, not '$how'" >&2; exit 2 ;;
   esac

@@ -11,7 +11,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 export OMPI_MCA_pml_ucx_tls=${OMPI_MCA_pml_ucx_tls:-any} OMPI_MCA_pml_ucx_devices=${OMPI_MCA_pml_ucx_devices:-any}
 oversub=()
-[ "$np" -gt "$(nproc)" ] && oversub=(--oversubscribe)
+# the PUs we may run on: GNU nproc answers OMP_NUM_THREADS when it is set
+[ "$np" -gt "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" ] && oversub=(--oversubscribe)
 mkdir -p results
 out=results/mb-coll-$(date -u +%Y%m%dT%H%M%SZ).h5
 mpirun -np "$np" "${oversub[@]}" "$build/bin/mb-coll" --coll allreduce,allgather,bcast,reduce_scatter_block --algo mpi,shm \

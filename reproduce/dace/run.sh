@@ -154,7 +154,8 @@ elif [ $dace_mpi = 1 ]; then
   dps=${MB_DACE_PS:-1 2} t1=$SECONDS ran=()
   for p in $dps; do
     mpi=(mpirun -np "$p" --bind-to none)
-    [ "$p" -gt "$(nproc)" ] && mpi+=(--oversubscribe)
+    # the PUs we may run on: GNU nproc answers OMP_NUM_THREADS when it is set
+    [ "$p" -gt "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" ] && mpi+=(--oversubscribe)
     if "${mpi[@]}" -x DACE_default_build_folder="$dd/cache" "$dace_py" reproduce/dace/distr/runner.py \
          --scale-down "$spec" --out "$dd" --cache "$dd/cache" ${check[@]+"${check[@]}"} >"$dd/P$p-$stamp.log" 2>&1; then
       ran+=("$p")
