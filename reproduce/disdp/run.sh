@@ -43,8 +43,10 @@
 #                     figure and compare.md (e.g. the one-host rows beside --vcluster's tc rows)
 #     --compute-threads N
 #                     every run's mb-zero --compute-threads N: each worker's OpenBLAS and
-#                     OpenMP threads (default: not passed, mb-zero's default of every PU;
-#                     1: a worker on one core, as one GPU; recorded in each result's /config)
+#                     OpenMP threads, recorded in each result's /config (default: the host's
+#                     PUs / 2 workers, at least 1, wherever the roles share this host's
+#                     cores (one host, --vcluster); with --slurm not passed: mb-zero's
+#                     default, every PU of the worker's node)
 # Emulation (README.md): roles are MPI ranks on this host, each worker's link
 # a token bucket in the collectives' pacing hook (--vcluster: separate
 # namespaced nodes, tc-shaped links). Local runs use the job script, which
@@ -141,6 +143,16 @@ run() {
 }
 t0=$SECONDS
 common=(--model "$model" --micro "$micro" --dir "$dir")
+# Roles sharing this host's cores: each of the 2 workers computes on its
+# share of the PUs. With every PU each (OpenBLAS's pool), 4 GEMM threads on
+# 2 cores yield-spun while idle and starved the agents and the PS: in a quiet
+# A/B (stop 32, one host, small scale, twice each) one thread a worker ran
+# zero3-serial's step 0.158/0.178 s against 0.200/0.211 and disdp's
+# 0.129/0.142 against 0.171/0.174.
+if [ -z "$ct" ] && [ $slurm = 0 ]; then
+  ct=$(( $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) / 2 ))
+  [ "$ct" -ge 1 ] || ct=1
+fi
 [ -z "$ct" ] || common+=(--compute-threads "$ct")
 if [ $vcluster = 1 ]; then
   # vc_up ARGS...: a fresh vcluster with 4 nodes (one per role)
