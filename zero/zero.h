@@ -751,8 +751,6 @@ struct zero_cpu_who {
  * sets: the groups into out (n entries at most), their count (-1: out of
  * memory). */
 int zero_cpu_hosts_of(const struct zero_cpu_who *ranks, int n, struct zero_model_host *out);
-/* A worker's calibration in one go: rate = {GEMM FLOP/s, GEMM FLOPs per
- * CPU s, Adam params/s, Adam params per CPU s}, from the same passes. */
 /* --compute-threads: 0 when 0 <= n <= 4 x the PUs this process may use,
  * else -1 with one line naming the flag in err. */
 int zero_compute_threads_check(long long n, char *err, size_t len);
@@ -762,6 +760,8 @@ int zero_compute_threads_check(long long n, char *err, size_t len);
  * after it (what the run computes on). Call on the worker's compute thread
  * before its calibration and steps (they must use the same count). */
 void zero_compute_threads_apply(int n, int got[2]);
+/* A worker's calibration in one go: rate = {GEMM FLOP/s, GEMM FLOPs per
+ * CPU s, Adam params/s, Adam params per CPU s}, from the same passes. */
 void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps, size_t adam_n, double rate[4]);
 /* Collective over comm (every role): mine_cpu = this worker's GEMM and
  * Adam CPU rates (zero_model_measure_worker; ignored elsewhere); rank 0
