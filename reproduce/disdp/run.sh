@@ -56,19 +56,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2" beside="" ports=2
 source reproduce/opts.sh
-# --compute-threads (a name with a dash, not a shell variable: taken here)
-ct="" args=()
-while [ $# -gt 0 ]; do
-  if [ "$1" = --compute-threads ]; then
-    [ $# -ge 2 ] && [[ $2 =~ ^[0-9]+$ ]] || { echo "run.sh: --compute-threads: '${2:-}' is not a count (N >= 0)" >&2; exit 2; }
-    ct=$2
-    shift 2
-  else
-    args+=("$1")
-    shift
-  fi
-done
-study_opts run.sh "scale slurm vcluster dir out modes rates beside ports" "$0" ${args[@]+"${args[@]}"}
+study_opts run.sh "scale slurm vcluster dir out modes rates beside ports compute-threads=" "$0" "$@"
+ct=$compute_threads
+[ -z "$ct" ] || [[ $ct =~ ^[0-9]+$ ]] || { echo "run.sh: --compute-threads: '$ct' is not a count (N >= 0)" >&2; exit 2; }
 earlier=()
 if [ -n "$beside" ]; then
   [ -d "$beside/results" ] || { echo "run.sh: --beside: '$beside' has no results/ (give an earlier run.sh's --out)" >&2; exit 2; }
