@@ -493,6 +493,17 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "cpu_s_last", st.cpu_s);
     mb_metric_case_dbl(r, cn, "cpu_link_s_last", st.cpu_link_s);
     mb_metric_case_dbl(r, cn, "cpu_gemm_s_last", st.cpu_gemm_s);
+    /* the last step's backward by what the trainer's thread did: the
+     * compute calls, of them the blocks' recompute, the waits for swapped
+     * activations (link, storage) and for P16/G16 */
+    mb_metric_case_dbl(r, cn, "t_b_compute_s", st.bwd_compute_s);
+    mb_metric_case_dbl(r, cn, "t_b_recompute_s", st.bwd_recompute_s);
+    mb_metric_case_dbl(r, cn, "t_b_swapin_wait_s", st.bwd_swapin_s);
+    mb_metric_case_dbl(r, cn, "t_b_stage_wait_s", st.bwd_stage_s);
+    if (!s->run->common.quiet)
+        printf("#   backward %.4f s: compute %.4f (recompute %.4f), swap-in waits %.4f, P16/G16 waits %.4f, "
+               "in the store %.4f (last step)\n", st.bwd_s, st.bwd_compute_s, st.bwd_recompute_s, st.bwd_swapin_s,
+               st.bwd_stage_s, st.store_caller_s);
     if (!s->run->common.quiet)
         printf("#   %.1f tokens/s, %.3g FLOP/s = %.2f of cblas_sgemm's %.3g on the block's GEMMs\n",
                s->step_s > 0 ? tokens / s->step_s : 0, s->step_s > 0 ? s->compute_flops / s->step_s : 0,

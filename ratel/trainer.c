@@ -202,6 +202,7 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
             return -1;
         }
         struct nn_layer_account a;
+        nn_layer_set_stage_times(t->layer[i], &t->stimes); /* (two clock reads a stage) */
         nn_layer_account(t->layer[i], &a);
         t->np[i] = a.params;
         t->max_np = a.params > t->max_np ? a.params : t->max_np;

@@ -80,6 +80,8 @@ struct ratel_trainer {
     char (*lname)[32];
     struct ratel_trainer_stats st;
     double gemm_cpu;                     /* this pass's GEMM CPU-s (tr_cpu_gemm) */
+    struct nn_stage_times stimes;        /* every layer's fused stages, accumulated (recompute
+                                          * in backward: its forward stages) */
 };
 
 /* Every staging slot's transfer finished (its errors reported; the slots

@@ -517,9 +517,20 @@ static int land(struct ratel_trainer *t, int i, int g, char *err, size_t errlen)
     return rc;
 }
 
+/* The fused blocks' forward stages' seconds so far (in backward: the
+ * recompute) and their backward stages'. */
+static double stage_sum(const struct nn_stage_times *st, int bwd)
+{
+    double s = 0;
+    for (int k = bwd ? NN_ST_BWD_COPIES : 0; k < (bwd ? NN_STAGE_COUNT : NN_ST_BWD_COPIES); k++)
+        s += st->t[k];
+    return s;
+}
+
 static int backward(struct ratel_trainer *t, double *recompute, char *err, size_t errlen)
 {
     int cur = 0, top = t->nl - 1, prev = -1, prev_g = 0;
+    t->st.bwd_compute_s = t->st.bwd_recompute_s = t->st.bwd_swapin_s = t->st.bwd_stage_s = 0;
     if (stage_begin(t, top, 0, err, errlen) || stage_mid(t, top, 0, err, errlen))
         return -1;
     t->rd_next = t->rd_used = 0;
@@ -530,14 +541,22 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
         if (i > 0 && stage_begin(t, i - 1, s ^ 1, err, errlen))
             return -1;
         struct nn_layer *l = t->layer[i];
+        double w0 = mb_now();
         nn_layer_bind_params(l, stage_ready(t, i, s));
         if (t->o.system != RATEL_SYS_NO_OFFLOAD && k >= 2)
             mb_link_wait(t->link, t->g16_tk[g]);
+        double w1 = mb_now();
+        t->st.bwd_stage_s += w1 - w0;
+        tr_span(t, "wait", "p16+g16", w0, w1);
         nn_layer_bind_grads(l, t->dev_g16[g]);
         nn_layer_zero_grad(l);
         if (t->release_acts && i > 0 && swap_in(t, i, k & 1, err, errlen) != 0)
             return -1;
+        double w2 = mb_now();
+        t->st.bwd_swapin_s += w2 - w1;
+        tr_span(t, "wait", "swap-in", w1, w2);
         *recompute += nn_layer_recompute_flops(l);
+        double rc0 = stage_sum(&t->stimes, 0);
         double c0 = own_cpu(t), t0 = mb_now();
         int rc;
         if (i == top)
@@ -547,8 +566,13 @@ static int backward(struct ratel_trainer *t, double *recompute, char *err, size_
             cur ^= 1;
         } else
             rc = nn_layer_backward(l, t->dh[cur], NULL);
+        double t1 = mb_now(), rcs = stage_sum(&t->stimes, 0) - rc0;
         t->gemm_cpu += own_cpu(t) - c0;
-        tr_span(t, "bwd", t->lname[i], t0, mb_now());
+        t->st.bwd_compute_s += t1 - t0;
+        t->st.bwd_recompute_s += rcs;
+        tr_span(t, "bwd", t->lname[i], t0, t1);
+        if (rcs > 0) /* (inside the bwd span, first: the recompute runs before the backward stages) */
+            tr_span(t, "recompute", t->lname[i], t0, t0 + rcs);
         if (rc != 0) {
             snprintf(err, errlen, "layer %d: backward failed", i);
             return -1;
