@@ -3,6 +3,7 @@
  * the per-layer masks a trainer releases by. */
 #include "ratel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const act_names[RATEL_ACT_COUNT] = {"ratel", "swap-all", "inter-block",
@@ -48,15 +49,58 @@ static int fixed(const struct ratel_model *m, const struct ratel_hw *hw,
     return 0;
 }
 
+/* Algorithm 1 (capped at cap when capped) over the table
+ * with each group (same layer, same nonzero group) merged into one unit,
+ * the choice expanded back: a group's units all swapped or none. */
+static int walk_grouped(const struct ratel_model *m, const struct ratel_hw *hw,
+                        const struct ratel_unit *u, int n, enum ratel_case1 c1, int capped,
+                        double cap, unsigned char *swap, struct ratel_choice *out)
+{
+    if (n < 0)
+        return -1;
+    struct ratel_unit *g = malloc(((size_t)n + 1) * sizeof(*g));
+    int *of = malloc(((size_t)n + 1) * sizeof(*of));
+    unsigned char *gs = calloc((size_t)n + 1, 1);
+    int ng = 0, rc = -1;
+    if (!g || !of || !gs)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        int k = -1;
+        for (int j = 0; u[i].group && j < i && k < 0; j++)
+            if (u[j].group == u[i].group && u[j].layer == u[i].layer)
+                k = of[j];
+        if (k < 0) {
+            k = ng++;
+            g[k] = u[i];
+        } else {
+            g[k].bytes += u[i].bytes;
+            g[k].flops += u[i].flops;
+        }
+        of[i] = k;
+    }
+    rc = !capped ? ratel_algorithm1(m, hw, g, ng, c1, gs, out)
+                 : ratel_algorithm1_capped(m, hw, g, ng, c1, cap, gs, out);
+    if (rc == 0) {
+        out->nswap = 0;
+        for (int i = 0; i < n; i++)
+            out->nswap += swap[i] = gs[of[i]];
+    }
+out:
+    free(g);
+    free(of);
+    free(gs);
+    return rc;
+}
+
 int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out)
 {
     switch (act) {
     case RATEL_ACT_RATEL:
-        return ratel_algorithm1(m, hw, u, n, c1, swap, out);
+        return walk_grouped(m, hw, u, n, c1, 0, 0, swap, out);
     case RATEL_ACT_HOST_ONLY:
-        return ratel_algorithm1_capped(m, hw, u, n, c1, hw->mem_avail, swap, out);
+        return walk_grouped(m, hw, u, n, c1, 1, hw->mem_avail, swap, out);
     case RATEL_ACT_SWAP_ALL:
     case RATEL_ACT_INTER_BLOCK:
     case RATEL_ACT_RECOMPUTE_ALL:

@@ -54,6 +54,12 @@ struct ratel_unit {
     double bytes, flops;
     int inter;           /* 1: an inter-block activation (a block's input) */
     int layer, tensor;   /* nn layer index; intra tensor index (-1: inter) */
+    /* 0: the unit stands alone. Otherwise the units of one layer sharing
+     * a group are one step of nn's partial recompute: the step reruns
+     * (all their FLOPs spent) unless every one of them is present, so
+     * ratel_act_choose swaps them together or not at all (their FLOPs
+     * summed are the group's; how they are split among them is moot) */
+    int group;
 };
 
 /* ===== iteration-time model (Eqs. 1-5) ================================== */
@@ -182,7 +188,10 @@ const char *ratel_act_name(enum ratel_act a);
 /* A name above: 0 and *out, or -1. */
 int ratel_act_parse(const char *s, enum ratel_act *out);
 /* swap[] and the choice (priced by the model) under policy act. -1: a
- * bad table, or host-only when A_interBlock does not fit in MEM_avail. */
+ * bad table, or host-only when A_interBlock does not fit in MEM_avail.
+ * Algorithm 1 (ratel, host-only) walks the grouped units (ratel_unit's
+ * group) as one unit each, bytes and FLOPs summed, and swaps each group
+ * whole; choice's nswap counts the table's units. */
 int ratel_act_choose(enum ratel_act act, const struct ratel_model *m, const struct ratel_hw *hw,
                      const struct ratel_unit *u, int n, enum ratel_case1 c1,
                      unsigned char *swap, struct ratel_choice *out);
@@ -223,6 +232,11 @@ unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char
 
 /* Units of cfg at micro-batch B: per block its input (inter) and its 9
  * intra tensors, the head's input and 3 intra tensors (nn_gpt_intra_*).
+ * Grouped as nn's partial recompute reruns them (group): a block's
+ * xhat1+rstd1 (layer norm 1), qkv, probs+att (attention), and
+ * xhat2+rstd2+h1+gl (the output projection, layer norm 2, W1 and GELU:
+ * W1's step reads the y that layer norm 2's leaves in the workspace, so
+ * it pulls that step in); the head's three (its whole forward reruns).
  * Writes at most max; returns the count (call with max 0 to size). */
 int ratel_gpt_units(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                     struct ratel_unit *out, int max);
@@ -364,6 +378,13 @@ struct ratel_trainer_stats {
     /* the store's Adam alone (its update callback), the last step: with the
      * serial order, the part of store_caller_s that is not storage traffic */
     double update_s;
+    /* the last step's backward decomposed (the trainer's thread): the
+     * compute calls (recompute included), of them the blocks' recompute
+     * (their fused forward stages rerun inside backward), the waits for
+     * swapped activations to come back (link, and storage for spilled
+     * ones), and for the layer's P16 and the G16 slot. bwd_s less these and
+     * store_caller_s is the rest (bookkeeping, G16 copies queued). */
+    double bwd_compute_s, bwd_recompute_s, bwd_swapin_s, bwd_stage_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
     uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
     uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */

@@ -4,6 +4,17 @@
  * so 13B..412B need no allocation). */
 #include "ratel.h"
 
+/* A block's intra tensors (xhat1, rstd1, qkv, probs, att, xhat2, rstd2,
+ * h1, gl) by the step of nn's partial recompute that rebuilds them
+ * (nn/intra.c, block_steps_needed): layer norm 1; the QKV GEMM; the
+ * attention; the output projection with layer norm 2 and W1 with GELU,
+ * one group because a rerun W1 step pulls the layer-norm-2 step in. Per
+ * tensor the FLOPs said only which step they belong to: swapping h1
+ * (W1's output) without gl (0 FLOPs, never picked alone) reran W1 all
+ * the same, so the model counted recompute saved that backward still
+ * spent (tests/unit/test_ratel_swap.c checks the groups against nn). */
+static const int block_group[9] = {1, 1, 2, 3, 3, 4, 4, 4, 4};
+
 int ratel_gpt_units(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                     struct ratel_unit *out, int max)
 {
@@ -14,14 +25,15 @@ int ratel_gpt_units(const struct nn_gpt_config *cfg, int B, struct nn_precision 
         /* the input: recomputing it would mean rerunning every layer below,
          * so it carries no FLOPs here and is never worth dropping */
         if (n < max)
-            out[n] = (struct ratel_unit){(double)a.act_inter_bytes, 0, 1, l, -1};
+            out[n] = (struct ratel_unit){(double)a.act_inter_bytes, 0, 1, l, -1, 0};
         n++;
         for (int i = 0; i < nn_gpt_intra_count(cfg, l); i++) {
             uint64_t bytes;
             double flops;
             nn_gpt_intra_account(cfg, B, prec, l, i, &bytes, &flops);
             if (n < max)
-                out[n] = (struct ratel_unit){(double)bytes, flops, 0, l, i};
+                out[n] = (struct ratel_unit){(double)bytes, flops, 0, l, i,
+                                             l == cfg->layers + 1 ? 1 : block_group[i]};
             n++;
         }
     }

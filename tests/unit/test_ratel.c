@@ -91,7 +91,7 @@ static void table(struct ratel_unit *u, struct ratel_model *m, struct nn_rng *r,
         /* inter-block units: the lowest OB, but not 0, so that swapping
          * everything can be best (case 2) under either reading */
         double f = inter ? 5 * b : r ? 20000 * nn_rng_uniform(r) : 1000.0 * (NU - i);
-        u[i] = (struct ratel_unit){b, f, inter, i / 2, inter ? -1 : i};
+        u[i] = (struct ratel_unit){b, f, inter, i / 2, inter ? -1 : i, 0};
         flops += f;
         bytes += b;
     }
@@ -471,8 +471,8 @@ static void test_host_arena(void)
 {
     /* units: 100 (inter), 30, 50, 64, 200 bytes; rounded to 64: 128, 64,
      * 64, 64, 256, so the padding is 28 + 34 + 14 + 0 + 56 = 132 */
-    struct ratel_unit u[5] = {{100, 0, 1, 1, -1}, {30, 300, 0, 1, 0}, {50, 400, 0, 1, 1},
-                              {64, 320, 0, 1, 2}, {200, 600, 0, 1, 3}};
+    struct ratel_unit u[5] = {{100, 0, 1, 1, -1, 0}, {30, 300, 0, 1, 0, 0}, {50, 400, 0, 1, 1, 0},
+                              {64, 320, 0, 1, 2, 0}, {200, 600, 0, 1, 3, 0}};
     EXPECT(near(ratel_host_pad_bytes(u, 5), 132));
     /* 1000 free between steps; the step peaked at 700 above its mark, of
      * which 576 its activations as allocated: 124 transient */
@@ -522,8 +522,8 @@ static void test_host_arena(void)
 /* Which swapped units go to storage, by hand: two layers, 544 bytes. */
 static void test_spill(void)
 {
-    struct ratel_unit u[6] = {{100, 0, 1, 1, -1}, {30, 300, 0, 1, 0}, {50, 400, 0, 1, 1},
-                              {100, 0, 1, 2, -1}, {64, 320, 0, 2, 0}, {200, 600, 0, 2, 1}};
+    struct ratel_unit u[6] = {{100, 0, 1, 1, -1, 0}, {30, 300, 0, 1, 0, 0}, {50, 400, 0, 1, 1, 0},
+                              {100, 0, 1, 2, -1, 0}, {64, 320, 0, 2, 0, 0}, {200, 600, 0, 2, 1, 0}};
     unsigned char all[6] = {1, 1, 1, 1, 1, 1}, st[6];
     /* MEM_avail 300: 244 must go; layer 1 whole (180), then layer 2's
      * input (280): 264 left in host memory */
@@ -570,7 +570,7 @@ static void test_stor_rate(void)
     EXPECT(near(ratel_stor_rate(4e9, 0, 0, 0), 1e12));    /* no busy time: no rate measured */
     struct ratel_model m = {.params = 1e9, .flops_fwd = 100e9, .flops_rc_all = 50e9,
                             .act_all = 300e9, .act_inter = 100e9};
-    struct ratel_unit u[2] = {{100e9, 0, 1, 0, -1}, {200e9, 50e9, 0, 0, 0}};
+    struct ratel_unit u[2] = {{100e9, 0, 1, 0, -1, 0}, {200e9, 50e9, 0, 0, 0, 0}};
     unsigned char swap[2];
     struct ratel_choice ch;
     struct ratel_hw hw = {.gemm_flops = 1e9, .link_g2m = 1e30, .link_m2g = 1e30, .mem_avail = 150e9};

@@ -10,6 +10,7 @@
 
 #include "../../ratel/ratel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,18 +134,35 @@ int main(void)
             ok &= nn_layer_forward_head(m->layer[L + 1], m->h[cur], tgt, &loss) == 0;
             ok &= offload(m->layer[L + 1], ratel_layer_mask(u, n, swap, L + 1, NULL), &host,
                           where[L + 1], &swapped) == 0;
-            /* backward, from the head down */
+            /* a group's units swapped together or not at all */
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++)
+                    if (u[i].group && u[j].group == u[i].group && u[j].layer == u[i].layer &&
+                        swap[i] != swap[j]) {
+                        EXPECT(swap[i] == swap[j]);
+                        i = j = n;
+                    }
+            /* backward, from the head down; the FLOPs it recomputes are the
+             * model's FLOP_r for the choice (swapping W1's output h1 without
+             * gl reran W1 all the same, the model counting it saved) */
+            double rc_flops = 0;
             cur = 0;
             ok &= bring_back(m->layer[L + 1], where[L + 1]) == 0;
+            rc_flops += nn_layer_recompute_flops(m->layer[L + 1]);
             ok &= nn_layer_backward(m->layer[L + 1], NULL, m->dh[cur]) == 0;
             for (int i = L; i >= 1; i--) {
                 ok &= bring_back(m->layer[i], where[i]) == 0;
+                rc_flops += nn_layer_recompute_flops(m->layer[i]);
                 ok &= nn_layer_backward(m->layer[i], m->dh[cur], m->dh[1 - cur]) == 0;
                 cur = 1 - cur;
             }
             ok &= nn_layer_backward(m->layer[0], m->dh[cur], NULL) == 0;
             EXPECT(ok);
             EXPECT(loss == loss_ref);
+            EXPECT(fabs(rc_flops - ch.flops_r) <= 1e-9 * mdl.flops_rc_all);
+            if (!(fabs(rc_flops - ch.flops_r) <= 1e-9 * mdl.flops_rc_all))
+                fprintf(stderr, "%s case1=%d: backward recomputes %.0f FLOPs, the model's FLOP_r %.0f\n",
+                        ratel_act_name((enum ratel_act)act), c1, rc_flops, ch.flops_r);
             /* what was swapped is what the choice says, less the block
              * inputs, which stay in their layers here */
             double inter = 0;
