@@ -7,7 +7,8 @@ METRICS = ("tokens_per_s", "t_f_predicted_s", "t_b_predicted_s", "t_f_measured_s
            "storage_write_bytes", "optimizer_update_s", "hw_stor_read", "t_f_bound", "t_b_bound", "hw_cores",
            "hw_cpu_per_flop", "hw_cpu_store_f_s", "hw_cpu_store_b_s", "cpu_s_last", "cpu_gemm_s_last",
            "cpu_link_s_last", "act_swapped_bytes_last", "act_storage_bytes_last", "policy_act_storage_bytes",
-           "hw_mem_avail_bytes")
+           "hw_mem_avail_bytes", "recompute_flops_last", "t_b_compute_s", "t_b_recompute_s", "t_b_swapin_wait_s",
+           "t_b_stage_wait_s")
 
 
 def rows(paths):
