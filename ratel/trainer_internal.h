@@ -80,6 +80,8 @@ struct ratel_trainer {
     char (*lname)[32];
     struct ratel_trainer_stats st;
     double gemm_cpu;                     /* this pass's GEMM CPU-s (tr_cpu_gemm) */
+    double store_other_cpu;              /* this step's other threads' CPU-s during
+                                          * synchronous store calls (trainer_step.c) */
     struct nn_stage_times stimes;        /* every layer's fused stages, accumulated (recompute
                                           * in backward: its forward stages) */
 };
