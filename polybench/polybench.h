@@ -196,10 +196,14 @@ struct mb_pb_kernel {
     void (*fini)(struct mb_pb_inst *in);
     /* stencils only (NULL elsewhere): the cell updates of one call, whole
      * problem, and the calibration of the model's loop term: this kernel's
-     * own sweep on a cache-resident block, cells per second per rank, every
-     * rank of comm sweeping at once (mb_pb_stencil_cell_rate). Collective. */
+     * own sweep over this rank's own block of in (the cells its time loop
+     * updates, in the arrays it sweeps: the same size, layout and cache
+     * residency), back and forth, every rank of comm sweeping at once
+     * (mb_pb_stencil_cell_rate); cells per second per rank, the same on
+     * every rank. It overwrites in's arrays: mb_pb_reset before a call.
+     * Collective. */
     double (*cells)(const struct mb_pb_sizes *s);
-    double (*cell_rate)(MPI_Comm comm);
+    double (*cell_rate)(struct mb_pb_inst *in, MPI_Comm comm);
 };
 
 struct mb_pb_inst {
