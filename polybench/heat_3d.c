@@ -116,9 +116,12 @@ static double cells(const struct mb_pb_sizes *s)
     return 2.0 * in * in * in * (double)(s->tsteps - 1);
 }
 
-/* the sweep on 8 x 8 columns of depth 128 (126 updated each; two arrays
- * of 100 KiB), the inner loop as long as the medium scale's */
-static double cell_rate(MPI_Comm comm) { return mb_pb_halo2d_cell_rate(comm, 8, 8, 128, 8.0 * 8.0 * 126.0, sweep); }
+/* the sweep on this rank's own block: rl x cl columns of depth N, N - 2 of each updated */
+static double cell_rate(struct mb_pb_inst *in, MPI_Comm comm)
+{
+    const struct mb_pb_halo2d *h = in->priv;
+    return mb_pb_halo2d_cell_rate(in, comm, (double)(h->depth - 2), sweep);
+}
 
 const struct mb_pb_kernel mb_pb_kernel_heat_3d = {
     .name = "heat_3d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,

@@ -134,21 +134,12 @@ static void traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, str
 /* two sweeps a step over the N - 2 inner cells */
 static double cells(const struct mb_pb_sizes *s) { return 2.0 * (double)(s->d[0] - 2) * (double)(s->tsteps - 1); }
 
-/* the sweep on 8192 cells (two arrays of 64 KiB: the cache's) */
-static double cell_rate(MPI_Comm comm)
+/* the sweep on this rank's own cells lo..hi of its own arrays (what run sweeps) */
+static double cell_rate(struct mb_pb_inst *in, MPI_Comm comm)
 {
-    enum { NC = 8192 };
-    double *x = malloc((NC + 2) * sizeof(double)), *y = malloc((NC + 2) * sizeof(double)), rate = NAN;
-    int ok = x && y, all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-    if (all) {
-        for (int i = 0; i < NC + 2; i++)
-            x[i] = y[i] = 1.0;
-        const struct mb_pb_rect r = {0, 0, 1, NC};
-        rate = mb_pb_stencil_cell_rate(comm, NULL, sweep, x, y, &r, NC);
-    }
-    free(x), free(y);
-    return rate;
+    struct j1 *s = in->priv;
+    const struct mb_pb_rect r = {0, 0, s->lo, s->hi};
+    return mb_pb_stencil_cell_rate(comm, s, sweep, s->a, s->b, &r, (double)(s->hi - s->lo + 1));
 }
 
 static void fini(struct mb_pb_inst *in)

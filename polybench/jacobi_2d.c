@@ -92,8 +92,8 @@ static double cells(const struct mb_pb_sizes *s)
     return 2.0 * (double)(s->d[0] - 2) * (double)(s->d[0] - 2) * (double)(s->tsteps - 1);
 }
 
-/* the sweep on a 128 x 128 block (two arrays of 132 KiB) */
-static double cell_rate(MPI_Comm comm) { return mb_pb_halo2d_cell_rate(comm, 128, 128, 1, 128.0 * 128.0, sweep); }
+/* the sweep on this rank's own block */
+static double cell_rate(struct mb_pb_inst *in, MPI_Comm comm) { return mb_pb_halo2d_cell_rate(in, comm, 1.0, sweep); }
 
 const struct mb_pb_kernel mb_pb_kernel_jacobi_2d = {
     .name = "jacobi_2d", .variant = "halo", .nd = 1, .dim_names = {"N"}, .base = {500}, .scaled = 1,

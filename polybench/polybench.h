@@ -118,18 +118,25 @@ double mb_pb_median_rate(const double *work, const double *secs, int n);
  * slowest rank's; NaN when a rank counted none. Collective. */
 double mb_pb_window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
                          void *ctx);
-/* mb_pb_window_rate with each pass timed on the rank's own CPU clock
+/* mb_pb_window_rate's loop with each pass timed on the rank's own CPU clock
  * (CLOCK_THREAD_CPUTIME_ID, read at the pass's start and after its last
  * call, mb_pb_cpu_pass): the rate while the rank runs, so a pass in which
  * another process (mpirun, a neighbour) took the rank's core off it does
- * not read slow. For the stencils' cache-resident cell rates, whose ranks
- * share nothing while they sweep. Collective. */
+ * not read slow. 11 passes, every rank's gathered; the result is
+ * mb_pb_slowest_median's (the slowest rank in each pass, as the timed
+ * kernels' slowest rank in each call, then the median over the passes),
+ * the same on every rank. For the stencils' cell rates. Collective. */
 double mb_pb_window_cpu_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
                              void *ctx);
 /* One CPU-timed pass: work = work_per_call * (done + 1) (the calls that
  * ended inside the window and the one that crossed it, all on the rank's
  * CPU clock), secs = cpu1 - cpu0, or 0 when cpu1 <= cpu0 (not counted). */
 void mb_pb_cpu_pass(double work_per_call, long done, double cpu0, double cpu1, double *work, double *secs);
+/* rates[q * n + p]: rank q's rate in pass p (nranks x n). The median over
+ * the passes of each pass's slowest rank, counting only the passes in
+ * which every rank's rate is > 0 (0 or NaN: the pass is dropped; at most
+ * 64 passes); NaN when none counts. */
+double mb_pb_slowest_median(const double *rates, int nranks, int n);
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);
@@ -189,10 +196,14 @@ struct mb_pb_kernel {
     void (*fini)(struct mb_pb_inst *in);
     /* stencils only (NULL elsewhere): the cell updates of one call, whole
      * problem, and the calibration of the model's loop term: this kernel's
-     * own sweep on a cache-resident block, cells per second per rank, every
-     * rank of comm sweeping at once (mb_pb_stencil_cell_rate). Collective. */
+     * own sweep over this rank's own block of in (the cells its time loop
+     * updates, in the arrays it sweeps: the same size, layout and cache
+     * residency), back and forth, every rank of comm sweeping at once
+     * (mb_pb_stencil_cell_rate); cells per second per rank, the same on
+     * every rank. It overwrites in's arrays: mb_pb_reset before a call.
+     * Collective. */
     double (*cells)(const struct mb_pb_sizes *s);
-    double (*cell_rate)(MPI_Comm comm);
+    double (*cell_rate)(struct mb_pb_inst *in, MPI_Comm comm);
 };
 
 struct mb_pb_inst {

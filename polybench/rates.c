@@ -34,13 +34,37 @@ static double thread_cpu(void)
     return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + 1e-9 * (double)t.tv_nsec : NAN;
 }
 
-/* cpu: each pass in the rank's own CPU seconds (mb_pb_window_cpu_rate) instead of wall seconds */
+double mb_pb_slowest_median(const double *rates, int nranks, int n)
+{
+    double r[64];
+    int m = 0;
+    for (int p = 0; p < n && m < 64; p++) {
+        double slowest = INFINITY;
+        int counted = nranks > 0;
+        for (int q = 0; q < nranks && counted; q++) {
+            double x = rates[(size_t)q * (size_t)n + (size_t)p];
+            if (!(x > 0)) /* NaN or 0 on any rank: the pass is not counted */
+                counted = 0;
+            else if (x < slowest)
+                slowest = x;
+        }
+        if (counted)
+            r[m++] = slowest;
+    }
+    return mb_median(r, (size_t)m); /* NaN when no pass counted */
+}
+
+/* The wall-clocked passes (dgemm, read stream): PASSES_WALL passes, each rank's median, then the slowest
+ * rank's. The CPU-clocked ones (the stencils' cell rates): PASSES_CPU passes, the slowest rank's rate in
+ * each pass (as the timed kernel's slowest rank in each call), then the median over the passes. */
+enum { PASSES_WALL = 5, PASSES_CPU = 11 };
+
 static double window_rate(MPI_Comm comm, double window, double work_per_call, void (*call)(void *ctx, long k),
                           void *ctx, int cpu)
 {
-    enum { PASSES = 5 };
-    double work[PASSES], secs[PASSES];
-    for (int p = -1; p < PASSES; p++) { /* p = -1: the warm-up */
+    const int passes = cpu ? PASSES_CPU : PASSES_WALL;
+    double work[PASSES_CPU], secs[PASSES_CPU];
+    for (int p = -1; p < passes; p++) { /* p = -1: the warm-up */
         MPI_Barrier(comm);
         double t0 = MPI_Wtime(), last = t0, c0 = cpu ? thread_cpu() : 0;
         long done = 0;
@@ -57,7 +81,20 @@ static double window_rate(MPI_Comm comm, double window, double work_per_call, vo
         else if (p >= 0)
             work[p] = work_per_call * (double)done, secs[p] = last - t0;
     }
-    double rate = mb_pb_median_rate(work, secs, PASSES);
+    if (cpu) {
+        int nranks;
+        MPI_Comm_size(comm, &nranks);
+        double mine[PASSES_CPU], *all = malloc((size_t)nranks * PASSES_CPU * sizeof(double));
+        if (!all)
+            mb_die(1, "out of memory gathering %d ranks' calibration passes", nranks);
+        for (int p = 0; p < passes; p++)
+            mine[p] = secs[p] > 0 && work[p] > 0 ? work[p] / secs[p] : 0; /* 0: the pass is not counted */
+        MPI_Allgather(mine, passes, MPI_DOUBLE, all, passes, MPI_DOUBLE, comm);
+        double rate = mb_pb_slowest_median(all, nranks, passes); /* the same on every rank */
+        free(all);
+        return rate;
+    }
+    double rate = mb_pb_median_rate(work, secs, passes);
     if (!(rate > 0)) /* a rank without a rate counts 0: the result is then NaN */
         rate = 0;
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, comm); /* the slowest rank's */

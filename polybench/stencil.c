@@ -184,23 +184,15 @@ double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
                                double *x, double *y, const struct mb_pb_rect *r, double cells)
 {
     struct sweep_call c = {state, sweep, x, y, r};
-    return mb_pb_window_cpu_rate(comm, 0.02 /* s: thousands of sweeps of a cache-resident block */, cells, sweep_call, &c);
+    /* 20 ms windows: hundreds of sweeps of jacobi_1d's and jacobi_2d's medium blocks, a few of heat_3d's */
+    return mb_pb_window_cpu_rate(comm, 0.02, cells, sweep_call, &c);
 }
 
-double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,
+double mb_pb_halo2d_cell_rate(struct mb_pb_inst *in, MPI_Comm comm, double per_column,
                               void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r))
 {
-    struct mb_pb_halo2d h = {.n = depth, .depth = depth, .rl = rl, .cl = cl, .ld = (cl + 2) * depth};
-    size_t len = (size_t)((rl + 2) * h.ld);
-    double *x = malloc(len * sizeof(double)), *y = malloc(len * sizeof(double)), rate = NAN;
-    int ok = x && y, all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm); /* every rank calibrates, or none */
-    if (all) {
-        for (size_t i = 0; i < len; i++)
-            x[i] = y[i] = 1.0;
-        const struct mb_pb_rect r = {1, rl, 1, cl};
-        rate = mb_pb_stencil_cell_rate(comm, &h, sweep, x, y, &r, cells);
-    }
-    free(x), free(y);
-    return rate;
+    struct mb_pb_halo2d *h = in->priv;
+    const struct mb_pb_rect r = {h->ilo, h->ihi, h->jlo, h->jhi}; /* what mb_pb_halo2d_run sweeps */
+    double cells = (double)(h->ihi - h->ilo + 1) * (double)(h->jhi - h->jlo + 1) * per_column;
+    return mb_pb_stencil_cell_rate(comm, h, sweep, h->a, h->b, &r, cells);
 }

@@ -31,21 +31,23 @@ struct mb_pb_stencil {
 int mb_pb_stencil_run(const struct mb_pb_inst *in, const void *state, const struct mb_pb_stencil *st);
 
 /* The model's loop term: cells per second of sweep over r (cells cells a
- * sweep) back and forth between x and y, a block small enough for the
- * cache, every rank of comm sweeping from one barrier: a warm-up, then 5
- * passes of 20 ms, each timed on the rank's CPU clock
- * (mb_pb_window_cpu_rate: time another process had the core is not
- * counted); each rank's median pass, the slowest rank's (NaN if a rank
- * finished none).
- * Calibration only, never the timed samples. Collective. */
+ * sweep) back and forth between x and y, every rank of comm sweeping from
+ * one barrier: a warm-up, then 11 passes of 20 ms, each timed on the
+ * rank's CPU clock (mb_pb_window_cpu_rate: time another process had the
+ * core is not counted); the median over the passes of each pass's slowest
+ * rank (NaN if none counts). The kernels call it on their own block (the
+ * kernel's cell_rate, from mb-polybench's set-up of the case, right
+ * before its samples). Calibration only, never the timed samples.
+ * Collective. */
 double mb_pb_stencil_cell_rate(MPI_Comm comm, const void *state,
                                void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r),
                                double *x, double *y, const struct mb_pb_rect *r, double cells);
-/* the same on a halo2d-shaped block of rl x cl x depth cells (ghost frame
- * included; every cell 1.0, a fixed point of jacobi_2d's and heat_3d's
- * sweeps): the cells of rows and columns 1..rl, 1..cl (heat_3d's sweep
- * skips the first and last of depth itself). Collective. */
-double mb_pb_halo2d_cell_rate(MPI_Comm comm, long long rl, long long cl, long long depth, double cells,
+/* the same on in's own halo2d block (in->priv, a struct mb_pb_halo2d):
+ * its arrays a and b, its update region ilo..ihi x jlo..jhi (what
+ * mb_pb_halo2d_run sweeps), per_column cells counted per (i, j) (jacobi_2d
+ * 1; heat_3d depth - 2, its sweep skipping the first and last of depth).
+ * Overwrites a and b. Collective. */
+double mb_pb_halo2d_cell_rate(struct mb_pb_inst *in, MPI_Comm comm, double per_column,
                               void (*sweep)(const void *state, const double *x, double *y, const struct mb_pb_rect *r));
 
 /* Splits upd into part[0], the cells whose stencil reads no ghost (rows

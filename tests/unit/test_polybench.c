@@ -311,5 +311,21 @@ int main(void)
         mb_pb_cpu_pass(100, 3, NAN, 3.0, &w[2], &t[2]); /* no clock: not counted */
         EXPECT(t[2] == 0);
     }
+    /* the stencils' rate over the ranks: each pass's slowest rank, then the median over the passes (not each
+     * rank's median, then the slowest: min(8, 8) = 8 for r, where each pass has one rank at 2); a pass with a 0
+     * or NaN on any rank is dropped */
+    {
+        const double r[2 * 3] = {/* rank 0 */ 2, 8, 8,
+                                 /* rank 1 */ 8, 2, 8};
+        EXPECT_NEAR(mb_pb_slowest_median(r, 2, 3), 2, 1e-12); /* slowest 2, 2, 8 */
+        const double r4[2 * 4] = {2, 8, 8, 6, 8, 2, 8, 6};
+        EXPECT_NEAR(mb_pb_slowest_median(r4, 2, 4), 4, 1e-12); /* slowest 2, 2, 8, 6: (2 + 6) / 2 */
+        EXPECT_NEAR(mb_pb_slowest_median(r, 1, 3), 8, 1e-12);  /* one rank: its median */
+        const double z[2 * 3] = {3, 0, 2, 6, 5, NAN};
+        EXPECT_NEAR(mb_pb_slowest_median(z, 2, 3), 3, 1e-12); /* pass 0: min(3, 6); passes 1, 2 dropped */
+        const double bad[2 * 2] = {0, NAN, 1, 1};
+        EXPECT(isnan(mb_pb_slowest_median(bad, 2, 2)));       /* no pass counts */
+        EXPECT(isnan(mb_pb_slowest_median(r, 0, 3)));          /* no rank */
+    }
     return TEST_EXIT();
 }
