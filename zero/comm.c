@@ -1,8 +1,8 @@
 /* The workers' collective requests: mb_coll_start's ring allgather and
  * reduce_scatter_block, paced and counted by the pacing hook, advanced by
  * the compute thread (poll) or by a progress thread (thread). A waiter
- * polls and sleeps 20 us between rounds (or until the pacer's next send
- * time), never spins. */
+ * polls and sleeps 20 us between rounds while a transfer is under way
+ * (else until the pacer's next send time), never spins. */
 #include "zero.h"
 
 #include <errno.h>
@@ -18,6 +18,7 @@ struct zero_req {
     int layer;
     uint64_t recv_bytes;       /* the ring's (W-1) blocks, counted at completion */
     int done, failed;          /* set by whoever advances it (under mu in THREAD) */
+    int paced;                 /* its last advance stopped at the pacer (a send not yet due) */
     struct zero_req *next;
 };
 
@@ -30,6 +31,7 @@ struct zero_comm {
     double ready_at, paced_s;
     double late_s;             /* sum over paced sends of (release - ready_at) */
     uint64_t sent;             /* bytes the hook let go */
+    struct zero_req *cur;      /* the request being advanced (the hook's caller) */
     struct mb_coll_pace hook;
     /* in flight, in start order */
     struct zero_req *head;
@@ -58,7 +60,7 @@ static int pace_fn(void *ctx, size_t bytes)
             c->held = 1;
         }
         if (now < c->ready_at)
-            return 0;
+            return c->cur ? (c->cur->paced = 1, 0) : 0;
         c->held = 0;
         c->late_s += now - c->ready_at; /* the advancing thread came back late */
     }
@@ -78,7 +80,10 @@ static int advance_all(struct zero_comm *c)
             continue;
         if (locked)
             pthread_mutex_unlock(&c->mu);
+        c->cur = r; /* the owner thread's own: pace_fn marks it */
+        r->paced = 0;
         int rc = mb_coll_progress(r->q), ok = 1;
+        c->cur = NULL;
         if (rc != 0) {
             ok = mb_coll_req_wait(r->q) == MPI_SUCCESS && rc == 1;
             r->q = NULL;
@@ -96,10 +101,18 @@ static int advance_all(struct zero_comm *c)
     return any;
 }
 
-/* How long to sleep before the next round: the pacer's send time when a
- * send is held, else a short nap. */
+/* How long to sleep before the next round: a short nap while any request
+ * waits on MPI (its send posted, the peer's message or a rendezvous to
+ * advance: this thread is the only one that advances it), else the
+ * pacer's send time when a send is held. Sleeping to the send time while
+ * another request's transfer was under way left that transfer unadvanced
+ * for up to 1 ms (issue 19: with the next gathers and a reduce-scatter in
+ * flight together, one of them is nearly always held). */
 static double next_nap(struct zero_comm *c)
 {
+    for (struct zero_req *r = c->head; r; r = r->next)
+        if (!r->done && !r->paced)
+            return NAP_S;
     double left = c->held ? c->ready_at - mb_now() : NAP_S;
     return left > NAP_S ? (left < 1e-3 ? left : 1e-3) : NAP_S;
 }

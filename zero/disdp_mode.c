@@ -2,8 +2,8 @@
  * zero/'s GPT workers. A worker's compute thread runs zero_micro_pass and
  * makes no MPI call: before each layer's forward and backward its agent
  * has pulled the layer's fp32 parameters into the layer's buffer (the
- * next use's pull is posted ahead, so it flies during this layer's
- * compute), and after the last micro-batch's backward it pushes the
+ * next ZERO_PREFETCH uses' pulls are posted ahead, so they fly during this
+ * layer's compute), and after the last micro-batch's backward it pushes the
  * layer's gradient (the int32 fixed-point sums with --agg fixed, as
  * zero_grad_collect makes them, else nn's fp32 sum). Switch ranks sum and
  * multicast; PS ranks own the layers round-robin and run Adam on them
@@ -37,18 +37,10 @@ struct dmode {
     struct nn_workspace *ws;    /* PS: for drawing the initial parameters */
 };
 
-/* Use u of a step: micro-batch u / 2L, forward of layer u % 2L for the
- * first L, then backward from the head down (zero3.c's order). */
-static int use_layer(const struct zero_run *z, int u)
-{
-    int k = u % (2 * z->L);
-    return k < z->L ? k : 2 * z->L - 1 - k;
-}
-
 static int pull_for(struct dmode *d, int u)
 {
     struct zero_run *z = d->z;
-    int i = use_layer(z, u);
+    int i = zero_use_layer(z, u);
     enum mb_disdp_phase ph = u % (2 * z->L) < z->L ? MB_DISDP_FWD : MB_DISDP_BWD;
     if (d->pull[u])
         return 0;
@@ -83,8 +75,12 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     struct dmode *d = z->mode_state;
     int u = d->u++, U = d->nmb * 2 * z->L;
     (void)fwd;
-    if (pull_for(d, u) != 0 ||
-        (u + 1 < U && use_layer(z, u + 1) != use_layer(z, u) && pull_for(d, u + 1) != 0))
+    /* this use's pull and the next ZERO_PREFETCH uses' (each into its
+     * own buffer), so the paced link copies them back to back */
+    int ok = pull_for(d, u) == 0;
+    for (int k = 1, n = zero_prefetch_ahead(z, u, U); ok && k <= n; k++)
+        ok = pull_for(d, u + k) == 0;
+    if (!ok)
         return snprintf(err, len, "layer %d: no parameter buffer free or out of memory posting a pull", i), -1;
     struct mb_disdp_op *op = d->pull[u];
     d->pull[u] = NULL;

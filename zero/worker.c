@@ -440,6 +440,26 @@ int zero_micro_pass(struct zero_run *z, const struct zero_pass_hooks *h, double 
 #undef FAILED
 }
 
+int zero_use_layer(const struct zero_run *z, int u)
+{
+    int k = u % (2 * z->L);
+    return k < z->L ? k : 2 * z->L - 1 - k;
+}
+
+int zero_prefetch_ahead(const struct zero_run *z, int u, int U)
+{
+    int n = 0;
+    for (int k = 1; k <= ZERO_PREFETCH && u + k < U; k++) {
+        int li = zero_use_layer(z, u + k), clash = 0;
+        for (int j = 0; j < k && !clash; j++)
+            clash = zero_use_layer(z, u + j) == li;
+        if (clash)
+            break;
+        n = k;
+    }
+    return n;
+}
+
 /* ---- one block's pass: --link-gbps auto and the model's compute rate ------ */
 
 double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)

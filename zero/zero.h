@@ -154,13 +154,21 @@ int zero_run_step(struct zero_run *z, char *err, size_t len);
 void zero_run_free(struct zero_run *z);
 
 /* Full-size buffers a worker keeps: ZERO_PARAM_BUFS gathered layers (the
- * one computing and the next one's gather or pull in flight) and, with
+ * one computing and the next ZERO_PREFETCH uses' gathers or pulls in
+ * flight) and, with
  * one micro-batch per worker, ZERO_GRAD_BUFS gradients (the one being
  * written and the reduce-scatters or pushes in flight; a backward that
  * finds none free waits for the oldest). With several micro-batches the
  * gradients accumulate over them and each layer keeps its own (as FSDP's
  * no_sync). */
-#define ZERO_PARAM_BUFS 2
+#define ZERO_PARAM_BUFS 3
+/* Uses (a layer's forward or backward) whose gather or pull flies ahead
+ * of the one computing in the overlapping modes. Two, not one: at
+ * --link-gbps auto a use's wire time equals its compute, so a transfer
+ * posted one use ahead lands at that use's end at best and any lateness
+ * of the peer or of the thread that advances it is exposed; two keep the
+ * link reserved back to back (issue 19). */
+#define ZERO_PREFETCH (ZERO_PARAM_BUFS - 1)
 #define ZERO_GRAD_BUFS 3
 /* Bytes a worker allocates for o (shards, optimizer state, the pools or
  * the accumulators above, activations, workspace): what --mem-budget
@@ -329,6 +337,14 @@ struct zero_pass_hooks {
     int (*grad_wait)(struct zero_run *z, char *err, size_t len);
 };
 int zero_micro_pass(struct zero_run *z, const struct zero_pass_hooks *h, double *loss, char *err, size_t len);
+/* Uses of a step, in order: micro-batch u / 2L, the forward of layer
+ * u % 2L for the first L, then the backwards from the head down. */
+int zero_use_layer(const struct zero_run *z, int u);
+/* How many uses after u (of U in the step) may have their parameters
+ * fetched now: up to ZERO_PREFETCH, stopping before the first whose layer
+ * is u's or an earlier one's in that window (its one buffer is in use:
+ * the head's forward then backward, layer 0 between micro-batches). */
+int zero_prefetch_ahead(const struct zero_run *z, int u, int U);
 /* After a micro-batch's backward of layer i: with fixed aggregation its
  * gradient is quantized into the int32 sums and zeroed (nn accumulates
  * otherwise). */

@@ -3,7 +3,7 @@
  * gradient reduce-scattered after the last micro-batch's backward, Adam
  * on the own shard. Three modes share the pass:
  *   zero3-serial   each collective blocking, where it is needed;
- *   zero3-overlap  the next layer's gather and the previous layers'
+ *   zero3-overlap  the next two uses' gathers and the previous layers'
  *                  reduce-scatters in flight during compute, advanced
  *                  between GEMMs and layers (--progress poll) or by a progress
  *                  thread (thread);
@@ -35,17 +35,9 @@ struct adam_pool {
     pthread_t *thr;
 };
 
-/* Use u (in a step): micro-batch u / 2L, forward of layer u % 2L for the
- * first L, then backward from the head down. */
-static int use_layer(const struct zero_run *z, int u)
-{
-    int k = u % (2 * z->L);
-    return k < z->L ? k : 2 * z->L - 1 - k;
-}
-
 static int gather_for(struct zero_run *z, struct z3 *s, int u, char *err, size_t len)
 {
-    if (!s->gather[u] && !(s->gather[u] = zero_gather_start(z, use_layer(z, u), err, len)))
+    if (!s->gather[u] && !(s->gather[u] = zero_gather_start(z, zero_use_layer(z, u), err, len)))
         return -1;
     return 0;
 }
@@ -57,11 +49,12 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     (void)i, (void)fwd;
     if (gather_for(z, s, u, err, len) != 0)
         return -1;
-    /* overlap: the next use's gather flies during this layer's compute,
-     * unless it refills this very layer's buffer (the head's forward then
-     * backward; layer 0 between micro-batches) */
-    if (s->overlap && u + 1 < U && use_layer(z, u + 1) != use_layer(z, u) && gather_for(z, s, u + 1, err, len) != 0)
-        return -1;
+    /* overlap: the next uses' gathers (ZERO_PREFETCH of them) fly during
+     * this layer's compute, up to one that would refill a buffer still in
+     * use (the head's forward then backward; layer 0 between micro-batches) */
+    for (int k = 1, n = s->overlap ? zero_prefetch_ahead(z, u, U) : 0; k <= n; k++)
+        if (gather_for(z, s, u + k, err, len) != 0)
+            return -1;
     struct zero_req *r = s->gather[u];
     s->gather[u] = NULL;
     return zero_req_wait(z, r, err, len);
@@ -266,7 +259,7 @@ const struct zero_mode_ops zero_mode_zero3_serial = {
 
 const struct zero_mode_ops zero_mode_zero3_overlap = {
     .name = "zero3-overlap",
-    .description = "ZeRO-3 with the next layer's gather and the reduce-scatters in flight during compute",
+    .description = "ZeRO-3 with the next layers' gathers and the reduce-scatters in flight during compute",
     .uses_progress = 1,
     .setup = setup_overlap, .step = step, .teardown = teardown,
 };

@@ -3,7 +3,7 @@
  * order, clamped so that no sum wraps, NaN to 0), the wire bytes against
  * nn_shard_range and the tokens' independence of who draws them; the
  * emulation text: one host's cores, or each role's hosts of a multi-host
- * run. */
+ * run; the uses' order and the prefetch window. */
 #include "../../zero/zero.h"
 #include "check.h"
 
@@ -143,8 +143,34 @@ static void emulation(void)
     EXPECT(strstr(buf, "on 2 hosts (workers on a, b), the ranks") != NULL);
 }
 
+/* The uses' order and how far the overlapping modes fetch ahead: with
+ * L = 6 (embedding, 4 blocks, head) a step's uses are layers
+ * 0 1 2 3 4 5 | 5 4 3 2 1 0; a fetch stops before a use whose layer is
+ * the current use's or an earlier fetched one's (one buffer a layer). */
+static void prefetch(void)
+{
+    struct zero_run z;
+    memset(&z, 0, sizeof z);
+    z.L = 6;
+    const int order[12] = {0, 1, 2, 3, 4, 5, 5, 4, 3, 2, 1, 0};
+    for (int u = 0; u < 24; u++)
+        EXPECT(zero_use_layer(&z, u) == order[u % 12]);
+    EXPECT(ZERO_PREFETCH == 2);
+    EXPECT(zero_prefetch_ahead(&z, 0, 12) == 2);  /* embedding: blocks 0 and 1 */
+    EXPECT(zero_prefetch_ahead(&z, 4, 12) == 1);  /* last block: the head's forward, not its backward */
+    EXPECT(zero_prefetch_ahead(&z, 5, 12) == 0);  /* the head's forward: its backward refills its buffer */
+    EXPECT(zero_prefetch_ahead(&z, 6, 12) == 2);  /* the head's backward: blocks 3 and 2 */
+    EXPECT(zero_prefetch_ahead(&z, 10, 12) == 1); /* block 0's backward: the embedding's, then the step ends */
+    EXPECT(zero_prefetch_ahead(&z, 11, 12) == 0);
+    EXPECT(zero_prefetch_ahead(&z, 10, 24) == 1); /* two micro-batches: the embedding's backward then forward */
+    EXPECT(zero_prefetch_ahead(&z, 12, 24) == 2);
+    z.L = 1; /* one layer: every use refills the one buffer */
+    EXPECT(zero_prefetch_ahead(&z, 0, 4) == 0);
+}
+
 int main(void)
 {
+    prefetch();
     emulation();
     layout();
     modes();
