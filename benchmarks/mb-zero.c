@@ -335,8 +335,7 @@ static void predict(struct st *s)
     s->rates.switch_gbps = role_gbps[ZERO_SWITCH], s->rates.ps_gbps = role_gbps[ZERO_PS];
     if (run->rank == 0) {
         double w = 0, r = 0;
-        s->rates.compute_load_x = zero_load_x(s->loaded.block_s, block_s);
-        s->rates.ps_loaded_params_s = s->loaded.ps_params_s;
+        s->rates.compute_load_x = s->loaded.compute_x; /* NaN when a side failed: the model refuses it */
         s->sgemm_flops = slowest[0];
         s->rates.gemm_flops = block_s > 0 && block_flops > 0 ? block_flops / block_s : NAN;
         s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
@@ -356,6 +355,11 @@ static void predict(struct st *s)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
             s->predicted = 1;
+        if (s->predicted && s->loaded.ps_x > 0) { /* disdp: the PS's rate alone (measure_ps) / the round's ratio */
+            s->rates.ps_loaded_params_s = s->rates.ps_params_s / s->loaded.ps_x;
+            if (zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
+                s->predicted = 0, snprintf(s->model_why, sizeof(s->model_why), "%s", err);
+        }
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
             char ps[160] = "", role_link[160] = "";

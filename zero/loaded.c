@@ -64,56 +64,102 @@ static void wait_napping(struct until *u, double nap_s)
         nap(nap_s);
 }
 
-int zero_model_measure_loaded(struct zero_run *z, const struct zero_loaded_opts *o, struct zero_loaded *out,
-                              char *err, size_t errlen)
+/* One loaded phase: this rank's median pass (workers) or PS update rate
+ * (PS ranks given ps); 1 in *bad with msg on a failure. */
+static void loaded_phase(struct zero_run *z, const struct zero_loaded_opts *o, const struct zero_ps_calib *one,
+                         double *t, double *ps, int *bad, char *msg, size_t len)
 {
-    double t = 0, f = 0, c = 0, ps = INFINITY;
-    int bad = 0;
-    char msg[300] = "";
-    zero_nap_barrier(z->comm, 1000000); /* start together */
+    double f, c;
     struct until u = {.comm = z->comm};
+    zero_nap_barrier(z->comm, 1000000); /* start together */
     if (z->role == ZERO_WORKER) {
         struct poller p = {.nap_s = o->worker_nap_s};
         pthread_t th;
         int threaded = 0, token = 0;
         if (o->worker_poller && MPI_Irecv(&token, 1, MPI_INT, 0, 91, MPI_COMM_SELF, &p.req) == MPI_SUCCESS)
             threaded = pthread_create(&th, NULL, poll_main, &p) == 0;
-        zero_block_passes(z, more, &u, &t, &f, &c);
+        zero_block_passes(z, more, &u, t, &f, &c);
         if (o->worker_poller) {
             MPI_Send(&token, 1, MPI_INT, 0, 91, MPI_COMM_SELF); /* ends the thread's receive */
             if (threaded)
                 pthread_join(th, NULL);
             else {
                 MPI_Wait(&p.req, MPI_STATUS_IGNORE);
-                bad = 1;
-                snprintf(msg, sizeof msg, "loaded calibration: rank %d: no polling thread", z->rank);
+                *bad = 1;
+                snprintf(msg, len, "loaded calibration: rank %d: no polling thread", z->rank);
             }
         }
         wait_napping(&u, o->worker_nap_s);
     } else {
-        if (z->role == ZERO_PS && o->ps) {
-            struct zero_ps_rate r;
-            if (zero_model_measure_ps(o->ps, &r, msg, sizeof msg) != 0)
-                bad = 1;
+        struct zero_ps_rate r;
+        if (z->role == ZERO_PS && one) {
+            if (zero_model_measure_ps(one, &r, msg, len) != 0)
+                *bad = 1;
             else
-                ps = r.params_s;
+                *ps = r.params_s;
         }
         wait_napping(&u, o->others_nap_s);
     }
-    double in[4] = {t, c, bad ? 1 : 0, -ps}, mx[4];
-    MPI_Allreduce(in, mx, 4, MPI_DOUBLE, MPI_MAX, z->comm); /* -max(-ps) = the slowest PS */
-    if (mx[2] > 0) {
-        int me, first;
-        MPI_Comm_rank(z->comm, &me);
-        int mine = bad ? me : 1 << 30;
-        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, z->comm);
-        MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, z->comm);
-        snprintf(err, errlen, "%s", msg);
-        return -1;
+}
+
+static double median(double *x, int n)
+{
+    double half = 0.5, m = NAN;
+    zero_quantiles(x, (size_t)n, &half, 1, &m);
+    return m;
+}
+
+int zero_model_measure_loaded(struct zero_run *z, const struct zero_loaded_opts *o, struct zero_loaded *out,
+                              char *err, size_t errlen)
+{
+    enum { R = ZERO_LOADED_ROUNDS };
+    double cx[R], px[R], tl[R], pl[R];
+    int bad = 0, nps = 0;
+    char msg[300] = "";
+    struct zero_ps_calib one;
+    if (o->ps) {
+        one = *o->ps;
+        one.reps = 1;
     }
-    out->block_s = mx[0];
-    out->block_cpu_s = mx[1];
-    out->ps_params_s = isfinite(mx[3]) ? -mx[3] : 0;
+    for (int r = 0; r < R; r++) {
+        /* alone: the workers pass side by side, then the PS updates, the
+         * others napping 1 ms (as zero_block_pass and measure_ps) */
+        double ta = 0, f, c, pa = INFINITY, t = 0, ps = INFINITY;
+        zero_nap_barrier(z->comm, 1000000);
+        zero_block_passes(z, NULL, NULL, &ta, &f, &c);
+        zero_nap_barrier(z->comm, 1000000);
+        if (z->role == ZERO_PS && o->ps) {
+            struct zero_ps_rate pr;
+            if (zero_model_measure_ps(&one, &pr, msg, sizeof msg) != 0)
+                bad = 1;
+            else
+                pa = pr.params_s;
+        }
+        /* together: the mode's other roles beside the same work */
+        loaded_phase(z, o, o->ps ? &one : NULL, &t, &ps, &bad, msg, sizeof msg);
+        /* the slowest worker's passes, the slowest PS's rates */
+        double in[5] = {ta, t, -pa, -ps, bad ? 1 : 0}, mx[5];
+        MPI_Allreduce(in, mx, 5, MPI_DOUBLE, MPI_MAX, z->comm);
+        if (mx[4] > 0) {
+            int me, first, mine;
+            MPI_Comm_rank(z->comm, &me);
+            mine = bad ? me : 1 << 30;
+            MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, z->comm);
+            MPI_Bcast(msg, sizeof msg, MPI_CHAR, first, z->comm);
+            snprintf(err, errlen, "%s", msg);
+            return -1;
+        }
+        cx[r] = zero_load_x(mx[1], mx[0]);
+        tl[r] = mx[1];
+        if (isfinite(mx[2]) && isfinite(mx[3])) {
+            px[nps] = zero_load_x(-mx[2], -mx[3]); /* alone rate / loaded rate */
+            pl[nps++] = -mx[3];
+        }
+    }
+    out->compute_x = median(cx, R);
+    out->block_s = median(tl, R);
+    out->ps_x = nps ? median(px, nps) : 0;
+    out->ps_params_s = nps ? median(pl, nps) : 0;
     return 0;
 }
 

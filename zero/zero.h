@@ -790,22 +790,28 @@ void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps,
 int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mine_cpu[2], struct zero_model_in *in,
                              struct zero_model_host **hosts, char *err, size_t errlen);
 
-/* The roles' sharing, timed (loaded.c; collective over z->comm): after a
- * start together, each worker times zero_block_passes (the median of
- * ZERO_BLOCK_PASSES) with, when worker_poller, a thread of its own
+/* The roles' sharing, timed (loaded.c; collective over z->comm), in
+ * ZERO_LOADED_ROUNDS rounds so that both sides of each ratio see the same
+ * moment of a shared machine. A round: alone, the workers time
+ * zero_block_passes side by side (the others nap 1 ms), then PS ranks
+ * given ps time zero_model_measure_ps (one pass); together, the workers
+ * time the passes again with, when worker_poller, a thread of their own
  * polling MPI and napping worker_nap_s (disdp's agent, zero3-overlap's
- * progress thread), and keeps passing, untimed, until every rank is done;
- * PS ranks given ps run zero_model_measure_ps meanwhile; every other rank
- * polls and naps others_nap_s (as it waits in the mode). Out: the slowest
- * worker's median pass and its CPU seconds, the slowest PS's update rate
- * (0: none). 0, or -1 with the failing rank's line in err on every rank. */
+ * progress thread), passing on, untimed, until every rank is done, while
+ * the PS times its update again and every other rank polls and naps
+ * others_nap_s (as it waits in the mode). Out: compute_x, the median over
+ * rounds of the slowest worker's median pass together / alone; ps_x, of
+ * the slowest PS's rate alone / together (0: no PS given); block_s and
+ * ps_params_s, the medians of the together sides. 0, or -1 with the
+ * failing rank's line in err on every rank. */
+#define ZERO_LOADED_ROUNDS 3
 struct zero_loaded_opts {
     int worker_poller;
     double worker_nap_s, others_nap_s;
-    const struct zero_ps_calib *ps; /* PS ranks: their update under the load; NULL: they poll */
+    const struct zero_ps_calib *ps; /* PS ranks: their update alone and under the load; NULL: they poll */
 };
 struct zero_loaded {
-    double block_s, block_cpu_s, ps_params_s;
+    double compute_x, ps_x, block_s, ps_params_s;
 };
 int zero_model_measure_loaded(struct zero_run *z, const struct zero_loaded_opts *o, struct zero_loaded *out,
                               char *err, size_t errlen);
