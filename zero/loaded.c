@@ -39,11 +39,16 @@ static void *poll_main(void *arg)
     return NULL;
 }
 
-/* Passes continue (a load for the PS) until every rank has done its part. */
+/* Passes continue (a load for the PS) until every rank has done its part,
+ * ZERO_BLOCK_PASSES more at most: GEMMs without a break starved the PS's
+ * update (up to 60 s for gpt-tiny, 3 workers on OpenBLAS's pool over 2
+ * cores, load 20), which in the run the workers leave room for while they
+ * wait for their pulls. A PS slower than that sees the load for part of
+ * its pass only. */
 struct until {
     MPI_Comm comm;
     MPI_Request all;
-    int posted;
+    int posted, extra;
 };
 
 static int more(void *ctx)
@@ -52,7 +57,8 @@ static int more(void *ctx)
     int done = 0;
     if (!u->posted)
         u->posted = MPI_Ibarrier(u->comm, &u->all) == MPI_SUCCESS;
-    return u->posted && MPI_Test(&u->all, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done;
+    return u->posted && u->extra++ < ZERO_BLOCK_PASSES && MPI_Test(&u->all, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+           !done;
 }
 
 static void wait_napping(struct until *u, double nap_s)
