@@ -797,7 +797,8 @@ int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mi
  * given ps time zero_model_measure_ps (one pass); together, the workers
  * time the passes again with, when worker_poller, a thread of their own
  * polling MPI and napping worker_nap_s (disdp's agent, zero3-overlap's
- * progress thread), passing on, untimed, until every rank is done, while
+ * progress thread), passing on, untimed, until every rank is done
+ * (ZERO_BLOCK_PASSES more at most), while
  * the PS times its update again and every other rank polls and naps
  * others_nap_s (as it waits in the mode). Out: compute_x, the median over
  * rounds of the slowest worker's median pass together / alone; ps_x, of
