@@ -215,6 +215,7 @@ struct st {
     struct zero_ps_rate ps_rate; /* rank 0: the PS's update, calibrated */
     struct zero_model_host *hosts; /* rank 0: who shares which cores (the model's CPU term) */
     struct zero_interference inter;
+    struct zero_loaded loaded; /* the roles' sharing, timed (the model's compute_load_x, PS loaded) */
     struct zero_paper_row paper[ZERO_PAPER_ROWS];
     struct zero_paper_inputs paper_in;
     int have_paper;
@@ -243,7 +244,7 @@ static void sleep_barrier(MPI_Comm comm) { zero_nap_barrier(comm, 1000000); }
  * PS to price). The model prices the PS with it, and
  * its storage with the store's own transfer rate (O_DIRECT, CRC32C):
  * disdp measures no plain file. */
-static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
+static struct zero_ps_calib ps_calib(const char *dir)
 {
     const struct nn_gpt_config *cfg = &opt.zo.cfg;
     size_t big = 0;
@@ -252,9 +253,14 @@ static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
         nn_gpt_layer_account(cfg, opt.zo.micro, (struct nn_precision){NN_F32, NN_F32, NN_F32}, i, &a);
         big = a.params > big ? a.params : big;
     }
-    struct zero_ps_calib pc = {.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20,
-                               .nfiles = opt.zo.ps_files,
-                               .reps = 3};
+    return (struct zero_ps_calib){.dir = dir, .numel = big < ((size_t)8 << 20) ? big : (size_t)8 << 20,
+                                  .nfiles = opt.zo.ps_files,
+                                  .reps = 3};
+}
+
+static int measure_ps(struct st *s, const char *dir, char *err, size_t len)
+{
+    struct zero_ps_calib pc = ps_calib(dir);
     if (zero_model_measure_ps(&pc, &s->ps_rate, err, len) != 0)
         return -1;
     mb_watchdog_tick();
@@ -297,6 +303,20 @@ static void predict(struct st *s)
     mb_watchdog_tick();
     if (s->z->role == ZERO_WORKER && block_cpu > 0 && block_flops > 0)
         cpu_rates[0] = block_flops / block_cpu; /* the CPU floor's compute: the block's own CPU seconds */
+    /* The same pass with the mode's other roles beside it on the same
+     * cores (zero_model_measure_loaded): disdp's agents, switches and PS,
+     * zero3-overlap's progress thread, the idle ranks' naps (issue 19:
+     * each term above is timed with its role alone) */
+    const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    int disdp = opt.ops == &zero_mode_disdp;
+    struct zero_ps_calib lpc = ps_calib(dir);
+    struct zero_loaded_opts lo = {.worker_poller = zero_mode_needs_threads(opt.ops, &opt.zo),
+                                  .worker_nap_s = 20e-6, /* mb_disdp_nap's and the progress thread's */
+                                  .others_nap_s = disdp ? 20e-6 : 100e-6, /* the switch and PS; else the harness's */
+                                  .ps = disdp ? &lpc : NULL};
+    char load_err[300];
+    int loaded = zero_model_measure_loaded(s->z, &lo, &s->loaded, load_err, sizeof load_err);
+    mb_watchdog_tick();
     char cpu_err[300];
     int cpu = zero_model_calibrate_cpu(run->comm, s->z->role, cpu_rates, &s->rates, &s->hosts, cpu_err, sizeof(cpu_err));
     mb_watchdog_tick();
@@ -314,8 +334,8 @@ static void predict(struct st *s)
     s->rates.link_gbps = role_gbps[ZERO_WORKER];
     s->rates.switch_gbps = role_gbps[ZERO_SWITCH], s->rates.ps_gbps = role_gbps[ZERO_PS];
     if (run->rank == 0) {
-        const char *dir = opt.dir ? opt.dir : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
         double w = 0, r = 0;
+        s->rates.compute_load_x = s->loaded.compute_x; /* NaN when a side failed: the model refuses it */
         s->sgemm_flops = slowest[0];
         s->rates.gemm_flops = block_s > 0 && block_flops > 0 ? block_flops / block_s : NAN;
         s->rates.adam_params_s = s->rates.pool_adam_params_s = slowest[1];
@@ -326,6 +346,8 @@ static void predict(struct st *s)
                      !(slowest[0] > 0) ? "GEMM rate" : !(slowest[1] > 0) ? "Adam rate" : "block's pass");
         else if (cpu != 0)
             snprintf(s->model_why, sizeof(s->model_why), "%s", cpu_err);
+        else if (loaded != 0)
+            snprintf(s->model_why, sizeof(s->model_why), "%s", load_err);
         else if ((opt.ops == &zero_mode_disdp ? measure_ps(s, dir, err, sizeof(err)) != 0
                   : zero_model_measure_storage(dir, (size_t)16 << 20, &w, &r, err, sizeof(err)) != 0 ||
                         !((s->rates.storage_Bps = zero_model_storage_Bps(12, 14, r, w)) > 0)) ||
@@ -333,6 +355,11 @@ static void predict(struct st *s)
             snprintf(s->model_why, sizeof(s->model_why), "%s", err);
         else
             s->predicted = 1;
+        if (s->predicted && s->loaded.ps_x > 0) { /* disdp: the PS's rate alone (measure_ps) / the round's ratio */
+            s->rates.ps_loaded_params_s = s->rates.ps_params_s / s->loaded.ps_x;
+            if (zero_predict(&s->z->o, opt.ops->name, &s->rates, &s->pred, err, sizeof(err)) != 0)
+                s->predicted = 0, snprintf(s->model_why, sizeof(s->model_why), "%s", err);
+        }
         if (!run->common.quiet && s->predicted) {
             const struct zero_model_step *m = &s->pred.model;
             char ps[160] = "", role_link[160] = "";
@@ -340,12 +367,13 @@ static void predict(struct st *s)
                 snprintf(role_link, sizeof role_link, " (workers %g, switch %g, PS %g Gbit/s)", s->rates.link_gbps,
                          s->rates.switch_gbps, s->rates.ps_gbps);
             if (s->rates.ps_params_s > 0)
-                snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s)",
-                         s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6);
-            printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g), Adam %.3g Mparam/s per worker%s; storage %.3g "
+                snprintf(ps, sizeof ps, "; PS update %.3g Mparam/s through mb_ostore (its Adam %.3g Mparam/s), "
+                         "%.3g with the workers computing",
+                         s->ps_rate.params_s / 1e6, s->ps_rate.adam_params_s / 1e6, s->rates.ps_loaded_params_s / 1e6);
+            printf("# model (calibrated here: compute %.3g GFLOP/s (a block's passes; sgemm %.3g; x%.3f beside the mode's other roles), Adam %.3g Mparam/s per worker%s; storage %.3g "
                    "GB/s; link %s%s): step %.4f s = compute %.4f, wire %.4f (exposed %.4f), optimizer %.4f (exposed "
                    "%.4f), storage %.4f; CPU floor %.4f (worker %.4f, switch %.4f, PS %.4f CPU s; bytes moved at %.3g GB "
-                   "per CPU s; %d host(s), %g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.adam_params_s / 1e6, ps,
+                   "per CPU s; %d host(s), %g cores on the first)\n", s->rates.gemm_flops / 1e9, s->sgemm_flops / 1e9, s->rates.compute_load_x, s->rates.adam_params_s / 1e6, ps,
                    s->rates.storage_Bps / 1e9,
                    zero_model_link_name(&s->z->o, &s->rates), role_link, m->step, m->compute,
                    m->wire, m->exposed_wire, m->optimizer, m->exposed_optimizer, m->storage, m->cpu_floor,

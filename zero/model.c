@@ -55,6 +55,10 @@ static int check_inputs(enum zero_model_mode m, const struct zero_model_in *in, 
         return -1;
     if (!(in->ps_params_s >= 0) || !isfinite(in->ps_params_s))
         return refuse(err, len, "model input ps_params_s: %g is not a number >= 0", in->ps_params_s);
+    if (!(in->compute_load_x >= 0) || !isfinite(in->compute_load_x) || !(in->ps_loaded_params_s >= 0) ||
+        !isfinite(in->ps_loaded_params_s))
+        return refuse(err, len, "model input compute_load_x/ps_loaded_params_s: %g/%g not numbers >= 0",
+                      in->compute_load_x, in->ps_loaded_params_s);
     if (!(in->link_gbps >= 0) || !isfinite(in->link_gbps))
         return refuse(err, len, "model input link_gbps: %g is not a number >= 0", in->link_gbps);
     if (!(in->switch_gbps >= 0) || !isfinite(in->switch_gbps) || !(in->ps_gbps >= 0) || !isfinite(in->ps_gbps))
@@ -136,8 +140,9 @@ static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, i
                        size_t errlen)
 {
     const struct zero_model_layer *l = &in->layers[i];
-    t->F = l->flops_fwd / in->gemm_flops;
-    t->B = l->flops_bwd / in->gemm_flops;
+    double x = in->compute_load_x > 0 ? in->compute_load_x : 1; /* the roles' sharing, timed */
+    t->F = x * l->flops_fwd / in->gemm_flops;
+    t->B = x * l->flops_bwd / in->gemm_flops;
     if (m == ZERO_MODEL_DISDP) {
         double n = (double)l->numel;
         double pull = stream_s(in, n * (double)in->param_bytes);
@@ -155,7 +160,8 @@ static int layer_terms(enum zero_model_mode m, const struct zero_model_in *in, i
             t->use = maxd(pull, maxd(W * pull * xs, pull * xp));
             t->last = maxd(t->last, maxd(maxd(W * pull + push, pull + W * push) * xs, maxd(pull, push) * xp));
         }
-        t->update = in->ps_params_s > 0 ? n / in->ps_params_s
+        double ps = in->ps_loaded_params_s > 0 ? in->ps_loaded_params_s : in->ps_params_s;
+        t->update = ps > 0 ? n / ps
                                         : maxd(n * in->ps_bytes_per_param / in->storage_Bps, n / in->adam_params_s);
         return 0;
     }

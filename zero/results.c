@@ -134,6 +134,10 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
     DBL("model_worker_link_gbps", rep->rates->link_gbps);
     DBL("model_switch_link_gbps", rep->rates->switch_gbps);
     DBL("model_ps_link_gbps", rep->rates->ps_gbps);
+    /* the roles' sharing, timed (zero_model_measure_loaded) */
+    DBL("model_compute_load_x", rep->rates->compute_load_x);
+    if (rep->rates->ps_params_s > 0)
+        DBL("ps_loaded_params_per_s", rep->rates->ps_loaded_params_s);
     DBL("model_cpu_floor_s", m->cpu_floor); /* the CPU-sharing term (zero.h) */
     DBL("model_cpu_worker_s", m->cpu_worker);
     DBL("model_cpu_switch_s", m->cpu_switch);

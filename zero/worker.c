@@ -462,7 +462,8 @@ int zero_prefetch_ahead(const struct zero_run *z, int u, int U)
 
 /* ---- one block's pass: --link-gbps auto and the model's compute rate ------ */
 
-double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)
+void zero_block_passes(struct zero_run *z, int (*more)(void *), void *ctx, double *t_out, double *f_out,
+                       double *c_out)
 {
     double t = 0, f = 0, c = 0;
     if (z->role == ZERO_WORKER) {
@@ -481,12 +482,12 @@ double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)
          * one study on a shared machine; the median is steadier and is
          * what a layer's compute takes in the run, not its best case */
         double pass[ZERO_BLOCK_PASSES], cpu[ZERO_BLOCK_PASSES], half = 0.5;
-        for (int rep = 0; rep <= ZERO_BLOCK_PASSES; rep++) {
+        for (int rep = 0; rep <= ZERO_BLOCK_PASSES || (more && more(ctx)); rep++) {
             double t0 = mb_now(), c0 = mb_cpu_s(0);
             const void *in = i ? (const void *)z->h[0] : (const void *)z->tok;
             nn_layer_forward(ly->l, in, z->h[1]);
             nn_layer_backward(ly->l, z->dh[0], i ? z->dh[1] : NULL);
-            if (rep > 0)
+            if (rep > 0 && rep <= ZERO_BLOCK_PASSES) /* later ones: untimed, a load for the others */
                 pass[rep - 1] = mb_now() - t0, cpu[rep - 1] = mb_cpu_s(0) - c0;
         }
         zero_quantiles(pass, ZERO_BLOCK_PASSES, &half, 1, &t);
@@ -501,6 +502,13 @@ double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)
         f = ml[i].flops_fwd + ml[i].flops_bwd;
         free(ml);
     }
+    *t_out = t, *f_out = f, *c_out = c;
+}
+
+double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s)
+{
+    double t, f, c;
+    zero_block_passes(z, NULL, NULL, &t, &f, &c);
     double in[3] = {t, f, c}, out[3];
     zero_nap_barrier(z->comm, 1000000); /* the other ranks nap, not spin, while the workers pass */
     MPI_Allreduce(in, out, 3, MPI_DOUBLE, MPI_MAX, z->comm);

@@ -202,6 +202,11 @@ uint64_t zero_wire_param_bytes(const struct zero_opts *o);
  * the median pass's process CPU seconds (every thread), the largest. */
 #define ZERO_BLOCK_PASSES 7
 double zero_block_pass(struct zero_run *z, double *flops, double *cpu_s);
+/* This worker's part of it (not collective; 0s elsewhere): the median
+ * pass's seconds, its FLOPs and CPU seconds; after the timed passes,
+ * untimed ones while more(ctx) returns non-zero (more may be NULL). */
+void zero_block_passes(struct zero_run *z, int (*more)(void *), void *ctx, double *t, double *flops,
+                       double *cpu_s);
 /* --link-gbps auto (collective over z->comm): the rate at which ZeRO-3's
  * wire time per layer equals its compute per layer, measured on one block
  * (forward + backward of a micro-batch), the slowest worker's; set as
@@ -566,6 +571,15 @@ struct zero_model_in {
     double cpu_adam_params_s;   /* Adam parameters per CPU second (ZeRO-3's shards, the offload pool) */
     double cpu_ps_params_s;     /* the PS's update (read + CRC, Adam, write) per CPU second; disdp */
     double cpu_copy_Bps;        /* bytes a role moves per CPU second (one copy per byte sent or received) */
+    /* The roles' sharing, timed (zero_model_measure_loaded; 0: left out):
+     * compute_load_x = a worker's block pass with the mode's other roles
+     * running beside it on the same cores / the same pass beside the other
+     * workers only; every F_l and B_l is priced x times longer. disdp:
+     * ps_loaded_params_s = the PS's update (as ps_params_s) timed while the
+     * workers computed and the agents and switches polled; > 0 prices the
+     * PS's update instead of ps_params_s. */
+    double compute_load_x;
+    double ps_loaded_params_s;
 };
 struct zero_model_step {
     double compute;   /* sum F_l + B_l */
@@ -791,6 +805,36 @@ void zero_model_measure_worker(const struct nn_gpt_config *cfg, int B, int reps,
  * zero_model_measure_ps. */
 int zero_model_calibrate_cpu(MPI_Comm comm, enum zero_role role, const double mine_cpu[2], struct zero_model_in *in,
                              struct zero_model_host **hosts, char *err, size_t errlen);
+
+/* The roles' sharing, timed (loaded.c; collective over z->comm), in
+ * ZERO_LOADED_ROUNDS rounds so that both sides of each ratio see the same
+ * moment of a shared machine. A round: alone, the workers time
+ * zero_block_passes side by side (the others nap 1 ms), then PS ranks
+ * given ps time zero_model_measure_ps (one pass); together, the workers
+ * time the passes again with, when worker_poller, a thread of their own
+ * polling MPI and napping worker_nap_s (disdp's agent, zero3-overlap's
+ * progress thread), passing on, untimed, until every rank is done
+ * (ZERO_BLOCK_PASSES more at most), while
+ * the PS times its update again and every other rank polls and naps
+ * others_nap_s (as it waits in the mode). Out: compute_x, the median over
+ * rounds of the slowest worker's median pass together / alone; ps_x, of
+ * the slowest PS's rate alone / together (0: no PS given); block_s and
+ * ps_params_s, the medians of the together sides. 0, or -1 with the
+ * failing rank's line in err on every rank. */
+#define ZERO_LOADED_ROUNDS 3
+struct zero_loaded_opts {
+    int worker_poller;
+    double worker_nap_s, others_nap_s;
+    const struct zero_ps_calib *ps; /* PS ranks: their update alone and under the load; NULL: they poll */
+};
+struct zero_loaded {
+    double compute_x, ps_x, block_s, ps_params_s;
+};
+int zero_model_measure_loaded(struct zero_run *z, const struct zero_loaded_opts *o, struct zero_loaded *out,
+                              char *err, size_t errlen);
+/* The model's compute_load_x: loaded_s / alone_s; NaN unless both are
+ * finite and > 0. */
+double zero_load_x(double loaded_s, double alone_s);
 
 /* --- end of model, interference, closed forms --- */
 

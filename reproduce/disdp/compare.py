@@ -175,10 +175,13 @@ def main():
         lines += ratio_lines(rows, rate)
     lines += ["", "## The model against the measurement (target: within 15%)", "",
               "The model's step is at least its CPU floor: every role's CPU seconds per step (CPU rates "
-              "calibrated per role alone) over the cores the roles share on a host (zero/README.md).", "",
-              "| mode | link | Gb/s | model step (s) | measured step (s) | error | compute | wire | optimizer | "
+              "calibrated per role alone) over the cores the roles share on a host (zero/README.md). Its "
+              "compute is stretched by the sharing timed in calibration (column x: a worker's block pass "
+              "beside the mode's other roles / alone, zero/loaded.c), and disdp's PS priced at its update "
+              "rate timed while the workers computed (the PS table's \"update with workers\").", "",
+              "| mode | link | Gb/s | model step (s) | measured step (s) | error | compute | x | wire | optimizer | "
               "storage | CPU floor (cores) | sent / closed form | check |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["model_step_s"]
         err = step(r) / m - 1 if num(m) and num(step(r)) is not None else None
@@ -187,7 +190,8 @@ def main():
             cf = f"{r['worker_sent_bytes_per_step']:.0f} / {r['closed_form_send_bytes']:.0f}"
         lines.append(f"| {r['mode']} | {txt(r['link'])} | {r['link_gbps']:.3g}{role_links(r)} | {fmt(m)} | {fmt(step(r))} | "
                      f"{fmt(err and 100 * err, '{:+.0f}%')} ({verdict(err, lambda x: abs(x) <= 0.15)}) | "
-                     f"{fmt(r['model_compute_s'])} | {fmt(r['model_wire_s'])} | {fmt(r['model_optimizer_s'])} | "
+                     f"{fmt(r['model_compute_s'])} | {fmt(r.get('model_compute_load_x'), '{:.2f}')} | "
+                     f"{fmt(r['model_wire_s'])} | {fmt(r['model_optimizer_s'])} | "
                      f"{fmt(r['model_storage_s'])} | {fmt(r.get('model_cpu_floor_s'))} "
                      f"({fmt(r.get('model_cpu_cores'), '{:.0f}')}) | {cf} | {txt(r['check'])} |")
     ps = [r for r in rows if r["mode"] == "disdp" and num(r["ps_adam_params_per_s"]) is not None]
@@ -199,14 +203,16 @@ def main():
                   "(zero_model_measure_ps, other roles asleep). Workers one PS can feed: at this global batch, "
                   "W × a worker's compute per step × the PS's update rate / the model's parameters.", "",
                   "| link | Gb/s | Adam run (Mparam/s) | Adam alone | storage run (GB/s) | storage alone | "
-                  "update run (Mparam/s) | update alone | workers one PS can feed | model's |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "update run (Mparam/s) | update alone | update with workers (calibration) | "
+                  "workers one PS can feed | model's |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in ps:
             def m(key, scale=1e6):
                 return fmt(num(r[key]) and r[key] / scale, "{:.3g}")
             lines.append(f"| {txt(r['link'])} | {r['link_gbps']:.3g} | {m('ps_adam_params_per_s')} | "
                          f"{m('ps_calib_adam_params_per_s')} | {m('ps_storage_Bps', 1e9)} | {m('storage_Bps', 1e9)} | "
                          f"{m('ps_update_params_per_s')} | {m('ps_params_per_s')} | "
+                         f"{m('ps_loaded_params_per_s')} | "
                          f"{fmt(r['ps_workers_fed'], '{:.3g}')} | {fmt(r['model_ps_workers_fed'], '{:.3g}')} |")
     paper = data.paper_table(runs)
     if paper:

@@ -29,7 +29,10 @@ MODEL_METRICS = ("model_step_s", "model_compute_s", "model_wire_s", "model_optim
                  # tc (run.sh --vcluster): each role's own link as the model priced it, Gb/s
                  "model_worker_link_gbps", "model_switch_link_gbps", "model_ps_link_gbps",
                  # bytes a role moves per CPU second: min(memcpy, the transport)
-                 "model_cpu_copy_Bps")
+                 "model_cpu_copy_Bps",
+                 # the roles' sharing, timed (zero/loaded.c): a worker's block pass beside the
+                 # mode's other roles / alone; the PS's update while the workers compute
+                 "model_compute_load_x", "ps_loaded_params_per_s")
 # The PS rate panel (mb-zero's record_ps, disdp only): the first PS's own
 # counters in the run. ps_workers_fed: at a fixed global batch, how many
 # workers one PS holding the whole model keeps up with (docs/mb-zero.md).

@@ -56,6 +56,11 @@ for w in 0 1; do
   [ "$(metric "$T/d1.h5" "$c" worker_recv_bytes_per_step $w)" = 216064 ] ||
     fail "worker $w received $(metric "$T/d1.h5" "$c" worker_recv_bytes_per_step $w) bytes per step, not 2S = 216064"
 done
+# the sharing timed in calibration (zero/loaded.c): recorded and > 0
+for k in model_compute_load_x ps_loaded_params_per_s; do
+  v=$(metric "$T/d1.h5" "$c" $k 0)
+  awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "disdp: $k is '$v', expected a number > 0"
+done
 for w in 0 1 2; do
   [ "$(metric "$T/m.h5" "$c" worker_sent_bytes_per_step $w)" = 108032 ] || fail "2 micro-batches: worker $w's sent bytes"
   [ "$(metric "$T/m.h5" "$c" worker_recv_bytes_per_step $w)" = 432128 ] || fail "2 micro-batches: worker $w's 4S received"

@@ -192,6 +192,53 @@ static void unpaced(void)
     EXPECT_NEAR(s.wire, 2 * 0.21 + 2 * 0.61, T);
 }
 
+/* The roles' sharing, timed: compute_load_x stretches every F and B;
+ * ps_loaded_params_s prices disdp's PS instead of its rate alone. */
+static void load_sharing(void)
+{
+    struct zero_model_in in = base();
+    struct zero_model_step s;
+    char err[256];
+    /* overlap at x = 1.5: F = 0.15, 0.6; B = 0.3, 1.2 (compute 2.25);
+     * fwd max(0.15,0.1)+max(0.6,0.3) = 0.75; bwd max(0.3,0.2)+max(1.2,0.6)
+     * = 1.5; + Adam 2.0 = 4.25, no wire exposed. */
+    in.compute_load_x = 1.5;
+    EXPECT(zero_model_step(ZERO_MODEL_OVERLAP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.compute, 2.25, T);
+    EXPECT_NEAR(s.step, 4.25, T);
+    EXPECT_NEAR(s.exposed_wire, 0, T);
+    EXPECT_NEAR(s.wire, 1.2, T); /* the wire is not stretched */
+    /* serial at x = 2: 3.0 of compute + 1.2 of wire + 2.0 of Adam = 6.2 */
+    in.compute_load_x = 2;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 6.2, T);
+    /* disdp, PS 1000 params/s alone: layer 1's 300 take 0.3 from 0.8 (1.1),
+     * layer 0's 100 take 0.1 from 1.1 (1.2): 0.2 past backward's end (1.0);
+     * step 0.8 + 1.0 + 0.2 = 2.0 */
+    in = base();
+    in.ps_params_s = 1000;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.step, 2.0, T);
+    /* the same PS at 50 params/s beside the workers: 6.0 from 0.8 (6.8),
+     * then 2.0 (8.8): 7.8 exposed, step 0.8 + 1.0 + 7.8 = 9.6 */
+    in.ps_loaded_params_s = 50;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == 0);
+    EXPECT_NEAR(s.exposed_optimizer, 7.8, T);
+    EXPECT_NEAR(s.optimizer, 8.0, T);
+    EXPECT_NEAR(s.step, 9.6, T);
+    /* refused: a NaN or negative factor or rate (0: left out, above) */
+    in = base();
+    in.compute_load_x = NAN;
+    EXPECT(zero_model_step(ZERO_MODEL_SERIAL, &in, &s, err, sizeof err) == -1 && strstr(err, "compute_load_x"));
+    in = base();
+    in.ps_loaded_params_s = -1;
+    EXPECT(zero_model_step(ZERO_MODEL_DISDP, &in, &s, err, sizeof err) == -1 && strstr(err, "ps_loaded"));
+    /* the factor: loaded / alone; NaN unless both finite and > 0 */
+    EXPECT_NEAR(zero_load_x(0.3, 0.2), 1.5, T);
+    EXPECT(isnan(zero_load_x(0, 0.2)) && isnan(zero_load_x(0.3, 0)) && isnan(zero_load_x(NAN, 0.2)) &&
+           isnan(zero_load_x(0.3, INFINITY)));
+}
+
 static void refusals(void)
 {
     struct zero_model_step s;
@@ -443,6 +490,7 @@ int main(void)
     role_links();
     unpaced();
     refusals();
+    load_sharing();
     rates();
     measured();
     cpu_sharing();
