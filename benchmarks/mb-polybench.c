@@ -5,7 +5,8 @@
  * --grid. Timing as DaCe: warm-up, then barrier, call, barrier; the
  * harness keeps the slowest rank per iteration and every sample. Each
  * call is checked against the serial double reference of every rank's
- * block. Model: max(FLOPs at the dgemm rate, read bytes at the read-stream
+ * block. Model: max(FLOPs at the dgemm rate (a product kernel's: of its own local
+ * dgemm shapes at this P), read bytes at the read-stream
  * rate + written bytes at the memcpy rate, all measured at the start of
  * this run with all ranks at once; the stencils: their cells at their own
  * sweep's rate, bytes at their working set's copy rate) plus
@@ -74,6 +75,8 @@ struct pb_case {
     char sizes[128];
     double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (the stencils' model prices bytes at it) */
     double cells_s;          /* stencils: the model's loop rate, cells/s per rank (calibrated in set-up) */
+    double flops_s;          /* the model's FLOP rate per rank: the products', of their own shapes (calibrated in
+                              * plan), else the run's 384^3 dgemm rate */
 };
 
 static int px, py;
@@ -433,6 +436,13 @@ static int plan(struct mb_run *run)
         pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
         pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
         pc->cells_s = pc->k->cell_rate ? pc->k->cell_rate(run->comm) : NAN;
+        struct mb_pb_gemm gm[MB_PB_MAXGEMM];
+        int ngm = pc->k->gemms ? pc->k->gemms(&pc->s, &grid, gm) : 0;
+        pc->flops_s = ngm > 0 ? mb_pb_gemm_rate(run->comm, gm, ngm) : dgemm_flops_s;
+        if (ngm > 0 && run->rank == 0 && !run->common.quiet)
+            printf("# %s %s: dgemm %.2f GFLOP/s per rank on its own %d local shape(s) at P=%d (the first %lldx%lldx%lld, "
+                   "%lld a call), all ranks at once, median of 11 passes\n", pc->k->name, pc->k->variant,
+                   pc->flops_s / 1e9, ngm, run->nranks, gm[0].m, gm[0].n, gm[0].k, gm[0].calls);
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
@@ -566,7 +576,7 @@ static double model(struct mb_run *run, const struct mb_case *c)
      * see; the other kernels' reads at the read-stream rate, their writes at the memcpy rate
      * (docs/mb-polybench.md) */
     double bytes_s = pc->k->cells ? pc->copy_bytes_s : memcpy_bytes_s;
-    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, bytes_s, read_bytes_s, pc->cells_s, comm,
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, pc->flops_s, bytes_s, read_bytes_s, pc->cells_s, comm,
                                 &compute, &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
@@ -575,6 +585,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
     mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
     if (pc->k->cells)
         mb_metric_case_dbl(&run->result, c->name, "cells_per_s_per_rank", pc->cells_s);
+    if (pc->k->gemms)
+        mb_metric_case_dbl(&run->result, c->name, "dgemm_GFlops_per_rank", pc->flops_s / 1e9);
     return m;
 }
 

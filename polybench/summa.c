@@ -135,6 +135,45 @@ int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m,
                             : summa_blocking(su, g, m, n, k, alpha, a, b, beta, c);
 }
 
+static int add(struct mb_pb_gemm *out, int n, long long m, long long nn, long long k, long long calls,
+               long long sets)
+{
+    if (n >= MB_PB_MAXGEMM || m <= 0 || nn <= 0 || k <= 0 || calls <= 0)
+        return n;
+    out[n] = (struct mb_pb_gemm){m, nn, k, calls, sets};
+    return n + 1;
+}
+
+int mb_pb_summa_gemms(long long m, long long n, long long k, int px, int py, int overlap, struct mb_pb_gemm *out,
+                      int nout)
+{
+    long long ml = m / px, nl = n / py, panels = mb_pb_lcm(px, py), w = k / panels;
+    if (!overlap)
+        return add(out, nout, ml, nl, w, panels, 1);
+    long long rows = (ml + SLICES - 1) / SLICES, full = ml / rows; /* summa_overlap's slices */
+    nout = add(out, nout, rows, nl, w, panels * full, full);
+    return add(out, nout, ml % rows, nl, w, panels, 1);
+}
+
+int mb_pb_pdgemm_gemms(long long m, long long n, long long k, int px, int py, struct mb_pb_gemm *out, int nout)
+{
+    long long ml = m / px, nl = n / py;
+    if (px * py == 1)
+        return add(out, nout, ml, nl, k, 1, 1);
+    nout = add(out, nout, ml, nl, 32, k / 32, 1);
+    return add(out, nout, ml, nl, k % 32, 1, 1);
+}
+
+int mb_pb_products_gemms(const long long (*mnk)[3], int nprod, const struct mb_pb_grid *g, int pblas,
+                         struct mb_pb_gemm *out)
+{
+    int n = 0;
+    for (int i = 0; i < nprod; i++)
+        n = pblas ? mb_pb_pdgemm_gemms(mnk[i][0], mnk[i][1], mnk[i][2], g->px, g->py, out, n)
+                  : mb_pb_summa_gemms(mnk[i][0], mnk[i][1], mnk[i][2], g->px, g->py, g->summa_overlap, out, n);
+    return n;
+}
+
 int mb_pb_summa_divides(long long m, long long n, long long k, int px, int py)
 {
     return m % px == 0 && n % py == 0 && k % mb_pb_lcm(px, py) == 0;
