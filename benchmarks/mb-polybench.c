@@ -57,9 +57,9 @@ static const struct mb_opt pb_opts[] = {
      "collectives registry algorithm for the broadcasts and reductions, or NAME,NAME: each kind takes the first "
      "that implements it (binomial,rd: both modelled; mpi, Open MPI's choice, is not)", "LIST"},
     {"summa-bcast", 0, MB_OPT_CHOICE, &opt.summa_bcast, "overlap", "overlap|registry", 0, 0,
-     "summa's panel broadcasts: overlap (the next panel's as MPI_Ibcast on the row/column communicator while the "
-     "current panel's dgemm runs; Open MPI's algorithm, priced by the model as --algo's) or registry (blocking, "
-     "through --algo's broadcast)", "HOW"},
+     "summa's panel broadcasts, both through --algo's broadcast: overlap (the next panel's as the registry's "
+     "nonblocking broadcast while the current panel's dgemm runs; mpi, binomial or scatter-allgather) or registry "
+     "(blocking)", "HOW"},
     {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
      "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
@@ -289,6 +289,12 @@ static int validate(struct mb_run *run)
     }
     if (!*err)
         mb_pb_algo_check(opt.algo, err, sizeof(err));
+    unsigned summa_bit = 1u << mb_pb_name_index(nm.variant, nm.nvariant, "summa");
+    const struct mb_coll_algo *bc = *err ? NULL : mb_pb_algo_for(opt.algo, MB_COLL_BCAST);
+    if (!*err && opt.summa_bcast == 0 && opt.variants & summa_bit && !mb_coll_nb_supports(bc, MB_COLL_BCAST))
+        snprintf(err, sizeof(err), "--summa-bcast overlap: --algo %s's broadcast (%s) has no nonblocking form (mpi, "
+                 "binomial, scatter-allgather have one); name one of them or --summa-bcast registry", opt.algo,
+                 bc ? bc->name : "none");
     int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
     for (int i = 0; i < nm.ndist_kernels; i++)
         nnames += (opt.kernels >> i) & 1;
@@ -405,7 +411,7 @@ static int plan(struct mb_run *run)
     have_grid = 1;
     grid.summa_overlap = opt.summa_bcast == 0;
     mb_metric_run_str(&run->result, "summa_bcast",
-                      grid.summa_overlap ? "MPI_Ibcast, next panel overlapped with the current dgemm"
+                      grid.summa_overlap ? "registry, nonblocking: next panel overlapped with the current dgemm"
                                          : "registry, blocking");
     if (opt.blas_threads > 0)
         openblas_set_num_threads((int)opt.blas_threads);

@@ -41,9 +41,10 @@ struct mb_pb_grid {
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
     const struct mb_coll_algo *bcast_algo, *allreduce_algo;
-    /* SUMMA's broadcasts: 0 blocking through the registry (bcast_algo), 1
-     * the next panel's as MPI_Ibcast on row/col while the current panel's
-     * dgemm runs (summa.c; set by the program after mb_pb_grid_create) */
+    /* SUMMA's broadcasts, both through the registry (bcast_algo): 0
+     * blocking, 1 the next panel's as nonblocking broadcasts
+     * (mb_pb_ibcast_start) while the current panel's dgemm runs (summa.c;
+     * set by the program after mb_pb_grid_create) */
     int summa_overlap;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
@@ -66,6 +67,16 @@ void mb_pb_grid_free(struct mb_pb_grid *g);
  * communicator through the registry algorithm. MPI_SUCCESS or an error. */
 int mb_pb_bcast(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root);
 int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const double *in, double *out, size_t n);
+/* A broadcast of doubles over the row or column communicator as a
+ * request (mb_coll_start_algo with bcast_algo, which must have a
+ * nonblocking form: mb_coll_nb_supports), its first step posted; *req
+ * NULL on a one-rank axis. _test advances it without blocking, _wait
+ * finishes and frees it (*req NULL after). Their time counts in
+ * mb_pb_comm_seconds. MPI_SUCCESS or an error. */
+int mb_pb_ibcast_start(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root,
+                       struct mb_coll_req **req);
+int mb_pb_ibcast_test(struct mb_coll_req *req);
+int mb_pb_ibcast_wait(struct mb_coll_req **req);
 /* Seconds this process has spent in the grid's broadcasts, reductions and
  * stencil halo exchanges so far (pdgemm's communication is inside
  * ScaLAPACK: not counted); mb_pb_comm_add counts more. */

@@ -5,10 +5,10 @@
  * lcm(Px, Py) panels: A's panel is broadcast along the grid row from the
  * column holding it, B's along the grid column from the row holding it,
  * then dgemm: blocking, through the registry; or, with g->summa_overlap,
- * panel t + 1's broadcasts as MPI_Ibcast on the row and column
- * communicators (Open MPI's algorithm) in flight during panel t's dgemm
- * (double panels; the dgemm in row slices with MPI_Testall between, as
- * this Open MPI progresses only inside MPI calls). */
+ * panel t + 1's broadcasts as the registry's nonblocking broadcast
+ * (mb_pb_ibcast_start, --algo's) in flight during panel t's dgemm
+ * (double panels; the dgemm in row slices with a progress call between,
+ * as this Open MPI progresses only inside MPI calls). */
 #ifndef MB_PB_SUMMA_H
 #define MB_PB_SUMMA_H
 
