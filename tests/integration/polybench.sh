@@ -124,5 +124,5 @@ fi
 bad 1 "--variant: 'nosuch' is not" --variant nosuch
 bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
 bad 1 "--algo rd: no bcast among them" --algo rd
-bad 1 "--summa-bcast overlap: --algo shm's broadcast (shm) has no nonblocking form" --algo shm
+bad 1 "--summa-bcast overlap: --algo shm's broadcast .shm. has no nonblocking form" --algo shm
 exit $((failures > 0))
