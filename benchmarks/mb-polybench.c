@@ -5,7 +5,8 @@
  * --grid. Timing as DaCe: warm-up, then barrier, call, barrier; the
  * harness keeps the slowest rank per iteration and every sample. Each
  * call is checked against the serial double reference of every rank's
- * block. Model: max(FLOPs at the dgemm rate, read bytes at the read-stream
+ * block. Model: max(FLOPs at the dgemm rate (a product kernel's: of its own local
+ * dgemm shapes at this P), read bytes at the read-stream
  * rate + written bytes at the memcpy rate, all measured at the start of
  * this run with all ranks at once; the stencils: their cells at their own
  * sweep's rate, bytes at their working set's copy rate) plus
@@ -56,9 +57,9 @@ static const struct mb_opt pb_opts[] = {
      "collectives registry algorithm for the broadcasts and reductions, or NAME,NAME: each kind takes the first "
      "that implements it (binomial,rd: both modelled; mpi, Open MPI's choice, is not)", "LIST"},
     {"summa-bcast", 0, MB_OPT_CHOICE, &opt.summa_bcast, "overlap", "overlap|registry", 0, 0,
-     "summa's panel broadcasts: overlap (the next panel's as MPI_Ibcast on the row/column communicator while the "
-     "current panel's dgemm runs; Open MPI's algorithm, priced by the model as --algo's) or registry (blocking, "
-     "through --algo's broadcast)", "HOW"},
+     "summa's panel broadcasts, both through --algo's broadcast: overlap (the next panel's as the registry's "
+     "nonblocking broadcast while the current panel's dgemm runs; mpi, binomial or scatter-allgather) or registry "
+     "(blocking)", "HOW"},
     {"blas-threads", 0, MB_OPT_INT, &opt.blas_threads, "1", NULL, 0, 256,
      "OpenBLAS threads per rank (0: OpenBLAS's default; DaCe's setup: one rank per core, 1)", "N"},
     {"profile", 0, MB_OPT_STR, &opt.profile, NULL, NULL, 0, 0,
@@ -74,6 +75,8 @@ struct pb_case {
     char sizes[128];
     double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (the stencils' model prices bytes at it) */
     double cells_s;          /* stencils: the model's loop rate, cells/s per rank (calibrated in set-up) */
+    double flops_s;          /* the model's FLOP rate per rank: the products', of their own shapes (calibrated in
+                              * plan), else the run's 384^3 dgemm rate */
 };
 
 static int px, py;
@@ -286,6 +289,12 @@ static int validate(struct mb_run *run)
     }
     if (!*err)
         mb_pb_algo_check(opt.algo, err, sizeof(err));
+    unsigned summa_bit = 1u << mb_pb_name_index(nm.variant, nm.nvariant, "summa");
+    const struct mb_coll_algo *bc = *err ? NULL : mb_pb_algo_for(opt.algo, MB_COLL_BCAST);
+    if (!*err && opt.summa_bcast == 0 && opt.variants & summa_bit && !mb_coll_nb_supports(bc, MB_COLL_BCAST))
+        snprintf(err, sizeof(err), "--summa-bcast overlap: --algo %s's broadcast (%s) has no nonblocking form (mpi, "
+                 "binomial, scatter-allgather have one); name one of them or --summa-bcast registry", opt.algo,
+                 bc ? bc->name : "none");
     int nnames = 0; /* the chosen kernels (a kernel may run in several variants) */
     for (int i = 0; i < nm.ndist_kernels; i++)
         nnames += (opt.kernels >> i) & 1;
@@ -402,7 +411,7 @@ static int plan(struct mb_run *run)
     have_grid = 1;
     grid.summa_overlap = opt.summa_bcast == 0;
     mb_metric_run_str(&run->result, "summa_bcast",
-                      grid.summa_overlap ? "MPI_Ibcast, next panel overlapped with the current dgemm"
+                      grid.summa_overlap ? "registry, nonblocking: next panel overlapped with the current dgemm"
                                          : "registry, blocking");
     if (opt.blas_threads > 0)
         openblas_set_num_threads((int)opt.blas_threads);
@@ -433,6 +442,13 @@ static int plan(struct mb_run *run)
         pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
         pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
         pc->cells_s = NAN; /* the stencils calibrate theirs in setup() */
+        struct mb_pb_gemm gm[MB_PB_MAXGEMM];
+        int ngm = pc->k->gemms ? pc->k->gemms(&pc->s, &grid, gm) : 0;
+        pc->flops_s = ngm > 0 ? mb_pb_gemm_rate(run->comm, gm, ngm) : dgemm_flops_s;
+        if (ngm > 0 && run->rank == 0 && !run->common.quiet)
+            printf("# %s %s: dgemm %.2f GFLOP/s per rank on its own %d local shape(s) at P=%d (the first %lldx%lldx%lld, "
+                   "%lld a call), all ranks at once, median of 11 passes\n", pc->k->name, pc->k->variant,
+                   pc->flops_s / 1e9, ngm, run->nranks, gm[0].m, gm[0].n, gm[0].k, gm[0].calls);
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
@@ -576,7 +592,7 @@ static double model(struct mb_run *run, const struct mb_case *c)
      * see; the other kernels' reads at the read-stream rate, their writes at the memcpy rate
      * (docs/mb-polybench.md) */
     double bytes_s = pc->k->cells ? pc->copy_bytes_s : memcpy_bytes_s;
-    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, dgemm_flops_s, bytes_s, read_bytes_s, pc->cells_s, comm,
+    double m = mb_pb_model_time(pc->k, &pc->s, run->nranks, pc->flops_s, bytes_s, read_bytes_s, pc->cells_s, comm,
                                 &compute, &memory);
     mb_metric_case_dbl(&run->result, c->name, "model_compute_s", compute);
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
@@ -585,6 +601,8 @@ static double model(struct mb_run *run, const struct mb_case *c)
     mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
     if (pc->k->cells)
         mb_metric_case_dbl(&run->result, c->name, "cells_per_s_per_rank", pc->cells_s);
+    if (pc->k->gemms)
+        mb_metric_case_dbl(&run->result, c->name, "dgemm_GFlops_per_rank", pc->flops_s / 1e9);
     return m;
 }
 

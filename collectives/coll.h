@@ -107,11 +107,23 @@ struct mb_coll_pace {
     void *ctx;
 };
 struct mb_coll_req;
+struct mb_coll_algo;
 /* a->kind MB_COLL_ALLGATHER or MB_COLL_REDUCE_SCATTER (args as for run(),
  * sendbuf NULL in place); pace may be NULL. Local (no communication yet):
  * 0 and *req, or -1 with the reason in err. */
 int mb_coll_start(struct mb_coll_ctx *ctx, const struct mb_coll_args *a, const struct mb_coll_pace *pace,
                   struct mb_coll_req **req, char *err, size_t errlen);
+/* mb_coll_start with an algorithm of the registry: for allgather and
+ * reduce_scatter_block the ring's (algo NULL or ring, as mb_coll_start);
+ * for a broadcast (a->recvbuf, a->count, a->dtype, a->root; pace NULL)
+ * mpi (MPI_Ibcast), binomial or scatter-allgather, the same tree and
+ * blocks as their blocking forms, each step an MPI_Irecv/MPI_Isend pair
+ * advanced by mb_coll_progress. 0 and *req, or -1 with the reason (an
+ * algorithm without a nonblocking form among them). */
+int mb_coll_start_algo(struct mb_coll_ctx *ctx, const struct mb_coll_algo *algo, const struct mb_coll_args *a,
+                       const struct mb_coll_pace *pace, struct mb_coll_req **req, char *err, size_t errlen);
+/* 1 when mb_coll_start_algo takes algo for kind (algo NULL: the ring). */
+int mb_coll_nb_supports(const struct mb_coll_algo *algo, enum mb_coll_kind kind);
 /* Advances req as far as it can without blocking: 1 complete, 0 not yet,
  * -1 an MPI call failed. */
 int mb_coll_progress(struct mb_coll_req *req);

@@ -110,6 +110,15 @@ void mb_coll_copy_fence(void);
  * cache, so cached stores would only add a read per line and evict the
  * peers' slices. */
 #define MB_COLL_STREAM_MIN (4u << 20)
+/* nb_bcast.c: a nonblocking broadcast's state inside nb.c's request
+ * (mb_coll_start_algo); progress 1 done, 0 not yet, -1 failed; free
+ * cancels and completes what is still posted. */
+struct mb_coll_nbb;
+struct mb_coll_nbb *mb_coll_nbb_start(struct mb_coll_ctx *ctx, const struct mb_coll_algo *algo,
+                                      const struct mb_coll_args *a, int tag, char *err, size_t errlen);
+int mb_coll_nbb_progress(struct mb_coll_nbb *b);
+void mb_coll_nbb_free(struct mb_coll_nbb *b);
+
 void mb_coll_reduce2(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *src, size_t n);
 /* dst[i] = op over srcs[k][i], k < nsrc (dst may alias one source) */
 void mb_coll_reduce_many(enum mb_coll_dtype d, enum mb_coll_op op, void *dst, const void *const *srcs,

@@ -1,4 +1,5 @@
 /* Nonblocking ring allgather and ring reduce_scatter_block (mb_coll_start,
+ * mb_coll_start_algo; broadcasts: nb_bcast.c's state in the same request,
  * mb_coll_progress, mb_coll_req_wait): the blocking ring's steps (p2p.c),
  * the same blocks in the same order and the same reductions, so the
  * results are bit-identical, but each step is an MPI_Irecv + MPI_Isend
@@ -33,6 +34,7 @@ struct mb_coll_req {
     MPI_Request rq[2];          /* receive, send */
     int done, failed;
     struct mb_coll_pace pace;
+    struct mb_coll_nbb *bcast; /* a broadcast (nb_bcast.c): its state, the fields above unused */
 };
 
 static int mod(int a, int p) { return ((a % p) + p) % p; }
@@ -53,6 +55,38 @@ static void finish(struct mb_coll_req *q)
     if (q->kind == MB_COLL_REDUCE_SCATTER && q->blk)
         memcpy(q->out, q->work + (size_t)q->rank * q->blk, q->blk);
     q->done = 1;
+}
+
+static int next_tag(struct mb_coll_ctx *ctx) { return NB_TAG_BASE + (int)(ctx->nb_started++ % NB_TAG_SPAN); }
+
+int mb_coll_start_algo(struct mb_coll_ctx *ctx, const struct mb_coll_algo *algo, const struct mb_coll_args *a,
+                       const struct mb_coll_pace *pace, struct mb_coll_req **reqp, char *err, size_t errlen)
+{
+    *reqp = NULL;
+    if (a->kind != MB_COLL_BCAST) {
+        if (algo && algo != &mb_coll_algo_ring) {
+            snprintf(err, errlen, "nonblocking %s: only the ring's, not %s",
+                     (unsigned)a->kind < MB_COLL_NKIND ? mb_coll_kind_names[a->kind] : "collective", algo->name);
+            return -1;
+        }
+        return mb_coll_start(ctx, a, pace, reqp, err, errlen);
+    }
+    if (pace && pace->fn) {
+        snprintf(err, errlen, "nonblocking bcast: no pacing (the ring's hook)");
+        return -1;
+    }
+    struct mb_coll_req *q = calloc(1, sizeof(*q));
+    if (!q) {
+        snprintf(err, errlen, "nonblocking bcast: out of memory");
+        return -1;
+    }
+    *q = (struct mb_coll_req){.comm = ctx->comm, .kind = a->kind, .rq = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
+    if (!(q->bcast = mb_coll_nbb_start(ctx, algo, a, next_tag(ctx), err, errlen))) {
+        free(q);
+        return -1;
+    }
+    *reqp = q;
+    return 0;
 }
 
 int mb_coll_start(struct mb_coll_ctx *ctx, const struct mb_coll_args *a, const struct mb_coll_pace *pace,
@@ -81,7 +115,7 @@ int mb_coll_start(struct mb_coll_ctx *ctx, const struct mb_coll_args *a, const s
                               .out = a->recvbuf, .rq = {MPI_REQUEST_NULL, MPI_REQUEST_NULL}};
     q->next = mod(q->rank + 1, q->size);
     q->prev = mod(q->rank - 1, q->size);
-    q->tag = NB_TAG_BASE + (int)(ctx->nb_started++ % NB_TAG_SPAN);
+    q->tag = next_tag(ctx);
     if (pace)
         q->pace = *pace;
     int p = q->size;
@@ -131,6 +165,11 @@ int mb_coll_progress(struct mb_coll_req *q)
 {
     if (q->failed)
         return -1;
+    if (q->bcast) {
+        int rc = mb_coll_nbb_progress(q->bcast);
+        q->failed = rc < 0;
+        return rc;
+    }
     while (!q->done) {
         if (post(q) != 0)
             goto fail;
@@ -163,6 +202,7 @@ int mb_coll_req_wait(struct mb_coll_req *q)
             MPI_Cancel(&q->rq[i]);
             MPI_Wait(&q->rq[i], MPI_STATUS_IGNORE);
         }
+    mb_coll_nbb_free(q->bcast);
     free(q->work);
     free(q);
     return rc == 1 ? MPI_SUCCESS : -1;

@@ -117,9 +117,18 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
+/* the local products of one call (the model's dgemm rate is theirs): K/P planes, each M x N times C4 (N x N) */
+static int gemms(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out)
+{
+    long long kl = s->d[0] / g->p;
+    out[0] = (struct mb_pb_gemm){s->d[1], s->d[2], s->d[2], kl, kl};
+    return kl > 0 ? 1 : 0;
+}
+
 const struct mb_pb_kernel mb_pb_kernel_doitgen = {
     .name = "doitgen", .variant = "local", .nd = 3, .dim_names = {"K", "M", "N"},
     .base = {128, 512, 512}, .scaled = 1, .scale = MB_PB_LINEAR, .divisor = MB_PB_DIV_P,
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference,
     .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini,
+    .gemms = gemms,
 };

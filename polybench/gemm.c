@@ -112,12 +112,24 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
+/* the local products of one call (the model's dgemm rate is theirs): SUMMA's panels or pdgemm's updates */
+static int gemms(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out, int pblas)
+{
+    const long long p[][3] = {
+        {s->d[0], s->d[1], s->d[2]},
+    };
+    return mb_pb_products_gemms(p, (int)(sizeof(p) / sizeof(p[0])), g, pblas, out);
+}
+static int gemms_summa(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out) { return gemms(s, g, out, 0); }
+static int gemms_pblas(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out) { return gemms(s, g, out, 1); }
+
 /* one row per variant: SUMMA through the registry, or ScaLAPACK's pdgemm */
-#define ROW(VARIANT) { \
+#define ROW(VARIANT, GEMMS) { \
     .name = "gemm", .variant = VARIANT, .nd = 3, .dim_names = {"M", "N", "K"}, \
     .base = {8000, 9200, 5200}, .scaled = 7, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
     .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .gemms = GEMMS, \
 }
-const struct mb_pb_kernel mb_pb_kernel_gemm = ROW("summa");
-const struct mb_pb_kernel mb_pb_kernel_gemm_pblas = ROW("pblas");
+const struct mb_pb_kernel mb_pb_kernel_gemm = ROW("summa", gemms_summa);
+const struct mb_pb_kernel mb_pb_kernel_gemm_pblas = ROW("pblas", gemms_pblas);

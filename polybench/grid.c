@@ -149,6 +149,48 @@ int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const doub
     return timed_run(g, axis, &a);
 }
 
+int mb_pb_ibcast_start(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root,
+                       struct mb_coll_req **req)
+{
+    *req = NULL;
+    if ((axis == MB_PB_ROW ? g->py : g->px) < 2)
+        return MPI_SUCCESS; /* a one-rank axis moves nothing */
+    double t0 = MPI_Wtime();
+    char err[256];
+    struct mb_coll_args a = {.kind = MB_COLL_BCAST, .sendbuf = NULL, .recvbuf = buf, .count = n,
+                             .dtype = MB_COLL_DOUBLE, .op = MB_COLL_SUM, .root = root};
+    int rc = MPI_SUCCESS;
+    if (mb_coll_start_algo(axis_ctx(g, axis), g->bcast_algo, &a, NULL, req, err, sizeof(err)) != 0) {
+        mb_warn("%s", err);
+        rc = MPI_ERR_OTHER;
+    } else if (mb_coll_progress(*req) < 0) { /* the first sends go now: a root posts them in progress */
+        rc = MPI_ERR_OTHER;
+    }
+    comm_seconds += MPI_Wtime() - t0;
+    return rc;
+}
+
+int mb_pb_ibcast_test(struct mb_coll_req *req)
+{
+    if (!req)
+        return MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    int rc = mb_coll_progress(req);
+    comm_seconds += MPI_Wtime() - t0;
+    return rc < 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+int mb_pb_ibcast_wait(struct mb_coll_req **req)
+{
+    if (!*req)
+        return MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    int rc = mb_coll_req_wait(*req);
+    *req = NULL;
+    comm_seconds += MPI_Wtime() - t0;
+    return rc == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+
 /* a buffer of an axis may serve both kinds */
 static int wants_registered(const struct mb_pb_grid *g)
 {

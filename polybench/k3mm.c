@@ -161,12 +161,26 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
+/* the local products of one call (the model's dgemm rate is theirs): SUMMA's panels or pdgemm's updates */
+static int gemms(const struct mb_pb_sizes *z, const struct mb_pb_grid *g, struct mb_pb_gemm *out, int pblas)
+{
+    const long long p[][3] = {
+        {z->d[0], z->d[1], z->d[2]},
+        {z->d[1], z->d[4], z->d[3]},
+        {z->d[0], z->d[4], z->d[1]},
+    };
+    return mb_pb_products_gemms(p, (int)(sizeof(p) / sizeof(p[0])), g, pblas, out);
+}
+static int gemms_summa(const struct mb_pb_sizes *z, const struct mb_pb_grid *g, struct mb_pb_gemm *out) { return gemms(z, g, out, 0); }
+static int gemms_pblas(const struct mb_pb_sizes *z, const struct mb_pb_grid *g, struct mb_pb_gemm *out) { return gemms(z, g, out, 1); }
+
 /* one row per variant: SUMMA through the registry, or ScaLAPACK's pdgemm */
-#define ROW(VARIANT) { \
+#define ROW(VARIANT, GEMMS) { \
     .name = "k3mm", .variant = VARIANT, .nd = 5, .dim_names = {"M", "N", "K", "R", "S"}, \
     .base = {6400, 7200, 4000, 4400, 4800}, .scaled = 31, .scale = MB_PB_CBRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = divides, .init = init, .reset = reset, .run = run, .reference = reference, \
     .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .gemms = GEMMS, \
 }
-const struct mb_pb_kernel mb_pb_kernel_k3mm = ROW("summa");
-const struct mb_pb_kernel mb_pb_kernel_k3mm_pblas = ROW("pblas");
+const struct mb_pb_kernel mb_pb_kernel_k3mm = ROW("summa", gemms_summa);
+const struct mb_pb_kernel mb_pb_kernel_k3mm_pblas = ROW("pblas", gemms_pblas);

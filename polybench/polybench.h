@@ -41,9 +41,10 @@ struct mb_pb_grid {
     MPI_Comm cart, row, col, line;
     struct mb_coll_ctx *row_ctx, *col_ctx;
     const struct mb_coll_algo *bcast_algo, *allreduce_algo;
-    /* SUMMA's broadcasts: 0 blocking through the registry (bcast_algo), 1
-     * the next panel's as MPI_Ibcast on row/col while the current panel's
-     * dgemm runs (summa.c; set by the program after mb_pb_grid_create) */
+    /* SUMMA's broadcasts, both through the registry (bcast_algo): 0
+     * blocking, 1 the next panel's as nonblocking broadcasts
+     * (mb_pb_ibcast_start) while the current panel's dgemm runs (summa.c;
+     * set by the program after mb_pb_grid_create) */
     int summa_overlap;
 };
 enum mb_pb_axis { MB_PB_ROW = 0, MB_PB_COL = 1 };
@@ -66,6 +67,16 @@ void mb_pb_grid_free(struct mb_pb_grid *g);
  * communicator through the registry algorithm. MPI_SUCCESS or an error. */
 int mb_pb_bcast(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root);
 int mb_pb_allreduce(const struct mb_pb_grid *g, enum mb_pb_axis axis, const double *in, double *out, size_t n);
+/* A broadcast of doubles over the row or column communicator as a
+ * request (mb_coll_start_algo with bcast_algo, which must have a
+ * nonblocking form: mb_coll_nb_supports), its first step posted; *req
+ * NULL on a one-rank axis. _test advances it without blocking, _wait
+ * finishes and frees it (*req NULL after). Their time counts in
+ * mb_pb_comm_seconds. MPI_SUCCESS or an error. */
+int mb_pb_ibcast_start(const struct mb_pb_grid *g, enum mb_pb_axis axis, double *buf, size_t n, int root,
+                       struct mb_coll_req **req);
+int mb_pb_ibcast_test(struct mb_coll_req *req);
+int mb_pb_ibcast_wait(struct mb_coll_req **req);
 /* Seconds this process has spent in the grid's broadcasts, reductions and
  * stencil halo exchanges so far (pdgemm's communication is inside
  * ScaLAPACK: not counted); mb_pb_comm_add counts more. */
@@ -137,6 +148,34 @@ void mb_pb_cpu_pass(double work_per_call, long done, double cpu0, double cpu1, d
  * which every rank's rate is > 0 (0 or NaN: the pass is dropped; at most
  * 64 passes); NaN when none counts. */
 double mb_pb_slowest_median(const double *rates, int nranks, int n);
+/* ---- the products' own dgemm rate (gemm_rate.c) -----------------------
+ * What one rank multiplies in one call of a product kernel, at its P: the
+ * local dgemm shapes (SUMMA's panels and row slices, pdgemm's local rank-32
+ * updates, doitgen's per-rank slices), each `calls` products
+ * C (m x n) += A (m x k) B (k x n), cycling through `sets` distinct A and C
+ * operands (B shared), in the kernel's order. The model prices a product
+ * kernel's FLOPs at the rate of its own shapes, measured in the run's
+ * calibration (the 384^3 rate of mb_pb_measure_rates ran faster than the
+ * products at P = 2: a rate of other shapes). */
+#define MB_PB_MAXGEMM 12
+struct mb_pb_gemm {
+    long long m, n, k, calls, sets;
+};
+/* FLOPs of one call's products: sum of 2 m n k calls (0 when n is 0). */
+double mb_pb_gemm_work(const struct mb_pb_gemm *g, int n);
+/* Products per calibration pass: enough that a pass lasts at least window
+ * seconds when one call of the cycle takes cycle_secs / cycle_calls (the
+ * warm-up's), at least 1; 1 when cycle_secs is not > 0 (no estimate). */
+long long mb_pb_gemm_pass_calls(double window, double cycle_secs, long long cycle_calls);
+/* The rate (FLOP/s per rank, the slowest rank's) of the n shapes in g:
+ * every rank of comm at once on calibration operands of its own (never
+ * the timed samples'); a warm-up cycle through every product, then 11
+ * passes from one barrier, each the same number of products on every rank
+ * (mb_pb_gemm_pass_calls, 50 ms windows), continuing the cycle; the median
+ * pass of each rank (mb_pb_median_rate), then the slowest rank's. NaN when
+ * n is 0 or a rank counted nothing. Collective. */
+double mb_pb_gemm_rate(MPI_Comm comm, const struct mb_pb_gemm *g, int n);
+
 /* --dims text "a,b,c" into at most max integers, each in [lo, 2^31]:
  * how many, or -1 when the text is not such a list or has more than max. */
 int mb_pb_parse_dims(const char *text, long long lo, long long *out, int max);
@@ -204,6 +243,11 @@ struct mb_pb_kernel {
      * Collective. */
     double (*cells)(const struct mb_pb_sizes *s);
     double (*cell_rate)(struct mb_pb_inst *in, MPI_Comm comm);
+    /* the products (gemm, k2mm, k3mm, doitgen; NULL elsewhere): the local
+     * dgemm shapes one rank runs in one call at sizes s on grid g into
+     * out[0..MB_PB_MAXGEMM), how many; mb-polybench calibrates their rate
+     * (mb_pb_gemm_rate) and the model prices the FLOPs at it */
+    int (*gemms)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out);
 };
 
 struct mb_pb_inst {

@@ -57,45 +57,37 @@ static int summa_blocking(struct mb_pb_summa *su, const struct mb_pb_grid *g, lo
     return MPI_SUCCESS;
 }
 
-/* Starts panel t's two broadcasts (MPI_Ibcast on the row and column
- * communicators; a one-rank axis has nothing to move: MPI_REQUEST_NULL). */
+/* Starts panel t's two broadcasts through the registry's nonblocking
+ * broadcast (--algo's; a one-rank axis has nothing to move: NULL). */
 static int start_panel(const struct mb_pb_grid *g, long long ml, long long nl, long long w, double *ap, double *bp,
-                       int acol, int brow, MPI_Request rq[2])
+                       int acol, int brow, struct mb_coll_req *rq[2])
 {
-    double t0 = MPI_Wtime();
-    int rc = MPI_SUCCESS;
-    rq[0] = rq[1] = MPI_REQUEST_NULL;
-    if (g->py > 1)
-        rc = MPI_Ibcast(ap, (int)(ml * w), MPI_DOUBLE, acol, g->row, &rq[0]);
-    if (rc == MPI_SUCCESS && g->px > 1)
-        rc = MPI_Ibcast(bp, (int)(w * nl), MPI_DOUBLE, brow, g->col, &rq[1]);
-    mb_pb_comm_add(MPI_Wtime() - t0);
-    return rc;
+    rq[0] = rq[1] = NULL;
+    int rc = mb_pb_ibcast_start(g, MB_PB_ROW, ap, (size_t)(ml * w), acol, &rq[0]);
+    return rc == MPI_SUCCESS ? mb_pb_ibcast_start(g, MB_PB_COL, bp, (size_t)(w * nl), brow, &rq[1]) : rc;
 }
 
-static int wait_panel(MPI_Request rq[2])
+static int wait_panel(struct mb_coll_req *rq[2])
 {
-    double t0 = MPI_Wtime();
-    int rc = MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-    mb_pb_comm_add(MPI_Wtime() - t0);
-    return rc;
+    int rc = mb_pb_ibcast_wait(&rq[0]), rc1 = mb_pb_ibcast_wait(&rq[1]);
+    return rc != MPI_SUCCESS ? rc : rc1;
 }
 
 /* Rows of C per dgemm slice while a broadcast is in flight: this Open MPI
  * has no asynchronous progress, so the next panel moves only inside MPI
- * calls; an MPI_Testall between slices lets it move during the product. */
+ * calls; a progress call between slices lets it move during the product. */
 #define SLICES 4
 
-/* The overlapped form: panel t + 1's broadcasts fly (MPI_Ibcast, Open
- * MPI's own algorithm, not the registry's) while panel t is multiplied,
- * in slices of C's rows with MPI_Testall between them. */
+/* The overlapped form: panel t + 1's broadcasts fly (the registry's
+ * nonblocking broadcast, --algo's) while panel t is multiplied, in slices
+ * of C's rows with a progress call on each between them. */
 static int summa_overlap(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m, long long n, long long k,
                          double alpha, const double *a, const double *b, double beta, double *c)
 {
     long long ml = m / g->px, nl = n / g->py, kx = k / g->px, ky = k / g->py;
     long long panels = mb_pb_lcm(g->px, g->py), w = k / panels;
     double *ap[2] = {su->apanel, su->apanel + su->acap}, *bp[2] = {su->bpanel, su->bpanel + su->bcap};
-    MPI_Request rq[2];
+    struct mb_coll_req *rq[2] = {NULL, NULL};
     int acol, brow;
     pack(g, ml, nl, kx, ky, w, 0, a, b, ap[0], bp[0], &acol, &brow);
     int rc = start_panel(g, ml, nl, w, ap[0], bp[0], acol, brow, rq);
@@ -114,12 +106,13 @@ static int summa_overlap(struct mb_pb_summa *su, const struct mb_pb_grid *g, lon
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)r, (int)nl, (int)w, alpha, ap[cur] + i0 * w,
                         (int)w, bp[cur], (int)nl, t == 0 ? beta : 1.0, c + i0 * nl, (int)nl);
             if (t + 1 < panels) {
-                int done;
-                double t0 = MPI_Wtime();
-                rc = MPI_Testall(2, rq, &done, MPI_STATUSES_IGNORE);
-                mb_pb_comm_add(MPI_Wtime() - t0);
-                if (rc != MPI_SUCCESS)
+                rc = mb_pb_ibcast_test(rq[0]);
+                if (rc == MPI_SUCCESS)
+                    rc = mb_pb_ibcast_test(rq[1]);
+                if (rc != MPI_SUCCESS) {
+                    wait_panel(rq); /* never left writing into the panels */
                     return rc;
+                }
             }
         }
     }
@@ -133,6 +126,45 @@ int mb_pb_summa(struct mb_pb_summa *su, const struct mb_pb_grid *g, long long m,
         return mb_pb_pdgemm(su, g, m, n, k, alpha, a, b, beta, c);
     return g->summa_overlap ? summa_overlap(su, g, m, n, k, alpha, a, b, beta, c)
                             : summa_blocking(su, g, m, n, k, alpha, a, b, beta, c);
+}
+
+static int add(struct mb_pb_gemm *out, int n, long long m, long long nn, long long k, long long calls,
+               long long sets)
+{
+    if (n >= MB_PB_MAXGEMM || m <= 0 || nn <= 0 || k <= 0 || calls <= 0)
+        return n;
+    out[n] = (struct mb_pb_gemm){m, nn, k, calls, sets};
+    return n + 1;
+}
+
+int mb_pb_summa_gemms(long long m, long long n, long long k, int px, int py, int overlap, struct mb_pb_gemm *out,
+                      int nout)
+{
+    long long ml = m / px, nl = n / py, panels = mb_pb_lcm(px, py), w = k / panels;
+    if (!overlap)
+        return add(out, nout, ml, nl, w, panels, 1);
+    long long rows = (ml + SLICES - 1) / SLICES, full = ml / rows; /* summa_overlap's slices */
+    nout = add(out, nout, rows, nl, w, panels * full, full);
+    return add(out, nout, ml % rows, nl, w, panels, 1);
+}
+
+int mb_pb_pdgemm_gemms(long long m, long long n, long long k, int px, int py, struct mb_pb_gemm *out, int nout)
+{
+    long long ml = m / px, nl = n / py;
+    if (px * py == 1)
+        return add(out, nout, ml, nl, k, 1, 1);
+    nout = add(out, nout, ml, nl, 32, k / 32, 1);
+    return add(out, nout, ml, nl, k % 32, 1, 1);
+}
+
+int mb_pb_products_gemms(const long long (*mnk)[3], int nprod, const struct mb_pb_grid *g, int pblas,
+                         struct mb_pb_gemm *out)
+{
+    int n = 0;
+    for (int i = 0; i < nprod; i++)
+        n = pblas ? mb_pb_pdgemm_gemms(mnk[i][0], mnk[i][1], mnk[i][2], g->px, g->py, out, n)
+                  : mb_pb_summa_gemms(mnk[i][0], mnk[i][1], mnk[i][2], g->px, g->py, g->summa_overlap, out, n);
+    return n;
 }
 
 int mb_pb_summa_divides(long long m, long long n, long long k, int px, int py)

@@ -3,7 +3,7 @@
 # validation sizes (--scale-down 100) at P = 1, 2, 4, 8 (oversubscribed) and
 # on --grid 1x3, 1x5 and 3x1 (P = 3 is not in DaCe's table), and with --algo shm
 # and binomial,rd (whose P=2 model is a number, mpi's NaN); SUMMA with its
-# overlapped MPI_Ibcast panels (the default) and --summa-bcast registry; the sizes reach
+# overlapped panels (the registry's nonblocking broadcast, the default) and --summa-bcast registry; the sizes reach
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
@@ -124,4 +124,5 @@ fi
 bad 1 "--variant: 'nosuch' is not" --variant nosuch
 bad 1 "--algo nosuch: not in the collectives registry" --algo nosuch
 bad 1 "--algo rd: no bcast among them" --algo rd
+bad 1 "--summa-bcast overlap: --algo shm's broadcast .shm. has no nonblocking form" --algo shm
 exit $((failures > 0))

@@ -5,6 +5,7 @@
  * / max(1, 2) = 14142.1 -> 14143 * 2 = 28286; jacobi_2d at P = 256:
  * 500 * 16 / 256 = 31.25 -> 32 * 256 = 8192. */
 #include "../../polybench/polybench.h"
+#include "../../polybench/summa.h"
 #include "check.h"
 
 #include <math.h>
@@ -326,6 +327,54 @@ int main(void)
         const double bad[2 * 2] = {0, NAN, 1, 1};
         EXPECT(isnan(mb_pb_slowest_median(bad, 2, 2)));       /* no pass counts */
         EXPECT(isnan(mb_pb_slowest_median(r, 0, 3)));          /* no rank */
+    }
+    /* the products' own dgemm shapes (the model's FLOP rate is theirs), by hand from the kernels' loops */
+    {
+        struct mb_pb_gemm gm[MB_PB_MAXGEMM];
+        /* gemm at the medium scale, P = 2 (1x2): ml = 2016, nl = 1160, 2 panels of w = 656; overlap: 4 slices of
+         * 504 rows a panel, 4 distinct A and C slices */
+        int n = mb_pb_summa_gemms(2016, 2320, 1312, 1, 2, 1, gm, 0);
+        EXPECT(n == 1 && gm[0].m == 504 && gm[0].n == 1160 && gm[0].k == 656 && gm[0].calls == 8 && gm[0].sets == 4);
+        EXPECT_NEAR(mb_pb_gemm_work(gm, n), 2.0 * 2016 * 2320 * 1312 / 2, 1); /* the product's FLOPs / P */
+        n = mb_pb_summa_gemms(2016, 2320, 1312, 1, 2, 0, gm, 0); /* blocking: one product a panel */
+        EXPECT(n == 1 && gm[0].m == 2016 && gm[0].n == 1160 && gm[0].k == 656 && gm[0].calls == 2 && gm[0].sets == 1);
+        /* ml = 10 on a 2x2 grid (M = 20): slices of ceil(10 / 4) = 3 rows, three of them and one of 1 row */
+        n = mb_pb_summa_gemms(20, 12, 8, 2, 2, 1, gm, 0);
+        EXPECT(n == 2 && gm[0].m == 3 && gm[0].n == 6 && gm[0].k == 4 && gm[0].calls == 6 && gm[0].sets == 3);
+        EXPECT(gm[1].m == 1 && gm[1].n == 6 && gm[1].k == 4 && gm[1].calls == 2 && gm[1].sets == 1);
+        EXPECT_NEAR(mb_pb_gemm_work(gm, n), 2.0 * 20 * 12 * 8 / 4, 1e-9); /* 2 (3 x 6 x 4 x 6 + 6 x 4 x 2) = 960 */
+        /* pdgemm: one product of the whole blocks on one process; else rank-32 updates (41 x 32 = 1312; at 2x2
+         * M=636, N=732, K=414: 12 x 32 + 30, local 318 x 366, as a dgemm_ interposer saw at --scale-down 20) */
+        n = mb_pb_pdgemm_gemms(1600, 1840, 1040, 1, 1, gm, 0);
+        EXPECT(n == 1 && gm[0].m == 1600 && gm[0].n == 1840 && gm[0].k == 1040 && gm[0].calls == 1);
+        n = mb_pb_pdgemm_gemms(2016, 2320, 1312, 1, 2, gm, 0);
+        EXPECT(n == 1 && gm[0].m == 2016 && gm[0].n == 1160 && gm[0].k == 32 && gm[0].calls == 41);
+        n = mb_pb_pdgemm_gemms(636, 732, 414, 2, 2, gm, 0);
+        EXPECT(n == 2 && gm[0].m == 318 && gm[0].n == 366 && gm[0].k == 32 && gm[0].calls == 12);
+        EXPECT(gm[1].m == 318 && gm[1].n == 366 && gm[1].k == 30 && gm[1].calls == 1);
+        EXPECT_NEAR(mb_pb_gemm_work(gm, n), 2.0 * 636 * 732 * 414 / 4, 1e-6);
+        /* the kernels' hooks: k2mm's two products in order (tmp = A B, D = tmp C; ml = 1614: three slices of
+         * 404 rows and one of 402), doitgen's K/P planes */
+        struct mb_pb_grid g12 = {.p = 2, .px = 1, .py = 2, .summa_overlap = 1};
+        struct mb_pb_sizes k2 = {.nd = 4, .d = {1614, 1816, 1110, 1210}};
+        n = mb_pb_find_variant("k2mm", "summa")->gemms(&k2, &g12, gm);
+        EXPECT(n == 4 && gm[0].m == 404 && gm[0].n == 908 && gm[0].k == 555 && gm[0].calls == 6);
+        EXPECT(gm[1].m == 402 && gm[1].calls == 2 && gm[2].m == 404 && gm[2].n == 605 && gm[2].k == 908);
+        EXPECT_NEAR(mb_pb_gemm_work(gm, n), (2.0 * 1614 * 1816 * 1110 + 2.0 * 1614 * 1210 * 1816) / 2, 1);
+        n = mb_pb_find_variant("k2mm", "pblas")->gemms(&k2, &g12, gm);
+        EXPECT(n == 4 && gm[0].k == 32 && gm[0].calls == 34 && gm[1].k == 22 && gm[2].calls == 56 && gm[3].k == 24);
+        struct mb_pb_sizes dg = {.nd = 3, .d = {128, 256, 256}};
+        n = mb_pb_find("doitgen")->gemms(&dg, &g12, gm);
+        EXPECT(n == 1 && gm[0].m == 256 && gm[0].n == 256 && gm[0].k == 256 && gm[0].calls == 64 && gm[0].sets == 64);
+        EXPECT(mb_pb_find("atax")->gemms == NULL && mb_pb_find("jacobi_2d")->gemms == NULL);
+        EXPECT(mb_pb_gemm_work(gm, 0) == 0);
+        /* products a calibration pass: a call of the cycle takes 0.12 / 8 = 15 ms, 50 ms -> 4 (3.33 rounded up);
+         * a call longer than the window: 1; no estimate: 1 */
+        EXPECT(mb_pb_gemm_pass_calls(0.05, 0.12, 8) == 4);
+        EXPECT(mb_pb_gemm_pass_calls(0.05, 0.13, 1) == 1);
+        EXPECT(mb_pb_gemm_pass_calls(0.05, 0.0, 8) == 1);
+        EXPECT(mb_pb_gemm_pass_calls(0.05, NAN, 8) == 1);
+        EXPECT(mb_pb_gemm_pass_calls(0.05, 0.001, 64) == 3200);
     }
     return TEST_EXIT();
 }
