@@ -51,6 +51,13 @@ for r in 0 1; do
   [ "$PBLAS" = 0 ] || [ "$(metric "$f" gemm/pblas/P2 comm_s_per_rank "$r")" = nan ] ||
     fail "gemm/pblas/P2: comm_s_per_rank[$r] is not NaN"
 done
+# the model's rates calibrated per case in set-up: a matrix-vector case's read
+# stream, a stencil's cell rate (each a positive number); a product has no read rate
+for cm in atax/allreduce/P2:read_GBps_per_rank mvt/allreduce/P2:read_GBps_per_rank jacobi_1d/halo/P2:cells_per_s_per_rank; do
+  v=$(metric "$f" "${cm%%:*}" "${cm#*:}")
+  awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "${cm%%:*}: ${cm#*:} is '$v', not a positive number"
+done
+[ -z "$(metric "$f" gemm/summa/P2 read_GBps_per_rank)" ] || fail "gemm/summa/P2 records a read-stream rate"
 run_np 4
 run_np 8
 run_np 3 --grid 1x3
