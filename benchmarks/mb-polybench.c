@@ -7,9 +7,11 @@
  * call is checked against the serial double reference of every rank's
  * block. Model: max(FLOPs at the dgemm rate (a product kernel's: of its own local
  * dgemm shapes at this P), read bytes at the read-stream
- * rate + written bytes at the memcpy rate, all measured at the start of
- * this run with all ranks at once; the stencils: their cells at their own
- * sweep's rate, bytes at their working set's copy rate) plus
+ * rate + written bytes at the memcpy rate, all measured with all ranks at
+ * once: at the start of this run, except a matrix-vector case's read
+ * stream and a stencil's sweep, timed in the case's set-up right before
+ * its samples; the stencils: their cells at their own sweep's rate, bytes
+ * at their working set's copy rate) plus
  * mb_coll_model for the registry calls and alpha + bytes * beta (the
  * profile's p2p terms) per halo exchange. */
 #include "harness/harness.h"
