@@ -36,7 +36,9 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
     o->f_terms[RATEL_BOUND_M2G] = 2 * P / hw->link_m2g;
     o->f_terms[RATEL_BOUND_STORAGE] = 2 * P / hw->stor_read + o->act_storage / hw->stor_write;
     /* Eq. 5 */
-    o->b_terms[RATEL_BOUND_COMPUTE] = (2 * m->flops_fwd + flops_r) / hw->gemm_flops;
+    /* + the seconds the store's threads take from backward's GEMMs */
+    o->b_terms[RATEL_BOUND_COMPUTE] =
+        (2 * m->flops_fwd + flops_r) / hw->gemm_flops + (hw->bwd_share_s > 0 ? hw->bwd_share_s : 0);
     o->b_terms[RATEL_BOUND_G2M] = 2 * P / hw->link_g2m;
     o->b_terms[RATEL_BOUND_M2G] = (2 * P + a_g2m) / hw->link_m2g;
     o->b_terms[RATEL_BOUND_STORAGE] =
@@ -78,4 +80,15 @@ double ratel_stor_rate(double bytes, double busy_s, int nfiles, double file_gbps
     if (cap < r)
         r = cap;
     return isfinite(r) ? r : 1e12;
+}
+
+int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double *share)
+{
+    /* (written so that NaN fails) */
+    if (!(fwd_flops > 0) || !(fwd_s > 0) || !(bwd_flops > 0) || !(bwd_s > 0) || !isfinite(fwd_flops) ||
+        !isfinite(fwd_s) || !isfinite(bwd_flops) || !isfinite(bwd_s))
+        return -1;
+    double x = bwd_s - bwd_flops * fwd_s / fwd_flops;
+    *share = x > 0 ? x : 0;
+    return 0;
 }

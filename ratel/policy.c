@@ -3,6 +3,7 @@
  * the per-layer masks a trainer releases by. */
 #include "ratel.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,4 +128,80 @@ unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char
         }
     }
     return mask;
+}
+
+int ratel_swap_set_format(const unsigned char *swap, int n, char *buf, size_t len)
+{
+    int nd = (n + 3) / 4;
+    if (n < 0 || len < (size_t)nd + 1)
+        return -1;
+    for (int k = 0; k < nd; k++) {
+        unsigned d = 0;
+        for (int j = 0; j < 4 && 4 * k + j < n; j++)
+            d |= (swap[4 * k + j] ? 1u : 0u) << j;
+        buf[k] = "0123456789abcdef"[d];
+    }
+    buf[nd] = 0;
+    return nd;
+}
+
+int ratel_swap_set_parse(const char *hex, const struct ratel_unit *u, int n, unsigned char *swap, char *err,
+                         size_t errlen)
+{
+    int nd = (n + 3) / 4;
+    size_t len = strlen(hex);
+    if (n < 0 || len != (size_t)nd) {
+        snprintf(err, errlen, "%zu hex digits, the table of %d units needs %d", len, n, nd);
+        return -1;
+    }
+    for (int k = 0; k < nd; k++) {
+        char c = hex[k];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+        if (d > 15) {
+            snprintf(err, errlen, "'%c' (digit %d) is not a hex digit", c, k + 1);
+            return -1;
+        }
+        for (int j = 0; j < 4; j++) {
+            if (4 * k + j < n)
+                swap[4 * k + j] = (unsigned char)(d >> j & 1);
+            else if (d >> j & 1) {
+                snprintf(err, errlen, "bit of unit %d set, past the table's %d units", 4 * k + j, n);
+                return -1;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; u[i].group && j < i; j++)
+            if (u[j].group == u[i].group && u[j].layer == u[i].layer && swap[j] != swap[i]) {
+                snprintf(err, errlen, "layer %d: recompute group %d split (unit %d %s, unit %d %s): nn reruns a "
+                         "group unless all of it is present", u[i].layer, u[i].group, j, swap[j] ? "in" : "out", i,
+                         swap[i] ? "in" : "out");
+                return -1;
+            }
+    return 0;
+}
+
+int ratel_act_given(const struct ratel_model *m, const struct ratel_hw *hw, const struct ratel_unit *u, int n,
+                    const unsigned char *given, unsigned char *swap, struct ratel_choice *out)
+{
+    memset(out, 0, sizeof(*out));
+    double a = 0, fr = m->flops_rc_all;
+    for (int i = 0; i < n; i++) {
+        if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
+            return -1;
+        swap[i] = given[i] ? 1 : 0;
+        if (swap[i]) {
+            a += u[i].bytes;
+            fr -= u[i].flops;
+            out->nswap++;
+        }
+    }
+    out->a_g2m = a;
+    out->flops_r = fr > 0 ? fr : 0;
+    ratel_iter_time(m, hw, a, out->flops_r, &out->t);
+    out->steps = 1;
+    out->which_case = 0;
+    return 0;
 }

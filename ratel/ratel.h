@@ -35,6 +35,9 @@ struct ratel_hw {
     double cpu_store_f, cpu_store_b; /* CPU-s of everything else (the store:
                           * P16 reads and their CRC32C in forward; Adam, CRC32C,
                           * I/O of the states in backward) per iteration */
+    double bwd_share_s;  /* seconds backward's compute loses to the threads
+                          * beside it (the store's Adam, CRC32C and I/O on the
+                          * same cores): ratel_share_calibrate; 0: none */
 };
 
 /* Per-iteration totals of the model being trained. */
@@ -83,7 +86,10 @@ struct ratel_times {
 /* T_f = max(FLOP_f/THP, A/BW_g2m, 2P/BW_m2g, 2P/BW_S2M + aA/BW_M2S)
  * T_b = max((2 FLOP_f + FLOP_r)/THP, 2P/BW_g2m, (2P + A)/BW_m2g,
  *           (14P + aA)/BW_S2M + 14P/BW_M2S),  aA = max(0, A - MEM_avail).
- * A = a_g2m, FLOP_r = flops_r. Both also at least the CPU-seconds they
+ * A = a_g2m, FLOP_r = flops_r. T_b's compute term also carries
+ * hw->bwd_share_s (the cores' sharing, calibrated in the profiling step:
+ * a per-step constant, the store's work being the same whatever is swapped).
+ * Both also at least the CPU-seconds they
  * need over the cores (hw->cores > 0; 0 otherwise):
  *   T_f >= (FLOP_f c_flop + (A + 2P) c_link + S_f) / cores
  *   T_b >= ((2 FLOP_f + FLOP_r) c_flop + (4P + A) c_link + S_b) / cores
@@ -105,6 +111,17 @@ struct ratel_cpu_sample {
  * cpu_per_link_byte (link CPU over its bytes) and cpu_store_f/_b (each
  * pass's CPU less its link's and GEMMs', at least 0). */
 void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct ratel_hw *hw);
+
+/* The cores' sharing in backward, from the profiling step only: its
+ * forward's compute calls ran their GEMMs nearly alone (the store then only
+ * reads P16), its backward's beside the store's Adam, CRC32C and I/O
+ * threads (the overlapped orders), so backward's compute seconds less its
+ * FLOPs at forward's rate is what the sharing cost it:
+ *   share = bwd_s - bwd_flops * fwd_s / fwd_flops   (at least 0).
+ * *share and 0, or -1 (share untouched) when an input is NaN, infinite or
+ * <= 0. Under the serial order the store runs in the trainer's thread, not
+ * beside the GEMMs, and share comes out near 0, as it should. */
+int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double *share);
 
 /* BW_S2M = BW_M2S for Eqs. 4-5 from the profiling step: both directions'
  * bytes over the time either was in flight, at most the capped files'
@@ -222,6 +239,23 @@ int ratel_act_choose_host(enum ratel_act act, const struct ratel_model *m, const
                           unsigned char *swap, struct ratel_choice *out);
 double ratel_spill_units(const struct ratel_unit *u, int n, const unsigned char *swap, double mem_avail,
                          unsigned char *on_store);
+/* A swap set as text and back (mb-ratel --swap-set: one run's pick given
+ * to another, so two optimizer orders of one batch run the same policy):
+ * hex digits in unit order, digit k holding units 4k..4k+3, the lowest bit
+ * the first; exactly (n + 3) / 4 digits. format: writes them (buf of at
+ * least (n + 3) / 4 + 1), returns the count or -1 when len is short.
+ * parse: swap[0..n) from the text; 0, or -1 with one line in err (a
+ * length other than the table's, a digit that is not hex, a bit past the
+ * table, a recompute group split: nn reruns a group unless all of it is
+ * present, so a split group would be priced as recompute saved that
+ * backward still spends). */
+int ratel_swap_set_format(const unsigned char *swap, int n, char *buf, size_t len);
+int ratel_swap_set_parse(const char *hex, const struct ratel_unit *u, int n, unsigned char *swap, char *err,
+                         size_t errlen);
+/* The choice for a given swap set (the model's price of it, which_case 0):
+ * 0, or -1 on a bad table. */
+int ratel_act_given(const struct ratel_model *m, const struct ratel_hw *hw, const struct ratel_unit *u, int n,
+                    const unsigned char *given, unsigned char *swap, struct ratel_choice *out);
 /* Of the units of nn layer `layer`: the intra tensors to swap (bit i =
  * intra tensor i, the argument of nn_layer_intra_release) and whether its
  * input is swapped (*inter, may be NULL). */
@@ -364,6 +398,11 @@ struct ratel_trainer_opts {
      * "h2d", "d2h"; name: the layer or extent) */
     void (*on_span)(void *ctx, const char *what, const char *name, double start, double end);
     void *span_ctx;
+    /* NULL: the policy (act) picks the swap set after the profiling step.
+     * Else the swap set itself (ratel_gpt_units' n entries; system ratel),
+     * used instead of the pick: the profiling step still runs and prices
+     * it (another run's pick, so two orders compare orders only) */
+    const unsigned char *swap_set;
 };
 
 struct ratel_trainer_stats {

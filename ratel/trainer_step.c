@@ -634,11 +634,18 @@ static double rate_of(double bytes, double s, double fallback)
  * arena, the rest to storage (the lowest layers' tensors: plan_spill);
  * host-only walks capped at it and is refused (exit 1 naming the arena)
  * when even the block inputs do not fit. */
-static int choose(struct ratel_trainer *t, enum ratel_act act, const struct ratel_hw *hw,
-                  char *err, size_t errlen)
+static int choose(struct ratel_trainer *t, enum ratel_act act, const unsigned char *given,
+                  const struct ratel_hw *hw, char *err, size_t errlen)
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
+    if (given) { /* the set given (--swap-set), priced at these rates */
+        if (ratel_act_given(&mdl, hw, t->u, t->nu, given, t->swap, &t->st.choice) != 0) {
+            snprintf(err, errlen, "--swap-set: a bad unit table");
+            return -1;
+        }
+        return plan_spill(t, hw->mem_avail, err, errlen);
+    }
     if (ratel_act_choose_host(act, &mdl, hw, t->u, t->nu, t->o.case1, t->swap, &t->st.choice) != 0) {
         snprintf(err, errlen,
                  "--act %s: host-mem: its block-input activations (%.0f bytes) exceed the host arena's %.0f bytes "
@@ -653,6 +660,9 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const struct rate
 static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct ratel_cpu_sample *cpu,
                     uint64_t step_peak, struct ratel_hw *hw)
 {
+    /* the cores' sharing: backward's compute calls (the store's threads
+     * beside them) against forward's rate (nearly alone) */
+    double bwd_flops = cpu->flops_done, fwd_flops_all = 0;
     double flops = 0;
     for (int i = 0; i < t->nl; i++) {
         struct nn_layer_account a;
@@ -664,6 +674,11 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     mb_link_stats(t->link, MB_LINK_D2H, &ls[1]);
     double link = t->o.link_gbps * 1e9;
     hw->gemm_flops = rate_of(flops, fwd_compute_s, 1e9);
+    fwd_flops_all = flops;
+    hw->bwd_share_s = 0;
+    if (ratel_share_calibrate(fwd_flops_all, fwd_compute_s, bwd_flops - fwd_flops_all, t->st.bwd_compute_s,
+                              &hw->bwd_share_s) != 0)
+        hw->bwd_share_s = 0; /* (no compute timed: nothing to price) */
     hw->link_m2g = link > 0 ? link : rate_of((double)ls[0].bytes, ls[0].busy_s, 1e10);
     hw->link_g2m = link > 0 ? link : rate_of((double)ls[1].bytes, ls[1].busy_s, 1e10);
     struct mb_ostore_stats ss = {0};
@@ -704,9 +719,9 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
         /* (before the profiling step: the arena's free bytes less the
          * rounding; it is at the step's mark here) */
-        struct ratel_hw any = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0};
+        struct ratel_hw any = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};
         any.mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), 0, 0, t->u, t->nu);
-        if (choose(t, RATEL_ACT_INTER_BLOCK, &any, err, errlen) != 0)
+        if (choose(t, RATEL_ACT_INTER_BLOCK, NULL, &any, err, errlen) != 0)
             return -1;
     }
     t->t++;
@@ -768,7 +783,8 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
         cpu.all[1] -= t->store_other_cpu; /* the store's CPU priced as an overlapped order has it */
         measure(t, fwd_c, &cpu, host_peak, &t->st.hw);
         enum ratel_act act = t->o.system == RATEL_SYS_ZERO_INFINITY ? RATEL_ACT_INTER_BLOCK : t->o.act;
-        if (choose(t, act, &t->st.hw, err, errlen) != 0)
+        const unsigned char *given = t->o.system == RATEL_SYS_RATEL ? t->o.swap_set : NULL;
+        if (choose(t, act, given, &t->st.hw, err, errlen) != 0)
             return -1;
         t->st.choice_made = 1;
     }

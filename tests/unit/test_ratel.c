@@ -180,9 +180,9 @@ static void test_cases(void)
     /* forward never the bottleneck here; backward: GEMMs + recompute
      * against the host->device link that brings swapped bytes back */
     const struct { const char *name; struct ratel_hw hw; int want; } c[] = {
-        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 2},
-        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 1},
-        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0}, 3},
+        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 2},
+        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 1},
+        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 3},
     };
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < 2; r++) {
@@ -237,7 +237,7 @@ static void test_random(void)
         struct ratel_hw hw = {exp(4 * nn_rng_normal(&r)), exp(4 * nn_rng_normal(&r)),
                               exp(4 * nn_rng_normal(&r)), exp(2 * nn_rng_normal(&r)) * 100,
                               exp(2 * nn_rng_normal(&r)) * 100, 1200 * nn_rng_uniform(&r),
-                              0, 0, 0, 0, 0};
+                              0, 0, 0, 0, 0, 0};
         for (int c1 = 0; c1 < 2; c1++) {
             unsigned char s[NU];
             struct ratel_choice ch;
@@ -325,7 +325,7 @@ static void test_gpt_units(void)
     EXPECT(fabs(m.flops_rc_all - t.flops_recompute) <= 1e-12 * t.flops_recompute);
     /* the choice as per-layer release masks: their bytes add up */
     {
-        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0};
+        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0};
         unsigned char *s = malloc((size_t)n);
         struct ratel_choice ch;
         EXPECT(ratel_algorithm1(&m, &hw0, u, n, RATEL_CASE1_INTER, s, &ch) == 0);
@@ -352,7 +352,7 @@ static void test_gpt_units(void)
     EXPECT(ratel_act_parse("swap-some", &act) == -1);
     /* the paper's 13B setting (RTX 4090 ~155 TFLOPS measured, 21 GB/s per
      * direction, 12 SSDs ~32 GB/s, 768 GB host): informational */
-    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0};
     for (int b = 24; b <= 60; b += 12) {
         struct ratel_model mb;
         int nb = ratel_gpt_units(&c, b, mixed, u, n);
@@ -487,7 +487,7 @@ static void test_host_arena(void)
      * everything goes out, 444 bytes; MEM_avail 300 */
     struct ratel_model m = {.params = 1, .flops_fwd = 2000, .flops_rc_all = 1620,
                             .act_all = 444, .act_inter = 100};
-    struct ratel_hw hw = {1, 1e12, 1e12, 1e12, 1e12, 300, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {1, 1e12, 1e12, 1e12, 1e12, 300, 0, 0, 0, 0, 0, 0};
     unsigned char s[5];
     struct ratel_choice ch;
     EXPECT(ratel_algorithm1(&m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
@@ -540,7 +540,7 @@ static void test_spill(void)
      * the rest free; A_G2M 544 over MEM_avail 300: 244 on storage;
      * T_f's storage term 2/100 + 244/100, T_b's (14 + 244)/100 + 14/100 */
     struct ratel_model m = {.params = 1, .flops_fwd = 1, .flops_rc_all = 0, .act_all = 544, .act_inter = 200};
-    struct ratel_hw hw = {1e12, 1e12, 1e12, 100, 100, 300, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {1e12, 1e12, 1e12, 100, 100, 300, 0, 0, 0, 0, 0, 0};
     struct ratel_times t;
     ratel_iter_time(&m, &hw, 544, 0, &t);
     EXPECT(near(t.act_storage, 244));
@@ -627,6 +627,88 @@ static void test_host_arena_need(void)
     EXPECT(inter == 1048576 + 1064960);
 }
 
+
+/* The cores' sharing in T_b, by hand: forward's compute calls did 600
+ * FLOPs in 60 s (10 FLOP/s, nearly alone), backward's 1500 FLOPs in 180 s
+ * beside the store's threads, 150 s at forward's rate: 30 s lost to the
+ * sharing. T_b's compute term then carries it for any swap set. */
+static void test_share(void)
+{
+    double s = -1;
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, &s) == 0 && near(s, 30));
+    /* backward faster than forward's rate: no sharing, not a negative one */
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 100, &s) == 0 && s == 0);
+    /* NaN, infinite, 0 or negative inputs refused, the output untouched */
+    s = 7;
+    EXPECT(ratel_share_calibrate(NAN, 60, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, NAN, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, NAN, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, NAN, &s) == -1);
+    EXPECT(ratel_share_calibrate(0, 60, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 0, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 0, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 0, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, -1, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(INFINITY, 60, 1500, 180, &s) == -1);
+    EXPECT(s == 7);
+    /* in the model: test_times' case with 30 s of sharing; its backward
+     * compute term (1200 + 120) / 10 = 132 becomes 162, the other terms
+     * and forward unchanged; storage (178) still bounds */
+    struct ratel_model m = {.params = 10, .flops_fwd = 600, .flops_rc_all = 300,
+                            .act_all = 1000, .act_inter = 100};
+    struct ratel_hw hw = {.gemm_flops = 10, .link_g2m = 2, .link_m2g = 4, .stor_read = 5,
+                          .stor_write = 1, .mem_avail = 150, .bwd_share_s = 30};
+    struct ratel_times t;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.b_terms[RATEL_BOUND_COMPUTE], 162));
+    EXPECT(near(t.f_terms[RATEL_BOUND_COMPUTE], 60));
+    EXPECT(t.bound_b == RATEL_BOUND_STORAGE && near(t.t_b, 178));
+    /* 50 s of sharing: compute 182 bounds backward */
+    hw.bwd_share_s = 50;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(t.bound_b == RATEL_BOUND_COMPUTE && near(t.t_b, 182) && near(t.t_iter, 282));
+    /* a NaN share (never calibrated so) adds nothing rather than NaN */
+    hw.bwd_share_s = NAN;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.b_terms[RATEL_BOUND_COMPUTE], 132));
+}
+
+/* --swap-set's text: round trip, and every bad input refused */
+static void test_swap_set(void)
+{
+    /* 6 units: layer 1's input, its group-3 pair, a lone unit, layer 2's
+     * group-3 pair (another layer: another group) */
+    struct ratel_unit u[6] = {
+        {10, 0, 1, 1, -1, 0}, {10, 5, 0, 1, 0, 3}, {10, 5, 0, 1, 1, 3},
+        {10, 7, 0, 1, 2, 0},  {10, 5, 0, 2, 0, 3}, {10, 5, 0, 2, 1, 3},
+    };
+    unsigned char s[6] = {1, 1, 1, 0, 0, 0}, back[6];
+    char buf[8], err[200];
+    /* units 0..3 -> digit 0 = 1+2+4 = 7; units 4, 5 -> digit 1 = 0 */
+    EXPECT(ratel_swap_set_format(s, 6, buf, sizeof(buf)) == 2 && !strcmp(buf, "70"));
+    EXPECT(ratel_swap_set_parse("70", u, 6, back, err, sizeof(err)) == 0 && !memcmp(s, back, 6));
+    EXPECT(ratel_swap_set_format(s, 6, buf, 2) == -1); /* no room for the NUL */
+    /* 8 + 1 (unit 3), and units 4, 5 (1 + 2): "83", upper case too */
+    EXPECT(ratel_swap_set_parse("8C", u, 6, back, err, sizeof(err)) == -1 && strstr(err, "past the table"));
+    EXPECT(ratel_swap_set_parse("83", u, 6, back, err, sizeof(err)) == 0);
+    EXPECT(back[3] == 1 && back[4] == 1 && back[5] == 1 && back[0] == 0 && back[1] == 0);
+    EXPECT(ratel_swap_set_parse("7", u, 6, back, err, sizeof(err)) == -1 && strstr(err, "needs 2"));
+    EXPECT(ratel_swap_set_parse("700", u, 6, back, err, sizeof(err)) == -1);
+    EXPECT(ratel_swap_set_parse("7g", u, 6, back, err, sizeof(err)) == -1 && strstr(err, "hex"));
+    /* unit 1 without unit 2: their group split */
+    EXPECT(ratel_swap_set_parse("30", u, 6, back, err, sizeof(err)) == -1 && strstr(err, "group 3 split"));
+    EXPECT(ratel_swap_set_parse("71", u, 6, back, err, sizeof(err)) == -1 && strstr(err, "layer 2"));
+    /* the given set priced as the fixed rules price theirs */
+    struct ratel_model m = {.params = 10, .flops_fwd = 600, .flops_rc_all = 27, .act_all = 60, .act_inter = 10};
+    struct ratel_hw hw = {.gemm_flops = 10, .link_g2m = 2, .link_m2g = 4, .stor_read = 5, .stor_write = 1,
+                          .mem_avail = 25};
+    struct ratel_choice ch;
+    unsigned char got[6];
+    EXPECT(ratel_act_given(&m, &hw, u, 6, s, got, &ch) == 0 && !memcmp(got, s, 6));
+    EXPECT(ch.which_case == 0 && ch.nswap == 3 && near(ch.a_g2m, 30) && near(ch.flops_r, 17));
+    EXPECT(near(ch.t.act_storage, 5) && near(ch.t.t_iter, ratel_eval_set(&m, &hw, u, 6, s)));
+}
+
 int main(void)
 {
     test_times();
@@ -639,5 +721,7 @@ int main(void)
     test_spill();
     test_stor_rate();
     test_host_arena_need();
+    test_share();
+    test_swap_set();
     return TEST_EXIT();
 }
