@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 
 static struct {
-    char *model, *dir;
+    char *model, *dir, *swap_set;
     long long batch, files;
     int system, act, order, case1, plan, trace, budget_how;
     size_t dev_mem, host_mem, storage;
@@ -50,11 +50,15 @@ static const struct mb_opt ratel_opts[] = {
      "also hold the whole process (dev-mem + host-mem + the store's buffers + 64 MiB) to a memory budget "
      "(mlock pins the rest of the machine's memory: not on a shared host)", "HOW"},
     {"plan", 0, MB_OPT_FLAG, &opt.plan, NULL, NULL, 0, 0, "print bytes per tier and fit, allocate nothing", NULL},
+    {"swap-set", 0, MB_OPT_STR, &opt.swap_set, NULL, NULL, 0, 0,
+     "system ratel: swap this set instead of the policy's pick (another run's policy_swap_set, so two "
+     "--optimizer orders run the same activations; the profiling step still runs and prices it)", "HEX"},
     {"trace", 0, MB_OPT_FLAG, &opt.trace, NULL, NULL, 0, 0, "record spans (mb-report --chrome-trace)", NULL},
     {NULL, 0, 0, NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const label_names[] = {"system", "act", "optimizer", NULL};
+static unsigned char *given_set; /* --swap-set parsed (validate) */
 static const struct nn_precision PREC = {NN_F16, NN_F16, NN_F32};
 
 static struct ratel_budget budget(void)
@@ -106,6 +110,20 @@ static int validate(struct mb_run *run)
     if (B > most)
         return snprintf(err, sizeof(err), "--batch: %d is over the plan's limit %d for these budgets", B, most),
                usage(run, err);
+    if (opt.swap_set && opt.swap_set[0]) {
+        if (opt.system != RATEL_SYS_RATEL)
+            return usage(run, "--swap-set: only with --system ratel (the others' activations are fixed)");
+        int n = ratel_gpt_units(&opt.cfg, B, PREC, NULL, 0);
+        struct ratel_unit *u = calloc((size_t)n + 1, sizeof(*u));
+        given_set = calloc((size_t)n + 1, 1);
+        if (!u || !given_set)
+            return free(u), usage(run, "--swap-set: out of memory");
+        ratel_gpt_units(&opt.cfg, B, PREC, u, n);
+        int bad = ratel_swap_set_parse(opt.swap_set, u, n, given_set, err, 300);
+        free(u);
+        if (bad)
+            return snprintf(err + 300, 300, "--swap-set: %.280s", err), usage(run, err + 300);
+    }
     /* the host arena (--host-mem) holds the slots and the swapped
      * activations up to MEM_avail (the rest go to storage): at least the
      * block inputs the first two steps swap there */
@@ -293,7 +311,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         .system = (enum ratel_system)opt.system, .act = (enum ratel_act)opt.act,
         .case1 = (enum ratel_case1)opt.case1, .order = (enum mb_ostore_order)opt.order,
         .dir = opt.dir, .nfiles = (int)opt.files, .file_gbps = opt.file_gbps, .dev_mem = opt.dev_mem,
-        .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span};
+        .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span,
+        .swap_set = given_set};
     if (run->common.check) {
         s->ref = nn_gpt_new(&opt.cfg, (int)opt.batch, PREC, (uint64_t)run->common.seed);
         if (!s->ref || nn_adam_state_init(&s->rs, s->ref) != 0)
@@ -456,6 +475,18 @@ static void record(struct st *s)
         ratel_gpt_model(&opt.cfg, (int)opt.batch, PREC, &m);
         ratel_iter_time(&m, &st.hw, st.choice.a_g2m, st.choice.flops_r, &tm);
         mb_metric_case_int(r, cn, "policy_case", st.choice.which_case);
+        /* the swap set itself (--swap-set gives it to another run) and where it came from */
+        int nu = ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, NULL, 0);
+        unsigned char *sw = calloc((size_t)nu + 1, 1);
+        char *hex = malloc((size_t)nu / 4 + 2);
+        ratel_trainer_swap(s->t, sw, nu);
+        if (sw && hex && ratel_swap_set_format(sw, nu, hex, (size_t)nu / 4 + 2) >= 0)
+            mb_metric_case_str(r, cn, "policy_swap_set", hex);
+        free(sw);
+        free(hex);
+        mb_metric_case_str(r, cn, "policy_source", given_set ? "given (--swap-set)" : "profiling step (--act)");
+        /* the cores' sharing priced in T_b's compute term (the profiling step) */
+        mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st.hw.bwd_share_s);
         mb_metric_case_dbl(r, cn, "policy_swap_bytes", st.choice.a_g2m);
         /* Eq. 3's alpha A_G2M, priced in T_f (written) and T_b (read) */
         mb_metric_case_dbl(r, cn, "policy_act_storage_bytes", tm.act_storage);
@@ -532,6 +563,8 @@ static void teardown(void *state)
     free(s->tok);
     free(s->tgt);
     free(s);
+    free(given_set);
+    given_set = NULL;
 }
 
 static const struct mb_bench bench = {

@@ -456,6 +456,10 @@ int ratel_trainer_params(struct ratel_trainer *t, int layer, float *p32, uint16_
 int ratel_trainer_layers(const struct ratel_trainer *t);
 uint64_t ratel_trainer_layer_params(const struct ratel_trainer *t, int layer);
 void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_stats *out);
+/* The swap set in use (the policy's pick, or opts.swap_set, after the
+ * profiling step): swap[0..n) of ratel_gpt_units' table; n must be its
+ * count (else nothing is written). */
+void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int n);
 /* Link and store counters (NULL store: states not on storage). */
 struct mb_link *ratel_trainer_link(struct ratel_trainer *t);
 struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t);

@@ -311,6 +311,12 @@ void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_sta
     out->host_peak = mb_arena_peak(t->host);
 }
 
+void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int n)
+{
+    if (swap && n == t->nu)
+        memcpy(swap, t->swap, (size_t)n);
+}
+
 struct mb_link *ratel_trainer_link(struct ratel_trainer *t) { return t->link; }
 struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t) { return t->store; }
 

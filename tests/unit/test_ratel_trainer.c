@@ -225,6 +225,41 @@ int main(void)
             snprintf(what, sizeof(what), "%s spill ratel %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
             EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
         }
+        /* a given swap set (--swap-set: another run's pick) is what every
+         * order swaps: the block inputs and each block's attention group,
+         * the same bytes under each order, the set in use the given one,
+         * the same bits as the reference */
+        {
+            int nu = ratel_gpt_units(&cfg, B, PREC, NULL, 0);
+            struct ratel_unit *u = calloc((size_t)nu, sizeof(*u));
+            unsigned char *given = calloc((size_t)nu, 1), *used = calloc((size_t)nu, 1);
+            ratel_gpt_units(&cfg, B, PREC, u, nu);
+            for (int k = 0; k < nu; k++)
+                given[k] = u[k].inter || (u[k].group == 3 && u[k].layer <= cfg.layers);
+            o.swap_set = given;
+            o.act = RATEL_ACT_RATEL;
+            uint64_t first = 0;
+            for (int ord = 0; ord < 3; ord++) {
+                o.order = (enum mb_ostore_order)ord;
+                snprintf(what, sizeof(what), "%s given set %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+                EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+                first = ord ? first : sw;
+                EXPECT(sw == first && sw > swapped[RATEL_ACT_INTER_BLOCK]);
+                char e2[256];
+                struct ratel_trainer *t = ratel_trainer_new(&o, e2, sizeof(e2));
+                EXPECT(t != NULL);
+                for (int s = 0; t && s < 2; s++)
+                    EXPECT(ratel_trainer_step(t, d.tok[s], d.tgt[s], e2, sizeof(e2)) == 0);
+                if (t)
+                    ratel_trainer_swap(t, used, nu);
+                EXPECT(memcmp(used, given, (size_t)nu) == 0);
+                ratel_trainer_free(t);
+            }
+            o.swap_set = NULL;
+            free(u);
+            free(given);
+            free(used);
+        }
         if (c == 0) { /* a bit flipped in an activation's extent on storage: named */
             o.act = RATEL_ACT_SWAP_ALL;
             setenv("MB_FAULT_INJECT", "corrupt-act", 1);
