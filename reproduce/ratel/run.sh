@@ -18,7 +18,9 @@
 #                     shape (deepspeed_peer.sh: a venv, several GB; optional)
 # Per batch: every system, the naive order, and the serial order with
 # Ratel's policy and with inter-block (each stage timed alone: forward,
-# backward, and the optimizer's storage traffic, t_store_caller_s).
+# backward, and the optimizer's storage traffic, t_store_caller_s). The
+# naive and serial runs swap the optimized Ratel run's set (--swap-set), so
+# the orders are compared on one policy.
 #     --slurm         each measurement is one job of job_scripts/mb-ratel.sbatch (sbatch --wait)
 #     --dir DIR       the state files (default $MB_RATEL_DIR, else $BUILD/ratel-data; node-local disk)
 #     --out DIR       figure, compare.md, results (default $BUILD/reproduce/ratel)
@@ -118,9 +120,15 @@ for b in $batches; do
     [ $s != zero-offload ] && [ "$b" = "$mid" ] && extra="$extra --trace"
     runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]} $extra")
   done
-  runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]} $(chk "$b")")
+  # The other orders run the optimized run's swap set (@set: its
+  # policy_swap_set, given with --swap-set), so optimized against naive
+  # compares the orders only, and the serial stages are that policy's
+  # backward alone: each run's own profiling step picked its own set before
+  # (the quiet reference's batch 10: 769 MB with 291 on storage against
+  # naive's 628 with 153), so the comparison was of two policies too
+  runs+=("naive-b$b --model $model --batch $b --optimizer naive --files 2 ${emu[*]} $(chk "$b") --swap-set @set$b")
   # the stages, each alone: the serial order runs every update in the trainer's thread
-  runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]} $(chk "$b")")
+  runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]} $(chk "$b") --swap-set @set$b")
   # ZeRO-Infinity's stages alone (its policy, inter-block); at full scale only at the middle batch (time)
   [ $scale = full ] && [ "$b" != "$mid" ] && continue
   runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]} $(chk "$b") --trace")
@@ -134,11 +142,20 @@ for f in $files_list; do
   runs+=("files$f --model $model --batch $mid --files $f ${emu[*]} $(chk "$mid")")
 done
 data=()
+declare -A sets   # batch -> the optimized Ratel run's swap set (hex)
 for r in "${runs[@]}"; do
   read -r name flags <<<"$r"
+  if [[ $flags =~ @set([0-9]+) ]]; then
+    b=${BASH_REMATCH[1]}
+    [ -n "${sets[$b]:-}" ] || { echo "run.sh: $name: no swap set from sys-ratel-b$b" >&2; exit 1; }
+    flags=${flags//@set$b/${sets[$b]}}
+  fi
   # shellcheck disable=SC2086 # flags are words
   run_one "$name" $flags
   data+=("$last")
+  if [[ $name =~ ^sys-ratel-b([0-9]+)$ ]]; then
+    sets[${BASH_REMATCH[1]}]=$("$py" -c 'import sys; from reproduce.ratel import data; print(data.rows([sys.argv[1]])[0]["policy_swap_set"] or "")' "$last")
+  fi
 done
 # Fig. 6: the largest Table IV model --plan fits with a 24 GB device and 256 GB host
 "${BUILD:-build}"/bin/mb-ratel --plan --model gpt-13b --batch 8 --dev-mem 24G --host-mem 256G >"$out/plan.txt"

@@ -42,6 +42,13 @@ rows[5].update(act_swapped_bytes_last=5e6, act_storage_bytes_last=3e6, policy_ac
 rows[1].update(policy_swap_bytes=3e6, t_b_compute_s=3.0, t_b_recompute_s=0.5, recompute_flops_last=2e9,
                t_b_swapin_wait_s=0.25, t_b_stage_wait_s=0.25)
 rows[5].update(policy_swap_bytes=5e6)
+# one swap set per batch: the naive runs swap the optimized runs' (--swap-set)
+for k, hexset in ((3, "0f"), (4, "0f"), (5, "3f"), (6, "3f")):
+    rows[k].update(policy_swap_set=hexset)
+rows[4].update(policy_source="given (--swap-set)")
+rows[6].update(policy_source="given (--swap-set)")
+# T_b at batch 1: 2.1 predicted (the sharing 0.4 s priced) against 2.0 measured
+rows[3].update(t_b_predicted_s=2.1, hw_bwd_share_s=0.4, t_b_bound="compute")
 out = "\n".join(c.performance(rows))
 print(out)
 want = [
@@ -66,8 +73,14 @@ want = [
     "the serial run (B_ratel alone) swapped 3 MB, the optimized run 5 MB: not the same policy",
     # t_b 8, compute 3, waits 0.25 + 0.25, store 4: the rest 0.5
     "| serial+ratel (stages), batch 2 | 3 | 8.000 | 3.000 | 0.500 | 2.0 | 0.250 | 0.250 | 4.000 | 0.500 |",
-    "batch 1: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10% | 1.33× vs 1.33× (0%) | met |",
-    "batch 2: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10% | 0.91× vs 1.00× (9%) | NOT met |",
+    "batch 1: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10%, one swap set | "
+    "1.33× vs 1.33× (0%; same swap set, naive's given (--swap-set)) | met |",
+    "batch 2: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | ≥ 1×, within 10%, one swap set | "
+    "0.91× vs 1.00× (9%; same swap set, naive's given (--swap-set)) | NOT met |",
+    # (2.1 - 2.0) / 2.0 = +5%: met; batch 2: (5.0 - 4.6) / 4.6 = +9%
+    "| model T_b vs measured, optimized+ratel (batch 1; bound compute, sharing 0.400 s priced) | within 10% | "
+    "2.100 vs 2.000 s (+5%) | met |",
+    "| model T_b vs measured, optimized+ratel (batch 2; bound cpu) | within 10% | 5.000 vs 4.600 s (+9%) | met |",
     "| model T_f+T_b vs measured, act ratel (batch 2) | within 10% | 6.000 vs 6.600 s (9%) | met |",
     "| model T_f+T_b vs measured, act swap-all (batch 2) | within 10% | 5.000 vs 6.000 s (17%) | NOT met |",
     "| model T_f+T_b vs measured, act recompute-all (batch 2) | within 10% | 8.000 vs 8.000 s (0%) | met |",
@@ -87,6 +100,15 @@ assert math.isclose(c.naive_gain(1, 5, 3, 1), 1.0)   # backward-bound: no gain
 assert c.storage_line(dict(rows[0], hw_stor_read=1.95e9))[-1].endswith("(2 files at 1 GB/s).")
 # NaN and a zero reference fail every tolerance
 assert not c.within(float("nan"), 1.0, 0.1) and not c.within(1.0, float("nan"), 0.1) and not c.within(1.0, 0.0, 0.1)
+# two swap sets: not an order comparison, NOT met however close the gain
+two = [dict(r, policy_swap_set="1f") if r is rows[4] else r for r in rows]
+assert ("1.33× vs 1.33× (0%; NOT the same swap set: two policies compared, not two orders) | NOT met |"
+        in "\n".join(c.performance(two)))
+assert c.same_policy({"policy_swap_set": "0f"}, {"policy_swap_set": "0f"}) is True
+assert c.same_policy({"policy_swap_set": "0f"}, {"policy_swap_set": "1f"}) is False
+assert c.same_policy({"policy_swap_bytes": 5e6}, {"policy_swap_bytes": 5e6}) is True  # older files: bytes
+assert c.same_policy({"policy_swap_bytes": 5e6}, {"policy_swap_bytes": 4e6}) is False
+assert c.same_policy({}, {"policy_swap_bytes": 4e6}) is None and c.same_policy(None, rows[0]) is None
 # no serial run: said, no ratio
 assert "No serial-order runs" in "\n".join(c.performance([r for r in rows if r["optimizer"] != "serial"]))
 print("ok")
