@@ -487,6 +487,12 @@ static void record(struct st *s)
         mb_metric_case_str(r, cn, "policy_source", given_set ? "given (--swap-set)" : "profiling step (--act)");
         /* the cores' sharing priced in T_b's compute term (the profiling step) */
         mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st.hw.bwd_share_s);
+        /* and T_b as the model put it before the sharing was priced */
+        struct ratel_hw alone = st.hw;
+        struct ratel_times tu;
+        alone.bwd_share_s = 0;
+        ratel_iter_time(&m, &alone, st.choice.a_g2m, st.choice.flops_r, &tu);
+        mb_metric_case_dbl(r, cn, "t_b_predicted_unshared_s", tu.t_b);
         mb_metric_case_dbl(r, cn, "policy_swap_bytes", st.choice.a_g2m);
         /* Eq. 3's alpha A_G2M, priced in T_f (written) and T_b (read) */
         mb_metric_case_dbl(r, cn, "policy_act_storage_bytes", tm.act_storage);
