@@ -82,13 +82,15 @@ double ratel_stor_rate(double bytes, double busy_s, int nfiles, double file_gbps
     return isfinite(r) ? r : 1e12;
 }
 
-int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double *share)
+int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double store_cpu_s,
+                          double *share)
 {
     /* (written so that NaN fails) */
-    if (!(fwd_flops > 0) || !(fwd_s > 0) || !(bwd_flops > 0) || !(bwd_s > 0) || !isfinite(fwd_flops) ||
-        !isfinite(fwd_s) || !isfinite(bwd_flops) || !isfinite(bwd_s))
+    if (!(fwd_flops > 0) || !(fwd_s > 0) || !(bwd_flops > 0) || !(bwd_s > 0) || !(store_cpu_s >= 0) ||
+        !isfinite(fwd_flops) || !isfinite(fwd_s) || !isfinite(bwd_flops) || !isfinite(bwd_s) || !isfinite(store_cpu_s))
         return -1;
     double x = bwd_s - bwd_flops * fwd_s / fwd_flops;
+    x = x < store_cpu_s ? x : store_cpu_s;
     *share = x > 0 ? x : 0;
     return 0;
 }

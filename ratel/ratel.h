@@ -117,11 +117,17 @@ void ratel_cpu_inputs(const struct ratel_cpu_sample *c, double cores, struct rat
  * reads P16), its backward's beside the store's Adam, CRC32C and I/O
  * threads (the overlapped orders), so backward's compute seconds less its
  * FLOPs at forward's rate is what the sharing cost it:
- *   share = bwd_s - bwd_flops * fwd_s / fwd_flops   (at least 0).
- * *share and 0, or -1 (share untouched) when an input is NaN, infinite or
- * <= 0. Under the serial order the store runs in the trainer's thread, not
- * beside the GEMMs, and share comes out near 0, as it should. */
-int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double *share);
+ *   share = bwd_s - bwd_flops * fwd_s / fwd_flops,
+ * at least 0 and at most store_cpu_s, the store's CPU-seconds in that
+ * backward (cpu_store_b): each of them can stop the GEMMs for at most a
+ * wall second (every GEMM thread waiting at its barrier for the one
+ * preempted), so more than that is not the store's doing (other
+ * processes on a loaded host, whose load moved between the passes).
+ * *share and 0, or -1 (share untouched) when an input is NaN, infinite,
+ * <= 0 (store_cpu_s: < 0). Under the serial order the store runs in the
+ * trainer's thread, not beside the GEMMs, and share comes out near 0. */
+int ratel_share_calibrate(double fwd_flops, double fwd_s, double bwd_flops, double bwd_s, double store_cpu_s,
+                          double *share);
 
 /* BW_S2M = BW_M2S for Eqs. 4-5 from the profiling step: both directions'
  * bytes over the time either was in flight, at most the capped files'

@@ -675,10 +675,6 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     double link = t->o.link_gbps * 1e9;
     hw->gemm_flops = rate_of(flops, fwd_compute_s, 1e9);
     fwd_flops_all = flops;
-    hw->bwd_share_s = 0;
-    if (ratel_share_calibrate(fwd_flops_all, fwd_compute_s, bwd_flops - fwd_flops_all, t->st.bwd_compute_s,
-                              &hw->bwd_share_s) != 0)
-        hw->bwd_share_s = 0; /* (no compute timed: nothing to price) */
     hw->link_m2g = link > 0 ? link : rate_of((double)ls[0].bytes, ls[0].busy_s, 1e10);
     hw->link_g2m = link > 0 ? link : rate_of((double)ls[1].bytes, ls[1].busy_s, 1e10);
     struct mb_ostore_stats ss = {0};
@@ -705,6 +701,10 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     hw->mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), step_peak, t->act_alloc, t->u, t->nu);
     t->st.host_transient = step_peak > t->act_alloc ? step_peak - t->act_alloc : 0;
     ratel_cpu_inputs(cpu, mb_pu_count(), hw);
+    hw->bwd_share_s = 0;
+    if (ratel_share_calibrate(fwd_flops_all, fwd_compute_s, bwd_flops - fwd_flops_all, t->st.bwd_compute_s,
+                              hw->cpu_store_b, &hw->bwd_share_s) != 0)
+        hw->bwd_share_s = 0; /* (no compute timed: nothing to price) */
 }
 
 int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, char *err,

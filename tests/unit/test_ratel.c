@@ -631,25 +631,34 @@ static void test_host_arena_need(void)
 /* The cores' sharing in T_b, by hand: forward's compute calls did 600
  * FLOPs in 60 s (10 FLOP/s, nearly alone), backward's 1500 FLOPs in 180 s
  * beside the store's threads, 150 s at forward's rate: 30 s lost to the
- * sharing. T_b's compute term then carries it for any swap set. */
+ * sharing, at most the store's CPU-seconds in that backward. T_b's compute
+ * term then carries it for any swap set. */
 static void test_share(void)
 {
     double s = -1;
-    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, &s) == 0 && near(s, 30));
+    /* the store used 40 CPU-s in that backward: 30 s of sharing is under it */
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, 40, &s) == 0 && near(s, 30));
+    /* 20 CPU-s of store: at most 20 s of it is the store's doing */
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, 20, &s) == 0 && near(s, 20));
+    /* no store CPU (nothing beside the GEMMs): no sharing */
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, 0, &s) == 0 && s == 0);
     /* backward faster than forward's rate: no sharing, not a negative one */
-    EXPECT(ratel_share_calibrate(600, 60, 1500, 100, &s) == 0 && s == 0);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 100, 40, &s) == 0 && s == 0);
     /* NaN, infinite, 0 or negative inputs refused, the output untouched */
     s = 7;
-    EXPECT(ratel_share_calibrate(NAN, 60, 1500, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, NAN, 1500, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, 60, NAN, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, 60, 1500, NAN, &s) == -1);
-    EXPECT(ratel_share_calibrate(0, 60, 1500, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, 0, 1500, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, 60, 0, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, 60, 1500, 0, &s) == -1);
-    EXPECT(ratel_share_calibrate(600, -1, 1500, 180, &s) == -1);
-    EXPECT(ratel_share_calibrate(INFINITY, 60, 1500, 180, &s) == -1);
+    EXPECT(ratel_share_calibrate(NAN, 60, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, NAN, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, NAN, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, NAN, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, NAN, &s) == -1);
+    EXPECT(ratel_share_calibrate(0, 60, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 0, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 0, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 0, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, -1, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, -1, &s) == -1);
+    EXPECT(ratel_share_calibrate(INFINITY, 60, 1500, 180, 40, &s) == -1);
+    EXPECT(ratel_share_calibrate(600, 60, 1500, 180, INFINITY, &s) == -1);
     EXPECT(s == 7);
     /* in the model: test_times' case with 30 s of sharing; its backward
      * compute term (1200 + 120) / 10 = 132 becomes 162, the other terms
