@@ -92,5 +92,10 @@ bad "unknown act" "--act" --act foo --dir "$D"
 bad "unknown optimizer" "--optimizer" --optimizer bar --dir "$D"
 bad "batch over the limit" "--batch: 100000 is over the plan's limit" --model gpt-small --batch 100000 --dir "$D"
 bad "bad model" "--model" --model layers=x --dir "$D"
+# --swap-set (gpt-tiny at batch 2: 24 units, 6 hex digits)
+bad "swap set too short" "--swap-set: 1 hex digits, the table of 24 units needs 6" --swap-set 7 --dir "$D"
+bad "swap set not hex" "--swap-set: 'z' .* not a hex digit" --swap-set zz0000 --dir "$D"
+bad "swap set splits a group" "--swap-set: layer 1: recompute group 3 split" --swap-set 020000 --dir "$D"
+bad "swap set on zero-infinity" "--swap-set: only with --system ratel" --system zero-infinity --swap-set 000000 --dir "$D"
 [ ! -e "$T/bad.h5" ] || fail "bad input writes nothing"
 finish
