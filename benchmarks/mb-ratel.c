@@ -420,6 +420,8 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "flop_rate_of_sgemm", peer > 0 && s->step_s > 0 ? s->compute_flops / s->step_s / peer : 0);
     mb_metric_case_dbl(r, cn, "recompute_flops_last", st.recompute_flops);
     mb_metric_case_int(r, cn, "act_swapped_bytes_last", (long long)st.act_swapped);
+    /* of them, host-held ones copied back a layer ahead in backward (the prefetch) */
+    mb_metric_case_int(r, cn, "act_prefetched_bytes_last", (long long)st.act_prefetched);
     /* of them, beyond MEM_avail: written to storage in forward, read back in backward */
     mb_metric_case_int(r, cn, "act_storage_bytes_last", (long long)st.act_stored);
     mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);

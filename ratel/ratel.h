@@ -386,6 +386,8 @@ struct ratel_trainer_stats {
      * store_caller_s is the rest (bookkeeping, G16 copies queued). */
     double bwd_compute_s, bwd_recompute_s, bwd_swapin_s, bwd_stage_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
+    uint64_t act_prefetched;    /* of them, bytes copied back in backward a layer ahead
+                                 * (host-held ones), the last step */
     uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
     uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */
     /* the last step's CPU-seconds (the whole process), and of them the

@@ -33,6 +33,14 @@ for k in tokens_per_s flop_rate cblas_sgemm_rate link_h2d_bytes link_d2h_bytes l
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$k recorded and positive (got '$v')"
 done
 
+# backward copies the host-held swapped tensors in a layer ahead: swap-all
+# on gpt-tiny keeps them all in host memory, so all of them
+sw=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_swapped_bytes_last)
+pf=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_prefetched_bytes_last)
+st=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_storage_bytes_last)
+awk -v w="$sw" -v p="$pf" -v s="$st" 'BEGIN {exit !(p + 0 > 0 && p + s == w + 0)}' ||
+  fail "swap-all: prefetched '$pf' + stored '$st' = swapped '$sw'"
+
 # the serial order runs every update in the trainer's thread: its time there
 # (the optimizer's storage traffic alone) is part of T_b, not all of it
 ts=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_store_caller_s)
