@@ -165,6 +165,13 @@ struct ratel_point {
 int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
                 const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
                 int max);
+/* The same over nn's recompute groups (ratel_unit's group), each one
+ * point of the walk, as ratel_act_choose's Algorithm 1 walks them: the
+ * swap sets the trainer runs (Fig. 9b's swept points are whole groups).
+ * Returns the number of points (groups after the forced ones, plus one). */
+int ratel_sweep_groups(const struct ratel_model *m, const struct ratel_hw *hw,
+                       const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
+                       int max);
 /* Iteration time of an arbitrary swap set under the same model (FLOP_r =
  * flops_rc_all - the swapped units' FLOPs): the brute-force reference. */
 double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
