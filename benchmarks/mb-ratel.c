@@ -439,6 +439,8 @@ static void record(struct st *s)
     mb_metric_case_dbl(r, cn, "flop_rate_of_sgemm", peer > 0 && s->step_s > 0 ? s->compute_flops / s->step_s / peer : 0);
     mb_metric_case_dbl(r, cn, "recompute_flops_last", st.recompute_flops);
     mb_metric_case_int(r, cn, "act_swapped_bytes_last", (long long)st.act_swapped);
+    /* of them, host-held ones copied back a layer ahead in backward (the prefetch) */
+    mb_metric_case_int(r, cn, "act_prefetched_bytes_last", (long long)st.act_prefetched);
     /* of them, beyond MEM_avail: written to storage in forward, read back in backward */
     mb_metric_case_int(r, cn, "act_storage_bytes_last", (long long)st.act_stored);
     mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);
@@ -513,6 +515,25 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "hw_cpu_per_link_byte", st.hw.cpu_per_link_byte);
         mb_metric_case_dbl(r, cn, "hw_cpu_store_f_s", st.hw.cpu_store_f);
         mb_metric_case_dbl(r, cn, "hw_cpu_store_b_s", st.hw.cpu_store_b);
+        /* Fig. 9b's curve at the profiling step's rates: the model at every
+         * prefix of Algorithm 1's walk over nn's recompute groups (the swap
+         * sets the trainer runs); this run's own set is policy_swap_bytes
+         * with t_f/t_b predicted and measured, the other policies' runs the
+         * other measured points */
+        int nu = ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, NULL, 0);
+        struct ratel_unit *u = malloc((size_t)nu * sizeof(*u));
+        struct ratel_point *pts = malloc(((size_t)nu + 1) * sizeof(*pts));
+        int np = u && pts && ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, u, nu) == nu
+                     ? ratel_sweep_groups(&m, &st.hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1)
+                     : -1;
+        for (int j = 0; j < np; j++) {
+            mb_metric_at_dbl(r, cn, "sweep_swap_bytes", (size_t)j, pts[j].a_g2m);
+            mb_metric_at_dbl(r, cn, "sweep_recompute_flops", (size_t)j, pts[j].flops_r);
+            mb_metric_at_dbl(r, cn, "sweep_t_f_predicted_s", (size_t)j, pts[j].t.t_f);
+            mb_metric_at_dbl(r, cn, "sweep_t_b_predicted_s", (size_t)j, pts[j].t.t_b);
+        }
+        free(u);
+        free(pts);
         if (!s->run->common.quiet)
             printf("#   policy %s: case %d, %.0f bytes swapped (%.0f beyond MEM_avail %.0f to storage: model %.0f, "
                    "Eq. 3); T_f predicted %.4f s measured %.4f s, T_b predicted %.4f s measured %.4f s (last step)\n",

@@ -188,6 +188,13 @@ struct ratel_point {
 int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
                 const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
                 int max);
+/* The same over nn's recompute groups (ratel_unit's group), each one
+ * point of the walk, as ratel_act_choose's Algorithm 1 walks them: the
+ * swap sets the trainer runs (Fig. 9b's swept points are whole groups).
+ * Returns the number of points (groups after the forced ones, plus one). */
+int ratel_sweep_groups(const struct ratel_model *m, const struct ratel_hw *hw,
+                       const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
+                       int max);
 /* Iteration time of an arbitrary swap set under the same model (FLOP_r =
  * flops_rc_all - the swapped units' FLOPs): the brute-force reference. */
 double ratel_eval_set(const struct ratel_model *m, const struct ratel_hw *hw,
@@ -431,6 +438,8 @@ struct ratel_trainer_stats {
      * store_caller_s is the rest (bookkeeping, G16 copies queued). */
     double bwd_compute_s, bwd_recompute_s, bwd_swapin_s, bwd_stage_s;
     uint64_t act_swapped;       /* bytes out over the link, the last step */
+    uint64_t act_prefetched;    /* of them, bytes copied back in backward a layer ahead
+                                 * (host-held ones), the last step */
     uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
     uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */
     /* the last step's CPU-seconds (the whole process), and of them the

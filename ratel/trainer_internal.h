@@ -71,6 +71,13 @@ struct ratel_trainer {
      * shared device regions (layer parity), as the plan counts them */
     char *region[2];
     mb_link_ticket region_d2h[2];        /* the last copy out of each region */
+    /* backward's prefetch: layer pf_layer's host-held swapped tensors
+     * (pf_back: intra bits; pf_inter: its input) copied in over the link
+     * into its region while the layer above runs (pf_tk: the last copy);
+     * -1 when none is in flight */
+    int pf_layer, pf_inter;
+    unsigned pf_back;
+    mb_link_ticket pf_tk;
     void **inter_host;
     void **inter_dev;                    /* inputs kept on the device this step */
     long long t;                         /* Adam's step count */

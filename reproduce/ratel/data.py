@@ -27,6 +27,10 @@ def rows(paths):
                "run": r["run"], "case": r["case"], "path": run.get("source_file")}
         for m in METRICS:
             row[m] = mbresults.case_metric(run, r["case"], m)
+        # Fig. 9b's model curve (mb-ratel's grouped sweep at the run's
+        # profiling rates): one (swapped bytes, T_f, T_b) per point
+        row["sweep"] = list(zip(*(mbresults.series(run, r["case"], "sweep_" + k)
+                                  for k in ("swap_bytes", "t_f_predicted_s", "t_b_predicted_s"))))
         tps = row["tokens_per_s"]
         # one timed step's time (the mean over the timed steps)
         row["step_s"] = row["batch"] * row["seq"] / tps if tps else None

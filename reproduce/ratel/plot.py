@@ -2,9 +2,10 @@
 """The Ratel figure: one traced step's timeline per lane (Fig. 1), tokens/s
 against batch per system (Fig. 5), the largest layer count per host budget
 (Fig. 6, --plan), optimized against naive Adam ordering against batch
-(Fig. 7, AGO), T_f + T_b predicted and measured per activation policy with
-Algorithm 1's pick starred (Fig. 9b), tokens/s with 1, 2, 4 rate-capped
-files (Fig. 10, emulated).
+(Fig. 7, AGO), T_f + T_b against swapped bytes: the model's curve over
+the grouped walk (mb-ratel's sweep_* series) and each activation policy's
+run predicted and measured, Algorithm 1's pick starred (Fig. 9b), tokens/s
+with 1, 2, 4 rate-capped files (Fig. 10, emulated).
 
     python -m reproduce.ratel.plot [-o PREFIX] [--largest FILE] INPUT [INPUT ...]
 
@@ -104,20 +105,24 @@ def main():
                   and r["files"] == 2 and r["batch"] == sweep_b and r["t_b_measured_s"] is not None), None)
             for x in ACTS]
     have = [(x, r) for x, r in zip(ACTS, acts) if r]
-    xs = range(len(have))
-    pred = [r["t_f_predicted_s"] + r["t_b_predicted_s"] for _, r in have]
-    meas = [r["t_f_measured_s"] + r["t_b_measured_s"] for _, r in have]
-    ax[1].bar([x - 0.2 for x in xs], pred, 0.4, label="predicted (Eqs. 1-5)")
-    ax[1].bar([x + 0.2 for x in xs], meas, 0.4, label="measured")
-    if have:
-        pick = next((i for i, (x, _) in enumerate(have) if x == "ratel"), None)
-        if pick is not None:
-            ax[1].plot([pick - 0.2], [pred[pick] * 1.05], "k*", markersize=14, label="Algorithm 1's pick")
-        best = min(range(len(meas)), key=lambda i: meas[i])
-        ax[1].plot([best + 0.2], [meas[best] * 1.05], "r*", markersize=14, label="measured minimum")
-    ax[1].set_xticks(list(xs), [x for x, _ in have])
-    ax[1].set(ylabel="T_f + T_b (s)", title="Fig. 9b: policy model vs measured")
-    ax[1].legend(fontsize=8)
+    # the model's curve over the grouped walk (the ratel run's profiling
+    # rates), each policy's run a measured point at the bytes it swapped
+    ratel_run = next((r for x, r in have if x == "ratel"), None)
+    if ratel_run and ratel_run["sweep"]:
+        sw = ratel_run["sweep"]
+        ax[1].plot([b / 1e6 for b, _, _ in sw], [f + t for _, f, t in sw], "-", color="C0",
+                   label="predicted, grouped walk (Eqs. 1-5)")
+    for i, (x, r) in enumerate(have):
+        mb = (r["policy_swap_bytes"] or 0) / 1e6
+        ax[1].plot([mb], [r["t_f_predicted_s"] + r["t_b_predicted_s"]], "o", mfc="none", color=f"C{i + 1}")
+        ax[1].plot([mb], [r["t_f_measured_s"] + r["t_b_measured_s"]], "o", color=f"C{i + 1}",
+                   label=f"{x} (open: predicted, filled: measured)")
+        if x == "ratel":
+            ax[1].plot([mb], [(r["t_f_measured_s"] + r["t_b_measured_s"]) * 1.05], "k*", markersize=14,
+                       label="Algorithm 1's pick")
+    ax[1].set(xlabel="swapped activations (MB)", ylabel="T_f + T_b (s)",
+              title="Fig. 9b: T_f + T_b vs swapped bytes")
+    ax[1].legend(fontsize=7)
     fl = sorted({r["files"]: r for r in rows if r["system"] == "ratel" and r["act"] == "ratel"
                  and r["optimizer"] == "optimized"}.values(), key=lambda r: r["files"])
     ax[2].plot([r["files"] for r in fl], [r["tokens_per_s"] for r in fl], "o-")

@@ -33,6 +33,25 @@ for k in tokens_per_s flop_rate cblas_sgemm_rate link_h2d_bytes link_d2h_bytes l
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$k recorded and positive (got '$v')"
 done
 
+# Fig. 9b's curve in the result file: the model at every prefix of the
+# grouped walk (gpt-tiny: 2 blocks x 4 groups + the head's, after the
+# forced inputs); the run's own swap set (Algorithm 1's pick) is a point
+pol=$(metric "$T/ratel.h5" "$c" policy_swap_bytes)
+pts=$(h5dump -w 0 -d "/metrics/$(h5key "$c")/sweep_swap_bytes" "$T/ratel.h5" 2>/dev/null |
+  awk '/^ *\(0\): / {sub(/^ *\(0\): */, ""); print; exit}')
+tbs=$(metric "$T/ratel.h5" "$c" sweep_t_b_predicted_s 9)
+awk -v p="$pol" -v l="$pts" -v t="$tbs" 'BEGIN {n = split(l, v, /, /); f = 0;
+  for (i = 1; i <= n; i++) if (v[i] + 0 == p + 0) f = 1; exit !(n == 10 && f && t + 0 > 0)}' ||
+  fail "sweep: 10 grouped points holding the policy's $pol bytes (got '$pts', last T_b '$tbs')"
+
+# backward copies the host-held swapped tensors in a layer ahead: swap-all
+# on gpt-tiny keeps them all in host memory, so all of them
+sw=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_swapped_bytes_last)
+pf=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_prefetched_bytes_last)
+st=$(metric "$T/optimized.swap-all.h5" ratel/swap-all/optimized act_storage_bytes_last)
+awk -v w="$sw" -v p="$pf" -v s="$st" 'BEGIN {exit !(p + 0 > 0 && p + s == w + 0)}' ||
+  fail "swap-all: prefetched '$pf' + stored '$st' = swapped '$sw'"
+
 # the serial order runs every update in the trainer's thread: its time there
 # (the optimizer's storage traffic alone) is part of T_b, not all of it
 ts=$(metric "$T/serial.ratel.h5" ratel/ratel/serial t_store_caller_s)

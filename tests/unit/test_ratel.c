@@ -344,6 +344,35 @@ static void test_gpt_units(void)
             }
         }
         EXPECT(sum == ch.a_g2m);
+        /* Fig. 9b's curve over nn's recompute groups (as the trainer swaps):
+         * a point per block group (layer norm 1, QKV, attention, the rest)
+         * and the head's, after the forced block inputs; the full set at
+         * the end; Algorithm 1's grouped pick (ratel_act_choose) is one of
+         * its points and its feasible minimum, at a fast and a slow link */
+        for (int h = 0; h < 2; h++) {
+            struct ratel_hw hw1 = hw0;
+            hw1.link_m2g = hw1.link_g2m = h ? 2e9 : 21e9;
+            int ng = c.layers * 4 + 1;
+            struct ratel_point *pts = malloc(((size_t)ng + 1) * sizeof(*pts));
+            EXPECT(ratel_sweep_groups(&m, &hw1, u, n, RATEL_CASE1_INTER, pts, ng + 1) == ng + 1);
+            EXPECT(ratel_sweep_groups(&m, &hw1, u, n, RATEL_CASE1_INTER, NULL, 0) == ng + 1);
+            EXPECT(ratel_sweep(&m, &hw1, u, n, RATEL_CASE1_INTER, NULL, 0) == n - (c.layers + 1) + 1);
+            EXPECT(near(pts[0].a_g2m, m.act_inter) && near(pts[ng].a_g2m, m.act_all) &&
+                   fabs(pts[ng].flops_r) <= 1e-9 * m.flops_rc_all);
+            struct ratel_choice g1;
+            EXPECT(ratel_act_choose(RATEL_ACT_RATEL, &m, &hw1, u, n, RATEL_CASE1_INTER, s, &g1) == 0);
+            double smin = INFINITY;
+            int at = -1;
+            for (int j = 0; j <= ng; j++) {
+                smin = fmin(smin, pts[j].t.t_iter);
+                if (pts[j].a_g2m == g1.a_g2m && pts[j].flops_r == g1.flops_r)
+                    at = j;
+            }
+            fprintf(stderr, "13B grouped sweep, link %.0f GB/s: %d points, pick at %d (%.1f GB swapped), t %.3f s\n",
+                    hw1.link_m2g / 1e9, ng + 1, at, g1.a_g2m / 1e9, g1.t.t_iter);
+            EXPECT(at >= 0 && near(smin, g1.t.t_iter));
+            free(pts);
+        }
         free(s);
     }
     enum ratel_act act;

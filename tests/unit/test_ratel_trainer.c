@@ -94,6 +94,12 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     if (st.act_stored > st.act_swapped || (st.act_stored && !st.act_staging))
         bad = 1, fprintf(stderr, "%s: %llu bytes to storage of %llu swapped\n", what,
                          (unsigned long long)st.act_stored, (unsigned long long)st.act_swapped);
+    /* backward copies every host-held swapped tensor in a layer ahead (the
+     * prefetch), the ones on storage at their layer: no more, no less */
+    if (st.act_prefetched != st.act_swapped - st.act_stored)
+        bad = 1, fprintf(stderr, "%s: %llu bytes copied in ahead, %llu host-held\n", what,
+                         (unsigned long long)st.act_prefetched,
+                         (unsigned long long)(st.act_swapped - st.act_stored));
     struct mb_link_stats h2d;
     mb_link_stats(ratel_trainer_link(t), MB_LINK_H2D, &h2d);
     /* P16 crosses the link twice per step (forward, backward) but on no-offload */
