@@ -311,7 +311,8 @@ void mb_pb_close(struct mb_pb_inst *in);
  * working set of ws_bytes per rank: memcpy back and forth between its two
  * halves, every rank of comm at once, the slowest rank's best of three
  * rounds after a warm-up. Collective. A set that fits a cache copies at
- * the cache's rate; mb-polybench records it per case (footprint / P).
+ * the cache's rate; mb-polybench measures it in a stencil case's set-up
+ * (footprint / P) and records it there.
  * The model prices the stencils' bytes at it, beside their loop term; the
  * other kernels' reads at the read-stream rate and writes at the 32 MiB
  * memcpy rate: the in-cache copy rate overstates their loops, which have
