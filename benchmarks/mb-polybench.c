@@ -8,9 +8,11 @@
  * block. Model: max(FLOPs at the dgemm rate (a product kernel's: of its own local
  * dgemm shapes at this P), read bytes at the read-stream
  * rate + written bytes at the memcpy rate, all measured with all ranks at
- * once: at the start of this run, except a matrix-vector case's read
- * stream and a stencil's sweep, timed in the case's set-up right before
- * its samples; the stencils: their cells at their own sweep's rate, bytes
+ * once: the run's 384^3 dgemm, memcpy and read-stream rates at the start
+ * of this run (when a chosen case uses them); every rate of one case (a
+ * product's dgemm rate, a matrix-vector case's read stream, a stencil's
+ * sweep and working-set copy rate) in the case's set-up, right before its
+ * samples; the stencils: their cells at their own sweep's rate, bytes
  * at their working set's copy rate) plus
  * mb_coll_model for the registry calls and alpha + bytes * beta (the
  * profile's p2p terms) per halo exchange. */
@@ -75,10 +77,11 @@ struct pb_case {
     const struct mb_pb_kernel *k;
     struct mb_pb_sizes s;
     char sizes[128];
-    double ws, copy_bytes_s; /* working set per rank, its copy rate in this run (the stencils' model prices bytes at it) */
+    double ws;               /* working set per rank */
+    double copy_bytes_s;     /* stencils: its copy rate (the model prices their bytes at it; calibrated in set-up) */
     double cells_s;          /* stencils: the model's loop rate, cells/s per rank (calibrated in set-up) */
     double flops_s;          /* the model's FLOP rate per rank: the products', of their own shapes (calibrated in
-                              * plan), else the run's 384^3 dgemm rate */
+                              * set-up), else the run's 384^3 dgemm rate */
     double read_s;           /* the matrix-vector kernels: the read-stream rate, bytes/s per rank (calibrated in
                               * set-up); NaN elsewhere: the run's */
 };
@@ -362,10 +365,21 @@ static void config(struct mb_run *run, struct mb_kvlist *cfg)
     }
 }
 
-/* The rates the model uses, measured now with every rank at once (and
- * per case, in plan, the copy rate of its working set). */
-static void measure_rates(struct mb_run *run)
+/* The run's rates the model uses, measured now with every rank at once:
+ * only when a chosen case is not a stencil (the stencils' model takes
+ * only the rates of their own set-up). The rates of one case are taken in
+ * its set-up (calibrate). */
+static void measure_rates(struct mb_run *run, const struct mb_pb_kernel *const *ks, size_t nk)
 {
+    int used = 0;
+    for (size_t i = 0; i < nk; i++)
+        used |= ks[i]->cells == NULL;
+    if (!used) {
+        dgemm_flops_s = memcpy_bytes_s = read_bytes_s = NAN;
+        if (run->rank == 0 && !run->common.quiet)
+            printf("# no run-level rates: the chosen stencils' model takes only the rates of their own set-up\n");
+        return;
+    }
     mb_pb_measure_rates(run->comm, &dgemm_flops_s, &memcpy_bytes_s, &read_bytes_s);
     mb_metric_run_dbl(&run->result, "dgemm_GFlops_per_rank", dgemm_flops_s / 1e9);
     mb_metric_run_dbl(&run->result, "memcpy_GBps_per_rank", memcpy_bytes_s / 1e9);
@@ -422,12 +436,12 @@ static int plan(struct mb_run *run)
     mb_finalize_add(free_grid, NULL);
     mb_coll_model_shape(grid.row_ctx, &axis_shape[MB_PB_ROW]);
     mb_coll_model_shape(grid.col_ctx, &axis_shape[MB_PB_COL]);
-    measure_rates(run);
+    const struct mb_pb_kernel *ks[32];
+    size_t nk = selected(ks);
+    measure_rates(run, ks, nk);
     load_profile(run);
     snprintf(grid_str, sizeof(grid_str), "%dx%d", px, py);
     snprintf(p_str, sizeof(p_str), "%d", run->nranks);
-    const struct mb_pb_kernel *ks[32];
-    size_t nk = selected(ks);
     run->cases = calloc(nk, sizeof(*run->cases));
     if (!run->cases)
         mb_die(1, "out of memory planning the cases");
@@ -444,20 +458,34 @@ static int plan(struct mb_run *run)
         c->count = (uint64_t)pc->k->flops(&pc->s);
         snprintf(c->name, sizeof(c->name), "%s/%s/P%d", pc->k->name, pc->k->variant, run->nranks);
         pc->ws = pc->k->footprint(&pc->s) / run->nranks; /* shown beside the model: see docs/mb-polybench.md */
-        pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
-        pc->cells_s = NAN; /* the stencils calibrate theirs in setup() */
-        pc->read_s = NAN;  /* so do the matrix-vector kernels their read stream */
-        struct mb_pb_gemm gm[MB_PB_MAXGEMM];
-        int ngm = pc->k->gemms ? pc->k->gemms(&pc->s, &grid, gm) : 0;
-        pc->flops_s = ngm > 0 ? mb_pb_gemm_rate(run->comm, gm, ngm) : dgemm_flops_s;
-        if (ngm > 0 && run->rank == 0 && !run->common.quiet)
-            printf("# %s %s: dgemm %.2f GFLOP/s per rank on its own %d local shape(s) at P=%d (the first %lldx%lldx%lld, "
-                   "%lld a call), all ranks at once, median of 11 passes\n", pc->k->name, pc->k->variant,
-                   pc->flops_s / 1e9, ngm, run->nranks, gm[0].m, gm[0].n, gm[0].k, gm[0].calls);
+        /* the rates of one case are calibrated in its setup(), right before its samples: the stencils' copy
+         * rate and sweep, the matrix-vector kernels' read stream, the products' dgemm rate */
+        pc->copy_bytes_s = pc->cells_s = pc->read_s = NAN;
+        pc->flops_s = pc->k->gemms ? NAN : dgemm_flops_s;
         snprintf(c->group, sizeof(c->group), "%s %s  P=%d grid=%s %s", pc->k->name, pc->k->variant, run->nranks,
                  grid_str, pc->sizes);
     }
     return 0;
+}
+
+/* The rates of one case that need no instance, every rank at once, before
+ * its arrays are allocated (so the calibration operands never sit beside
+ * them: at DaCe's sizes a product's are as large as its blocks): a
+ * stencil's working-set copy rate, a product's dgemm rate on its own local
+ * shapes. Collective. */
+static void calibrate(struct mb_run *run, struct pb_case *pc)
+{
+    if (pc->k->cells)
+        pc->copy_bytes_s = mb_pb_copy_rate(run->comm, pc->ws);
+    struct mb_pb_gemm gm[MB_PB_MAXGEMM];
+    int ngm = pc->k->gemms ? pc->k->gemms(&pc->s, &grid, gm) : 0;
+    if (ngm <= 0)
+        return;
+    pc->flops_s = mb_pb_gemm_rate(run->comm, gm, ngm);
+    if (run->rank == 0 && !run->common.quiet)
+        printf("# %s %s: dgemm %.2f GFLOP/s per rank on its own %d local shape(s) at P=%d (the first %lldx%lldx%lld, "
+               "%lld a call), all ranks at once, median of 11 passes, before its samples\n", pc->k->name,
+               pc->k->variant, pc->flops_s / 1e9, ngm, run->nranks, gm[0].m, gm[0].n, gm[0].k, gm[0].calls);
 }
 
 struct st {
@@ -483,6 +511,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     *state = s;
     s->run = run;
     s->name = c->name;
+    calibrate(run, pc); /* with --rounds, the last round's rates */
     s->in = mb_pb_open(pc->k, &grid, &pc->s, fault_is("skip-halo"), err, sizeof(err));
     if (!s->in) {
         if (run->rank == 0)
@@ -608,9 +637,10 @@ static double model(struct mb_run *run, const struct mb_case *c)
     mb_metric_case_dbl(&run->result, c->name, "model_memory_s", memory);
     mb_metric_case_dbl(&run->result, c->name, "model_comm_s", comm);
     mb_metric_case_dbl(&run->result, c->name, "working_set_bytes_per_rank", pc->ws);
-    mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
-    if (pc->k->cells)
+    if (pc->k->cells) {
+        mb_metric_case_dbl(&run->result, c->name, "copy_GBps_per_rank", pc->copy_bytes_s / 1e9);
         mb_metric_case_dbl(&run->result, c->name, "cells_per_s_per_rank", pc->cells_s);
+    }
     if (pc->k->gemms)
         mb_metric_case_dbl(&run->result, c->name, "dgemm_GFlops_per_rank", pc->flops_s / 1e9);
     if (!pc->k->cells && !pc->k->gemms)

@@ -117,11 +117,12 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
-/* the local products of one call (the model's dgemm rate is theirs): K/P planes, each M x N times C4 (N x N) */
+/* the local products of one call (the model's dgemm rate is theirs): K/P planes, each M x N times C4 (N x N)
+ * into the one sum buffer run() reuses: K/P distinct A, one C */
 static int gemms(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out)
 {
     long long kl = s->d[0] / g->p;
-    out[0] = (struct mb_pb_gemm){s->d[1], s->d[2], s->d[2], kl, kl};
+    out[0] = (struct mb_pb_gemm){s->d[1], s->d[2], s->d[2], kl, kl, 1};
     return kl > 0 ? 1 : 0;
 }
 

@@ -1,7 +1,10 @@
 /* The products' own dgemm rate: the local dgemm shapes a product kernel
  * runs on one rank at its P (polybench.h, struct mb_pb_gemm), multiplied
  * on calibration operands with every rank at once, the median of 11
- * passes, the slowest rank's. */
+ * passes, the slowest rank's. The operands are as many distinct A and C
+ * as the kernel's loop has (sets, csets): doitgen writes every plane's
+ * product into one buffer, so its calibration has one C, not K/P of them
+ * (those were 32 MiB a rank at the medium scale, 256 MiB at DaCe's). */
 #include "polybench.h"
 
 #include <cblas.h>
@@ -26,8 +29,33 @@ long long mb_pb_gemm_pass_calls(double window, double cycle_secs, long long cycl
     return q >= 1 ? (q < 1e9 ? (long long)q : 1000000000LL) : 1;
 }
 
+/* a shape's distinct A and C operands: at least 1, C at most as many as A */
+static size_t a_sets(const struct mb_pb_gemm *g) { return (size_t)(g->sets > 0 ? g->sets : 1); }
+static size_t c_sets(const struct mb_pb_gemm *g)
+{
+    size_t a = a_sets(g);
+    return g->csets < 1 ? 1 : (size_t)g->csets < a ? (size_t)g->csets : a;
+}
+
+/* doubles of a shape's operands: A, B, C */
+static void counts(const struct mb_pb_gemm *g, size_t *na, size_t *nb, size_t *nc)
+{
+    *na = a_sets(g) * (size_t)(g->m * g->k), *nb = (size_t)(g->k * g->n), *nc = c_sets(g) * (size_t)(g->m * g->n);
+}
+
+double mb_pb_gemm_bytes(const struct mb_pb_gemm *g, int n)
+{
+    double b = 0;
+    for (int i = 0; i < n; i++) {
+        size_t na, nb, nc;
+        counts(&g[i], &na, &nb, &nc);
+        b += 8.0 * ((double)na + (double)nb + (double)nc);
+    }
+    return b;
+}
+
 struct operands {
-    double *a, *b, *c; /* sets x m x k, k x n, sets x m x n */
+    double *a, *b, *c; /* sets x m x k, k x n, csets x m x n */
 };
 
 enum { PASSES = 11 };
@@ -43,10 +71,10 @@ static double product(const struct mb_pb_gemm *g, int n, const struct operands *
     while (e < n - 1 && step >= g[e].calls)
         step -= g[e++].calls;
     const struct mb_pb_gemm *s = &g[e];
-    long long set = step % s->sets;
+    size_t ia = (size_t)step % a_sets(s), ic = (size_t)step % c_sets(s);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n, (int)s->k, 1.0,
-                op[e].a + (size_t)set * (size_t)(s->m * s->k), (int)s->k, op[e].b, (int)s->n, 1.0,
-                op[e].c + (size_t)set * (size_t)(s->m * s->n), (int)s->n);
+                op[e].a + ia * (size_t)(s->m * s->k), (int)s->k, op[e].b, (int)s->n, 1.0,
+                op[e].c + ic * (size_t)(s->m * s->n), (int)s->n);
     return 2.0 * (double)s->m * (double)s->n * (double)s->k;
 }
 
@@ -56,8 +84,8 @@ double mb_pb_gemm_rate(MPI_Comm comm, const struct mb_pb_gemm *g, int n)
     long long cycle = 0;
     int ok = n > 0 && n <= MB_PB_MAXGEMM;
     for (int e = 0; e < n && ok; e++) {
-        size_t sets = (size_t)(g[e].sets > 0 ? g[e].sets : 1), na = sets * (size_t)(g[e].m * g[e].k),
-               nb = (size_t)(g[e].k * g[e].n), nc = sets * (size_t)(g[e].m * g[e].n);
+        size_t na, nb, nc;
+        counts(&g[e], &na, &nb, &nc);
         op[e].a = malloc(na * sizeof(double)), op[e].b = malloc(nb * sizeof(double));
         op[e].c = malloc(nc * sizeof(double));
         if (!op[e].a || !op[e].b || !op[e].c)

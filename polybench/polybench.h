@@ -152,24 +152,31 @@ double mb_pb_slowest_median(const double *rates, int nranks, int n);
  * What one rank multiplies in one call of a product kernel, at its P: the
  * local dgemm shapes (SUMMA's panels and row slices, pdgemm's local rank-32
  * updates, doitgen's per-rank slices), each `calls` products
- * C (m x n) += A (m x k) B (k x n), cycling through `sets` distinct A and C
- * operands (B shared), in the kernel's order. The model prices a product
- * kernel's FLOPs at the rate of its own shapes, measured in the run's
- * calibration (the 384^3 rate of mb_pb_measure_rates ran faster than the
- * products at P = 2: a rate of other shapes). */
+ * C (m x n) += A (m x k) B (k x n), cycling through `sets` distinct A
+ * operands and `csets` distinct C operands (B shared; csets 1: one C every
+ * product writes, as doitgen's one output plane; csets = sets: SUMMA's row
+ * slices of the C block), in the kernel's order. The model prices a product
+ * kernel's FLOPs at the rate of its own shapes, which mb-polybench
+ * measures in each product case's set-up, right before its samples (the
+ * 384^3 rate of mb_pb_measure_rates ran faster than the products at
+ * P = 2: a rate of other shapes). */
 #define MB_PB_MAXGEMM 12
 struct mb_pb_gemm {
-    long long m, n, k, calls, sets;
+    long long m, n, k, calls, sets, csets;
 };
 /* FLOPs of one call's products: sum of 2 m n k calls (0 when n is 0). */
 double mb_pb_gemm_work(const struct mb_pb_gemm *g, int n);
+/* Bytes of mb_pb_gemm_rate's calibration operands for the n shapes: per
+ * shape sets x m x k (A) + k x n (B) + csets x m x n (C) doubles, sets and
+ * csets taken as at least 1 and csets at most sets. */
+double mb_pb_gemm_bytes(const struct mb_pb_gemm *g, int n);
 /* Products per calibration pass: enough that a pass lasts at least window
  * seconds when one call of the cycle takes cycle_secs / cycle_calls (the
  * warm-up's), at least 1; 1 when cycle_secs is not > 0 (no estimate). */
 long long mb_pb_gemm_pass_calls(double window, double cycle_secs, long long cycle_calls);
 /* The rate (FLOP/s per rank, the slowest rank's) of the n shapes in g:
  * every rank of comm at once on calibration operands of its own (never
- * the timed samples'); a warm-up cycle through every product, then 11
+ * the timed samples': mb_pb_gemm_bytes of them); a warm-up cycle through every product, then 11
  * passes from one barrier, each the same number of products on every rank
  * (mb_pb_gemm_pass_calls, 50 ms windows), continuing the cycle; the median
  * pass of each rank (mb_pb_median_rate), then the slowest rank's. NaN when
@@ -304,7 +311,8 @@ void mb_pb_close(struct mb_pb_inst *in);
  * working set of ws_bytes per rank: memcpy back and forth between its two
  * halves, every rank of comm at once, the slowest rank's best of three
  * rounds after a warm-up. Collective. A set that fits a cache copies at
- * the cache's rate; mb-polybench records it per case (footprint / P).
+ * the cache's rate; mb-polybench measures it in a stencil case's set-up
+ * (footprint / P) and records it there.
  * The model prices the stencils' bytes at it, beside their loop term; the
  * other kernels' reads at the read-stream rate and writes at the 32 MiB
  * memcpy rate: the in-cache copy rate overstates their loops, which have

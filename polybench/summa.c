@@ -133,7 +133,7 @@ static int add(struct mb_pb_gemm *out, int n, long long m, long long nn, long lo
 {
     if (n >= MB_PB_MAXGEMM || m <= 0 || nn <= 0 || k <= 0 || calls <= 0)
         return n;
-    out[n] = (struct mb_pb_gemm){m, nn, k, calls, sets};
+    out[n] = (struct mb_pb_gemm){m, nn, k, calls, sets, sets}; /* a C for each A: SUMMA's row slices, pdgemm's block */
     return n + 1;
 }
 

@@ -7,7 +7,9 @@
 # /config; MB_FAULT_INJECT=corrupt (one element of one rank's block, drawn
 # from --seed) exits 1 naming kernel, rank and global index for every
 # kernel; skip-halo fails jacobi_2d and heat_3d (and jacobi_1d); bad input exits 2 with
-# one line. Every case records each rank's communication seconds per call.
+# one line. Every case records each rank's communication seconds per call;
+# the products their own dgemm rate, the stencils their copy rate (set-up);
+# a stencils-only run measures no start-up rates.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/polybench.inc"
 fast_abort   # every failing run here ends by itself on every rank
@@ -58,6 +60,29 @@ for cm in atax/allreduce/P2:read_GBps_per_rank mvt/allreduce/P2:read_GBps_per_ra
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "${cm%%:*}: ${cm#*:} is '$v', not a positive number"
 done
 [ -z "$(metric "$f" gemm/summa/P2 read_GBps_per_rank)" ] || fail "gemm/summa/P2 records a read-stream rate"
+# the products' dgemm rate, calibrated in each product case's set-up on its own local shapes: a positive
+# number per case; the working set's copy rate only where the model prices bytes at it (the stencils)
+for c in gemm/summa/P2 doitgen/local/P2 k3mm/summa/P2; do
+  v=$(metric "$f" "$c" dgemm_GFlops_per_rank)
+  awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "$c: dgemm_GFlops_per_rank is '$v', not a positive number"
+done
+v=$(metric "$f" jacobi_2d/halo/P2 copy_GBps_per_rank)
+awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "jacobi_2d/halo/P2: copy_GBps_per_rank is '$v', not a positive number"
+for c in gemm/summa/P2 atax/allreduce/P2; do
+  [ -z "$(metric "$f" "$c" copy_GBps_per_rank)" ] || fail "$c records a copy rate its model does not use"
+done
+# the run's start-up rates only when a chosen case uses them: none for the stencils alone, whose model
+# (their own set-up's rates) is still a number at P = 1
+out=$T/stencils.h5
+if expect 0 "np 1 stencils only" -- timeout 300 mpirun --bind-to none -np 1 "$PB" "${V[@]}" \
+  --kernel jacobi_1d,jacobi_2d,heat_3d -o "$out"; then
+  has "no run-level rates" "stencils only: no start-up rates"
+  [ -z "$(runmetric "$out" dgemm_GFlops_per_rank)" ] || fail "stencils only: a run-level dgemm rate was measured"
+  for c in jacobi_1d/halo/P1 heat_3d/halo/P1; do
+    v=$(metric "$out" "$c" model_memory_s)
+    awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "stencils only, $c: model_memory_s is '$v', not a positive number"
+  done
+fi
 run_np 4
 run_np 8
 run_np 3 --grid 1x3

@@ -335,7 +335,11 @@ int main(void)
          * 504 rows a panel, 4 distinct A and C slices */
         int n = mb_pb_summa_gemms(2016, 2320, 1312, 1, 2, 1, gm, 0);
         EXPECT(n == 1 && gm[0].m == 504 && gm[0].n == 1160 && gm[0].k == 656 && gm[0].calls == 8 && gm[0].sets == 4);
+        EXPECT(gm[0].csets == 4); /* each A slice's own C slice */
         EXPECT_NEAR(mb_pb_gemm_work(gm, n), 2.0 * 2016 * 2320 * 1312 / 2, 1); /* the product's FLOPs / P */
+        /* its calibration operands: 4 A slices 504 x 656, B 656 x 1160, 4 C slices 504 x 1160, 8 bytes each:
+         * 10579968 + 6087680 + 18708480 */
+        EXPECT_NEAR(mb_pb_gemm_bytes(gm, n), 35376128.0, 0.5);
         n = mb_pb_summa_gemms(2016, 2320, 1312, 1, 2, 0, gm, 0); /* blocking: one product a panel */
         EXPECT(n == 1 && gm[0].m == 2016 && gm[0].n == 1160 && gm[0].k == 656 && gm[0].calls == 2 && gm[0].sets == 1);
         /* ml = 10 on a 2x2 grid (M = 20): slices of ceil(10 / 4) = 3 rows, three of them and one of 1 row */
@@ -366,6 +370,20 @@ int main(void)
         struct mb_pb_sizes dg = {.nd = 3, .d = {128, 256, 256}};
         n = mb_pb_find("doitgen")->gemms(&dg, &g12, gm);
         EXPECT(n == 1 && gm[0].m == 256 && gm[0].n == 256 && gm[0].k == 256 && gm[0].calls == 64 && gm[0].sets == 64);
+        /* doitgen's one sum buffer: one C (0.5 MiB) beside the 64 A planes (32 MiB) and C4 (0.5 MiB), not 64 C
+         * planes (another 32 MiB, as before 2026-12-07): 64 x 256 x 256 x 8 + 2 x 256 x 256 x 8 */
+        EXPECT(gm[0].csets == 1);
+        EXPECT_NEAR(mb_pb_gemm_bytes(gm, n), 34603008.0, 0.5);
+        /* DaCe's doitgen at P = 1 (K = 128, M = N = 512): 256 MiB of A planes, 2 MiB each of C4 and C */
+        struct mb_pb_sizes dgf = {.nd = 3, .d = {128, 512, 512}};
+        struct mb_pb_grid g11 = {.p = 1, .px = 1, .py = 1};
+        EXPECT(mb_pb_find("doitgen")->gemms(&dgf, &g11, gm) == 1 && gm[0].csets == 1);
+        EXPECT_NEAR(mb_pb_gemm_bytes(gm, 1), 268435456.0 + 2 * 2097152.0, 0.5);
+        /* sets and csets out of range: at least one of each, no more C than A */
+        const struct mb_pb_gemm odd[2] = {{2, 3, 4, 1, 0, 0}, {2, 3, 4, 5, 2, 7}};
+        EXPECT_NEAR(mb_pb_gemm_bytes(odd, 1), 8.0 * (8 + 12 + 6), 1e-9);            /* 1 A, B, 1 C */
+        EXPECT_NEAR(mb_pb_gemm_bytes(odd + 1, 1), 8.0 * (2 * 8 + 12 + 2 * 6), 1e-9); /* 2 A, B, 2 C */
+        EXPECT(mb_pb_gemm_bytes(odd, 0) == 0);
         EXPECT(mb_pb_find("atax")->gemms == NULL && mb_pb_find("jacobi_2d")->gemms == NULL);
         EXPECT(mb_pb_gemm_work(gm, 0) == 0);
         /* products a calibration pass: a call of the cycle takes 0.12 / 8 = 15 ms, 50 ms -> 4 (3.33 rounded up);
