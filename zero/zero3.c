@@ -52,7 +52,7 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     /* overlap: the next uses' gathers (ZERO_PREFETCH of them) fly during
      * this layer's compute, up to one that would refill a buffer still in
      * use (the head's forward then backward; layer 0 between micro-batches) */
-    for (int k = 1, n = s->overlap ? zero_prefetch_ahead(z, u, U) : 0; k <= n; k++)
+    for (int k = 1, n = s->overlap ? zero_prefetch_ahead_spare(z, u, U) : 0; k <= n; k++)
         if (gather_for(z, s, u + k, err, len) != 0)
             return -1;
     struct zero_req *r = s->gather[u];
