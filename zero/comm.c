@@ -19,16 +19,21 @@ struct zero_req {
     uint64_t recv_bytes;       /* the ring's (W-1) blocks, counted at completion */
     int done, failed;          /* set by whoever advances it (under mu in THREAD) */
     int paced;                 /* its last advance stopped at the pacer (a send not yet due) */
+    int held;                  /* its send's bytes reserved on the link, not yet released */
+    double ready_at;           /* when those bytes have passed */
+    double t_issue, t_rel, t_done; /* started, first send released, finished (the wire lane) */
+    float *spare;              /* an allgather into a second buffer (the layer's first in use) */
     struct zero_req *next;
 };
 
 struct zero_comm {
     struct zero_run *z;
     enum zero_progress how;
-    /* pacing: one owner (the thread that advances), a token bucket */
+    /* pacing: one owner (the thread that advances), a token bucket; each
+     * request holds its own reservation, so sends queue on the link in the
+     * order they became ready (a FIFO wire) and a late release does not push
+     * back the sends queued behind it */
     struct mb_rate rate;
-    int held;
-    double ready_at, paced_s;
     double late_s;             /* sum over paced sends of (release - ready_at) */
     uint64_t sent;             /* bytes the hook let go */
     struct zero_req *cur;      /* the request being advanced (the hook's caller) */
@@ -50,20 +55,29 @@ static void nap(double s)
         ;
 }
 
+/* The pacing hook. Issue 19: with one reservation for the whole engine,
+ * a request whose send was ready while another was held could not reserve
+ * until that one was released, and every late release (the progress
+ * thread's wake-up, the compute thread's next poll) left the link idle for
+ * as long: 6-12 ms a step at the auto link. Each request now reserves its
+ * own send's bytes when it first asks, behind those reserved before it. */
 static int pace_fn(void *ctx, size_t bytes)
 {
     struct zero_comm *c = ctx;
-    if (c->rate.rate > 0) {
-        double now = mb_now();
-        if (!c->held) {
-            c->ready_at = mb_rate_reserve(&c->rate, (double)bytes);
-            c->held = 1;
+    struct zero_req *r = c->cur;
+    double now = mb_now();
+    if (c->rate.rate > 0 && r) {
+        if (!r->held) {
+            r->ready_at = mb_rate_reserve(&c->rate, (double)bytes);
+            r->held = 1;
         }
-        if (now < c->ready_at)
-            return c->cur ? (c->cur->paced = 1, 0) : 0;
-        c->held = 0;
-        c->late_s += now - c->ready_at; /* the advancing thread came back late */
+        if (now < r->ready_at)
+            return r->paced = 1, 0;
+        r->held = 0;
+        c->late_s += now - r->ready_at; /* the advancing thread came back late */
     }
+    if (r && !r->t_rel)
+        r->t_rel = now;
     c->sent += bytes;
     return 1;
 }
@@ -94,6 +108,7 @@ static int advance_all(struct zero_comm *c)
             continue;
         r->failed = !ok;
         r->done = 1;
+        r->t_done = mb_now();
         if (locked)
             pthread_cond_broadcast(&c->done);
         any = 1;
@@ -110,10 +125,14 @@ static int advance_all(struct zero_comm *c)
  * flight together, one of them is nearly always held). */
 static double next_nap(struct zero_comm *c)
 {
-    for (struct zero_req *r = c->head; r; r = r->next)
+    double due = 0;
+    for (struct zero_req *r = c->head; r; r = r->next) {
         if (!r->done && !r->paced)
             return NAP_S;
-    double left = c->held ? c->ready_at - mb_now() : NAP_S;
+        if (!r->done && r->held && (!due || r->ready_at < due))
+            due = r->ready_at;
+    }
+    double left = due ? due - mb_now() : NAP_S;
     return left > NAP_S ? (left < 1e-3 ? left : 1e-3) : NAP_S;
 }
 
@@ -217,13 +236,17 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
         return snprintf(err, len, "out of memory: a request"), NULL;
     struct mb_coll_args a = {.kind = kind, .op = MB_COLL_SUM};
     size_t esz;
-    if (kind == MB_COLL_ALLGATHER && zero_params_get(z, i) != 0) {
+    /* the layer's parameters still bound (the head's forward computing
+     * while its backward's gather starts): into a second buffer, bound when
+     * the gather is waited for, after the forward gave the first back */
+    if (kind == MB_COLL_ALLGATHER && (ly->full ? !(r->spare = zero_params_spare(z, i)) : zero_params_get(z, i) != 0)) {
         free(r);
         return snprintf(err, len, "layer %d: no parameter buffer free for its gather", i), NULL;
     }
     if (kind == MB_COLL_ALLGATHER) {
         /* the fp32 parameters as bytes, in place: own block at off */
-        a.sendbuf = NULL, a.recvbuf = ly->full, a.dtype = MB_COLL_INT8, a.count = ly->S * 4, esz = 1;
+        a.sendbuf = NULL, a.recvbuf = r->spare ? r->spare : ly->full, a.dtype = MB_COLL_INT8, a.count = ly->S * 4;
+        esz = 1;
     } else {
         int fixed = z->o.agg == ZERO_AGG_FIXED;
         a.sendbuf = fixed ? (void *)ly->acc : (void *)ly->grad, a.recvbuf = ly->red;
@@ -232,8 +255,10 @@ static struct zero_req *start(struct zero_run *z, int i, int kind, char *err, si
     if (kind == MB_COLL_REDUCE_SCATTER)
         zero_checksum_send(z, i);
     r->kind = kind, r->layer = i;
+    r->t_issue = mb_now();
     r->recv_bytes = (uint64_t)(z->o.lay.W - 1) * a.count * esz;
     if (mb_coll_start(z->coll, &a, &c->hook, &r->q, err, len) != 0) {
+        zero_params_drop(z, r->spare);
         free(r);
         return NULL;
     }
@@ -291,7 +316,14 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
     z->st.comm_cpu_s += mb_cpu_s(1) - cpu0;
-    zero_span(z, "comm-wait", r->kind == MB_COLL_ALLGATHER ? "allgather" : "reduce_scatter", t0, t1);
+    const char *what = r->kind == MB_COLL_ALLGATHER ? "allgather" : "reduce_scatter";
+    zero_span(z, "comm-wait", what, t0, t1);
+    /* the request's life on the wire lane: queued on the link (started, its
+     * first send not yet released by the pacer), then moving until done */
+    if (r->t_rel > r->t_issue)
+        zero_span(z, "wire-queued", what, r->t_issue, r->t_rel);
+    if (r->t_done > (r->t_rel ? r->t_rel : r->t_issue))
+        zero_span(z, "wire", what, r->t_rel ? r->t_rel : r->t_issue, r->t_done);
     int failed = r->failed;
     if (!failed)
         z->st.recv_bytes += r->recv_bytes;
@@ -299,9 +331,17 @@ int zero_req_wait(struct zero_run *z, struct zero_req *r, char *err, size_t len)
         zero_checksum_recv(z, r->layer);
     if (!failed && r->kind == MB_COLL_REDUCE_SCATTER)
         zero_grads_put(z, r->layer); /* summed into red: the full-size gradient goes back */
-    if (failed)
+    if (!failed && r->spare && zero_params_adopt(z, r->layer, r->spare) != 0) {
+        zero_params_drop(z, r->spare);
+        snprintf(err, len, "layer %d: its second parameter buffer arrived while the first was bound", r->layer);
+        free(r);
+        return -1;
+    }
+    if (failed) {
+        zero_params_drop(z, r->spare);
         snprintf(err, len, "layer %d: %s failed", r->layer,
                  r->kind == MB_COLL_ALLGATHER ? "the parameter allgather" : "the gradient reduce-scatter");
+    }
     free(r);
     return failed ? -1 : 0;
 }

@@ -185,6 +185,30 @@ void zero_params_put(struct zero_run *z, int i)
     ly->full = NULL;
 }
 
+float *zero_params_spare(struct zero_run *z, int i)
+{
+    struct zero_layer *ly = &z->layer[i];
+    float *b = pool_get(z->pp);
+    if (b)
+        memcpy(b + ly->off, ly->work, ly->S * 4);
+    return b;
+}
+
+int zero_params_adopt(struct zero_run *z, int i, float *buf)
+{
+    struct zero_layer *ly = &z->layer[i];
+    if (ly->full)
+        return -1;
+    ly->full = buf;
+    return nn_layer_bind_params(ly->l, ly->full);
+}
+
+void zero_params_drop(struct zero_run *z, float *buf)
+{
+    if (buf)
+        pool_put(z->pp, buf);
+}
+
 int zero_grads_get(struct zero_run *z, int i)
 {
     struct zero_layer *ly = &z->layer[i];
@@ -453,6 +477,20 @@ int zero_prefetch_ahead(const struct zero_run *z, int u, int U)
         int li = zero_use_layer(z, u + k), clash = 0;
         for (int j = 0; j < k && !clash; j++)
             clash = zero_use_layer(z, u + j) == li;
+        if (clash)
+            break;
+        n = k;
+    }
+    return n;
+}
+
+int zero_prefetch_ahead_spare(const struct zero_run *z, int u, int U)
+{
+    int n = 0;
+    for (int k = 1; k <= ZERO_PREFETCH && u + k < U; k++) {
+        int li = zero_use_layer(z, u + k), clash = 0;
+        for (int j = 0; j < k && !clash; j++)
+            clash = zero_use_layer(z, u + j) == li && !(j == k - 1 && (u + j) % (2 * z->L) == z->L - 1);
         if (clash)
             break;
         n = k;

@@ -184,6 +184,13 @@ int zero_grads_pooled(const struct zero_opts *o);
 int zero_params_get(struct zero_run *z, int i);
 /* Gives it back after the layer's compute (no-op when none). */
 void zero_params_put(struct zero_run *z, int i);
+/* A second pool buffer for layer i while its first is bound (the head's
+ * backward gathered during its forward), its own block filled from the
+ * working copy: NULL when the pool is empty. _adopt binds it to the layer
+ * once the first is given back (-1 if it is not); _drop returns it unused. */
+float *zero_params_spare(struct zero_run *z, int i);
+int zero_params_adopt(struct zero_run *z, int i, float *buf);
+void zero_params_drop(struct zero_run *z, float *buf);
 /* Layer i's gradient buffer for a backward: the pool's, zeroed, when
  * pooled (-1 when none is free: the caller finishes the oldest reduce
  * first), else already in place. Idempotent. */
@@ -350,6 +357,11 @@ int zero_use_layer(const struct zero_run *z, int u);
  * is u's or an earlier one's in that window (its one buffer is in use:
  * the head's forward then backward, layer 0 between micro-batches). */
 int zero_prefetch_ahead(const struct zero_run *z, int u, int U);
+/* The same window where a use's parameters may go to a second buffer
+ * (zero3's gathers: zero_params_spare): the head's backward may follow its
+ * forward, the next use, so the head's second gather flies during its
+ * forward instead of after it (issue 19); other repeats still stop. */
+int zero_prefetch_ahead_spare(const struct zero_run *z, int u, int U);
 /* After a micro-batch's backward of layer i: with fixed aggregation its
  * gradient is quantized into the int32 sums and zeroed (nn accumulates
  * otherwise). */

@@ -52,7 +52,7 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     /* overlap: the next uses' gathers (ZERO_PREFETCH of them) fly during
      * this layer's compute, up to one that would refill a buffer still in
      * use (the head's forward then backward; layer 0 between micro-batches) */
-    for (int k = 1, n = s->overlap ? zero_prefetch_ahead(z, u, U) : 0; k <= n; k++)
+    for (int k = 1, n = s->overlap ? zero_prefetch_ahead_spare(z, u, U) : 0; k <= n; k++)
         if (gather_for(z, s, u + k, err, len) != 0)
             return -1;
     struct zero_req *r = s->gather[u];
@@ -231,23 +231,32 @@ static int step(struct zero_run *z, char *err, size_t len)
     /* the reduce-scatters left in flight, in the order they started (head
      * first), each layer's Adam as soon as its shard is summed (those a
      * backward waited for, for their gradient buffer, are queued already) */
+    /* without the pool, each layer's Adam runs (synchronously, on this
+     * thread) as soon as its reduce-scatter is waited for, while the lower
+     * layers' are still on the wire: the step's tail no longer adds every
+     * layer's Adam after the last transfer (issue 19) */
     double opt_s = 0;
-    for (int i = z->L - 1; i >= 0; i--)
+    for (int i = z->L - 1; i >= 0; i--) {
         if (s->reduce[i] && finish_reduce(z, s, i, err, len) != 0)
             return -1;
-    double t0 = mb_now();
+        if (!s->pool) {
+            double t0 = mb_now();
+            zero_shard_adam(z, i, t);
+            double t1 = mb_now();
+            opt_s += t1 - t0;
+            zero_span(z, "optimizer", "adam", t0, t1);
+        }
+    }
     if (s->pool) {
+        double t0 = mb_now();
         pthread_mutex_lock(&s->pool->mu);
         while (s->pool->busy || s->pool->head != s->pool->tail)
             pthread_cond_wait(&s->pool->idle, &s->pool->mu);
         pthread_mutex_unlock(&s->pool->mu);
-    } else {
-        for (int i = 0; i < z->L; i++)
-            zero_shard_adam(z, i, t);
+        opt_s = mb_now() - t0;
+        zero_span(z, "optimizer", "adam-wait", t0, t0 + opt_s);
     }
-    opt_s = mb_now() - t0;
     z->st.optimizer_s += opt_s;
-    zero_span(z, "optimizer", s->pool ? "adam-wait" : "adam", t0, t0 + opt_s);
     return 0;
 }
 

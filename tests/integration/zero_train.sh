@@ -161,7 +161,7 @@ expect 0 "spinning OpenMP warned" -- env -u OMP_WAIT_POLICY timeout 120 mpirun -
 # trace; the progress thread's CPU time recorded under --progress thread
 run 2 traced --agg fixed --mode zero3-overlap --progress thread --trace &&
   expect 0 "chrome trace written" -- "$BIN/mb-report" --chrome-trace "$T/traced.json" "$T/traced.h5" && {
-    for lane in compute comm-wait optimizer step; do
+    for lane in compute comm-wait optimizer step wire; do
       grep -q "\"$lane\"" "$T/traced.json" || fail "the trace has the $lane lane"
     done
     v=$(metric "$T/traced.h5" zero3-overlap/fixed/thread worker_progress_thread_cpu_s_per_step 0)

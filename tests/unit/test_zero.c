@@ -168,9 +168,31 @@ static void prefetch(void)
     EXPECT(zero_prefetch_ahead(&z, 0, 4) == 0);
 }
 
+/* zero3's window with a second buffer: the head's backward (use 6) may be
+ * fetched while its forward (use 5) is bound, nothing else repeats. At
+ * most 3 buffers: uses 4, 5, 6 from use 4; 5, 6, 7 from use 5. */
+static void prefetch_spare(void)
+{
+    struct zero_run z;
+    memset(&z, 0, sizeof z);
+    z.L = 6;
+    EXPECT(zero_prefetch_ahead_spare(&z, 0, 12) == 2);  /* as before */
+    EXPECT(zero_prefetch_ahead_spare(&z, 3, 12) == 2);  /* block 3: block 4, the head's forward */
+    EXPECT(zero_prefetch_ahead_spare(&z, 4, 12) == 2);  /* last block: the head's forward and backward */
+    EXPECT(zero_prefetch_ahead_spare(&z, 5, 12) == 2);  /* the head's forward: its backward, block 4's */
+    EXPECT(zero_prefetch_ahead_spare(&z, 6, 12) == 2);  /* as before */
+    EXPECT(zero_prefetch_ahead_spare(&z, 10, 12) == 1); /* the step ends after the embedding's backward */
+    EXPECT(zero_prefetch_ahead_spare(&z, 10, 24) == 1); /* embedding backward then forward: one buffer */
+    EXPECT(zero_prefetch_ahead_spare(&z, 17, 24) == 2); /* the second micro-batch's head: 18, 19 */
+    z.L = 1; /* one layer, the head: its backward only, not the next forward */
+    EXPECT(zero_prefetch_ahead_spare(&z, 0, 4) == 1);
+    EXPECT(zero_prefetch_ahead_spare(&z, 1, 4) == 0);
+}
+
 int main(void)
 {
     prefetch();
+    prefetch_spare();
     emulation();
     layout();
     modes();
