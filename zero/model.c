@@ -216,6 +216,73 @@ static void cpu_share(enum zero_model_mode m, const struct zero_model_in *in, st
     }
 }
 
+/* disdp's pull pipeline, as the trace of one step shows it (the roles
+ * start each timed step together, so a step begins empty):
+ *  - uses j = 0..U-1 (zero_use_layer's order: per micro-batch the forwards,
+ *    then the backwards from the head down); the worker posts use j's pull
+ *    when use u begins, u the first of j-ZERO_PREFETCH..j with no use of
+ *    j's layer in u..j-1 (zero_prefetch_ahead: one buffer per layer), and
+ *    its pulls arrive one after another on its receive side (t.use each);
+ *  - the PS sends the pulls in that order at step start, reading each
+ *    layer from storage before its first send (n * param_bytes at
+ *    storage_Bps) and sending at its own link's rate (role_links; else
+ *    unpaced, 0); the switch forwards a chunk once it has all of it
+ *    (store-and-forward): the first chunk is at the switch one chunk after
+ *    the PS began sending it, and the pull ends no sooner than one chunk
+ *    of the worker's side after the PS's last byte;
+ *  - use j computes from max(use j-1's end, its pull's arrival);
+ *  - after the last micro-batch's backward of a layer the push goes out on
+ *    the send side (t.push, or the switch's W pushes in at its rate);
+ *    the worker's step ends with its last compute or its last push.
+ * Priced from the calibrated rates only. */
+static int pull_pipeline(const struct zero_model_in *in, struct zero_model_step *r, double *pipe, char *err,
+                         size_t errlen)
+{
+    int L = in->nlayers, U = 2 * L * in->micro, N = in->ps > 0 ? in->ps : 1;
+    double W = in->W, K = in->switches > 0 ? in->switches : 1;
+    double chunk = in->chunk_elems ? (double)in->chunk_elems : 65536;
+    int role = in->role_links && in->link_gbps > 0;
+    double psT[64] = {0}, arr = 0, end = 0, pd = 0, b[4096], first = -1;
+    if (U > 4096 || N > 64)
+        return refuse(err, errlen, "model: the pull pipeline prices up to 4096 uses and 64 PS (%d, %d)", U, N);
+    for (int j = 0; j < U; j++) {
+        int q = j % (2 * L), fwd = q < L, l = fwd ? q : 2 * L - 1 - q, ps = l % N;
+        struct terms t;
+        if (layer_terms(ZERO_MODEL_DISDP, in, l, &t, err, errlen) != 0)
+            return -1;
+        double n = (double)in->layers[l].numel, frac = chunk < n ? chunk / n : 1;
+        /* the PS's side of this pull */
+        if (fwd && j < L)
+            psT[ps] += n * (double)in->param_bytes / in->storage_Bps;
+        double ps_send = role ? t.pull * ps_x(in) : 0;
+        double ps_first = psT[ps] + frac * ps_send;
+        psT[ps] += ps_send;
+        double ps_end = psT[ps];
+        /* the worker's side */
+        b[j] = end; /* use j begins when use j-1 ends */
+        int u = j;
+        for (int k = j - 1; k >= 0 && k >= j - ZERO_PREFETCH; k--) {
+            int qk = k % (2 * L), lk = qk < L ? qk : 2 * L - 1 - qk;
+            if (lk == l)
+                break;
+            u = k;
+        }
+        arr = maxd(maxd(maxd(arr, b[u]), ps_first) + t.use, ps_end + frac * t.use);
+        double start = maxd(end, arr);
+        if (first < 0)
+            first = start;
+        end = start + (fwd ? t.F : t.B);
+        if (!fwd && j >= U - L) {
+            double push = role ? maxd(t.push, W * t.push * switch_x(in) / K) : t.push;
+            pd = maxd(pd, end) + push;
+        }
+    }
+    r->pipe_fill = first;
+    r->pipe_tail = maxd(0, pd - end);
+    *pipe = maxd(end, pd);
+    return 0;
+}
+
 int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, struct zero_model_step *out,
                     char *err, size_t errlen)
 {
@@ -260,6 +327,15 @@ int zero_model_step(enum zero_model_mode m, const struct zero_model_in *in, stru
     }
     r.step = passes + last_bwd + r.exposed_optimizer;
     r.exposed_wire = passes + last_bwd - r.compute;
+    if (m == ZERO_MODEL_DISDP && in->pull_pipeline) {
+        double pipe;
+        if (pull_pipeline(in, &r, &pipe, err, errlen) != 0)
+            return -1;
+        /* the recurrence's end (compute, every wait, the tail) replaces
+         * the per-layer max terms; the PS's exposed update stays after it */
+        r.step = pipe + r.exposed_optimizer;
+        r.exposed_wire = pipe - r.compute;
+    }
     if (in->nhosts > 0) {
         cpu_share(m, in, &r);
         r.step = maxd(r.step, r.cpu_floor);

@@ -35,6 +35,8 @@ int zero_predict(const struct zero_opts *o, const char *mode, const struct zero_
      * one, as run.sh --vcluster places them (one role per node) */
     in.role_links = !(o->link_bps > 0) && rates->link_gbps > 0;
     in.switches = o->lay.K, in.ps = o->lay.N;
+    /* disdp: the pull pipeline the trace shows (zero.h), mb_disdp's default chunk */
+    in.pull_pipeline = 1, in.chunk_elems = 0;
     if (zero_closed_form(m, numel, nl, in.W, micro > 0 ? micro : 1, 4, 4, &p->bytes) != 0) {
         snprintf(err, errlen, "model: closed form refused W=%d micro=%d", in.W, micro);
         goto out;

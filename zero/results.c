@@ -119,6 +119,8 @@ static void model_metrics(const struct emit *e, const struct zero_run *z, const 
     DBL("model_storage_s", m->storage);
     DBL("model_exposed_wire_s", m->exposed_wire);
     DBL("model_exposed_optimizer_s", m->exposed_optimizer);
+    DBL("model_pipe_fill_s", m->pipe_fill); /* disdp's pull pipeline (0 in the other modes) */
+    DBL("model_pipe_tail_s", m->pipe_tail);
     INT("closed_form_send_bytes", rep->pred->bytes.send);
     INT("closed_form_recv_bytes", rep->pred->bytes.recv);
     DBL("gemm_flops", rep->sgemm_flops);            /* cblas_sgemm over nn_block_gemm_shapes */

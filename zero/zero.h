@@ -573,6 +573,12 @@ struct zero_model_in {
      * direction (tools/vcluster --node-gbps: a switch node at W x the
      * workers' rate stands for a port per worker); 0: link_gbps */
     double switch_gbps, ps_gbps;
+    /* disdp, 1: the step is the pull pipeline's end (zero_model_step's
+     * event recurrence: prefetch ZERO_PREFETCH uses ahead, the PS's send
+     * order and storage reads, store-and-forward of chunk_elems per hop,
+     * the pushes after the last backward); 0: the per-layer max terms */
+    int pull_pipeline;
+    size_t chunk_elems;         /* disdp's switch chunk (pull_pipeline); 0: 65536 */
     /* The CPU-sharing term (left out when nhosts == 0): the roles placed
      * on hosts whose cores they share, and each role's CPU cost, every
      * rate calibrated per role alone (CPU seconds of the whole process,
@@ -604,6 +610,8 @@ struct zero_model_step {
      * PS, and the floor: the busiest host's sum over its cores */
     double cpu_worker, cpu_switch, cpu_ps, cpu_floor;
     double step;      /* predicted seconds: the mode's terms, at least cpu_floor */
+    double pipe_fill; /* disdp pull_pipeline: worker wait before the first compute */
+    double pipe_tail; /* disdp pull_pipeline: the last push past the last compute */
 };
 /* 0, or -1 with one line in err naming the bad or missing input (W, a
  * layer, a rate that the mode needs missing, not finite or <= 0). */
