@@ -519,8 +519,7 @@ static void record(struct st *s)
          * prefix of Algorithm 1's walk over nn's recompute groups (the swap
          * sets the trainer runs); this run's own set is policy_swap_bytes
          * with t_f/t_b predicted and measured, the other policies' runs the
-         * other measured points */
-        int nu = ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, NULL, 0);
+         * other measured points (nu: the unit table's length, above) */
         struct ratel_unit *u = malloc((size_t)nu * sizeof(*u));
         struct ratel_point *pts = malloc(((size_t)nu + 1) * sizeof(*pts));
         int np = u && pts && ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, u, nu) == nu
