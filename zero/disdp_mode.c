@@ -29,6 +29,7 @@ struct dmode {
     uint64_t *numel;
     struct mb_disdp_agent *agent;
     struct mb_disdp_op **pull;  /* by use index (nmb * 2L) */
+    float **spare;              /* by use index: a pull into a second buffer (the layer's first in use) */
     struct mb_disdp_op **push;  /* by layer */
     int nmb, m, u;
     struct mb_disdp_switch *sw;
@@ -44,8 +45,18 @@ static int pull_for(struct dmode *d, int u)
     enum mb_disdp_phase ph = u % (2 * z->L) < z->L ? MB_DISDP_FWD : MB_DISDP_BWD;
     if (d->pull[u])
         return 0;
-    if (zero_params_get(z, i) != 0 || !(d->pull[u] = mb_disdp_pull(d->agent, i, ph, z->layer[i].full)))
+    /* the head's backward pulled during its forward (zero_prefetch_ahead_spare):
+     * into a second pool buffer, bound when the forward has given the first back */
+    float *buf = z->layer[i].full;
+    if (buf && !(buf = d->spare[u] = zero_params_spare(z, i)))
         return -1;
+    if (!buf && (zero_params_get(z, i) != 0 || !(buf = z->layer[i].full)))
+        return -1;
+    if (!(d->pull[u] = mb_disdp_pull(d->agent, i, ph, buf))) {
+        zero_params_drop(z, d->spare[u]);
+        d->spare[u] = NULL;
+        return -1;
+    }
     return 0;
 }
 
@@ -78,7 +89,7 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     /* this use's pull and the next ZERO_PREFETCH uses' (each into its
      * own buffer), so the paced link copies them back to back */
     int ok = pull_for(d, u) == 0;
-    for (int k = 1, n = zero_prefetch_ahead(z, u, U); ok && k <= n; k++)
+    for (int k = 1, n = zero_prefetch_ahead_spare(z, u, U); ok && k <= n; k++)
         ok = pull_for(d, u + k) == 0;
     if (!ok)
         return snprintf(err, len, "layer %d: no parameter buffer free or out of memory posting a pull", i), -1;
@@ -86,6 +97,13 @@ static int ready(struct zero_run *z, int i, int fwd, char *err, size_t len)
     d->pull[u] = NULL;
     double t0 = mb_now();
     int rc = wait_op(z, d, op, fwd ? "parameters (forward pull)" : "parameters (backward pull)", i, err, len);
+    float *spare = d->spare[u];
+    d->spare[u] = NULL;
+    if (spare && (rc != 0 || zero_params_adopt(z, i, spare) != 0)) {
+        zero_params_drop(z, spare);
+        if (rc == 0)
+            rc = (snprintf(err, len, "layer %d: its second parameter buffer arrived while the first was bound", i), -1);
+    }
     double t1 = mb_now();
     z->st.comm_wait_s += t1 - t0;
     zero_span(z, "comm", fwd ? "pull-fwd" : "pull-bwd", t0, t1);
@@ -161,6 +179,7 @@ static void teardown(struct zero_run *z)
     if (d->ws)
         nn_workspace_free(d->ws);
     free(d->pull);
+    free(d->spare);
     free(d->push);
     free(d->numel);
     free(d);
@@ -220,8 +239,9 @@ static int setup(struct zero_run *z, char *err, size_t len)
         zero_comm_free(z->cc);
         z->cc = NULL;
         d->pull = calloc((size_t)d->nmb * 2 * (size_t)L, sizeof *d->pull);
+        d->spare = calloc((size_t)d->nmb * 2 * (size_t)L, sizeof *d->spare);
         d->push = calloc((size_t)L, sizeof *d->push);
-        if (!d->pull || !d->push)
+        if (!d->pull || !d->spare || !d->push)
             snprintf(err, len, "out of memory: disdp's descriptors"), rc = -1;
         break; /* the agent starts at the first step, when --link-gbps auto has set the rate */
     case ZERO_SWITCH:

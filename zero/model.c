@@ -221,7 +221,8 @@ static void cpu_share(enum zero_model_mode m, const struct zero_model_in *in, st
  *  - uses j = 0..U-1 (zero_use_layer's order: per micro-batch the forwards,
  *    then the backwards from the head down); the worker posts use j's pull
  *    when use u begins, u the first of j-ZERO_PREFETCH..j with no use of
- *    j's layer in u..j-1 (zero_prefetch_ahead: one buffer per layer), and
+ *    j's layer in u..j-1 (zero_prefetch_ahead_spare: one buffer per layer,
+ *    but the head's backward may follow its forward into a second), and
  *    its pulls arrive one after another on its receive side (t.use each);
  *  - the PS sends the pulls in that order at step start, reading each
  *    layer from storage before its first send (n * param_bytes at
@@ -263,7 +264,7 @@ static int pull_pipeline(const struct zero_model_in *in, struct zero_model_step 
         int u = j;
         for (int k = j - 1; k >= 0 && k >= j - ZERO_PREFETCH; k--) {
             int qk = k % (2 * L), lk = qk < L ? qk : 2 * L - 1 - qk;
-            if (lk == l)
+            if (lk == l && !(k == j - 1 && qk == L - 1)) /* the head's backward: a second buffer */
                 break;
             u = k;
         }
