@@ -112,7 +112,9 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
  * rate (mb_pb_read_rate, below). Collective. */
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s);
 /* The read-stream rate (bytes read per second per rank, the slowest
- * rank's) of the matrix-vector kernels' loop: OpenBLAS dgemv, NoTrans and
+ * rank's) at which the model prices the reads of the kernels without a
+ * timed loop of their own (the products' memory term; the matrix-vector
+ * kernels time their own call instead, local_time): OpenBLAS dgemv, NoTrans and
  * Trans alternating, each call over the next 1024 x cols panel of a
  * total_bytes matrix (far beyond the LLC, so no panel is in a cache when
  * read), every rank at once, through mb_pb_window_rate (40 ms windows).

@@ -207,7 +207,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("%d matrix-vector rows: local compute timed, the block bit for bit the same after it\n", nlocal);
     EXPECT(nlocal >= 5);
-    /* the model's read-stream rate (the matrix-vector kernels' reads): a finite rate, the slowest rank's on
+    /* the model's read-stream rate (the products' reads): a finite rate, the slowest rank's on
      * every rank (a small matrix here: the rate is the cache's, the arithmetic is what is checked) */
     double rr = mb_pb_read_rate(MPI_COMM_WORLD, (size_t)2 << 20, 1024), rlo = rr, rhi = rr;
     MPI_Allreduce(MPI_IN_PLACE, &rlo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
