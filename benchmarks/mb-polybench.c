@@ -503,7 +503,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
     } else if (pc->k->local_time) {
         /* the matrix-vector kernels: their own call's local compute (no allreduce; pblas: the dgemv_ pdgemv
          * makes on the block) on their own block, right before the samples. A generic read stream (dgemv over a
-         * 256 MiB matrix, here until 2026-12-07) read 20-30% faster than the kernels' own loops. */
+         * 256 MiB matrix, here until 2026-12-07) left one to seven of them predicted 21-30% fast per quiet run. */
         mb_pb_reset(s->in);
         pc->local_s = pc->k->local_time(s->in, run->comm);
     }
