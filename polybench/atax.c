@@ -76,12 +76,18 @@ static void fini(struct mb_pb_inst *in)
     free(s);
 }
 
+/* the model's local term: this call's local compute on this rank's block (matvec.h) */
+static double local_time(struct mb_pb_inst *in, MPI_Comm comm)
+{
+    return mb_pb_mv_local_time(in, &((struct atax *)in->priv)->v, comm);
+}
+
 /* one row per variant: the registry's allreduce, or ScaLAPACK's pdgemv (matvec.h) */
 #define ROW(VARIANT) { \
     .name = "atax", .variant = VARIANT, .nd = 2, .dim_names = {"M", "N"}, \
     .base = {20000, 25000}, .scaled = 3, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, .local_time = local_time, \
 }
 const struct mb_pb_kernel mb_pb_kernel_atax = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_atax_pblas = ROW("pblas");

@@ -142,12 +142,18 @@ static void fini(struct mb_pb_inst *in)
     free(s->u1), free(s->u2), free(s->w), free(s->v1), free(s->v2), free(s->z), free(s->x), free(s);
 }
 
+/* the model's local term: this call's local compute on this rank's block (matvec.h) */
+static double local_time(struct mb_pb_inst *in, MPI_Comm comm)
+{
+    return mb_pb_mv_local_time(in, &((struct gemver *)in->priv)->v, comm);
+}
+
 /* one row per variant: the registry's allreduce, or ScaLAPACK's pdgemv (matvec.h) */
 #define ROW(VARIANT) { \
     .name = "gemver", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {10000}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = mb_pb_mv_traffic, .fini = fini, .local_time = local_time, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gemver = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gemver_pblas = ROW("pblas");

@@ -61,11 +61,10 @@ static int run(struct mb_pb_inst *in)
         int rc = mb_pb_pdgemv(v, 0, ALPHA, v->a, v->xin, 0.0, v->rowsum);
         return rc == MPI_SUCCESS ? mb_pb_pdgemv(v, 0, BETA, s->b, v->xin, 1.0, v->rowsum) : rc;
     }
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, ALPHA, v->a, (int)v->nl, v->xin, 1, 0.0,
-                v->rowpart, 1);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, BETA, s->b, (int)v->nl, v->xin, 1, 1.0,
-                v->rowpart, 1);
-    return mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
+    double *y = v->local ? v->rowsum : v->rowpart; /* v->local: the local part only (mb_pb_mv_local_time) */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, ALPHA, v->a, (int)v->nl, v->xin, 1, 0.0, y, 1);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, BETA, s->b, (int)v->nl, v->xin, 1, 1.0, y, 1);
+    return v->local ? MPI_SUCCESS : mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
 }
 
 static void reference(const struct mb_pb_inst *in, int o, double *ref)
@@ -107,12 +106,18 @@ static void fini(struct mb_pb_inst *in)
     free(s->b), free(s);
 }
 
+/* the model's local term: this call's local compute on this rank's block (matvec.h) */
+static double local_time(struct mb_pb_inst *in, MPI_Comm comm)
+{
+    return mb_pb_mv_local_time(in, &((struct gesummv *)in->priv)->v, comm);
+}
+
 /* one row per variant: the registry's allreduce, or ScaLAPACK's pdgemv (matvec.h) */
 #define ROW(VARIANT) { \
     .name = "gesummv", .variant = VARIANT, .nd = 1, .dim_names = {"N"}, \
     .base = {22400}, .scaled = 1, .scale = MB_PB_SQRT, .divisor = MB_PB_DIV_MAXGRID, \
     .divides = mb_pb_mv_divides, .init = init, .reset = reset, .run = run, .reference = reference, \
-    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, \
+    .flops = flops, .bytes = bytes, .written = written, .footprint = footprint, .traffic = traffic, .fini = fini, .local_time = local_time, \
 }
 const struct mb_pb_kernel mb_pb_kernel_gesummv = ROW("allreduce");
 const struct mb_pb_kernel mb_pb_kernel_gesummv_pblas = ROW("pblas");

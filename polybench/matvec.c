@@ -3,6 +3,7 @@
 #include "matvec.h"
 
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +50,15 @@ int mb_pb_mv_init(struct mb_pb_inst *in, struct mb_pb_mv *v)
     return 0;
 }
 
+/* v->local (mb_pb_mv_local_time): the same product into the sum buffer, which the kernel's next step reads,
+ * and no reduction */
 int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *xin)
 {
     if (v->pblas)
         return mb_pb_pdgemv(v, 0, 1.0, v->a, xin, 0.0, v->rowsum);
     cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, xin, 1, 0.0,
-                v->rowpart, 1);
-    return mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
+                v->local ? v->rowsum : v->rowpart, 1);
+    return v->local ? MPI_SUCCESS : mb_pb_allreduce(in->g, MB_PB_ROW, v->rowpart, v->rowsum, (size_t)v->ml);
 }
 
 int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin)
@@ -63,8 +66,23 @@ int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const doubl
     if (v->pblas)
         return mb_pb_pdgemv(v, 1, 1.0, v->a, yin, 0.0, v->colsum);
     cblas_dgemv(CblasRowMajor, CblasTrans, (int)v->ml, (int)v->nl, 1.0, v->a, (int)v->nl, yin, 1, 0.0,
-                v->colpart, 1);
-    return mb_pb_allreduce(in->g, MB_PB_COL, v->colpart, v->colsum, (size_t)v->nl);
+                v->local ? v->colsum : v->colpart, 1);
+    return v->local ? MPI_SUCCESS : mb_pb_allreduce(in->g, MB_PB_COL, v->colpart, v->colsum, (size_t)v->nl);
+}
+
+static void local_call(void *ctx, long k)
+{
+    (void)k;
+    mb_pb_run(ctx); /* no communication in it, so nothing to fail but a pdgemv descriptor the samples would fail too */
+}
+
+double mb_pb_mv_local_time(struct mb_pb_inst *in, struct mb_pb_mv *v, MPI_Comm comm)
+{
+    v->local = 1;
+    /* 20 ms windows, as the stencils': a medium-scale call (0.1-0.2 s) is one call a pass */
+    double calls_s = mb_pb_window_cpu_rate(comm, 0.02, 1.0, local_call, in);
+    v->local = 0;
+    return calls_s > 0 ? 1.0 / calls_s : NAN;
 }
 
 void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t)

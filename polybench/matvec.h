@@ -15,6 +15,10 @@ struct mb_pb_mv {
     /* the pblas variant (set by mb_pb_mv_init from the kernel's variant):
      * the sums come from ScaLAPACK's pdgemv on a BLACS grid (pblas.c) */
     int pblas, blacs, blacs_sys;
+    /* set only while mb_pb_mv_local_time times the kernel's local compute:
+     * rowsum/colsum (and mb_pb_pdgemv) then compute this rank's block's part
+     * straight into rowsum/colsum and communicate nothing */
+    int local;
 };
 
 int mb_pb_mv_divides(const struct mb_pb_sizes *s, int px, int py, char *why, size_t len);
@@ -25,6 +29,11 @@ int mb_pb_mv_rowsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const doubl
 int mb_pb_mv_colsum(const struct mb_pb_inst *in, struct mb_pb_mv *v, const double *yin);
 void mb_pb_mv_traffic(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_traffic *t);
 void mb_pb_mv_fini(struct mb_pb_inst *in, struct mb_pb_mv *v);
+/* The kernel's local_time hook (polybench.h): in's run() with v->local
+ * set, timed by mb_pb_window_cpu_rate (one call the unit of work, 20 ms
+ * windows: each pass at least one call); seconds per call, the same on
+ * every rank. in's arrays are overwritten: mb_pb_reset before a call. */
+double mb_pb_mv_local_time(struct mb_pb_inst *in, struct mb_pb_mv *v, MPI_Comm comm);
 /* an output vector over A's rows (ml doubles, block cx of the grid) or
  * over its columns (nl, block cy) */
 struct mb_pb_block mb_pb_mv_rowvec(const char *name, double *data, const struct mb_pb_mv *v,
@@ -39,7 +48,11 @@ void mb_pb_mv_fill(const struct mb_pb_grid *g, const struct mb_pb_mv *v, double 
  * A's ml x nl blocks (a: this rank's block, ld nl). trans 0: y over A's
  * rows (ml, block cx) from x over its columns (nl, block cy); trans 1:
  * y = alpha A^T x + beta y, y nl and x ml. y ends on every rank of the
- * grid row (trans 0) or column (trans 1). MPI_SUCCESS or an error. */
+ * grid row (trans 0) or column (trans 1). MPI_SUCCESS or an error.
+ * v->local: only the local BLAS call pdgemv makes on the block (a dgemv_
+ * interposer saw one per pdgemv at 1x1, 1x2, 2x2: dgemv_("T" for trans 0,
+ * "N" for trans 1, nl, ml, alpha, a, nl, x, 1, beta, y, 1)), y the
+ * block's part, nothing summed. */
 int mb_pb_mv_pblas_init(struct mb_pb_mv *v, const struct mb_pb_grid *g);
 void mb_pb_mv_pblas_fini(struct mb_pb_mv *v);
 int mb_pb_pdgemv(const struct mb_pb_mv *v, int trans, double alpha, const double *a, const double *x, double beta,

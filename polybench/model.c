@@ -25,8 +25,8 @@ double mb_pb_model_comm(const struct mb_pb_traffic *t, int px, int py, const str
 }
 
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double read_s, double cells_s, double comm, double *compute,
-                        double *memory)
+                        double bytes_s, double read_s, double cells_s, double local_s, double comm,
+                        double *compute, double *memory)
 {
     if (k->cells) /* a stencil's loop: its cells at its own sweep's rate, not FLOPs at dgemm's */
         *compute = cells_s > 0 ? k->cells(s) / nranks / cells_s : NAN;
@@ -37,6 +37,10 @@ double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *
         *memory = read_s > 0 && bytes_s > 0 ? (k->bytes(s) - w) / nranks / read_s + w / nranks / bytes_s : NAN;
     } else {
         *memory = bytes_s > 0 ? k->bytes(s) / nranks / bytes_s : NAN;
+    }
+    if (k->local_time) { /* the timed local loop is compute and memory together: the model adds the communication */
+        *compute = local_s > 0 ? local_s : NAN;
+        return isnan(*compute) ? NAN : *compute + comm;
     }
     if (isnan(*compute) || isnan(*memory))
         return NAN;

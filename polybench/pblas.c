@@ -30,6 +30,10 @@ void pdgemv_(const char *trans, const int *m, const int *n, const double *alpha,
              const int *incx, const double *beta, double *y, const int *iy, const int *jy, const int *descy,
              const int *incy);
 
+/* the BLAS call ScaLAPACK's pdgemv makes on the local block */
+void dgemv_(const char *trans, const int *m, const int *n, const double *alpha, const double *a, const int *lda,
+            const double *x, const int *incx, const double *beta, double *y, const int *incy);
+
 int mb_pb_pblas_available(void) { return 1; }
 
 /* the transposed Py x Px BLACS grid on the grid's communicator */
@@ -99,6 +103,11 @@ void mb_pb_pblas_fini(struct mb_pb_summa *su) { blacs_close(&su->blacs, su->blac
 int mb_pb_pdgemv(const struct mb_pb_mv *v, int trans, double alpha, const double *a, const double *x, double beta,
                  double *y)
 {
+    if (v->local) { /* the local call pdgemv makes on the block (matvec.h), nothing summed */
+        int nl = (int)v->nl, ml = (int)v->ml, inc = 1;
+        dgemv_(trans ? "N" : "T", &nl, &ml, &alpha, a, &nl, x, &inc, &beta, y, &inc);
+        return MPI_SUCCESS;
+    }
     int ds[9], dcol[9], drow[9], one = 1, m = (int)v->m, n = (int)v->n;
     if (desc(ds, v->n, v->m, v->nl, v->ml, v->blacs, v->nl) || desc(dcol, v->n, 1, v->nl, 1, v->blacs, v->nl) ||
         desc(drow, 1, v->m, 1, v->ml, v->blacs, 1))

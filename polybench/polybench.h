@@ -112,7 +112,9 @@ long long mb_pb_adjust(double size, enum mb_pb_scale scale, int p, long long div
  * rate (mb_pb_read_rate, below). Collective. */
 void mb_pb_measure_rates(MPI_Comm comm, double *dgemm_flops_s, double *memcpy_bytes_s, double *read_bytes_s);
 /* The read-stream rate (bytes read per second per rank, the slowest
- * rank's) of the matrix-vector kernels' loop: OpenBLAS dgemv, NoTrans and
+ * rank's) at which the model prices the reads of the kernels without a
+ * timed loop of their own (the products' memory term; the matrix-vector
+ * kernels time their own call instead, local_time): OpenBLAS dgemv, NoTrans and
  * Trans alternating, each call over the next 1024 x cols panel of a
  * total_bytes matrix (far beyond the LLC, so no panel is in a cache when
  * read), every rank at once, through mb_pb_window_rate (40 ms windows).
@@ -255,6 +257,16 @@ struct mb_pb_kernel {
      * out[0..MB_PB_MAXGEMM), how many; mb-polybench calibrates their rate
      * (mb_pb_gemm_rate) and the model prices the FLOPs at it */
     int (*gemms)(const struct mb_pb_sizes *s, const struct mb_pb_grid *g, struct mb_pb_gemm *out);
+    /* the matrix-vector kernels (atax, bicg, gemver, gesummv, mvt, both
+     * variants; NULL elsewhere): the model's local term, seconds of one
+     * call's local compute on this rank's own block of in: the kernel's
+     * run() with its communication left out (no allreduce; for pblas the
+     * one local dgemv_ each pdgemv makes on the block, same trans, sizes
+     * and lda, without pdgemv's reduction), every rank of comm at once,
+     * through mb_pb_window_cpu_rate (the slowest rank per pass, the median
+     * of 11 passes: mb_pb_mv_local_time). The same on every rank. It
+     * overwrites in's arrays: mb_pb_reset before a call. Collective. */
+    double (*local_time)(struct mb_pb_inst *in, MPI_Comm comm);
 };
 
 struct mb_pb_inst {
@@ -319,8 +331,11 @@ void mb_pb_close(struct mb_pb_inst *in);
  * no loop term (docs/mb-polybench.md). */
 double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
 
-/* The model of one call: compute and memory overlap, communication adds:
- * max(compute, memory) + comm. Memory is, for a kernel with written():
+/* The model of one call. A kernel with local_time (the matrix-vector
+ * kernels): local_s + comm, local_s its timed local compute (*compute =
+ * local_s; *memory = its closed-form bytes at the rates below, shown, not
+ * used); NaN when local_s is not > 0. Any other kernel: compute and memory
+ * overlap, communication adds: max(compute, memory) + comm. Memory is, for a kernel with written():
  * (bytes - written) / P at read_s (the read-stream rate) + written / P at
  * bytes_s (the run's memcpy rate, read + write); without written() (the
  * stencils), bytes / P at bytes_s. Compute is FLOPs / P at flops_s (the
@@ -328,8 +343,8 @@ double mb_pb_copy_rate(MPI_Comm comm, double ws_bytes);
  * cells / P at cells_s (its own sweep's calibrated rate). NaN when a rate
  * the kernel needs is not > 0. The parts in *compute and *memory. */
 double mb_pb_model_time(const struct mb_pb_kernel *k, const struct mb_pb_sizes *s, int nranks, double flops_s,
-                        double bytes_s, double read_s, double cells_s, double comm, double *compute,
-                        double *memory);
+                        double bytes_s, double read_s, double cells_s, double local_s, double comm,
+                        double *compute, double *memory);
 
 /* The model's communication seconds of one call with traffic t on a
  * px x py grid: each registry call by mb_coll_model (the --algo list's

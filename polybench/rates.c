@@ -1,7 +1,7 @@
 /* The model's machine rates, measured in the run's calibration (before
  * any timed sample) with every rank at once, as the kernels run (all
  * ranks share the machine): dgemm FLOP/s, memcpy bytes/s and the
- * matrix-vector product's read stream (bytes of A read per second). */
+ * read stream of a dgemv (bytes of A read per second; the products' reads are priced at it). */
 #include "polybench.h"
 
 #include <cblas.h>

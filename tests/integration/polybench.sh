@@ -53,13 +53,20 @@ for r in 0 1; do
   [ "$PBLAS" = 0 ] || [ "$(metric "$f" gemm/pblas/P2 comm_s_per_rank "$r")" = nan ] ||
     fail "gemm/pblas/P2: comm_s_per_rank[$r] is not NaN"
 done
-# the model's rates calibrated per case in set-up: a matrix-vector case's read
-# stream, a stencil's cell rate (each a positive number); a product has no read rate
-for cm in atax/allreduce/P2:read_GBps_per_rank mvt/allreduce/P2:read_GBps_per_rank jacobi_1d/halo/P2:cells_per_s_per_rank; do
+# the model's terms calibrated per case in set-up: every matrix-vector case's
+# timed local compute (local_s, and the GB/s it streamed), a stencil's cell
+# rate (each a positive number); a product or a stencil has no local time
+mv="atax bicg gemver gesummv mvt"
+cms="jacobi_1d/halo/P2:cells_per_s_per_rank"
+for k in $mv; do
+  for v in allreduce $([ "$PBLAS" = 1 ] && echo pblas); do
+    cms+=" $k/$v/P2:local_s $k/$v/P2:local_GBps_per_rank"
+  done
+done
+for cm in $cms; do
   v=$(metric "$f" "${cm%%:*}" "${cm#*:}")
   awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "${cm%%:*}: ${cm#*:} is '$v', not a positive number"
 done
-[ -z "$(metric "$f" gemm/summa/P2 read_GBps_per_rank)" ] || fail "gemm/summa/P2 records a read-stream rate"
 # the products' dgemm rate, calibrated in each product case's set-up on its own local shapes: a positive
 # number per case; the working set's copy rate only where the model prices bytes at it (the stencils)
 for c in gemm/summa/P2 doitgen/local/P2 k3mm/summa/P2; do
@@ -83,6 +90,9 @@ if expect 0 "np 1 stencils only" -- timeout 300 mpirun --bind-to none -np 1 "$PB
     awk -v v="$v" 'BEGIN {exit !(v + 0 > 0)}' || fail "stencils only, $c: model_memory_s is '$v', not a positive number"
   done
 fi
+for c in gemm/summa/P2 k3mm/summa/P2 doitgen/local/P2 jacobi_2d/halo/P2; do
+  [ -z "$(metric "$f" $c local_s)" ] || fail "$c records a local compute time"
+done
 run_np 4
 run_np 8
 run_np 3 --grid 1x3
