@@ -25,17 +25,16 @@ int ratel_act_parse(const char *s, enum ratel_act *out)
     return -1;
 }
 
-/* A fixed rule: swap[i] = rule(unit i). */
-static int fixed(const struct ratel_model *m, const struct ratel_hw *hw,
-                 const struct ratel_unit *u, int n, int which, unsigned char *swap,
-                 struct ratel_choice *out)
+/* A swap set priced: A_G2M and FLOP_r summed over swap[], the model's
+ * times at them (which_case left to the caller). */
+static int price_set(const struct ratel_model *m, const struct ratel_hw *hw, const struct ratel_unit *u, int n,
+                     const unsigned char *swap, struct ratel_choice *out)
 {
     memset(out, 0, sizeof(*out));
     double a = 0, fr = m->flops_rc_all;
     for (int i = 0; i < n; i++) {
         if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
             return -1;
-        swap[i] = which == RATEL_ACT_SWAP_ALL || (which == RATEL_ACT_INTER_BLOCK && u[i].inter);
         if (swap[i]) {
             a += u[i].bytes;
             fr -= u[i].flops;
@@ -46,6 +45,18 @@ static int fixed(const struct ratel_model *m, const struct ratel_hw *hw,
     out->flops_r = fr > 0 ? fr : 0;
     ratel_iter_time(m, hw, a, out->flops_r, &out->t);
     out->steps = 1;
+    return 0;
+}
+
+/* A fixed rule: swap[i] = rule(unit i). */
+static int fixed(const struct ratel_model *m, const struct ratel_hw *hw,
+                 const struct ratel_unit *u, int n, int which, unsigned char *swap,
+                 struct ratel_choice *out)
+{
+    for (int i = 0; i < n; i++)
+        swap[i] = which == RATEL_ACT_SWAP_ALL || (which == RATEL_ACT_INTER_BLOCK && u[i].inter);
+    if (price_set(m, hw, u, n, swap, out) != 0)
+        return -1;
     out->which_case = which == RATEL_ACT_SWAP_ALL ? 2 : 1;
     return 0;
 }
@@ -62,23 +73,10 @@ static int walk_grouped(const struct ratel_model *m, const struct ratel_hw *hw,
     struct ratel_unit *g = malloc(((size_t)n + 1) * sizeof(*g));
     int *of = malloc(((size_t)n + 1) * sizeof(*of));
     unsigned char *gs = calloc((size_t)n + 1, 1);
-    int ng = 0, rc = -1;
+    int ng, rc = -1;
     if (!g || !of || !gs)
         goto out;
-    for (int i = 0; i < n; i++) {
-        int k = -1;
-        for (int j = 0; u[i].group && j < i && k < 0; j++)
-            if (u[j].group == u[i].group && u[j].layer == u[i].layer)
-                k = of[j];
-        if (k < 0) {
-            k = ng++;
-            g[k] = u[i];
-        } else {
-            g[k].bytes += u[i].bytes;
-            g[k].flops += u[i].flops;
-        }
-        of[i] = k;
-    }
+    ng = ratel_units_grouped(u, n, g, of);
     rc = !capped ? ratel_algorithm1(m, hw, g, ng, c1, gs, out)
                  : ratel_algorithm1_capped(m, hw, g, ng, c1, cap, gs, out);
     if (rc == 0) {
@@ -186,22 +184,7 @@ int ratel_swap_set_parse(const char *hex, const struct ratel_unit *u, int n, uns
 int ratel_act_given(const struct ratel_model *m, const struct ratel_hw *hw, const struct ratel_unit *u, int n,
                     const unsigned char *given, unsigned char *swap, struct ratel_choice *out)
 {
-    memset(out, 0, sizeof(*out));
-    double a = 0, fr = m->flops_rc_all;
-    for (int i = 0; i < n; i++) {
-        if (!(u[i].bytes > 0) || !(u[i].flops >= 0))
-            return -1;
+    for (int i = 0; i < n; i++)
         swap[i] = given[i] ? 1 : 0;
-        if (swap[i]) {
-            a += u[i].bytes;
-            fr -= u[i].flops;
-            out->nswap++;
-        }
-    }
-    out->a_g2m = a;
-    out->flops_r = fr > 0 ? fr : 0;
-    ratel_iter_time(m, hw, a, out->flops_r, &out->t);
-    out->steps = 1;
-    out->which_case = 0;
-    return 0;
+    return price_set(m, hw, u, n, swap, out); /* which_case 0: given, not chosen */
 }

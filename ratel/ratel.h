@@ -188,6 +188,11 @@ struct ratel_point {
 int ratel_sweep(const struct ratel_model *m, const struct ratel_hw *hw,
                 const struct ratel_unit *u, int n, enum ratel_case1 c1, struct ratel_point *pts,
                 int max);
+/* nn's recompute groups as units: u[0..n) with each group (same layer,
+ * same nonzero group) merged into one unit of their summed bytes and
+ * FLOPs, in first-seen order, into g (n entries); of[i] = unit i's group.
+ * Returns the number of groups, or -1 (n < 0). */
+int ratel_units_grouped(const struct ratel_unit *u, int n, struct ratel_unit *g, int *of);
 /* The same over nn's recompute groups (ratel_unit's group), each one
  * point of the walk, as ratel_act_choose's Algorithm 1 walks them: the
  * swap sets the trainer runs (Fig. 9b's swept points are whole groups).
