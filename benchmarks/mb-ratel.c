@@ -19,7 +19,7 @@
 static struct {
     char *model, *dir, *swap_set;
     long long batch, files;
-    int system, act, order, case1, plan, trace, budget_how;
+    int system, act, order, case1, plan, trace, budget_how, recompute;
     size_t dev_mem, host_mem, storage;
     double link_gbps, file_gbps;
     struct nn_gpt_config cfg;
@@ -35,6 +35,10 @@ static const struct mb_opt ratel_opts[] = {
      "activation policy (system ratel)", "POLICY"},
     {"optimizer", 0, MB_OPT_CHOICE, &opt.order, "optimized", "serial|naive|optimized", 0, 0,
      "order of the out-of-core Adam steps (system ratel)", "ORDER"},
+    {"recompute", 0, MB_OPT_CHOICE, &opt.recompute, "auto", "auto|whole|partial", 0, 0,
+     "what a dropped block reruns in backward: its whole forward (whole: DeepSpeed's checkpointing, FLOP_r = "
+     "FLOP_f) or the steps its tensors need (partial: nn's); auto: whole for zero-infinity, else partial; whole "
+     "with --system ratel only for --act inter-block|recompute-all", "WHAT"},
     {"case1", 0, MB_OPT_CHOICE, &opt.case1, "inter", "inter|bytes", 0, 0,
      "Algorithm 1's reading of case 1", "READING"},
     {"dir", 0, MB_OPT_STR, &opt.dir, "build/ratel-data", NULL, 0, 0,
@@ -58,6 +62,14 @@ static const struct mb_opt ratel_opts[] = {
 };
 
 static const char *const label_names[] = {"system", "act", "optimizer", NULL};
+enum { RECOMPUTE_AUTO, RECOMPUTE_WHOLE, RECOMPUTE_PARTIAL }; /* --recompute's choices, in order */
+
+/* whole forward reruns: zero-infinity's own rule (auto), or asked for */
+static int recompute_whole(void)
+{
+    return opt.recompute == RECOMPUTE_WHOLE || (opt.recompute == RECOMPUTE_AUTO && opt.system == RATEL_SYS_ZERO_INFINITY);
+}
+
 static unsigned char *given_set; /* --swap-set parsed (validate) */
 static const struct nn_precision PREC = {NN_F16, NN_F16, NN_F32};
 
@@ -110,6 +122,13 @@ static int validate(struct mb_run *run)
     if (B > most)
         return snprintf(err, sizeof(err), "--batch: %d is over the plan's limit %d for these budgets", B, most),
                usage(run, err);
+    /* Algorithm 1 and the rules that keep single tensors price nn's partial
+     * recompute; only the rules that drop whole blocks can rerun them whole */
+    if (opt.recompute == RECOMPUTE_WHOLE && opt.system == RATEL_SYS_RATEL && opt.act != RATEL_ACT_INTER_BLOCK &&
+        opt.act != RATEL_ACT_RECOMPUTE_ALL)
+        return snprintf(err, sizeof(err), "--recompute whole: --act %s keeps single tensors, priced by nn's partial "
+                        "recompute; whole is for zero-infinity and --act inter-block|recompute-all",
+                        ratel_act_name((enum ratel_act)opt.act)), usage(run, err);
     if (opt.swap_set && opt.swap_set[0]) {
         if (opt.system != RATEL_SYS_RATEL)
             return usage(run, "--swap-set: only with --system ratel (the others' activations are fixed)");
@@ -186,9 +205,16 @@ static int print_plan(void)
  * the others keep every activation and update where the states are. */
 static const char *act_label(void)
 {
-    if (opt.system == RATEL_SYS_ZERO_INFINITY)
-        return ratel_act_name(RATEL_ACT_INTER_BLOCK);
-    return opt.system == RATEL_SYS_RATEL ? ratel_act_name((enum ratel_act)opt.act) : "keep-all";
+    /* the rule is in the name where it is not the system's own (auto) */
+    static char buf[48];
+    const char *a = opt.system == RATEL_SYS_ZERO_INFINITY ? ratel_act_name(RATEL_ACT_INTER_BLOCK)
+                    : opt.system == RATEL_SYS_RATEL      ? ratel_act_name((enum ratel_act)opt.act)
+                                                         : "keep-all";
+    int zi = opt.system == RATEL_SYS_ZERO_INFINITY;
+    if ((!zi && opt.system != RATEL_SYS_RATEL) || recompute_whole() == zi)
+        return a;
+    snprintf(buf, sizeof(buf), "%s-%s", a, zi ? "partial" : "whole");
+    return buf;
 }
 
 static const char *order_label(void)
@@ -312,7 +338,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         .case1 = (enum ratel_case1)opt.case1, .order = (enum mb_ostore_order)opt.order,
         .dir = opt.dir, .nfiles = (int)opt.files, .file_gbps = opt.file_gbps, .dev_mem = opt.dev_mem,
         .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span,
-        .swap_set = given_set};
+        .swap_set = given_set, .recompute_whole = recompute_whole()};
     if (run->common.check) {
         s->ref = nn_gpt_new(&opt.cfg, (int)opt.batch, PREC, (uint64_t)run->common.seed);
         if (!s->ref || nn_adam_state_init(&s->rs, s->ref) != 0)
@@ -470,6 +496,8 @@ static void record(struct st *s)
         mb_ostore_emulation(so, emu, sizeof(emu));
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");
     }
+    mb_metric_case_str(r, cn, "recompute_rule",
+                       recompute_whole() ? "whole forward (DeepSpeed)" : "steps needed (nn partial)");
     if (st.choice_made) {
         /* the model's T_f/T_b for the choice, at the profiling step's rates */
         struct ratel_model m;

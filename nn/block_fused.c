@@ -46,7 +46,7 @@ int nn_block_forward_steps(struct nn_layer *l, const float *x, float *out, unsig
     struct dims d = dims_of(l);
     struct nn_blockp p = nn_blockp_split(nn_weights(l), d.h, d.f);
     struct nn_stage_times *T = l->times;
-    if (steps & 1u << 5)
+    if ((steps & 1u << 5) && !l->redo) /* (a recompute's input is that saved copy) */
         NN_STAGE(T, NN_ST_FWD_COPIES, nn_store_f32(l->inter.data, l->inter.dtype, x, d.m * d.h));
 
     float *xhat1 = nn_act(l, NN_XHAT1), *qkv = nn_act(l, NN_QKV), *probs = nn_act(l, NN_PROBS);

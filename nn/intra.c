@@ -159,7 +159,7 @@ double nn_layer_recompute_flops(const struct nn_layer *l)
 {
     if (l->live || l->kind == NN_LAYER_EMBED)
         return 0;
-    if (!partial_path(l)) { /* the whole forward again */
+    if (!partial_path(l) || l->recompute_whole) { /* the whole forward again */
         struct nn_layer_account a;
         nn_layer_account(l, &a);
         return a.flops_fwd;
@@ -182,7 +182,7 @@ int nn_layer_recompute(struct nn_layer *l)
         return -1;
     struct nn_workspace *w = l->ws;
     int partial = partial_path(l);
-    unsigned steps = partial ? block_steps_needed(l) : NN_BLOCK_ALL_STEPS;
+    unsigned steps = partial && !l->recompute_whole ? block_steps_needed(l) : NN_BLOCK_ALL_STEPS;
     /* present inputs of the rerun steps in their fp32 working copies */
     nn_act_load(l);
     /* a rerun step writes its present outputs to scratch, not over them

@@ -355,6 +355,8 @@ int nn_layer_intra_live(const struct nn_layer *l) { return l->live; }
 
 void nn_layer_set_fused(struct nn_layer *l, int fused) { l->fused = fused != 0; }
 
+void nn_layer_set_recompute_whole(struct nn_layer *l, int whole) { l->recompute_whole = whole != 0; }
+
 void nn_layer_zero_grad(struct nn_layer *l)
 {
     if (l->grads.data)

@@ -46,6 +46,7 @@ struct nn_layer {
     int redo;                          /* inside a recompute: nn_act_save skips present ones */
     double count;                      /* head: counted targets of the last forward */
     int fused;                         /* blocks: fused kernels (1) or the reference ops (0) */
+    int recompute_whole;               /* a recompute reruns the whole forward, W2 included */
     struct nn_stage_times *times;      /* fused blocks: per-stage seconds, or NULL */
 };
 

@@ -411,6 +411,12 @@ int nn_layer_intra_present(const struct nn_layer *l, int i);
 /* FLOPs (counted as in the accounting) that the next backward will spend
  * recomputing, given what is released or dropped now. */
 double nn_layer_recompute_flops(const struct nn_layer *l);
+/* whole = 1: a block's recompute reruns its whole forward, the W2 GEMM
+ * (whose output backward never reads) included, as PyTorch's checkpoint
+ * under DeepSpeed's activation checkpointing does: FLOP_r = FLOP_f, the
+ * Ratel paper's Eq. 7 at no swap. 0 (the default): only the steps the
+ * missing tensors need. Gradients are the same either way. */
+void nn_layer_set_recompute_whole(struct nn_layer *l, int whole);
 void nn_layer_zero_grad(struct nn_layer *l);
 /* Blocks run the fused kernels (1, the default) or the unfused reference
  * ops (0), which the tests compare them against. MB_NN_REFERENCE=1 in the

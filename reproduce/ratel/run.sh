@@ -120,6 +120,11 @@ for b in $batches; do
     [ $s != zero-offload ] && [ "$b" = "$mid" ] && extra="$extra --trace"
     runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]} $extra")
   done
+  # zero-infinity reruns a dropped block's whole forward, as DeepSpeed's
+  # checkpointing does (mb-ratel --recompute auto); beside it the leaner
+  # baseline that reruns only the steps the tensors need (nn's partial
+  # recompute), so compare.md gives the ratio against both
+  runs+=("sys-zero-infinity-partial-b$b --model $model --batch $b --system zero-infinity --recompute partial --files 2 ${emu[*]} --no-check")
   # The other orders run the optimized run's swap set (@set: its
   # policy_swap_set, given with --swap-set), so optimized against naive
   # compares the orders only, and the serial stages are that policy's
@@ -131,7 +136,8 @@ for b in $batches; do
   runs+=("serial-b$b --model $model --batch $b --optimizer serial --files 2 ${emu[*]} $(chk "$b") --swap-set @set$b")
   # ZeRO-Infinity's stages alone (its policy, inter-block); at full scale only at the middle batch (time)
   [ $scale = full ] && [ "$b" != "$mid" ] && continue
-  runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --files 2 ${emu[*]} $(chk "$b") --trace")
+  # (its recompute too: the whole forward, as zero-infinity's own runs)
+  runs+=("serial-ib-b$b --model $model --batch $b --optimizer serial --act inter-block --recompute whole --files 2 ${emu[*]} $(chk "$b") --trace")
 done
 # act=ratel at the middle batch is sys-ratel-b$mid; files=2 likewise
 for a in swap-all inter-block recompute-all; do

@@ -116,5 +116,7 @@ bad "swap set too short" "--swap-set: 1 hex digits, the table of 24 units needs 
 bad "swap set not hex" "--swap-set: 'z' .* not a hex digit" --swap-set zz0000 --dir "$D"
 bad "swap set splits a group" "--swap-set: layer 1: recompute group 3 split" --swap-set 020000 --dir "$D"
 bad "swap set on zero-infinity" "--swap-set: only with --system ratel" --system zero-infinity --swap-set 000000 --dir "$D"
+bad "whole recompute under Algorithm 1" "--recompute whole: --act ratel keeps single tensors" --recompute whole --dir "$D"
+bad "whole recompute under swap-all" "--recompute whole: --act swap-all keeps single tensors" --act swap-all --recompute whole --dir "$D"
 [ ! -e "$T/bad.h5" ] || fail "bad input writes nothing"
 finish

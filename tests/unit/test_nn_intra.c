@@ -189,6 +189,44 @@ static void test_partial_recompute(int fused)
     EXPECT(nn_layer_backward(l, dy, dx) == 0);
     EXPECT(memcmp(nn_layer_grads(l)->data, g, np * 4) == 0);
 
+    /* the whole forward rerun (DeepSpeed's checkpointing): FLOP_r = FLOP_f
+     * whatever is present, the W2 GEMM run again, the saved input left as
+     * it was, the same gradients and input gradient */
+    float *dx_keep = malloc(n * 4), *saved = malloc(n * 4);
+    struct nn_stage_times st;
+    nn_layer_set_stage_times(l, &st);
+    nn_layer_set_recompute_whole(l, 1);
+    for (int probs_only = 0; probs_only < 2; probs_only++) {
+        nn_layer_zero_grad(l);
+        nn_layer_forward(l, x, y);
+        memcpy(dx_keep, dx, n * 4);
+        memcpy(saved, nn_layer_act_inter(l)->data, n * 4);
+        if (probs_only)
+            nn_layer_intra_release(l, 3);
+        else
+            nn_layer_drop_intra(l);
+        EXPECT(nn_layer_recompute_flops(l) == a.flops_fwd);
+        memset(&st, 0, sizeof(st));
+        EXPECT(nn_layer_backward(l, dy, dx) == 0);
+        EXPECT(!fused || (st.t[NN_ST_FWD_GEMM_W2] > 0 && st.t[NN_ST_FWD_GEMM_QKV] > 0)); /* (stages: fused only) */
+        EXPECT(memcmp(nn_layer_grads(l)->data, g, np * 4) == 0);
+        EXPECT(memcmp(dx, dx_keep, n * 4) == 0);
+        EXPECT(memcmp(nn_layer_act_inter(l)->data, saved, n * 4) == 0);
+    }
+    /* and off again: the partial recompute, no W2 */
+    nn_layer_set_recompute_whole(l, 0);
+    nn_layer_zero_grad(l);
+    nn_layer_forward(l, x, y);
+    nn_layer_drop_intra(l);
+    EXPECT(nn_layer_recompute_flops(l) == (fused ? sum : a.flops_fwd));
+    memset(&st, 0, sizeof(st));
+    EXPECT(nn_layer_backward(l, dy, dx) == 0);
+    EXPECT(!fused || st.t[NN_ST_FWD_GEMM_W2] == 0);
+    EXPECT(memcmp(nn_layer_grads(l)->data, g, np * 4) == 0);
+    nn_layer_set_stage_times(l, NULL);
+    free(dx_keep);
+    free(saved);
+
     nn_layer_free(l);
     nn_workspace_free(ws);
     free(x); free(dy); free(y); free(dx); free(g);

@@ -10,6 +10,7 @@
 #include "../../common/common.h"
 #include "../../ratel/ratel.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,17 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     ratel_trainer_stats(t, &st);
     *swapped = st.act_swapped;
     last_stored = st.act_stored;
+    /* zero-infinity recomputes every block's (and the head's) whole
+     * forward when asked, as DeepSpeed does (FLOP_r = FLOP_f), else nn's
+     * partial recompute; the model prices the rule the trainer ran */
+    if (o->system == RATEL_SYS_ZERO_INFINITY) {
+        struct ratel_model m;
+        ratel_gpt_model(&o->cfg, o->batch, o->prec, &m);
+        double want = o->recompute_whole ? m.flops_fwd : m.flops_rc_all;
+        if (!(fabs(st.recompute_flops - want) <= 1e-9 * want) || !(fabs(st.choice.flops_r - want) <= 1e-9 * want))
+            bad = 1, fprintf(stderr, "%s: recompute %g FLOPs, priced %g, want %g\n", what, st.recompute_flops,
+                             st.choice.flops_r, want);
+    }
     if (st.act_stored > st.act_swapped || (st.act_stored && !st.act_staging))
         bad = 1, fprintf(stderr, "%s: %llu bytes to storage of %llu swapped\n", what,
                          (unsigned long long)st.act_stored, (unsigned long long)st.act_swapped);
@@ -194,15 +206,18 @@ int main(void)
         uint64_t sw, swapped[RATEL_ACT_COUNT] = {0};
         for (int sys = 0; sys < RATEL_SYS_COUNT; sys++) {
             o.system = (enum ratel_system)sys;
-            int norders = sys == RATEL_SYS_RATEL ? 3 : 1;
+            int norders = sys == RATEL_SYS_RATEL ? 3 : sys == RATEL_SYS_ZERO_INFINITY ? 2 : 1;
             int nacts = sys == RATEL_SYS_RATEL ? RATEL_ACT_COUNT : 1;
             for (int ord = 0; ord < norders; ord++)
                 for (int act = 0; act < nacts; act++) {
-                    o.order = (enum mb_ostore_order)ord;
+                    /* (zero-infinity: its one order, recompute partial then whole) */
+                    int zi = sys == RATEL_SYS_ZERO_INFINITY;
+                    o.order = zi ? MB_OSTORE_SERIAL : (enum mb_ostore_order)ord;
+                    o.recompute_whole = zi && ord == 1;
                     o.act = (enum ratel_act)act;
-                    snprintf(what, sizeof(what), "%s %s %s %s", c ? "parsed" : "gpt-tiny",
-                             ratel_system_name(o.system), mb_ostore_order_names[ord],
-                             ratel_act_name(o.act));
+                    snprintf(what, sizeof(what), "%s %s %s %s%s", c ? "parsed" : "gpt-tiny",
+                             ratel_system_name(o.system), mb_ostore_order_names[o.order],
+                             ratel_act_name(o.act), o.recompute_whole ? " whole" : "");
                     EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
                     if (sys == RATEL_SYS_RATEL)
                         swapped[act] = sw;
@@ -210,6 +225,7 @@ int main(void)
                         EXPECT(sw == (sys == RATEL_SYS_ZERO_INFINITY ? swapped[RATEL_ACT_INTER_BLOCK] : 0));
                 }
         }
+        o.recompute_whole = 0;
         /* the policies move what they say: everything, block inputs, nothing */
         EXPECT(swapped[RATEL_ACT_SWAP_ALL] > swapped[RATEL_ACT_INTER_BLOCK]);
         EXPECT(swapped[RATEL_ACT_INTER_BLOCK] > 0 && swapped[RATEL_ACT_RECOMPUTE_ALL] == 0);
