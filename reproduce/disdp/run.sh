@@ -12,7 +12,12 @@
 #   reproduce/disdp/run.sh [--scale tiny|small|full] [--slurm | --vcluster] [--modes "M..."]
 #                          [--rates "F..."] [--ports F] [--dir DIR] [--out DIR] [--compute-threads N]
 #     --scale tiny    gpt-tiny, micro-batch 1 (seconds; the tests)
-#     --scale small   gpt-small, micro-batches of 16 (a few minutes here)
+#     --scale small   gpt-small with 12 blocks (nn_gpt_config_parse: gpt-small,layers=12),
+#                     micro-batches of 16 (a few minutes here): each step's first
+#                     gather and last reduction (or pull and push) cannot overlap
+#                     compute, and with gpt-small's 4 blocks they were a third
+#                     of the step; 12 blocks make them a ninth, nearer a real
+#                     model's share (the paper's 175B has 96 blocks)
 #     --scale full    gpt-bench, micro-batches of 8 (longer: steps of ~11 s loaded; a quiet machine)
 # The micro-batch sets the operating point (issue 19's Setup fixes only
 # "wire ~ compute"; --link-gbps auto then scales the link with the batch):
@@ -34,6 +39,9 @@
 #                     workers' rate (tools/vcluster --node-gbps): one link at W x standing
 #                     for a Tofino's port per worker at line rate (default 2 = W; 1: every
 #                     node at the workers' rate, the setup before)
+#     --model SPEC    mb-zero's --model instead of the scale's (a preset, or a preset with
+#                     overrides: gpt-small,layers=12)
+#     --micro N       sequences per micro-batch instead of the scale's
 #     --dir DIR       the parameter servers' and the storage calibration's files
 #                     (default $MB_ZERO_DIR, else $BUILD/disdp-data; node-local disk;
 #                     with --vcluster a folder every node sees, not under /tmp,
@@ -56,7 +64,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 scale=small slurm=0 vcluster=0 out="" dir="" modes="" rates="1 2" beside="" ports=2
 source reproduce/opts.sh
-study_opts run.sh "scale slurm vcluster dir out modes rates beside ports compute-threads=" "$0" "$@"
+model="" micro=""
+study_opts run.sh "scale slurm vcluster dir out modes rates beside ports compute-threads= model micro" "$0" "$@"
 ct=$compute_threads
 [ -z "$ct" ] || [[ $ct =~ ^[0-9]+$ ]] || { echo "run.sh: --compute-threads: '$ct' is not a count (N >= 0)" >&2; exit 2; }
 earlier=()
@@ -73,11 +82,14 @@ done
 [[ $ports =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v f="$ports" 'BEGIN {exit !(f >= 1 && f <= 64)}' ||
   { echo "run.sh: --ports: '$ports' is not a multiple of the workers' rate in 1..64" >&2; exit 2; }
 case $scale in
-tiny) model=gpt-tiny micro=1 iters=2 ;;
-small) model=gpt-small micro=16 iters=30 ;;
-full) model=gpt-bench micro=8 iters=10 ;;
+tiny) smodel=gpt-tiny smicro=1 iters=2 ;;
+small) smodel=gpt-small,layers=12 smicro=16 iters=30 ;;
+full) smodel=gpt-bench smicro=8 iters=10 ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
+# --model and --micro replace the scale's (mb-zero checks the shape before any work)
+model=${model:-$smodel} micro=${micro:-$smicro}
+[[ $micro =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --micro: '$micro' is not a count of sequences (N >= 1)" >&2; exit 2; }
 out=${out:-$root/${BUILD:-build}/reproduce/disdp}
 VC=$root/tools/vcluster S=/run/movebench-vcluster/shared
 if [ $vcluster = 1 ]; then

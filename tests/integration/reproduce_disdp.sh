@@ -3,8 +3,8 @@
 # writes the PNG and PDF, compare.md has the paper's numbers beside ours,
 # the issue's ratios, a model-against-measurement row per mode and rate with
 # the counted bytes equal to the closed form, and the model on the paper's
-# inputs; the ratios rest on the median step; a bad scale and a --beside
-# without results are refused with exit 2.
+# inputs; the ratios rest on the median step; a bad scale, a --beside
+# without results and a --micro of 0 are refused with exit 2.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/reproduce.inc"
 py=$(reproduce/python.sh 2>&1) || { echo "SKIP: $py"; exit 77; }
@@ -31,4 +31,5 @@ grep -Eq '^\| auto \| zero3-serial step / .* \| [0-9.]+ \[[0-9.]+–[0-9.]+, n=[
   fail "the zero3-serial ratio does not give the median step, its quartiles and the timed steps"
 expect 2 "a bad scale" -- reproduce/disdp/run.sh --scale huge --out "$T/bad"
 expect 2 "--beside without results" -- reproduce/disdp/run.sh --beside "$T/none" --out "$T/bad"
+expect 2 "a micro-batch of 0 sequences" -- reproduce/disdp/run.sh --micro 0 --out "$T/bad"
 finish
