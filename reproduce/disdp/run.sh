@@ -1,8 +1,8 @@
 #!/bin/bash
 # The DisDP study, end to end: mb-zero --interference (an allgather beside a
 # GEMM, a GEMM beside a copy) with the model on the paper's inputs
-# (--paper-table); then every mode (zero3-serial, zero3-overlap --progress
-# thread, zero-offload, disdp when mb-zero has it) at W=2, --switch 1,
+# (--paper-table); then every mode (zero3-serial, zero3-overlap and
+# zero-offload with --progress thread, disdp when mb-zero has it) at W=2, --switch 1,
 # --ps 1 (the ZeRO-3 modes leave those ranks idle) and two link rates:
 # the auto rate (the first mode's --link-gbps auto: ZeRO-3's wire time per
 # layer = its compute; the other modes run at the rate it picked) and twice
@@ -145,6 +145,11 @@ run() {
 }
 t0=$SECONDS
 common=(--model "$model" --micro "$micro" --dir "$dir")
+# zero-offload is zero3-overlap plus the CPU Adam pool: the same overlap,
+# a progress thread (issue 19's zero3-overlap --progress thread); with
+# mb-zero's default (poll: MPI_Test between GEMM tiles) its collectives
+# advanced only at tile boundaries, which the model does not price
+progress() { case $1 in zero3-overlap | zero-offload) flags+=(--progress thread) ;; esac; }
 # Roles sharing this host's cores: each of the 2 workers computes on its
 # share of the PUs. With every PU each (OpenBLAS's pool), 4 GEMM threads on
 # 2 cores yield-spun while idle and starved the agents and the PS: in a quiet
@@ -224,7 +229,7 @@ if [ $vcluster = 1 ]; then
     if [ "$gp" = "$g" ]; then vc_up --link-gbps "$g"; else vc_up --link-gbps "$g" --node-gbps 3="$gp" --node-gbps 4="$gp"; fi
     for m in $modes; do
       flags=("${common[@]}" --mode "$m" --link-gbps 0)
-      [ "$m" = zero3-overlap ] && flags+=(--progress thread)
+      progress "$m"
       vc_run "$m-tc$g" 2 1 1 "${flags[@]}"
     done
   done
@@ -243,7 +248,7 @@ for m in $modes; do
   # auto rows compare one link (each picking its own under load, one run's
   # rates spread 0.16-0.83 Gb/s); data.py reads them as the auto link
   flags=("${common[@]}" --mode "$m" --link-gbps "${auto:-auto}")
-  [ "$m" = zero3-overlap ] && flags+=(--progress thread)
+  progress "$m"
   run "$m-auto" 2 1 1 "${flags[@]}"
   if [ -z "$auto" ]; then
     auto=$(sed -n 's/^# --link-gbps auto: \([0-9.e+-]*\) GB\/s.*/\1/p' "$out/$m-auto.log" | awk '{printf "%.6g", $1}')
@@ -255,7 +260,7 @@ done
 [ -n "$rate" ] && awk -v r="$rate" 'BEGIN {exit !(r > 0)}' || { echo "run.sh: no auto link rate in $out/zero3-serial-auto.log" >&2; exit 1; }
 for m in $modes; do
   flags=("${common[@]}" --mode "$m" --link-gbps "$rate")
-  [ "$m" = zero3-overlap ] && flags+=(--progress thread)
+  progress "$m"
   run "$m-fixed" 2 1 1 "${flags[@]}"
 done
 load=$(uptime | sed 's/.*load/load/')
