@@ -421,11 +421,12 @@ struct ratel_trainer_opts {
      * used instead of the pick: the profiling step still runs and prices
      * it (another run's pick, so two orders compare orders only) */
     const unsigned char *swap_set;
-    /* zero-infinity: a dropped block reruns its whole forward in backward,
-     * W2 included (1: as DeepSpeed's activation checkpointing, PyTorch's
-     * checkpoint, does; FLOP_r = FLOP_f, Eq. 7 at no swap), or only the
-     * steps its tensors need (0: nn's partial recompute, a leaner baseline
-     * than the system it stands for) */
+    /* a dropped block reruns its whole forward in backward, W2 included
+     * (1: as DeepSpeed's activation checkpointing, PyTorch's checkpoint,
+     * does; FLOP_r = FLOP_f, Eq. 7 at no swap; zero-infinity's rule), or
+     * only the steps its tensors need (0: nn's partial recompute). 1 only
+     * where every block drops whole: zero-infinity, and the inter-block
+     * and recompute-all rules (the model prices FLOP_r = FLOP_f) */
     int recompute_whole;
 };
 

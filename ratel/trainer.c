@@ -203,7 +203,7 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
         }
         struct nn_layer_account a;
         nn_layer_set_stage_times(t->layer[i], &t->stimes); /* (two clock reads a stage) */
-        nn_layer_set_recompute_whole(t->layer[i], o->system == RATEL_SYS_ZERO_INFINITY && o->recompute_whole);
+        nn_layer_set_recompute_whole(t->layer[i], o->recompute_whole);
         nn_layer_account(t->layer[i], &a);
         t->np[i] = a.params;
         t->max_np = a.params > t->max_np ? a.params : t->max_np;

@@ -708,8 +708,8 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const unsigned ch
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
-    if (t->o.system == RATEL_SYS_ZERO_INFINITY && t->o.recompute_whole)
-        mdl.flops_rc_all = mdl.flops_fwd; /* every layer's whole forward again (the embedding's is 0) */
+    if (t->o.recompute_whole) /* every dropped layer's whole forward again (the embedding's is 0) */
+        mdl.flops_rc_all = mdl.flops_fwd;
     if (given) { /* the set given (--swap-set), priced at these rates */
         if (ratel_act_given(&mdl, hw, t->u, t->nu, given, t->swap, &t->st.choice) != 0) {
             snprintf(err, errlen, "--swap-set: a bad unit table");

@@ -92,10 +92,11 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     ratel_trainer_stats(t, &st);
     *swapped = st.act_swapped;
     last_stored = st.act_stored;
-    /* zero-infinity recomputes every block's (and the head's) whole
-     * forward when asked, as DeepSpeed does (FLOP_r = FLOP_f), else nn's
-     * partial recompute; the model prices the rule the trainer ran */
-    if (o->system == RATEL_SYS_ZERO_INFINITY) {
+    /* zero-infinity (and Ratel's inter-block and recompute-all rules when
+     * asked) recompute every block's and the head's whole forward, as
+     * DeepSpeed does (FLOP_r = FLOP_f), else nn's partial recompute (all
+     * of it for zero-infinity); the model prices the rule the trainer ran */
+    if (o->system == RATEL_SYS_ZERO_INFINITY || o->recompute_whole) {
         struct ratel_model m;
         ratel_gpt_model(&o->cfg, o->batch, o->prec, &m);
         double want = o->recompute_whole ? m.flops_fwd : m.flops_rc_all;
@@ -225,6 +226,21 @@ int main(void)
                         EXPECT(sw == (sys == RATEL_SYS_ZERO_INFINITY ? swapped[RATEL_ACT_INTER_BLOCK] : 0));
                 }
         }
+        /* Ratel's block-dropping rules rerun whole blocks when asked (the
+         * study's zero-infinity stages alone): the same bits, FLOP_f
+         * recomputed and priced */
+        o.system = RATEL_SYS_RATEL;
+        o.recompute_whole = 1;
+        const enum ratel_act drops[2] = {RATEL_ACT_INTER_BLOCK, RATEL_ACT_RECOMPUTE_ALL};
+        for (int k = 0; k < 2; k++)
+            for (int ord = 0; ord < 3; ord += 2) {
+                o.act = drops[k];
+                o.order = (enum mb_ostore_order)ord;
+                snprintf(what, sizeof(what), "%s ratel %s %s whole", c ? "parsed" : "gpt-tiny",
+                         mb_ostore_order_names[ord], ratel_act_name(o.act));
+                EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+                EXPECT(sw == swapped[o.act]);
+            }
         o.recompute_whole = 0;
         /* the policies move what they say: everything, block inputs, nothing */
         EXPECT(swapped[RATEL_ACT_SWAP_ALL] > swapped[RATEL_ACT_INTER_BLOCK]);
