@@ -64,10 +64,14 @@ static const struct mb_opt ratel_opts[] = {
 static const char *const label_names[] = {"system", "act", "optimizer", NULL};
 enum { RECOMPUTE_AUTO, RECOMPUTE_WHOLE, RECOMPUTE_PARTIAL }; /* --recompute's choices, in order */
 
+/* the systems that drop activations and recompute them in backward */
+static int recomputes(void) { return opt.system == RATEL_SYS_RATEL || opt.system == RATEL_SYS_ZERO_INFINITY; }
+
 /* whole forward reruns: zero-infinity's own rule (auto), or asked for */
 static int recompute_whole(void)
 {
-    return opt.recompute == RECOMPUTE_WHOLE || (opt.recompute == RECOMPUTE_AUTO && opt.system == RATEL_SYS_ZERO_INFINITY);
+    return recomputes() && (opt.recompute == RECOMPUTE_WHOLE ||
+                            (opt.recompute == RECOMPUTE_AUTO && opt.system == RATEL_SYS_ZERO_INFINITY));
 }
 
 static unsigned char *given_set; /* --swap-set parsed (validate) */
@@ -211,7 +215,7 @@ static const char *act_label(void)
                     : opt.system == RATEL_SYS_RATEL      ? ratel_act_name((enum ratel_act)opt.act)
                                                          : "keep-all";
     int zi = opt.system == RATEL_SYS_ZERO_INFINITY;
-    if ((!zi && opt.system != RATEL_SYS_RATEL) || recompute_whole() == zi)
+    if (!recomputes() || recompute_whole() == zi)
         return a;
     snprintf(buf, sizeof(buf), "%s-%s", a, zi ? "partial" : "whole");
     return buf;
@@ -497,7 +501,9 @@ static void record(struct st *s)
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");
     }
     mb_metric_case_str(r, cn, "recompute_rule",
-                       recompute_whole() ? "whole forward (DeepSpeed)" : "steps needed (nn partial)");
+                       !recomputes()       ? "none (every activation kept)"
+                       : recompute_whole() ? "whole forward (DeepSpeed)"
+                                           : "steps needed (nn partial)");
     if (st.choice_made) {
         /* the model's T_f/T_b for the choice, at the profiling step's rates */
         struct ratel_model m;

@@ -149,6 +149,7 @@ common=(--model "$model" --micro "$micro" --dir "$dir")
 # a progress thread (issue 19's zero3-overlap --progress thread); with
 # mb-zero's default (poll: MPI_Test between GEMM tiles) its collectives
 # advanced only at tile boundaries, which the model does not price
+#   progress MODE: appends that flag to the caller's flags for the modes that overlap
 progress() { case $1 in zero3-overlap | zero-offload) flags+=(--progress thread) ;; esac; }
 # Roles sharing this host's cores: each of the 2 workers computes on its
 # share of the PUs. With every PU each (OpenBLAS's pool), 4 GEMM threads on
