@@ -18,7 +18,7 @@
 
 static struct {
     char *model, *dir, *swap_set;
-    long long batch, files;
+    long long batch, files, read_ahead;
     int system, act, order, case1, plan, trace, budget_how, recompute;
     size_t dev_mem, host_mem, storage;
     double link_gbps, file_gbps;
@@ -35,6 +35,10 @@ static const struct mb_opt ratel_opts[] = {
      "activation policy (system ratel)", "POLICY"},
     {"optimizer", 0, MB_OPT_CHOICE, &opt.order, "optimized", "serial|naive|optimized", 0, 0,
      "order of the out-of-core Adam steps (system ratel)", "ORDER"},
+    {"read-ahead", 0, MB_OPT_INT, &opt.read_ahead, "1", NULL, 0, RATEL_READ_AHEAD_MAX,
+     "--optimizer optimized (system ratel): read the optimizer states of the N layers backward updates last "
+     "during forward, into an idle buffer set of the store, so the step does not end reading them (0: the "
+     "paper's order alone; the other orders: none)", "N"},
     {"recompute", 0, MB_OPT_CHOICE, &opt.recompute, "auto", "auto|whole|partial", 0, 0,
      "what a dropped block reruns in backward: its whole forward (whole: DeepSpeed's checkpointing, FLOP_r = "
      "FLOP_f) or the steps its tensors need (partial: nn's); auto: whole for zero-infinity, else partial; whole "
@@ -342,7 +346,7 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         .case1 = (enum ratel_case1)opt.case1, .order = (enum mb_ostore_order)opt.order,
         .dir = opt.dir, .nfiles = (int)opt.files, .file_gbps = opt.file_gbps, .dev_mem = opt.dev_mem,
         .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span,
-        .swap_set = given_set, .recompute_whole = recompute_whole()};
+        .swap_set = given_set, .recompute_whole = recompute_whole(), .read_ahead = (int)opt.read_ahead};
     if (run->common.check) {
         s->ref = nn_gpt_new(&opt.cfg, (int)opt.batch, PREC, (uint64_t)run->common.seed);
         if (!s->ref || nn_adam_state_init(&s->rs, s->ref) != 0)
@@ -497,6 +501,8 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "storage_write_busy_s", os.write_busy_s);
         mb_metric_case_dbl(r, cn, "storage_io_busy_s", os.io_busy_s);
         mb_metric_case_dbl(r, cn, "optimizer_stall_s", os.stall_s);
+        mb_metric_case_int(r, cn, "storage_read_aheads", (long long)os.read_aheads);
+        mb_metric_case_int(r, cn, "storage_read_aheads_dropped", (long long)os.read_aheads_dropped);
         mb_ostore_emulation(so, emu, sizeof(emu));
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");
     }
@@ -504,11 +510,15 @@ static void record(struct st *s)
                        !recomputes()       ? "none (every activation kept)"
                        : recompute_whole() ? "whole forward (DeepSpeed)"
                                            : "steps needed (nn partial)");
+    /* forward's read-ahead of the first updated layers' optimizer states */
+    mb_metric_case_int(r, cn, "read_ahead_layers", st.read_ahead);
+    mb_metric_case_int(r, cn, "read_ahead_bytes", (long long)st.read_ahead_bytes);
     if (st.choice_made) {
         /* the model's T_f/T_b for the choice, at the profiling step's rates */
         struct ratel_model m;
         struct ratel_times tm;
         ratel_gpt_model(&opt.cfg, (int)opt.batch, PREC, &m);
+        m.read_ahead = (double)st.read_ahead_bytes;
         ratel_iter_time(&m, &st.hw, st.choice.a_g2m, st.choice.flops_r, &tm);
         mb_metric_case_int(r, cn, "policy_case", st.choice.which_case);
         /* the swap set itself (--swap-set gives it to another run) and where it came from */

@@ -535,12 +535,16 @@ int mb_ooc_sort_u64(uint64_t *keys, size_t n, uint64_t *tmp);
  *   optimized  on the store's thread: R(i), R(i-1), W(i): tensor i-1 (the
  *              next in backward order) is read ahead while i is updated and
  *              i's write is waited for only when its buffers are needed.
+ *              mb_ostore_read_ahead fills the store's idle sets earlier
+ *              (forward, when the storage would idle) with the tensors
+ *              backward updates first; a step finds its tensor there.
  * Faults (tests): MB_FAULT_INJECT=corrupt-state flips a bit of a seeded
  * random block of a seeded tensor's state after its first write (the next
  * read reports it); write-error fails the first write of a seeded tensor's
  * state with EIO (reported with the errno text); corrupt-act flips a seeded
  * bit of the first blob (activation) write to complete, in the blocks it
  * wrote (the read back of that blob reports it, naming blob and offset). */
+#define MB_OSTORE_SETS 3 /* step buffer sets (P32, m, v, P16 of the largest tensor each) */
 enum mb_ostore_field { MB_OSTORE_P32, MB_OSTORE_M, MB_OSTORE_V, MB_OSTORE_P16, MB_OSTORE_NFIELDS };
 enum mb_ostore_order { MB_OSTORE_SERIAL, MB_OSTORE_NAIVE, MB_OSTORE_OPTIMIZED };
 extern const char *const mb_ostore_order_names[]; /* "serial", "naive", "optimized" */
@@ -598,6 +602,8 @@ struct mb_ostore_stats {
     double update_s;            /* in the update callback */
     double stall_s;             /* steps waiting for their reads */
     double thread_cpu_s;        /* CPU seconds of the store's thread (naive, optimized) */
+    uint64_t read_aheads;       /* mb_ostore_read_ahead's reads submitted (a tensor's three) */
+    uint64_t read_aheads_dropped; /* read ahead (either way) and never used by a step */
 };
 
 struct mb_ostore;
@@ -627,6 +633,14 @@ int mb_ostore_rw(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len,
  * store's order; naive and optimized return once the step is queued.
  * 0, or -1 with the first failure of any step so far. */
 int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen);
+/* The optimized order only: tensor i's P32, m and v read now into one of
+ * the store's idle buffer sets (MB_OSTORE_SETS: no memory beyond the
+ * steps'), for a step of i that comes later; queued to the store's thread
+ * like a step. A no-op when i is read already or no set is idle; a read
+ * no step used is dropped by mb_ostore_drain (counted in the stats). The
+ * caller must not write i meanwhile (every step of i since the last drain
+ * done). 0, or -1 (a bad i, another order, the first failure). */
+int mb_ostore_read_ahead(struct mb_ostore *s, int i, char *err, size_t errlen);
 /* Waits until the first n steps since open have run their update (so
  * their gradients may be reused: a caller double-buffers them); 0, or -1
  * with the first failure. */

@@ -28,7 +28,7 @@ struct ostore_set {
     struct mb_ostore_io *wr[4]; /* writes in flight */
 };
 
-#define OSTORE_SETS 3
+#define OSTORE_SETS MB_OSTORE_SETS
 
 struct mb_ostore {
     struct mb_ostore_opts o;
@@ -59,7 +59,7 @@ struct mb_ostore {
     int thread_started, stop;
     uint64_t updated;           /* steps whose update ran (their gradient is free) */
     pthread_cond_t more, idle;
-    struct ostore_job { int i; const void *grad; } *q;
+    struct ostore_job { int i; const void *grad; int ahead; } *q; /* ahead: mb_ostore_read_ahead */
     size_t qcap, qhead, qtail;  /* FIFO [qhead, qtail) */
     int busy;
 };

@@ -124,30 +124,56 @@ static struct ostore_set *free_set(struct mb_ostore *s, struct ostore_set *not, 
     return pick;
 }
 
-/* optimized: R(i) (read ahead by the previous step), R(i-1) submitted, then
- * wait R(i), update, W(i) submitted and left in flight. */
+/* The set holding tensor i's reads (submitted or done), or NULL. */
+static struct ostore_set *holding(struct mb_ostore *s, int i)
+{
+    for (int k = 0; k < OSTORE_SETS; k++)
+        if (s->set[k].tensor == i)
+            return &s->set[k];
+    return NULL;
+}
+
+/* A read-ahead no step used: its reads waited for (their buffers are the
+ * set's) and forgotten. */
+static void drop_reads(struct mb_ostore *s, struct ostore_set *b)
+{
+    char drop[512];
+    wait_all(b->rd, 3, drop, sizeof(drop));
+    b->tensor = -1;
+    pthread_mutex_lock(&s->mu);
+    s->st.read_aheads_dropped++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A set to read into, other than `not` and the one holding `keep`: a free
+ * one (free_set), else one holding a read-ahead, dropped. */
+static struct ostore_set *take_set(struct mb_ostore *s, struct ostore_set *not, int keep, char *err,
+                                   size_t errlen, int *rc)
+{
+    struct ostore_set *b = free_set(s, not, s->write_seq, err, errlen, rc);
+    for (int k = 0; !b && !*rc && k < OSTORE_SETS; k++)
+        if (&s->set[k] != not && s->set[k].tensor != keep) {
+            b = &s->set[k];
+            drop_reads(s, b);
+        }
+    return b;
+}
+
+/* optimized: R(i) (read ahead by the previous step or the caller), R(i-1)
+ * submitted unless it is read already, then wait R(i), update, W(i)
+ * submitted and left in flight. Other read-aheads stay for their steps. */
 static int step_optimized(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
 {
-    struct ostore_set *cur = NULL;
     int rc = 0;
-    for (int k = 0; k < OSTORE_SETS; k++) {
-        struct ostore_set *b = &s->set[k];
-        if (b->tensor == i)
-            cur = b;
-        else if (b->tensor >= 0) { /* read ahead for a step that did not come: dropped */
-            char drop[512];
-            wait_all(b->rd, 3, drop, sizeof(drop));
-            b->tensor = -1;
-        }
-    }
+    struct ostore_set *cur = holding(s, i);
     if (!cur) {
-        cur = free_set(s, NULL, s->write_seq, err, errlen, &rc);
-        if (rc || submit_reads(s, cur, i, err, errlen) != 0)
+        cur = take_set(s, NULL, i - 1, err, errlen, &rc);
+        if (rc || !cur || submit_reads(s, cur, i, err, errlen) != 0)
             return -1;
     }
-    if (i > 0) {
-        struct ostore_set *nxt = free_set(s, cur, s->write_seq, err, errlen, &rc);
-        if (rc || submit_reads(s, nxt, i - 1, err, errlen) != 0)
+    if (i > 0 && !holding(s, i - 1)) {
+        struct ostore_set *nxt = take_set(s, cur, -2, err, errlen, &rc);
+        if (rc || !nxt || submit_reads(s, nxt, i - 1, err, errlen) != 0)
             return -1;
     }
     if (wait_reads(s, cur, err, errlen) != 0 || update(s, cur, i, grad, err, errlen) != 0) {
@@ -158,14 +184,32 @@ static int step_optimized(struct mb_ostore *s, int i, const void *grad, char *er
     return submit_writes(s, cur, i, err, errlen);
 }
 
+/* mb_ostore_read_ahead on the store's thread: into a free set only (a
+ * set holding another read-ahead is not taken from it). */
+static int read_ahead(struct mb_ostore *s, int i, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (holding(s, i))
+        return 0;
+    struct ostore_set *b = free_set(s, NULL, s->write_seq, err, errlen, &rc);
+    if (rc || !b)
+        return rc;
+    if (submit_reads(s, b, i, err, errlen) != 0)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    s->st.read_aheads++;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
 /* Waits for what is in flight in every set (the end of a pass). */
 static int flush_sets(struct mb_ostore *s, char *err, size_t errlen)
 {
     int rc = 0;
     char drop[512];
     for (int k = 0; k < OSTORE_SETS; k++) {
-        wait_all(s->set[k].rd, 3, drop, sizeof(drop));
-        s->set[k].tensor = -1;
+        if (s->set[k].tensor >= 0)
+            drop_reads(s, &s->set[k]);
         if (wait_all(s->set[k].wr, 4, rc ? drop : err, rc ? sizeof(drop) : errlen) != 0)
             rc = -1;
     }
@@ -191,6 +235,8 @@ static void *store_main(void *arg)
         err[0] = 0;
         if (j.i < 0)
             rc = flush_sets(s, err, sizeof(err));
+        else if (j.ahead)
+            rc = skip ? 0 : read_ahead(s, j.i, err, sizeof(err));
         else if (!skip)
             rc = s->o.order == MB_OSTORE_OPTIMIZED ? step_optimized(s, j.i, j.grad, err, sizeof(err))
                                                    : step_simple(s, j.i, j.grad, err, sizeof(err));
@@ -198,7 +244,7 @@ static void *store_main(void *arg)
             ostore_fail(s, err);
 
         pthread_mutex_lock(&s->mu);
-        if (j.i >= 0)
+        if (j.i >= 0 && !j.ahead)
             s->updated++;
         s->busy = 0;
         if (s->qhead == s->qtail)
@@ -219,12 +265,12 @@ static int first_failure(struct mb_ostore *s, char *err, size_t errlen)
     return f ? -1 : 0;
 }
 
-static int enqueue(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
+static int enqueue(struct mb_ostore *s, int i, const void *grad, int ahead, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
     int rc = mb_grow((void **)&s->q, &s->qcap, s->qtail + 1, sizeof(*s->q));
     if (rc == 0) {
-        s->q[s->qtail++] = (struct ostore_job){i, grad};
+        s->q[s->qtail++] = (struct ostore_job){i, grad, ahead};
         pthread_cond_broadcast(&s->more);
     }
     pthread_mutex_unlock(&s->mu);
@@ -249,7 +295,19 @@ int mb_ostore_step(struct mb_ostore *s, int i, const void *grad, char *err, size
         pthread_mutex_unlock(&s->mu);
         return 0;
     }
-    return enqueue(s, i, grad, err, errlen);
+    return enqueue(s, i, grad, 0, err, errlen);
+}
+
+int mb_ostore_read_ahead(struct mb_ostore *s, int i, char *err, size_t errlen)
+{
+    if (i < 0 || i >= s->o.ntensors)
+        return snprintf(err, errlen, "ostore: no tensor %d (of %d)", i, s->o.ntensors), -1;
+    if (s->o.order != MB_OSTORE_OPTIMIZED || !s->thread_started)
+        return snprintf(err, errlen, "ostore: read-ahead is the optimized order's, not %s's",
+                        mb_ostore_order_names[s->o.order]), -1;
+    if (first_failure(s, err, errlen))
+        return -1;
+    return enqueue(s, i, NULL, 1, err, errlen);
 }
 
 int mb_ostore_wait_updated(struct mb_ostore *s, uint64_t n, char *err, size_t errlen)
@@ -264,7 +322,7 @@ int mb_ostore_wait_updated(struct mb_ostore *s, uint64_t n, char *err, size_t er
 int mb_ostore_drain(struct mb_ostore *s, char *err, size_t errlen)
 {
     if (s->thread_started) {
-        if (enqueue(s, -1, NULL, err, errlen) != 0)
+        if (enqueue(s, -1, NULL, 0, err, errlen) != 0)
             return -1;
         pthread_mutex_lock(&s->mu);
         while (s->qhead != s->qtail || s->busy)

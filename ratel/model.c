@@ -34,7 +34,10 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
     o->f_terms[RATEL_BOUND_COMPUTE] = m->flops_fwd / hw->gemm_flops;
     o->f_terms[RATEL_BOUND_G2M] = a_g2m / hw->link_g2m;
     o->f_terms[RATEL_BOUND_M2G] = 2 * P / hw->link_m2g;
-    o->f_terms[RATEL_BOUND_STORAGE] = 2 * P / hw->stor_read + o->act_storage / hw->stor_write;
+    /* read-ahead: the first tensors' optimizer reads moved from backward
+     * to forward (at most all of them, 12 bytes a parameter) */
+    double ra = m->read_ahead > 0 ? (m->read_ahead < 12 * P ? m->read_ahead : 12 * P) : 0;
+    o->f_terms[RATEL_BOUND_STORAGE] = (2 * P + ra) / hw->stor_read + o->act_storage / hw->stor_write;
     /* Eq. 5 */
     /* + the seconds the store's threads take from backward's GEMMs */
     o->b_terms[RATEL_BOUND_COMPUTE] =
@@ -42,7 +45,7 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
     o->b_terms[RATEL_BOUND_G2M] = 2 * P / hw->link_g2m;
     o->b_terms[RATEL_BOUND_M2G] = (2 * P + a_g2m) / hw->link_m2g;
     o->b_terms[RATEL_BOUND_STORAGE] =
-        (14 * P + o->act_storage) / hw->stor_read + 14 * P / hw->stor_write;
+        (14 * P - ra + o->act_storage) / hw->stor_read + 14 * P / hw->stor_write;
     /* CPU sharing: on this host the emulated device's GEMMs, the link's
      * copy threads and the store (Adam, CRC32C, I/O submission) share the
      * cores, so a pass takes at least their CPU-seconds over the cores

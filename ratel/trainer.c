@@ -246,6 +246,16 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
             t->ubase[t->u[k].layer] = k;
     if (t->states_on_store && open_store(t, err, errlen) != 0)
         return -1;
+    if (o->read_ahead < 0 || o->read_ahead > RATEL_READ_AHEAD_MAX) {
+        snprintf(err, errlen, "read-ahead: %d layers, not 0..%d (the store's buffer sets less the order's two)",
+                 o->read_ahead, RATEL_READ_AHEAD_MAX);
+        return -1;
+    }
+    t->ra_n = o->system == RATEL_SYS_RATEL && o->order == MB_OSTORE_OPTIMIZED ? o->read_ahead : 0;
+    t->ra_n = t->ra_n < t->nl ? t->ra_n : t->nl;
+    t->st.read_ahead = t->ra_n;
+    for (int k = 0; k < t->ra_n; k++)
+        t->st.read_ahead_bytes += 12 * t->np[k];
     float *p32 = malloc(t->max_np * 4), *zero = calloc(t->max_np, 4);
     int rc = p32 && zero ? 0 : -1;
     if (rc)

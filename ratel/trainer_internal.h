@@ -34,6 +34,7 @@ struct ratel_trainer {
     struct ratel_trainer_opts o;
     char dir[4096];
     int nl;                              /* layers + 2 */
+    int ra_n;                            /* layers read ahead in forward (opts.read_ahead, where it applies) */
     struct mb_arena *dev, *host;
     struct nn_alloc dev_alloc;
     struct nn_workspace *ws;

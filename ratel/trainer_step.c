@@ -502,6 +502,17 @@ static int swap_in(struct ratel_trainer *t, int i, int r, char *err, size_t errl
 
 /* ---- the passes ------------------------------------------------------- */
 
+/* The optimizer reads of the bottom ra_n layers (backward updates them
+ * last), the k-th once layer (k+1) nl / (ra_n+1)'s P16 read two ahead is
+ * queued: spread over forward, so no P16 read waits behind them all */
+static int read_ahead_at(struct ratel_trainer *t, int i, char *err, size_t errlen)
+{
+    for (int k = 0; k < t->ra_n; k++)
+        if (i == (k + 1) * t->nl / (t->ra_n + 1) && mb_ostore_read_ahead(t->store, k, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
 static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *tgt, double *loss,
                    double *compute_s, char *err, size_t errlen)
 {
@@ -517,7 +528,7 @@ static int forward(struct ratel_trainer *t, const int32_t *tok, const int32_t *t
         int s = i & 1;
         struct nn_layer *l = t->layer[i];
         nn_layer_bind_params(l, stage_ready(t, i, s));
-        if (i + 2 < t->nl && stage_begin(t, i + 2, s, err, errlen))
+        if ((i + 2 < t->nl && stage_begin(t, i + 2, s, err, errlen)) || read_ahead_at(t, i, err, errlen))
             return -1;
         if (t->release_acts && i > 0) { /* the region's last user copied out */
             if (keep_input(t, i, err, errlen) != 0)
@@ -708,6 +719,7 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const unsigned ch
 {
     struct ratel_model mdl;
     ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
+    mdl.read_ahead = (double)t->st.read_ahead_bytes;
     if (t->o.recompute_whole) /* every dropped layer's whole forward again (the embedding's is 0) */
         mdl.flops_rc_all = mdl.flops_fwd;
     if (given) { /* the set given (--swap-set), priced at these rates */

@@ -34,7 +34,7 @@ def stages(r):
     return r["t_f_measured_s"], r["t_b_measured_s"] - r["t_store_caller_s"], r["t_store_caller_s"]
 
 
-def naive_gain(f, b, s, a):
+def naive_gain(f, b, s, a, ra=0.0):
     """The model's gain of the optimized order over the naive one, from the
     stages alone: forward f, backward b, the optimizer's storage traffic
     with Adam s (read, Adam, write per tensor in turn, as naive runs them),
@@ -42,8 +42,10 @@ def naive_gain(f, b, s, a):
     backward, so naive's step is f + max(b, s); the optimized order writes
     tensor i while Adam runs on i-1, so its storage path is the longer of
     the traffic (s - a) and Adam (a): f + max(b, s - a, a). With a short
-    Adam the gain is near 1 (the paper's 1.22x needs a long CPU Adam)."""
-    return (f + max(b, s)) / (f + max(b, s - a, a))
+    Adam the gain is near 1 (the paper's 1.22x needs a long CPU Adam). ra:
+    the seconds of the optimized order's reads that forward's read-ahead
+    takes off its storage path (--read-ahead; forward's storage idles)."""
+    return (f + max(b, s)) / (f + max(b, s - a - ra, a))
 
 
 def within(x, ref, tol):
@@ -57,13 +59,21 @@ def serial_runs(rows):
             and r["optimizer"] == "serial" and r["files"] == 2 and r["step_s"] and stages(r)}
 
 
-def overlap_ideal(f, b_ratel, s, b_zi):
+def read_ahead_s(r):
+    """Seconds of optimizer reads forward's read-ahead moved out of the
+    optimized run's backward: its bytes at the profiling step's storage rate."""
+    b, rate = (r or {}).get("read_ahead_bytes"), (r or {}).get("hw_stor_read")
+    return b / rate if b and rate else 0.0
+
+
+def overlap_ideal(f, b_ratel, s, b_zi, ra=0.0):
     """What overlap alone can give over zero-infinity: it runs forward,
     its backward (inter-block: the whole forward again, as DeepSpeed reruns a
     checkpointed block; more recompute than Ratel's policy) and the
     optimizer's storage traffic in turn; the optimized order runs the
-    storage beside Ratel's backward: (F + B_zi + S) / (F + max(B_ratel, S))."""
-    return (f + b_zi + s) / (f + max(b_ratel, s))
+    storage beside Ratel's backward: (F + B_zi + S) / (F + max(B_ratel, S)),
+    less ra in S (forward's read-ahead, read_ahead_s)."""
+    return (f + b_zi + s) / (f + max(b_ratel, s - ra))
 
 
 def balanced_batch(serial):
@@ -198,11 +208,13 @@ def performance(rows):
     out += cpu_line(opt)
     zi = one(rows, system="zero-infinity", act="inter-block", files=2, batch=bal)
     zst = stages(zi)  # its backward alone: t_b less its store time (its optimizer runs after backward)
-    ideal = overlap_ideal(f, bw, st, zst[1]) if zst else None
+    ra = read_ahead_s(opt)
+    ideal = overlap_ideal(f, bw, st, zst[1], ra) if zst else None
     if ideal:
         out += ["", f"Overlap's ideal at batch {bal}: zero-infinity runs F + B_zi + S = {f:.3f} + {zst[1]:.3f} + "
                 f"{st:.3f} s in turn (B_zi: its backward alone in its own run, t_b less the store's time), the "
-                f"optimized order F + max(B_ratel, S) = {f:.3f} + max({bw:.3f}, {st:.3f}) s: "
+                f"optimized order F + max(B_ratel, S) = {f:.3f} + max({bw:.3f}, {st - ra:.3f}) s"
+                + (f" (S less the {ra:.3f} s of reads forward read ahead, --read-ahead)" if ra else "") + ": "
                 f"(F + B_zi + S) / (F + max(B_ratel, S)) = {ideal:.2f}×, the most overlap and Ratel's "
                 "policy can give with these stages."]
     if zst:
@@ -239,7 +251,7 @@ def performance(rows):
         a = serial[b].get("optimizer_update_s")
         if not (o and n) or a is None:
             continue
-        model = naive_gain(*stages(serial[b]), a)
+        model = naive_gain(*stages(serial[b]), a, read_ahead_s(o))
         meas = n["step_s"] / o["step_s"]
         err = abs(meas - model) / model
         # the orders compared on one policy only: the naive run swaps the

@@ -106,6 +106,10 @@ assert "(overlap's ideal" not in "\n".join(c.performance(rows[:-2] + [dict(rows[
 assert math.isclose(c.naive_gain(1, 2, 3, 1), 4 / 3)
 assert math.isclose(c.naive_gain(0, 0, 10, 5), 2.0)  # storage-bound, Adam half of it: 2x
 assert math.isclose(c.naive_gain(1, 5, 3, 1), 1.0)   # backward-bound: no gain
+# forward's read-ahead takes its reads off the optimized order's storage path
+assert math.isclose(c.naive_gain(0, 0, 10, 2, 3), 10 / 5)
+assert math.isclose(c.overlap_ideal(1, 1, 4, 2, 1), 7 / 4)
+assert c.read_ahead_s({"read_ahead_bytes": 6e8, "hw_stor_read": 6e8}) == 1.0 and c.read_ahead_s(None) == 0.0
 assert c.storage_line(dict(rows[0], hw_stor_read=1.95e9))[-1].endswith("(2 files at 1 GB/s).")
 # NaN and a zero reference fail every tolerance
 assert not c.within(float("nan"), 1.0, 0.1) and not c.within(1.0, float("nan"), 0.1) and not c.within(1.0, 0.0, 0.1)

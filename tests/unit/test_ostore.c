@@ -5,7 +5,10 @@
  * refused; files are ours (a planted link is refused and left alone) and
  * gone after close; the rate cap's floor holds; MB_FAULT_INJECT=
  * corrupt-state is caught by the CRC naming the extent and offset, in every
- * order; write-error reports EIO naming the extent. */
+ * order; write-error reports EIO naming the extent. The optimized order's
+ * read-ahead (three tensors read before their steps, as a trainer does in
+ * forward) reads nothing twice and changes no bit; one no step uses is
+ * dropped and counted; other orders refuse it. */
 #include "../../offload/aio.h"
 #include "../../common/common.h"
 #include "check.h"
@@ -203,6 +206,63 @@ static void check_orders(const char *dir)
     }
 }
 
+/* The steps of train() with every tensor read ahead first (and one ask
+ * repeated: a no-op); then a read-ahead no step uses, dropped by drain. */
+static void check_read_ahead(const char *dir)
+{
+    char err[600];
+    struct mb_ostore *s = open_store(dir, MB_OSTORE_SERIAL, 1, err, sizeof(err));
+    EXPECT(s && mb_ostore_read_ahead(s, 0, err, sizeof(err)) == -1 && strstr(err, "optimized"));
+    mb_ostore_close(s);
+    calls = 0;
+    memset(first_read, 0, sizeof first_read);
+    memset(first_update, 0, sizeof first_update);
+    s = open_store(dir, MB_OSTORE_OPTIMIZED, 1, err, sizeof(err));
+    EXPECT(s != NULL);
+    if (!s)
+        return;
+    EXPECT(put_initial(s, err, sizeof(err)) == 0);
+    EXPECT(mb_ostore_read_ahead(s, NT, err, sizeof(err)) == -1 && strstr(err, "no tensor"));
+    int rc = 0;
+    for (int it = 0; it < ITERS && !rc; it++) {
+        for (int i = NT - 1; i >= 0 && !rc; i--)
+            rc = mb_ostore_read_ahead(s, i, err, sizeof(err)) || mb_ostore_read_ahead(s, i, err, sizeof(err));
+        for (int i = NT - 1; i >= 0 && !rc; i--)
+            rc = mb_ostore_step(s, i, grads[it][i], err, sizeof(err));
+        rc = rc || mb_ostore_drain(s, err, sizeof(err));
+    }
+    EXPECT(rc == 0);
+    if (rc)
+        fprintf(stderr, "read-ahead: %s\n", err);
+    EXPECT(calls == ITERS * NT);
+    for (int i = 0; i < NT; i++)
+        EXPECT(first_read[i] > 0 && first_read[i] < first_update[NT - 1]);
+    struct mb_ostore_stats st;
+    mb_ostore_stats(s, &st);
+    uint64_t nsum = tensors[0].n + tensors[1].n + tensors[2].n;
+    EXPECT(st.read_aheads == (uint64_t)NT * ITERS && st.read_aheads_dropped == 0);
+    EXPECT(st.read_bytes == nsum * 12 * ITERS && st.reads == (uint64_t)NT * 3 * ITERS);
+    /* one read ahead and never stepped: dropped at the drain, read once */
+    EXPECT(mb_ostore_read_ahead(s, 1, err, sizeof(err)) == 0 && mb_ostore_drain(s, err, sizeof(err)) == 0);
+    mb_ostore_stats(s, &st);
+    EXPECT(st.read_aheads == (uint64_t)NT * ITERS + 1 && st.read_aheads_dropped == 1);
+    EXPECT(st.read_bytes == nsum * 12 * ITERS + tensors[1].n * 12);
+    for (int i = 0; i < NT; i++) {
+        uint64_t n = tensors[i].n;
+        float *got = malloc(n * 4);
+        for (int f = 0; f < 3; f++) {
+            EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f), 0, n * 4,
+                                got, err, sizeof(err)) == 0);
+            EXPECT(memcmp(got, ref[i][f], n * 4) == 0);
+        }
+        EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, MB_OSTORE_P16), 0, n * 2, got, err,
+                            sizeof(err)) == 0);
+        EXPECT(memcmp(got, ref16[i], n * 2) == 0);
+        free(got);
+    }
+    mb_ostore_close(s);
+}
+
 static void check_blob_and_ranges(const char *dir)
 {
     char err[600];
@@ -367,7 +427,8 @@ int main(void)
             adam(tensors[i].n, ref[i][0], ref[i][1], ref[i][2], ref16[i], grads[it][i]);
 
     check_orders(dir);
-    check_blob_and_ranges(dir);
+    check_blob_and_ranges(dir); /* (counts the stores opened before it) */
+    check_read_ahead(dir);
     check_rate_cap(dir);
     check_faults(dir);
     rmdir(dir);

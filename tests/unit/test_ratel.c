@@ -41,6 +41,16 @@ static void test_times(void)
     EXPECT(t.act_storage == 0);
     EXPECT(!strcmp(ratel_bound_name(RATEL_BOUND_STORAGE), "storage"));
     EXPECT(t.f_terms[RATEL_BOUND_CPU] == 0 && t.b_terms[RATEL_BOUND_CPU] == 0); /* cores 0: no term */
+    /* forward's read-ahead moves 30 B of optimizer reads from backward's
+     * storage term to forward's; more than every state read (12P) is 12P */
+    m.read_ahead = 30;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.f_terms[RATEL_BOUND_STORAGE], (20 + 30) / 5.0 + 50));
+    EXPECT(near(t.b_terms[RATEL_BOUND_STORAGE], (140 - 30 + 50) / 5.0 + 140 / 1.0));
+    m.read_ahead = 1e9;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.f_terms[RATEL_BOUND_STORAGE], (20 + 120) / 5.0 + 50));
+    EXPECT(near(t.b_terms[RATEL_BOUND_STORAGE], (140 - 120 + 50) / 5.0 + 140 / 1.0));
 }
 
 /* The CPU-sharing term, by hand: 2 cores, 0.5 CPU-s per FLOP, 0.1 per link

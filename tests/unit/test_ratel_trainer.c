@@ -56,6 +56,7 @@ static struct ratel_trainer_opts opts(const struct nn_gpt_config *cfg, const cha
 }
 
 static uint64_t last_stored; /* run_same's last run: activation bytes its last step wrote to storage */
+static uint64_t last_read_bytes; /* and the bytes its store read in all */
 
 /* Runs STEPS steps; 0 when every layer's P32 and P16 equal the reference's.
  * *swapped: the activation bytes the last step sent over the link. */
@@ -92,6 +93,22 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     ratel_trainer_stats(t, &st);
     *swapped = st.act_swapped;
     last_stored = st.act_stored;
+    /* forward's read-ahead: where it applies, one per layer asked and step,
+     * each used by its layer's update (none dropped) */
+    struct mb_ostore *so = ratel_trainer_store(t);
+    struct mb_ostore_stats os = {0};
+    if (so)
+        mb_ostore_stats(so, &os);
+    last_read_bytes = os.read_bytes;
+    int ra = o->system == RATEL_SYS_RATEL && o->order == MB_OSTORE_OPTIMIZED ? o->read_ahead : 0;
+    uint64_t ra_bytes = 0;
+    for (int k = 0; k < ra; k++)
+        ra_bytes += 12 * ratel_trainer_layer_params(t, k);
+    if (st.read_ahead != ra || st.read_ahead_bytes != ra_bytes || os.read_aheads != (uint64_t)(ra * STEPS) ||
+        os.read_aheads_dropped != 0)
+        bad = 1, fprintf(stderr, "%s: read-ahead %d layers (%llu B), %llu submitted, %llu dropped; want %d\n", what,
+                         st.read_ahead, (unsigned long long)st.read_ahead_bytes, (unsigned long long)os.read_aheads,
+                         (unsigned long long)os.read_aheads_dropped, ra);
     /* zero-infinity (and Ratel's inter-block and recompute-all rules when
      * asked) recompute every block's and the head's whole forward, as
      * DeepSpeed does (FLOP_r = FLOP_f), else nn's partial recompute (all
@@ -315,6 +332,22 @@ int main(void)
         o.file_gbps = 0.5;
         EXPECT(run_same(&o, &d, ref, &rs, "capped link and files", &sw) == 0);
         o.link_gbps = o.file_gbps = 0;
+        /* forward's read-ahead of the last layer updated: the same bits,
+         * and the store reads no byte more (the read ahead is its step's) */
+        uint64_t rb0 = 0;
+        for (int ra = 0; ra <= RATEL_READ_AHEAD_MAX; ra++) {
+            o.read_ahead = ra;
+            snprintf(what, sizeof(what), "optimized, read-ahead %d", ra);
+            EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
+            rb0 = ra ? rb0 : last_read_bytes;
+            EXPECT(last_read_bytes == rb0 && rb0 > 0);
+        }
+        o.order = MB_OSTORE_NAIVE; /* the other orders: not applied (run_same checks) */
+        EXPECT(run_same(&o, &d, ref, &rs, "naive, read-ahead asked", &sw) == 0);
+        o.order = MB_OSTORE_OPTIMIZED;
+        o.read_ahead = RATEL_READ_AHEAD_MAX + 1;
+        EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL && strstr(err, "read-ahead"));
+        o.read_ahead = 0;
         if (c == 0) {
             setenv("MB_FAULT_INJECT", "corrupt-state", 1);
             for (int ord = 0; ord < 3; ord++) {
