@@ -533,6 +533,8 @@ static void record(struct st *s)
         mb_metric_case_str(r, cn, "policy_source", given_set ? "given (--swap-set)" : "profiling step (--act)");
         /* the cores' sharing priced in T_b's compute term (the profiling step) */
         mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st.hw.bwd_share_s);
+        /* and the store's tail after backward's last gradient (the profiling step's drain) */
+        mb_metric_case_dbl(r, cn, "hw_store_tail_s", st.hw.store_tail_s);
         /* and T_b as the model put it before the sharing was priced */
         struct ratel_hw alone = st.hw;
         struct ratel_times tu;

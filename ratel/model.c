@@ -40,8 +40,11 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
     o->f_terms[RATEL_BOUND_STORAGE] = (2 * P + ra) / hw->stor_read + o->act_storage / hw->stor_write;
     /* Eq. 5 */
     /* + the seconds the store's threads take from backward's GEMMs */
+    /* + the store's tail after the last gradient (its last update and
+     * writes): on the compute path and the CPU's, which idle through it */
+    double tail = hw->store_tail_s > 0 ? hw->store_tail_s : 0;
     o->b_terms[RATEL_BOUND_COMPUTE] =
-        (2 * m->flops_fwd + flops_r) / hw->gemm_flops + (hw->bwd_share_s > 0 ? hw->bwd_share_s : 0);
+        (2 * m->flops_fwd + flops_r) / hw->gemm_flops + (hw->bwd_share_s > 0 ? hw->bwd_share_s : 0) + tail;
     o->b_terms[RATEL_BOUND_G2M] = 2 * P / hw->link_g2m;
     o->b_terms[RATEL_BOUND_M2G] = (2 * P + a_g2m) / hw->link_m2g;
     o->b_terms[RATEL_BOUND_STORAGE] =
@@ -56,7 +59,7 @@ void ratel_iter_time(const struct ratel_model *m, const struct ratel_hw *hw, dou
               : 0;
     o->b_terms[RATEL_BOUND_CPU] =
         c > 0 ? ((2 * m->flops_fwd + flops_r) * hw->cpu_per_flop + (4 * P + a_g2m) * hw->cpu_per_link_byte +
-                 hw->cpu_store_b) / c
+                 hw->cpu_store_b) / c + tail
               : 0;
     o->bound_f = argmax(o->f_terms);
     o->bound_b = argmax(o->b_terms);

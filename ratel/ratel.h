@@ -38,6 +38,12 @@ struct ratel_hw {
     double bwd_share_s;  /* seconds backward's compute loses to the threads
                           * beside it (the store's Adam, CRC32C and I/O on the
                           * same cores): ratel_share_calibrate; 0: none */
+    double store_tail_s; /* seconds backward waits at its end for the store
+                          * (the last tensors' update and writes, after the
+                          * last gradient: the flow shop's tail, which no
+                          * overlap hides), the profiling step's drain under
+                          * an overlapped order; on T_b's compute and CPU
+                          * paths. 0: none (the paper's Eq. 5) */
 };
 
 /* Per-iteration totals of the model being trained. */

@@ -784,6 +784,9 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     hw->mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), step_peak, t->act_alloc, t->u, t->nu);
     t->st.host_transient = step_peak > t->act_alloc ? step_peak - t->act_alloc : 0;
     ratel_cpu_inputs(cpu, mb_pu_count(), hw);
+    /* the store's tail: the profiling step's final drain (an overlapped
+     * order's; under serial the whole optimizer runs there, not a tail) */
+    hw->store_tail_s = t->o.system == RATEL_SYS_RATEL && t->o.order != MB_OSTORE_SERIAL ? t->st.store_caller_s : 0;
     hw->bwd_share_s = 0;
     if (ratel_share_calibrate(fwd_flops_all, fwd_compute_s, bwd_flops - fwd_flops_all, t->st.bwd_compute_s,
                               hw->cpu_store_b, &hw->bwd_share_s) != 0)
@@ -802,7 +805,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     if (before_choice || t->o.system == RATEL_SYS_ZERO_INFINITY) {
         /* (before the profiling step: the arena's free bytes less the
          * rounding; it is at the step's mark here) */
-        struct ratel_hw any = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+        struct ratel_hw any = {1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
         any.mem_avail = ratel_host_mem_avail(mb_arena_free_bytes(t->host), 0, 0, t->u, t->nu);
         if (choose(t, RATEL_ACT_INTER_BLOCK, NULL, &any, err, errlen) != 0)
             return -1;

@@ -51,6 +51,16 @@ static void test_times(void)
     ratel_iter_time(&m, &hw, 200, 120, &t);
     EXPECT(near(t.f_terms[RATEL_BOUND_STORAGE], (20 + 120) / 5.0 + 50));
     EXPECT(near(t.b_terms[RATEL_BOUND_STORAGE], (140 - 120 + 50) / 5.0 + 140 / 1.0));
+    m.read_ahead = 0;
+    /* the store's tail: on backward's compute and CPU paths only */
+    hw.store_tail_s = 7;
+    hw.cores = 2;
+    hw.cpu_per_flop = 0.5;
+    ratel_iter_time(&m, &hw, 200, 120, &t);
+    EXPECT(near(t.b_terms[RATEL_BOUND_COMPUTE], (1200 + 120) / 10.0 + 7));
+    EXPECT(near(t.b_terms[RATEL_BOUND_CPU], (1320 * 0.5) / 2 + 7));
+    EXPECT(near(t.b_terms[RATEL_BOUND_STORAGE], (140 + 50) / 5.0 + 140 / 1.0));
+    EXPECT(near(t.f_terms[RATEL_BOUND_COMPUTE], 60) && near(t.f_terms[RATEL_BOUND_CPU], 600 * 0.5 / 2));
 }
 
 /* The CPU-sharing term, by hand: 2 cores, 0.5 CPU-s per FLOP, 0.1 per link
@@ -190,9 +200,9 @@ static void test_cases(void)
     /* forward never the bottleneck here; backward: GEMMs + recompute
      * against the host->device link that brings swapped bytes back */
     const struct { const char *name; struct ratel_hw hw; int want; } c[] = {
-        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 2},
-        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 1},
-        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0}, 3},
+        {"gpu-bound", {1, 1e12, 1e12, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0, 0}, 2},
+        {"link-bound", {1e12, 1e12, 1e-3, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0, 0}, 1},
+        {"balanced", {1, 1e12, 0.005, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0, 0}, 3},
     };
     for (int k = 0; k < 3; k++)
         for (int r = 0; r < 2; r++) {
@@ -247,7 +257,7 @@ static void test_random(void)
         struct ratel_hw hw = {exp(4 * nn_rng_normal(&r)), exp(4 * nn_rng_normal(&r)),
                               exp(4 * nn_rng_normal(&r)), exp(2 * nn_rng_normal(&r)) * 100,
                               exp(2 * nn_rng_normal(&r)) * 100, 1200 * nn_rng_uniform(&r),
-                              0, 0, 0, 0, 0, 0};
+                              0, 0, 0, 0, 0, 0, 0};
         for (int c1 = 0; c1 < 2; c1++) {
             unsigned char s[NU];
             struct ratel_choice ch;
@@ -335,7 +345,7 @@ static void test_gpt_units(void)
     EXPECT(fabs(m.flops_rc_all - t.flops_recompute) <= 1e-12 * t.flops_recompute);
     /* the choice as per-layer release masks: their bytes add up */
     {
-        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0};
+        struct ratel_hw hw0 = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0, 0};
         unsigned char *s = malloc((size_t)n);
         struct ratel_choice ch;
         EXPECT(ratel_algorithm1(&m, &hw0, u, n, RATEL_CASE1_INTER, s, &ch) == 0);
@@ -391,7 +401,7 @@ static void test_gpt_units(void)
     EXPECT(ratel_act_parse("swap-some", &act) == -1);
     /* the paper's 13B setting (RTX 4090 ~155 TFLOPS measured, 21 GB/s per
      * direction, 12 SSDs ~32 GB/s, 768 GB host): informational */
-    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {155e12, 21e9, 21e9, 32e9, 32e9, 600e9, 0, 0, 0, 0, 0, 0, 0};
     for (int b = 24; b <= 60; b += 12) {
         struct ratel_model mb;
         int nb = ratel_gpt_units(&c, b, mixed, u, n);
@@ -526,7 +536,7 @@ static void test_host_arena(void)
      * everything goes out, 444 bytes; MEM_avail 300 */
     struct ratel_model m = {.params = 1, .flops_fwd = 2000, .flops_rc_all = 1620,
                             .act_all = 444, .act_inter = 100};
-    struct ratel_hw hw = {1, 1e12, 1e12, 1e12, 1e12, 300, 0, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {1, 1e12, 1e12, 1e12, 1e12, 300, 0, 0, 0, 0, 0, 0, 0};
     unsigned char s[5];
     struct ratel_choice ch;
     EXPECT(ratel_algorithm1(&m, &hw, u, 5, RATEL_CASE1_INTER, s, &ch) == 0);
@@ -579,7 +589,7 @@ static void test_spill(void)
      * the rest free; A_G2M 544 over MEM_avail 300: 244 on storage;
      * T_f's storage term 2/100 + 244/100, T_b's (14 + 244)/100 + 14/100 */
     struct ratel_model m = {.params = 1, .flops_fwd = 1, .flops_rc_all = 0, .act_all = 544, .act_inter = 200};
-    struct ratel_hw hw = {1e12, 1e12, 1e12, 100, 100, 300, 0, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {1e12, 1e12, 1e12, 100, 100, 300, 0, 0, 0, 0, 0, 0, 0};
     struct ratel_times t;
     ratel_iter_time(&m, &hw, 544, 0, &t);
     EXPECT(near(t.act_storage, 244));

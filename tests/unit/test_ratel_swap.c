@@ -94,7 +94,7 @@ int main(void)
     ratel_gpt_model(&cfg, B, F32, &mdl);
     /* rates where Algorithm 1 stops inside (case 3): backward GEMMs
      * against the link that brings activations back */
-    struct ratel_hw hw = {1e9, 1e12, 0, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0};
+    struct ratel_hw hw = {1e9, 1e12, 0, 1e12, 1e12, 1e12, 0, 0, 0, 0, 0, 0, 0};
     hw.link_m2g = (mdl.act_all / 2) / ((2 * mdl.flops_fwd + mdl.flops_rc_all / 2) / hw.gemm_flops);
     /* host-only may keep little more than the block inputs */
     hw.mem_avail = mdl.act_inter + 8192;
