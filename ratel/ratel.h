@@ -406,7 +406,7 @@ uint64_t ratel_dev_bytes(const struct nn_gpt_config *cfg, int B, struct nn_preci
 uint64_t ratel_dev_region_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec);
 int ratel_system_parse(const char *s, enum ratel_system *out);
 
-#define RATEL_READ_AHEAD_MAX (MB_OSTORE_SETS - 2)
+#define RATEL_READ_AHEAD_MAX MB_OSTORE_SETS
 struct ratel_trainer_opts {
     struct nn_gpt_config cfg;
     int batch;
@@ -439,15 +439,18 @@ struct ratel_trainer_opts {
      * and recompute-all rules (the model prices FLOP_r = FLOP_f) */
     int recompute_whole;
     /* the optimized order (system ratel) only: the optimizer states (P32,
-     * m, v) of the last read_ahead layers backward updates (the embedding
-     * first) are read during forward, while the storage mostly idles, into
-     * an idle buffer set of the store (mb_ostore_read_ahead: no memory
-     * beyond the steps'; at most RATEL_READ_AHEAD_MAX, so two sets stay
-     * for the order's R(i-1) and W(i)). In the paper's order R(0) is
+     * m, v) of read_ahead layers are read during forward, while the storage
+     * mostly idles, into the store's idle buffer sets (mb_ostore_read_ahead:
+     * no memory beyond the steps'; at most RATEL_READ_AHEAD_MAX): first the
+     * embedding's, which backward updates last, then the head's and the
+     * top blocks', which it updates first. In the paper's order R(0) is
      * submitted only when layer 1's gradient lands, queued behind W(1), so
      * the step ends R(0), update, W(0) after backward's last layer (0.69 s
-     * of a 9.2 s backward in a traced run at batch 10); read ahead, the
-     * tail is the update and the writes. 0: the paper's order alone */
+     * of a 9.2 s backward in a traced run at batch 10); the top layers'
+     * reads leave backward's storage path, which binds once Algorithm 1
+     * spills. The embedding's set is held through backward, the others are
+     * used by its first steps, so two sets stay for R(i-1) and W(i) from
+     * the third step on. 0: the paper's order alone */
     int read_ahead;
 };
 
@@ -475,7 +478,7 @@ struct ratel_trainer_stats {
                                  * (host-held ones), the last step */
     uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
     uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */
-    int read_ahead;             /* layers whose optimizer states forward reads ahead (the last updated) */
+    int read_ahead;             /* layers whose optimizer states forward reads ahead */
     uint64_t read_ahead_bytes;  /* their bytes (12 a parameter), a step */
     /* the last step's CPU-seconds (the whole process), and of them the
      * link's copy threads and the GEMMs (CPU in the compute calls less the

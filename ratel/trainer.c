@@ -247,7 +247,7 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     if (t->states_on_store && open_store(t, err, errlen) != 0)
         return -1;
     if (o->read_ahead < 0 || o->read_ahead > RATEL_READ_AHEAD_MAX) {
-        snprintf(err, errlen, "read-ahead: %d layers, not 0..%d (the store's buffer sets less the order's two)",
+        snprintf(err, errlen, "read-ahead: %d layers, not 0..%d (the store's buffer sets)",
                  o->read_ahead, RATEL_READ_AHEAD_MAX);
         return -1;
     }
@@ -255,7 +255,7 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     t->ra_n = t->ra_n < t->nl ? t->ra_n : t->nl;
     t->st.read_ahead = t->ra_n;
     for (int k = 0; k < t->ra_n; k++)
-        t->st.read_ahead_bytes += 12 * t->np[k];
+        t->st.read_ahead_bytes += 12 * t->np[tr_read_ahead_layer(t, k)];
     float *p32 = malloc(t->max_np * 4), *zero = calloc(t->max_np, 4);
     int rc = p32 && zero ? 0 : -1;
     if (rc)

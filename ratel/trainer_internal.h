@@ -102,4 +102,8 @@ int tr_act_settle(struct ratel_trainer *t, char *err, size_t errlen);
 uint64_t tr_unit_bytes(struct ratel_trainer *t, int k);
 void tr_span(struct ratel_trainer *t, const char *what, const char *name, double t0, double t1);
 
+/* The k-th layer forward reads ahead (k < ra_n): the embedding (updated
+ * last), then the top layers down (updated first). */
+static inline int tr_read_ahead_layer(const struct ratel_trainer *t, int k) { return k == 0 ? 0 : t->nl - k; }
+
 #endif

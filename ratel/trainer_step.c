@@ -502,13 +502,14 @@ static int swap_in(struct ratel_trainer *t, int i, int r, char *err, size_t errl
 
 /* ---- the passes ------------------------------------------------------- */
 
-/* The optimizer reads of the bottom ra_n layers (backward updates them
- * last), the k-th once layer (k+1) nl / (ra_n+1)'s P16 read two ahead is
- * queued: spread over forward, so no P16 read waits behind them all */
+/* The optimizer reads of the ra_n layers read ahead (tr_read_ahead_layer),
+ * the k-th once layer (k+1) nl / (ra_n+1)'s P16 read two ahead is queued:
+ * spread over forward, so no P16 read waits behind them all */
 static int read_ahead_at(struct ratel_trainer *t, int i, char *err, size_t errlen)
 {
     for (int k = 0; k < t->ra_n; k++)
-        if (i == (k + 1) * t->nl / (t->ra_n + 1) && mb_ostore_read_ahead(t->store, k, err, errlen) != 0)
+        if (i == (k + 1) * t->nl / (t->ra_n + 1) &&
+            mb_ostore_read_ahead(t->store, tr_read_ahead_layer(t, k), err, errlen) != 0)
             return -1;
     return 0;
 }

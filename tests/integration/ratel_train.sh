@@ -118,6 +118,6 @@ bad "swap set splits a group" "--swap-set: layer 1: recompute group 3 split" --s
 bad "swap set on zero-infinity" "--swap-set: only with --system ratel" --system zero-infinity --swap-set 000000 --dir "$D"
 bad "whole recompute under Algorithm 1" "--recompute whole: --act ratel keeps single tensors" --recompute whole --dir "$D"
 bad "whole recompute under swap-all" "--recompute whole: --act swap-all keeps single tensors" --act swap-all --recompute whole --dir "$D"
-bad "read-ahead past the store's free sets" "--read-ahead: '2' is out of range" --read-ahead 2 --dir "$D"
+bad "read-ahead past the store's sets" "--read-ahead: '4' is out of range" --read-ahead 4 --dir "$D"
 [ ! -e "$T/bad.h5" ] || fail "bad input writes nothing"
 finish

@@ -103,7 +103,7 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     int ra = o->system == RATEL_SYS_RATEL && o->order == MB_OSTORE_OPTIMIZED ? o->read_ahead : 0;
     uint64_t ra_bytes = 0;
     for (int k = 0; k < ra; k++)
-        ra_bytes += 12 * ratel_trainer_layer_params(t, k);
+        ra_bytes += 12 * ratel_trainer_layer_params(t, k ? ratel_trainer_layers(t) - k : 0);
     if (st.read_ahead != ra || st.read_ahead_bytes != ra_bytes || os.read_aheads != (uint64_t)(ra * STEPS) ||
         os.read_aheads_dropped != 0)
         bad = 1, fprintf(stderr, "%s: read-ahead %d layers (%llu B), %llu submitted, %llu dropped; want %d\n", what,
@@ -332,8 +332,9 @@ int main(void)
         o.file_gbps = 0.5;
         EXPECT(run_same(&o, &d, ref, &rs, "capped link and files", &sw) == 0);
         o.link_gbps = o.file_gbps = 0;
-        /* forward's read-ahead of the last layer updated: the same bits,
-         * and the store reads no byte more (the read ahead is its step's) */
+        /* forward's read-ahead of 1, 2 and 3 layers (the embedding, then
+         * the top ones): the same bits, and the store reads no byte more
+         * (each read ahead is its step's) */
         uint64_t rb0 = 0;
         for (int ra = 0; ra <= RATEL_READ_AHEAD_MAX; ra++) {
             o.read_ahead = ra;
