@@ -46,18 +46,18 @@ small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
 full)
   # B ~ S: on the quiet reference of batches 2 8 12 backward alone was
   # 0.78 s per sample (6.25 s at batch 8) against 7.56 s of storage alone
-  # (caps 2 x 0.30 GB/s), so they met near batch 9.7 and batches 8 and 10
-  # bracketed it. Since the model prices the store's tail, Algorithm 1
-  # spills activations to storage where it recomputed them: on the quiet
-  # run of 153cf0a backward alone was 6.42 s at batch 10 against 7.53 s of
-  # storage, so they meet near batch 11.7: batches 10 and 12 bracket it
-  # (batch 8 went; README.md, Time). The shape stays: the model at that
+  # (caps 2 x 0.30 GB/s), so they meet near batch 9.7: batches 8 and 10
+  # bracket it. Batches 2 10 12 (run of f97b579, 13:53 UTC on 2026-12-07:
+  # backward alone had come to 6.42 s at batch 10 once Algorithm 1
+  # spilled) went: at 12 Algorithm 1 spilled 741 MB of activations, whose
+  # reads in backward waited 2.2 s behind the optimizer's traffic, which
+  # the model does not price (README.md). The shape stays: the model at that
   # reference's calibrated rates gives no wider, shallower shape of ~160M
   # parameters a better overlap ideal at its balanced batch (the host's
   # P16/G16 slots grow with hidden^2 as its activations per parameter
   # fall; README.md). The middle batch (the activation sweep, the traces,
   # the files runs) stays 2, as in the earlier references
-  model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="2 10 12" mid=2 files_list="1 4" iters=2
+  model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="2 8 10" mid=2 files_list="1 4" iters=2
   mem=(--dev-mem 1G --host-mem 512M) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
