@@ -38,8 +38,8 @@ static const struct mb_opt ratel_opts[] = {
     {"read-ahead", 0, MB_OPT_INT, &opt.read_ahead, "1", NULL, 0, RATEL_READ_AHEAD_MAX,
      "--optimizer optimized (system ratel): read the optimizer states of N layers during forward into the "
      "store's idle buffer sets: the embedding's (updated last, so the step does not end reading it), then the "
-     "top layers' (updated first: off backward's storage path, which Algorithm 1 then fills with spilled "
-     "activations) (0: the paper's order alone; the other orders: none)", "N"},
+     "top layers' (updated first: off backward's storage path) (0: the paper's order alone; the other orders: "
+     "none)", "N"},
     {"recompute", 0, MB_OPT_CHOICE, &opt.recompute, "auto", "auto|whole|partial", 0, 0,
      "what a dropped block reruns in backward: its whole forward (whole: DeepSpeed's checkpointing, FLOP_r = "
      "FLOP_f) or the steps its tensors need (partial: nn's); auto: whole for zero-infinity, else partial; whole "
