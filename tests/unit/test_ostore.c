@@ -131,6 +131,25 @@ static int put_initial(struct mb_ostore *s, char *err, size_t len)
     return 0;
 }
 
+/* Every tensor's P32, m, v and P16 on storage equal the in-memory reference's. */
+static void expect_reference_states(struct mb_ostore *s)
+{
+    char err[600];
+    for (int i = 0; i < NT; i++) {
+        uint64_t n = tensors[i].n;
+        float *got = malloc(n * 4);
+        for (int f = 0; f < 3; f++) {
+            EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f), 0, n * 4,
+                                got, err, sizeof(err)) == 0);
+            EXPECT(memcmp(got, ref[i][f], n * 4) == 0);
+        }
+        EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, MB_OSTORE_P16), 0, n * 2, got, err,
+                            sizeof(err)) == 0);
+        EXPECT(memcmp(got, ref16[i], n * 2) == 0);
+        free(got);
+    }
+}
+
 /* ITERS iterations of steps in backward order; -1 with err at the first failure */
 static int train(struct mb_ostore *s, char *err, size_t len)
 {
@@ -166,19 +185,7 @@ static void check_orders(const char *dir)
         if (rc)
             fprintf(stderr, "%s: %s\n", mb_ostore_order_names[order], err);
         EXPECT(calls == ITERS * NT);
-        for (int i = 0; i < NT; i++) {
-            uint64_t n = tensors[i].n;
-            float *got = malloc(n * 4);
-            for (int f = 0; f < 3; f++) {
-                EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f), 0, n * 4,
-                                    got, err, sizeof(err)) == 0);
-                EXPECT(memcmp(got, ref[i][f], n * 4) == 0);
-            }
-            EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, MB_OSTORE_P16), 0, n * 2, got, err,
-                                sizeof(err)) == 0);
-            EXPECT(memcmp(got, ref16[i], n * 2) == 0);
-            free(got);
-        }
+        expect_reference_states(s);
         struct mb_ostore_stats st;
         mb_ostore_stats(s, &st);
         uint64_t nsum = tensors[0].n + tensors[1].n + tensors[2].n;
@@ -247,19 +254,7 @@ static void check_read_ahead(const char *dir)
     mb_ostore_stats(s, &st);
     EXPECT(st.read_aheads == (uint64_t)NT * ITERS + 1 && st.read_aheads_dropped == 1);
     EXPECT(st.read_bytes == nsum * 12 * ITERS + tensors[1].n * 12);
-    for (int i = 0; i < NT; i++) {
-        uint64_t n = tensors[i].n;
-        float *got = malloc(n * 4);
-        for (int f = 0; f < 3; f++) {
-            EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f), 0, n * 4,
-                                got, err, sizeof(err)) == 0);
-            EXPECT(memcmp(got, ref[i][f], n * 4) == 0);
-        }
-        EXPECT(mb_ostore_rw(s, MB_AIO_READ, mb_ostore_tensor_extent(s, i, MB_OSTORE_P16), 0, n * 2, got, err,
-                            sizeof(err)) == 0);
-        EXPECT(memcmp(got, ref16[i], n * 2) == 0);
-        free(got);
-    }
+    expect_reference_states(s);
     mb_ostore_close(s);
 }
 
