@@ -536,6 +536,8 @@ static void record(struct st *s)
         mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st.hw.bwd_share_s);
         /* and the store's tail after backward's last gradient (the profiling step's drain) */
         mb_metric_case_dbl(r, cn, "hw_store_tail_s", st.hw.store_tail_s);
+        /* FLOP_r with nothing swapped as the model priced it (recompute by time; 0: by FLOPs) */
+        mb_metric_case_dbl(r, cn, "recompute_priced_flops_all", st.recompute_priced_all);
         /* and T_b as the model put it before the sharing was priced */
         struct ratel_hw alone = st.hw;
         struct ratel_times tu;
@@ -569,9 +571,14 @@ static void record(struct st *s)
          * other measured points (nu: the unit table's length, above) */
         struct ratel_unit *u = malloc((size_t)nu * sizeof(*u));
         struct ratel_point *pts = malloc(((size_t)nu + 1) * sizeof(*pts));
-        int np = u && pts && ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, u, nu) == nu
-                     ? ratel_sweep_groups(&m, &st.hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1)
-                     : -1;
+        /* (the units as the policy priced them: recompute by time) */
+        if (u)
+            ratel_trainer_units(s->t, u, nu);
+        if (st.recompute_priced_all > 0)
+            m.flops_rc_all = st.recompute_priced_all;
+        if (recompute_whole())
+            m.flops_rc_all = m.flops_fwd;
+        int np = u && pts ? ratel_sweep_groups(&m, &st.hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1) : -1;
         for (int j = 0; j < np; j++) {
             mb_metric_at_dbl(r, cn, "sweep_swap_bytes", (size_t)j, pts[j].a_g2m);
             mb_metric_at_dbl(r, cn, "sweep_recompute_flops", (size_t)j, pts[j].flops_r);

@@ -301,6 +301,19 @@ unsigned ratel_layer_mask(const struct ratel_unit *u, int n, const unsigned char
  * Writes at most max; returns the count (call with max 0 to size). */
 int ratel_gpt_units(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                     struct ratel_unit *out, int max);
+/* Recompute priced by time. nn's accounting counts a block's elementwise
+ * work (layer norms, softmax, GELU) as 0 FLOPs, and that is most of what
+ * Algorithm 1 leaves to recompute: 48.3 GFLOP took 0.82 s at batch 10 in
+ * the quiet reference of e98013f, 0.3 s at the GEMM rate. out = u, but
+ * each block unit's FLOPs become the seconds of the forward stages its
+ * group reruns (fwd: one forward of every block, timed per stage; groups
+ * 1-4 are LN1 | bias+QKV GEMM | scores, softmax, values | bias+O GEMM,
+ * LN2, W1 GEMM, bias+GELU), over cfg->layers, at rate (FLOP/s), shared in
+ * the group by FLOPs (by bytes where it has none); the head's and the
+ * inter units stay. Returns out's FLOPs summed (FLOP_r with nothing
+ * swapped), or -1 (out = u) when fwd times none of them or rate <= 0. */
+double ratel_rc_price_units(const struct nn_gpt_config *cfg, const struct nn_stage_times *fwd, double rate,
+                            const struct ratel_unit *u, int n, struct ratel_unit *out);
 /* The model's totals from nn_gpt_account and the units. */
 void ratel_gpt_model(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                      struct ratel_model *m);
@@ -479,6 +492,10 @@ struct ratel_trainer_stats {
     uint64_t act_stored;        /* of them, written to storage (beyond MEM_avail) */
     uint64_t act_staging;       /* host bytes of the storage path's staging slots (0: none) */
     int read_ahead;             /* layers whose optimizer states forward reads ahead */
+    /* FLOP_r with nothing swapped as the model prices it after the
+     * profiling step: the units' recompute priced by time
+     * (ratel_rc_price_units); 0: by FLOPs (no stage timed) */
+    double recompute_priced_all;
     uint64_t read_ahead_bytes;  /* their bytes (12 a parameter), a step */
     /* the last step's CPU-seconds (the whole process), and of them the
      * link's copy threads and the GEMMs (CPU in the compute calls less the
@@ -513,6 +530,10 @@ void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_sta
  * profiling step): swap[0..n) of ratel_gpt_units' table; n must be its
  * count (else nothing is written). */
 void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int n);
+/* The unit table as the policy priced it (ratel_gpt_units' order, each
+ * block unit's recompute priced by time after the profiling step); n must
+ * be its count (else nothing is written). */
+void ratel_trainer_units(const struct ratel_trainer *t, struct ratel_unit *u, int n);
 /* Link and store counters (NULL store: states not on storage). */
 struct mb_link *ratel_trainer_link(struct ratel_trainer *t);
 struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t);

@@ -231,10 +231,11 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
             return -1;
     t->nu = ratel_gpt_units(&o->cfg, B, o->prec, NULL, 0);
     t->u = calloc((size_t)t->nu + 1, sizeof(*t->u));
+    t->u_priced = calloc((size_t)t->nu + 1, sizeof(*t->u_priced));
     t->swap = calloc((size_t)t->nu + 1, 1);
     t->on_store = calloc((size_t)t->nu + 1, 1);
     t->ubase = calloc((size_t)t->nl, sizeof(int));
-    if (!t->u || !t->swap || !t->on_store || !t->ubase) {
+    if (!t->u || !t->u_priced || !t->swap || !t->on_store || !t->ubase) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -328,6 +329,12 @@ void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int 
         memcpy(swap, t->swap, (size_t)n);
 }
 
+void ratel_trainer_units(const struct ratel_trainer *t, struct ratel_unit *u, int n)
+{
+    if (u && n == t->nu)
+        memcpy(u, t->rc_priced > 0 ? t->u_priced : t->u, (size_t)n * sizeof(*u));
+}
+
 struct mb_link *ratel_trainer_link(struct ratel_trainer *t) { return t->link; }
 struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t) { return t->store; }
 
@@ -366,6 +373,7 @@ void ratel_trainer_free(struct ratel_trainer *t)
     for (int k = 0; k < TR_ACT_SLOTS; k++)
         free(t->slot[k].buf);
     free(t->u);
+    free(t->u_priced);
     free(t->swap);
     free(t->on_store);
     free(t->ubase);

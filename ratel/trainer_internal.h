@@ -92,6 +92,10 @@ struct ratel_trainer {
                                           * synchronous store calls (trainer_step.c) */
     struct nn_stage_times stimes;        /* every layer's fused stages, accumulated (recompute
                                           * in backward: its forward stages) */
+    struct nn_stage_times fwd_stages;    /* the profiling step's forward alone, per stage */
+    struct ratel_unit *u_priced;         /* the units with their recompute priced by time
+                                          * (trainer_step.c: rc_priced_units) */
+    double rc_priced;                    /* their FLOP_r with nothing swapped; <= 0: not priced */
 };
 
 /* Every staging slot's transfer finished (its errors reported; the slots

@@ -4,6 +4,8 @@
  * so 13B..412B need no allocation). */
 #include "ratel.h"
 
+#include <string.h>
+
 /* A block's intra tensors (xhat1, rstd1, qkv, probs, att, xhat2, rstd2,
  * h1, gl) by the step of nn's partial recompute that rebuilds them
  * (nn/intra.c, block_steps_needed): layer norm 1; the QKV GEMM; the
@@ -61,4 +63,41 @@ void ratel_gpt_model(const struct nn_gpt_config *cfg, int B, struct nn_precision
             m->flops_rc_all += f;
         }
     }
+}
+
+double ratel_rc_price_units(const struct nn_gpt_config *cfg, const struct nn_stage_times *fwd, double rate,
+                            const struct ratel_unit *u, int n, struct ratel_unit *out)
+{
+    /* the groups of a block (block_group above) as nn's forward stages */
+    static const unsigned group_stages[5] = {
+        0, 1u << NN_ST_FWD_LN1, 1u << NN_ST_FWD_BIAS_QKV | 1u << NN_ST_FWD_GEMM_QKV,
+        1u << NN_ST_FWD_ATTN_SCORES | 1u << NN_ST_FWD_SOFTMAX | 1u << NN_ST_FWD_ATTN_VALUES,
+        1u << NN_ST_FWD_GEMM_O | 1u << NN_ST_FWD_RES_LN2 | 1u << NN_ST_FWD_GEMM_W1 | 1u << NN_ST_FWD_BIAS_GELU};
+    int L = cfg->layers;
+    double gs[5] = {0}, any = 0;
+    for (int g = 1; g < 5; g++) {
+        for (int s = 0; s < NN_STAGE_COUNT; s++)
+            if (group_stages[g] >> s & 1u)
+                gs[g] += fwd->t[s];
+        gs[g] /= L > 0 ? L : 1;
+        any += gs[g];
+    }
+    memcpy(out, u, (size_t)n * sizeof(*u));
+    if (!(any > 0) || !(rate > 0))
+        return -1;
+    double all = 0;
+    for (int k = 0; k < n; k++) {
+        int g = u[k].group;
+        if (u[k].layer >= 1 && u[k].layer <= L && !u[k].inter && g >= 1 && g < 5) {
+            double gf = 0, gb = 0;
+            for (int j = 0; j < n; j++)
+                if (u[j].layer == u[k].layer && u[j].group == g && !u[j].inter) {
+                    gf += u[j].flops;
+                    gb += u[j].bytes;
+                }
+            out[k].flops = gs[g] * rate * (gf > 0 ? u[k].flops / gf : u[k].bytes / gb);
+        }
+        all += out[k].flops;
+    }
+    return all;
 }

@@ -767,8 +767,58 @@ static void test_swap_set(void)
     EXPECT(near(ch.t.act_storage, 5) && near(ch.t.t_iter, ratel_eval_set(&m, &hw, u, 6, s)));
 }
 
+/* Recompute priced by time (ratel_rc_price_units): synthetic forward
+ * stage seconds over 2 blocks; each block group's units get its seconds
+ * per block at the rate, split by FLOPs (by bytes where it has none); W2
+ * and copies price nothing; the head's and the inter units stay. */
+static void test_rc_price(void)
+{
+    struct nn_gpt_config c;
+    char err[200];
+    EXPECT(nn_gpt_config_parse("layers=2,hidden=64,heads=4,seq=16,vocab=128", &c, err, sizeof(err)) == 0);
+    const struct nn_precision p = {NN_F16, NN_F16, NN_F32};
+    int n = ratel_gpt_units(&c, 2, p, NULL, 0);
+    struct ratel_unit *u = calloc((size_t)n, sizeof(*u)), *o = calloc((size_t)n, sizeof(*o));
+    ratel_gpt_units(&c, 2, p, u, n);
+    struct nn_stage_times fwd = {{0}};
+    EXPECT(ratel_rc_price_units(&c, &fwd, 10, u, n, o) == -1 && memcmp(o, u, (size_t)n * sizeof(*u)) == 0);
+    fwd.t[NN_ST_FWD_LN1] = 2;                                  /* group 1: 1 s a block */
+    fwd.t[NN_ST_FWD_GEMM_QKV] = 3, fwd.t[NN_ST_FWD_BIAS_QKV] = 1; /* 2: 2 s */
+    fwd.t[NN_ST_FWD_ATTN_SCORES] = 1, fwd.t[NN_ST_FWD_SOFTMAX] = 2, fwd.t[NN_ST_FWD_ATTN_VALUES] = 1; /* 3: 2 s */
+    fwd.t[NN_ST_FWD_GEMM_O] = 1, fwd.t[NN_ST_FWD_RES_LN2] = 1, fwd.t[NN_ST_FWD_GEMM_W1] = 3,
+    fwd.t[NN_ST_FWD_BIAS_GELU] = 1;                            /* 4: 3 s */
+    fwd.t[NN_ST_FWD_GEMM_W2] = 100, fwd.t[NN_ST_FWD_COPIES] = 50; /* in no group */
+    double all = ratel_rc_price_units(&c, &fwd, 10, u, n, o), sum = 0, want_g[5] = {0, 10, 20, 20, 30};
+    EXPECT(ratel_rc_price_units(&c, &fwd, 0, u, n, o) == -1);
+    all = ratel_rc_price_units(&c, &fwd, 10, u, n, o);
+    for (int l = 1; l <= c.layers; l++)
+        for (int g = 1; g < 5; g++) {
+            double got = 0, gf = 0, gb = 0;
+            for (int k = 0; k < n; k++)
+                if (u[k].layer == l && u[k].group == g && !u[k].inter) {
+                    got += o[k].flops;
+                    gf += u[k].flops;
+                    gb += u[k].bytes;
+                }
+            EXPECT(near(got, want_g[g]));
+            for (int k = 0; k < n; k++) /* the split: by FLOPs, else by bytes */
+                if (u[k].layer == l && u[k].group == g && !u[k].inter)
+                    EXPECT(near(o[k].flops, want_g[g] * (gf > 0 ? u[k].flops / gf : u[k].bytes / gb)));
+        }
+    for (int k = 0; k < n; k++) {
+        sum += o[k].flops;
+        if (u[k].inter || u[k].layer > c.layers) /* the inter units and the head's: as counted */
+            EXPECT(o[k].flops == u[k].flops && o[k].bytes == u[k].bytes);
+        EXPECT(o[k].bytes == u[k].bytes && o[k].group == u[k].group);
+    }
+    EXPECT(near(all, sum));
+    free(u);
+    free(o);
+}
+
 int main(void)
 {
+    test_rc_price();
     test_times();
     test_cpu_term();
     test_cases();

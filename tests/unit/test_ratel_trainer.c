@@ -117,9 +117,14 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
         struct ratel_model m;
         ratel_gpt_model(&o->cfg, o->batch, o->prec, &m);
         double want = o->recompute_whole ? m.flops_fwd : m.flops_rc_all;
-        if (!(fabs(st.recompute_flops - want) <= 1e-9 * want) || !(fabs(st.choice.flops_r - want) <= 1e-9 * want))
-            bad = 1, fprintf(stderr, "%s: recompute %g FLOPs, priced %g, want %g\n", what, st.recompute_flops,
-                             st.choice.flops_r, want);
+        /* priced: FLOP_f for whole blocks (forward's rate is FLOP_f over
+         * its seconds); nn's partial recompute by its stages' time, every
+         * intra unit dropped (ratel_rc_price_units, test_ratel) */
+        double price = o->recompute_whole ? m.flops_fwd : st.recompute_priced_all;
+        if (!(fabs(st.recompute_flops - want) <= 1e-9 * want) || !(price > 0) ||
+            !(fabs(st.choice.flops_r - price) <= 1e-9 * price))
+            bad = 1, fprintf(stderr, "%s: recompute %g FLOPs (want %g), priced %g (want %g)\n", what,
+                             st.recompute_flops, want, st.choice.flops_r, price);
     }
     if (st.act_stored > st.act_swapped || (st.act_stored && !st.act_staging))
         bad = 1, fprintf(stderr, "%s: %llu bytes to storage of %llu swapped\n", what,
