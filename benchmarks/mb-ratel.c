@@ -511,7 +511,7 @@ static void record(struct st *s)
                        !recomputes()       ? "none (every activation kept)"
                        : recompute_whole() ? "whole forward (DeepSpeed)"
                                            : "steps needed (nn partial)");
-    /* forward's read-ahead of the first updated layers' optimizer states */
+    /* forward's read-ahead of optimizer states (the embedding's, then the top layers') */
     mb_metric_case_int(r, cn, "read_ahead_layers", st.read_ahead);
     mb_metric_case_int(r, cn, "read_ahead_bytes", (long long)st.read_ahead_bytes);
     if (st.choice_made) {

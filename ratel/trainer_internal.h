@@ -94,7 +94,7 @@ struct ratel_trainer {
                                           * in backward: its forward stages) */
     struct nn_stage_times fwd_stages;    /* the profiling step's forward alone, per stage */
     struct ratel_unit *u_priced;         /* the units with their recompute priced by time
-                                          * (trainer_step.c: rc_priced_units) */
+                                          * (ratel_rc_price_units, units.c) */
     double rc_priced;                    /* their FLOP_r with nothing swapped; <= 0: not priced */
 };
 
