@@ -148,8 +148,7 @@ static void init_params(struct nn_layer *l, uint64_t seed)
     float *p = calloc(n ? n : 1, sizeof(float));
     if (!p)
         return;
-    for (size_t i = 0; i < n; i++)
-        p[i] = (float)(0.02 * nn_rng_normal(&r));
+    nn_normal_f32(p, n, 0.02, &r);
     if (l->kind == NN_LAYER_BLOCK) {
         /* offsets as in block.c: ln1 g,b | Wqkv bqkv | Wo bo | ln2 g,b | W1 b1 | W2 b2 */
         size_t o = 0;

@@ -78,6 +78,8 @@ void nn_rng_seed(struct nn_rng *r, uint64_t seed);
 uint64_t nn_rng_next(struct nn_rng *r);
 double nn_rng_uniform(struct nn_rng *r); /* [0, 1) */
 double nn_rng_normal(struct nn_rng *r);
+/* x[i] = (float)(std * nn_rng_normal(r)) for i < n, in that order. */
+void nn_normal_f32(float *x, size_t n, double std, struct nn_rng *r);
 /* Fills n fp32 values with N(0, std^2) (then stored in dtype). */
 void nn_fill_normal(void *dst, enum nn_dtype dt, size_t n, double std, struct nn_rng *r);
 /* x[i] in [-scale, scale), a hash of i and seed: cheap at any size,

@@ -1,7 +1,8 @@
 /* nn/ ops: finite-difference gradient checks for every op (layer norm,
  * GELU, ReLU, bias, softmax cross-entropy, log-softmax NLL, causal
  * attention, GEMM), the causal mask, dtype conversions, and that a wrong
- * gradient is caught by the checker. */
+ * gradient is caught by the checker; the parallel normal draw against
+ * the serial one. */
 #include "check.h"
 #include "nn_gradcheck.h"
 
@@ -158,6 +159,23 @@ int main(void)
         float v = (float)(nn_rng_normal(&r) * 100);
         EXPECT(fabsf(nn_f16_to_f32(nn_f32_to_f16(v)) - v) <= fabsf(v) * (1.0f / 2048) + 1e-7f);
         EXPECT(fabsf(nn_bf16_to_f32(nn_f32_to_bf16(v)) - v) <= fabsf(v) * (1.0f / 256));
+    }
+    /* the parallel draw is the serial stream value for value, across its
+     * chunks (65536) and from a stream already advanced */
+    {
+        size_t nn = 150001;
+        float *one = malloc(nn * 4), *par = malloc(nn * 4);
+        struct nn_rng a, b;
+        nn_rng_seed(&a, 7);
+        nn_rng_next(&a);
+        b = a;
+        for (size_t i = 0; i < nn; i++)
+            one[i] = (float)(0.02 * nn_rng_normal(&a));
+        nn_normal_f32(par, nn, 0.02, &b);
+        EXPECT(memcmp(one, par, nn * 4) == 0);
+        EXPECT(nn_rng_next(&a) == nn_rng_next(&b)); /* both streams left at the same place */
+        free(one);
+        free(par);
     }
     for (uint32_t h = 0; h < 0x7c00; h++) /* every finite half round-trips */
         if (nn_f32_to_f16(nn_f16_to_f32((uint16_t)h)) != h) {
