@@ -100,7 +100,8 @@ run_one() { # name, then mb-ratel's flags; appends the result file to data
 t0=$SECONDS
 # each run's wall time, so the time per part is on record (times.txt)
 : >"$out/times.txt"
-run_one disk-probe --model "$model" --batch "$first" --files 2 --link-gbps 4 --file-gbps 0 ${mem[@]+"${mem[@]}"} --no-check
+# (its profiling step is all it needs: MB_ITERS=1 leaves no timed step)
+MB_ITERS=1 run_one disk-probe --model "$model" --batch "$first" --files 2 --link-gbps 4 --file-gbps 0 ${mem[@]+"${mem[@]}"} --no-check
 disk=$("$py" -c 'import sys; from reproduce.ratel import data; print(data.rows([sys.argv[1]])[0]["hw_stor_read"] or 0)' "$last")
 # (at least 0.2 GB/s: a disk shared with other work can measure 0.1 GB/s,
 # and a step moves about 4.8 GB at full scale; compare.md then says the
