@@ -518,8 +518,7 @@ static void record(struct st *s)
         /* the model's T_f/T_b for the choice, at the profiling step's rates */
         struct ratel_model m;
         struct ratel_times tm;
-        ratel_gpt_model(&opt.cfg, (int)opt.batch, PREC, &m);
-        m.read_ahead = (double)st.read_ahead_bytes;
+        ratel_trainer_model(s->t, &m);
         ratel_iter_time(&m, &st.hw, st.choice.a_g2m, st.choice.flops_r, &tm);
         mb_metric_case_int(r, cn, "policy_case", st.choice.which_case);
         /* the swap set itself (--swap-set gives it to another run) and where it came from */
@@ -574,10 +573,6 @@ static void record(struct st *s)
         /* (the units as the policy priced them: recompute by time) */
         if (u)
             ratel_trainer_units(s->t, u, nu);
-        if (st.recompute_priced_all > 0)
-            m.flops_rc_all = st.recompute_priced_all;
-        if (recompute_whole())
-            m.flops_rc_all = m.flops_fwd;
         int np = u && pts ? ratel_sweep_groups(&m, &st.hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1) : -1;
         for (int j = 0; j < np; j++) {
             mb_metric_at_dbl(r, cn, "sweep_swap_bytes", (size_t)j, pts[j].a_g2m);

@@ -530,6 +530,11 @@ void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_sta
  * profiling step): swap[0..n) of ratel_gpt_units' table; n must be its
  * count (else nothing is written). */
 void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int n);
+/* The model as the policy prices it: ratel_gpt_model at the trainer's
+ * shape with forward's read-ahead, FLOP_r with nothing swapped priced by
+ * time once the profiling step ran (the whole forward where the whole
+ * forward reruns). */
+void ratel_trainer_model(const struct ratel_trainer *t, struct ratel_model *m);
 /* The unit table as the policy priced it (ratel_gpt_units' order, each
  * block unit's recompute priced by time after the profiling step); n must
  * be its count (else nothing is written). */

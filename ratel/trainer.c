@@ -362,7 +362,17 @@ void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int 
 void ratel_trainer_units(const struct ratel_trainer *t, struct ratel_unit *u, int n)
 {
     if (u && n == t->nu)
-        memcpy(u, t->rc_priced > 0 ? t->u_priced : t->u, (size_t)n * sizeof(*u));
+        memcpy(u, t->st.recompute_priced_all > 0 ? t->u_priced : t->u, (size_t)n * sizeof(*u));
+}
+
+void ratel_trainer_model(const struct ratel_trainer *t, struct ratel_model *m)
+{
+    ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, m);
+    m->read_ahead = (double)t->st.read_ahead_bytes;
+    if (t->st.recompute_priced_all > 0)
+        m->flops_rc_all = t->st.recompute_priced_all;
+    if (t->o.recompute_whole) /* every dropped layer's whole forward again (the embedding's is 0) */
+        m->flops_rc_all = m->flops_fwd;
 }
 
 struct mb_link *ratel_trainer_link(struct ratel_trainer *t) { return t->link; }

@@ -95,7 +95,6 @@ struct ratel_trainer {
     struct nn_stage_times fwd_stages;    /* the profiling step's forward alone, per stage */
     struct ratel_unit *u_priced;         /* the units with their recompute priced by time
                                           * (ratel_rc_price_units, units.c) */
-    double rc_priced;                    /* their FLOP_r with nothing swapped; <= 0: not priced */
 };
 
 /* Every staging slot's transfer finished (its errors reported; the slots

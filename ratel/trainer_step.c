@@ -719,14 +719,9 @@ static int choose(struct ratel_trainer *t, enum ratel_act act, const unsigned ch
                   const struct ratel_hw *hw, char *err, size_t errlen)
 {
     struct ratel_model mdl;
-    ratel_gpt_model(&t->o.cfg, t->o.batch, t->o.prec, &mdl);
-    mdl.read_ahead = (double)t->st.read_ahead_bytes;
+    ratel_trainer_model(t, &mdl);
     /* after the profiling step the units' recompute is priced by time */
-    const struct ratel_unit *u = t->rc_priced > 0 ? t->u_priced : t->u;
-    if (t->rc_priced > 0)
-        mdl.flops_rc_all = t->rc_priced;
-    if (t->o.recompute_whole) /* every dropped layer's whole forward again (the embedding's is 0) */
-        mdl.flops_rc_all = mdl.flops_fwd;
+    const struct ratel_unit *u = t->st.recompute_priced_all > 0 ? t->u_priced : t->u;
     if (given) { /* the set given (--swap-set), priced at these rates */
         if (ratel_act_given(&mdl, hw, u, t->nu, given, t->swap, &t->st.choice) != 0) {
             snprintf(err, errlen, "--swap-set: a bad unit table");
@@ -795,10 +790,10 @@ static void measure(struct ratel_trainer *t, double fwd_compute_s, const struct 
     /* the units' recompute priced by time from this forward's stages; the
      * profiling step's own recompute (every intra unit, or whole blocks)
      * priced the same way in the sharing's calibration below */
-    t->rc_priced = ratel_rc_price_units(&t->o.cfg, &t->fwd_stages, hw->gemm_flops, t->u, t->nu, t->u_priced);
-    t->st.recompute_priced_all = t->rc_priced > 0 ? t->rc_priced : 0;
+    double priced = ratel_rc_price_units(&t->o.cfg, &t->fwd_stages, hw->gemm_flops, t->u, t->nu, t->u_priced);
+    t->st.recompute_priced_all = priced > 0 ? priced : 0;
     double rc_done = t->st.recompute_flops;
-    double rc_priced = t->o.recompute_whole || !(t->rc_priced > 0) ? rc_done : t->rc_priced;
+    double rc_priced = t->o.recompute_whole || !(priced > 0) ? rc_done : priced;
     hw->bwd_share_s = 0;
     if (ratel_share_calibrate(fwd_flops_all, fwd_compute_s, bwd_flops - fwd_flops_all - rc_done + rc_priced,
                               t->st.bwd_compute_s, hw->cpu_store_b, &hw->bwd_share_s) != 0)
@@ -840,7 +835,7 @@ int ratel_trainer_step(struct ratel_trainer *t, const int32_t *tok, const int32_
     struct nn_stage_times st0 = t->stimes;
     int rc = forward(t, tok, tgt, &loss, &fwd_c, err, errlen);
     double t1 = mb_now();
-    for (int s = 0; s < NN_STAGE_COUNT; s++) /* (the profiling step's: measure() prices recompute by them) */
+    for (int s = 0; profiling && s < NN_STAGE_COUNT; s++) /* (measure() prices recompute by them) */
         t->fwd_stages.t[s] = t->stimes.t[s] - st0.t[s];
     double p1 = proc_cpu(), l1 = link_cpu(t, NULL);
     cpu.gemm[0] = t->gemm_cpu;
