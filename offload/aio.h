@@ -626,6 +626,9 @@ int mb_ostore_submit(struct mb_ostore *s, int op, int ext, uint64_t off, size_t 
 /* Waits (the rate cap included), checks every block read against its
  * CRC32C; frees io. 0, or -1 with err naming the extent and offset. */
 int mb_ostore_wait(struct mb_ostore_io *io, char *err, size_t errlen);
+/* mb_ostore_wait on each of list[0..n) that is not NULL, set to NULL
+ * after; 0, or -1 with the first failure's reason in err. */
+int mb_ostore_wait_all(struct mb_ostore_io **list, int n, char *err, size_t errlen);
 /* Synchronous submit + wait. */
 int mb_ostore_rw(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len, void *buf, char *err,
                  size_t errlen);

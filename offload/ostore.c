@@ -447,6 +447,19 @@ int mb_ostore_rw(struct mb_ostore *s, int op, int ext, uint64_t off, size_t len,
     return mb_ostore_wait(io, err, errlen);
 }
 
+int mb_ostore_wait_all(struct mb_ostore_io **list, int n, char *err, size_t errlen)
+{
+    int rc = 0;
+    char e2[512];
+    for (int k = 0; k < n; k++)
+        if (list[k]) {
+            if (mb_ostore_wait(list[k], rc ? e2 : err, rc ? sizeof(e2) : errlen) != 0)
+                rc = -1;
+            list[k] = NULL;
+        }
+    return rc;
+}
+
 void mb_ostore_stats(struct mb_ostore *s, struct mb_ostore_stats *out)
 {
     pthread_mutex_lock(&s->mu);

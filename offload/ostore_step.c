@@ -29,24 +29,10 @@ static int submit_reads(struct mb_ostore *s, struct ostore_set *b, int i, char *
     return 0;
 }
 
-/* Waits for every transfer of set b in list (3 reads or 4 writes); the first error wins. */
-static int wait_all(struct mb_ostore_io **list, int n, char *err, size_t errlen)
-{
-    int rc = 0;
-    char e2[512];
-    for (int k = 0; k < n; k++)
-        if (list[k]) {
-            if (mb_ostore_wait(list[k], rc ? e2 : err, rc ? sizeof(e2) : errlen) != 0)
-                rc = -1;
-            list[k] = NULL;
-        }
-    return rc;
-}
-
 static int wait_reads(struct mb_ostore *s, struct ostore_set *b, char *err, size_t errlen)
 {
     double t0 = mb_now();
-    int rc = wait_all(b->rd, 3, err, errlen);
+    int rc = mb_ostore_wait_all(b->rd, 3, err, errlen);
     pthread_mutex_lock(&s->mu);
     s->st.stall_s += mb_now() - t0;
     pthread_mutex_unlock(&s->mu);
@@ -93,7 +79,7 @@ static int step_simple(struct mb_ostore *s, int i, const void *grad, char *err, 
     if (rc || update(s, b, i, grad, err, errlen) != 0)
         return -1;
     rc = submit_writes(s, b, i, err, errlen);
-    return wait_all(b->wr, 4, rc ? NULL : err, rc ? 0 : errlen) || rc ? -1 : 0;
+    return mb_ostore_wait_all(b->wr, 4, rc ? NULL : err, rc ? 0 : errlen) || rc ? -1 : 0;
 }
 
 static int has_writes(const struct ostore_set *b)
@@ -119,7 +105,7 @@ static struct ostore_set *free_set(struct mb_ostore *s, struct ostore_set *not, 
         if (!pick || wseq[k] < wseq[pick - s->set])
             pick = b;
     }
-    if (pick && wait_all(pick->wr, 4, err, errlen) != 0)
+    if (pick && mb_ostore_wait_all(pick->wr, 4, err, errlen) != 0)
         *rc = -1;
     return pick;
 }
@@ -138,7 +124,7 @@ static struct ostore_set *holding(struct mb_ostore *s, int i)
 static void drop_reads(struct mb_ostore *s, struct ostore_set *b)
 {
     char drop[512];
-    wait_all(b->rd, 3, drop, sizeof(drop));
+    mb_ostore_wait_all(b->rd, 3, drop, sizeof(drop));
     b->tensor = -1;
     pthread_mutex_lock(&s->mu);
     s->st.read_aheads_dropped++;
@@ -210,7 +196,7 @@ static int flush_sets(struct mb_ostore *s, char *err, size_t errlen)
     for (int k = 0; k < OSTORE_SETS; k++) {
         if (s->set[k].tensor >= 0)
             drop_reads(s, &s->set[k]);
-        if (wait_all(s->set[k].wr, 4, rc ? drop : err, rc ? sizeof(drop) : errlen) != 0)
+        if (mb_ostore_wait_all(s->set[k].wr, 4, rc ? drop : err, rc ? sizeof(drop) : errlen) != 0)
             rc = -1;
     }
     return rc;

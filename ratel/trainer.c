@@ -104,19 +104,6 @@ static int init_states(struct ratel_trainer *t, int i, float *p32, const float *
     return 0;
 }
 
-/* Waits for one layer's initial writes; the first error wins. */
-static int wait_init(struct mb_ostore_io **io, int rc, char *err, size_t errlen)
-{
-    char e2[512];
-    for (int f = 0; f < MB_OSTORE_NFIELDS; f++)
-        if (io[f]) {
-            if (mb_ostore_wait(io[f], rc ? e2 : err, rc ? sizeof(e2) : errlen) != 0)
-                rc = -1;
-            io[f] = NULL;
-        }
-    return rc;
-}
-
 /* Every layer's initial states: layer i's writes fly while layer i + 1's
  * are drawn (two sets of buffers: the seeded draw and the writes took
  * about as long, 0.15-0.2 s each per layer at full scale, one after the
@@ -129,11 +116,14 @@ static int init_all(struct ratel_trainer *t, char *err, size_t errlen)
     if (rc)
         snprintf(err, errlen, "out of memory");
     for (int i = 0; rc == 0 && i < t->nl; i++) {
-        rc = wait_init(io[i % 2], rc, err, errlen);
+        rc = mb_ostore_wait_all(io[i % 2], MB_OSTORE_NFIELDS, err, errlen);
         rc = rc ? rc : init_states(t, i, p32[i % 2], zero, io[i % 2], err, errlen);
     }
-    for (int k = 0; k < 2; k++)
-        rc = wait_init(io[k], rc, err, errlen);
+    for (int k = 0; k < 2; k++) { /* (the first failure's reason kept) */
+        char e2[512];
+        int w = mb_ostore_wait_all(io[k], MB_OSTORE_NFIELDS, rc ? e2 : err, rc ? sizeof(e2) : errlen);
+        rc = rc ? rc : w;
+    }
     free(p32[0]);
     free(p32[1]);
     free(zero);
