@@ -144,7 +144,7 @@ uint64_t tr_unit_bytes(struct ratel_trainer *t, int k)
 
 /* The store: every layer's P32, m, v and P16, and an extent per swappable
  * activation ("L<i>.act.<tensor>", "L<i>.act.in" for a block input), which
- * a step uses when its policy swaps more than MEM_avail (sparse until then). */
+ * a step uses when its policy swaps more than MEM_avail (reserved with the rest). */
 static int open_store(struct ratel_trainer *t, char *err, size_t errlen)
 {
     struct mb_ostore_tensor *ts = t->ts = calloc((size_t)t->nl, sizeof(*ts));
