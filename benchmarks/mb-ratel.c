@@ -459,28 +459,10 @@ static int check(void *state, long long iter, char *msg, size_t len)
     return bad;
 }
 
-static void record(struct st *s)
+/* The link's and the store's counters (the whole run) and how the store
+ * is emulated. */
+static void record_tiers(struct st *s, struct mb_result *r, const char *cn)
 {
-    struct mb_result *r = &s->run->result;
-    const char *cn = s->name;
-    struct ratel_trainer_stats st;
-    ratel_trainer_stats(s->t, &st);
-    double tokens = (double)s->timed_steps * (double)opt.batch * (double)opt.cfg.seq;
-    mb_metric_case_dbl(r, cn, "tokens_per_s", s->step_s > 0 ? tokens / s->step_s : 0);
-    mb_metric_case_dbl(r, cn, "loss_last", st.loss);
-    mb_metric_case_dbl(r, cn, "flop_rate", s->step_s > 0 ? s->compute_flops / s->step_s : 0);
-    double peer_s, peer = ratel_gemm_peer_rate(&opt.cfg, (int)opt.batch, &peer_s);
-    mb_metric_case_dbl(r, cn, "cblas_sgemm_rate", peer);
-    mb_metric_case_dbl(r, cn, "flop_rate_of_sgemm", peer > 0 && s->step_s > 0 ? s->compute_flops / s->step_s / peer : 0);
-    mb_metric_case_dbl(r, cn, "recompute_flops_last", st.recompute_flops);
-    mb_metric_case_int(r, cn, "act_swapped_bytes_last", (long long)st.act_swapped);
-    /* of them, host-held ones copied back a layer ahead in backward (the prefetch) */
-    mb_metric_case_int(r, cn, "act_prefetched_bytes_last", (long long)st.act_prefetched);
-    /* of them, beyond MEM_avail: written to storage in forward, read back in backward */
-    mb_metric_case_int(r, cn, "act_storage_bytes_last", (long long)st.act_stored);
-    mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);
-    mb_metric_case_int(r, cn, "dev_peak_bytes", (long long)st.dev_peak);
-    mb_metric_case_int(r, cn, "host_peak_bytes", (long long)st.host_peak);
     static const char *const dirs[2] = {"h2d", "d2h"};
     for (int d = 0; d < 2; d++) {
         struct mb_link_stats ls;
@@ -507,6 +489,109 @@ static void record(struct st *s)
         mb_ostore_emulation(so, emu, sizeof(emu));
         mb_metric_case_str(r, cn, "storage_emulation", emu[0] ? emu : "none");
     }
+}
+
+/* The policy the profiling step chose: the model's T_f/T_b for it at
+ * that step's rates, the rates themselves, and Fig. 9b's curve. */
+static void record_policy(struct st *s, struct mb_result *r, const char *cn, const struct ratel_trainer_stats *st)
+{
+    /* the model's T_f/T_b for the choice, at the profiling step's rates */
+    struct ratel_model m;
+    struct ratel_times tm;
+    ratel_trainer_model(s->t, &m);
+    ratel_iter_time(&m, &st->hw, st->choice.a_g2m, st->choice.flops_r, &tm);
+    mb_metric_case_int(r, cn, "policy_case", st->choice.which_case);
+    /* the swap set itself (--swap-set gives it to another run) and where it came from */
+    int nu = ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, NULL, 0);
+    unsigned char *sw = calloc((size_t)nu + 1, 1);
+    char *hex = malloc((size_t)nu / 4 + 2);
+    ratel_trainer_swap(s->t, sw, nu);
+    if (sw && hex && ratel_swap_set_format(sw, nu, hex, (size_t)nu / 4 + 2) >= 0)
+        mb_metric_case_str(r, cn, "policy_swap_set", hex);
+    free(sw);
+    free(hex);
+    mb_metric_case_str(r, cn, "policy_source", given_set ? "given (--swap-set)" : "profiling step (--act)");
+    /* the cores' sharing priced in T_b's compute term (the profiling step) */
+    mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st->hw.bwd_share_s);
+    /* and the store's tail after backward's last gradient (the profiling step's drain) */
+    mb_metric_case_dbl(r, cn, "hw_store_tail_s", st->hw.store_tail_s);
+    /* FLOP_r with nothing swapped as the model priced it (recompute by time; 0: by FLOPs) */
+    mb_metric_case_dbl(r, cn, "recompute_priced_flops_all", st->recompute_priced_all);
+    /* and T_b as the model put it before the sharing was priced */
+    struct ratel_hw alone = st->hw;
+    struct ratel_times tu;
+    alone.bwd_share_s = 0;
+    ratel_iter_time(&m, &alone, st->choice.a_g2m, st->choice.flops_r, &tu);
+    mb_metric_case_dbl(r, cn, "t_b_predicted_unshared_s", tu.t_b);
+    mb_metric_case_dbl(r, cn, "policy_swap_bytes", st->choice.a_g2m);
+    /* Eq. 3's alpha A_G2M, priced in T_f (written) and T_b (read) */
+    mb_metric_case_dbl(r, cn, "policy_act_storage_bytes", tm.act_storage);
+    mb_metric_case_dbl(r, cn, "t_f_predicted_s", tm.t_f);
+    mb_metric_case_dbl(r, cn, "t_b_predicted_s", tm.t_b);
+    mb_metric_case_str(r, cn, "t_f_bound", ratel_bound_name(tm.bound_f));
+    mb_metric_case_str(r, cn, "t_b_bound", ratel_bound_name(tm.bound_b));
+    mb_metric_case_dbl(r, cn, "hw_gemm_flops", st->hw.gemm_flops);
+    mb_metric_case_dbl(r, cn, "hw_stor_read", st->hw.stor_read);
+    mb_metric_case_dbl(r, cn, "hw_stor_write", st->hw.stor_write);
+    /* MEM_avail (the host arena's bytes for activations) and the
+     * profiling step's transient host bytes it leaves out */
+    mb_metric_case_dbl(r, cn, "hw_mem_avail_bytes", st->hw.mem_avail);
+    mb_metric_case_int(r, cn, "host_transient_bytes", (long long)st->host_transient);
+    /* the CPU-sharing term's inputs (the profiling step) */
+    mb_metric_case_dbl(r, cn, "hw_cores", st->hw.cores);
+    mb_metric_case_dbl(r, cn, "hw_cpu_per_flop", st->hw.cpu_per_flop);
+    mb_metric_case_dbl(r, cn, "hw_cpu_per_link_byte", st->hw.cpu_per_link_byte);
+    mb_metric_case_dbl(r, cn, "hw_cpu_store_f_s", st->hw.cpu_store_f);
+    mb_metric_case_dbl(r, cn, "hw_cpu_store_b_s", st->hw.cpu_store_b);
+    /* Fig. 9b's curve at the profiling step's rates: the model at every
+     * prefix of Algorithm 1's walk over nn's recompute groups (the swap
+     * sets the trainer runs); this run's own set is policy_swap_bytes
+     * with t_f/t_b predicted and measured, the other policies' runs the
+     * other measured points (nu: the unit table's length, above) */
+    struct ratel_unit *u = malloc((size_t)nu * sizeof(*u));
+    struct ratel_point *pts = malloc(((size_t)nu + 1) * sizeof(*pts));
+    /* (the units as the policy priced them: recompute by time) */
+    if (u)
+        ratel_trainer_units(s->t, u, nu);
+    int np = u && pts ? ratel_sweep_groups(&m, &st->hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1) : -1;
+    for (int j = 0; j < np; j++) {
+        mb_metric_at_dbl(r, cn, "sweep_swap_bytes", (size_t)j, pts[j].a_g2m);
+        mb_metric_at_dbl(r, cn, "sweep_recompute_flops", (size_t)j, pts[j].flops_r);
+        mb_metric_at_dbl(r, cn, "sweep_t_f_predicted_s", (size_t)j, pts[j].t.t_f);
+        mb_metric_at_dbl(r, cn, "sweep_t_b_predicted_s", (size_t)j, pts[j].t.t_b);
+    }
+    free(u);
+    free(pts);
+    if (!s->run->common.quiet)
+        printf("#   policy %s: case %d, %.0f bytes swapped (%.0f beyond MEM_avail %.0f to storage: model %.0f, "
+               "Eq. 3); T_f predicted %.4f s measured %.4f s, T_b predicted %.4f s measured %.4f s (last step)\n",
+               act_label(), st->choice.which_case, st->choice.a_g2m, (double)st->act_stored, st->hw.mem_avail,
+               tm.act_storage, tm.t_f, st->fwd_s, tm.t_b, st->bwd_s);
+}
+
+static void record(struct st *s)
+{
+    struct mb_result *r = &s->run->result;
+    const char *cn = s->name;
+    struct ratel_trainer_stats st;
+    ratel_trainer_stats(s->t, &st);
+    double tokens = (double)s->timed_steps * (double)opt.batch * (double)opt.cfg.seq;
+    mb_metric_case_dbl(r, cn, "tokens_per_s", s->step_s > 0 ? tokens / s->step_s : 0);
+    mb_metric_case_dbl(r, cn, "loss_last", st.loss);
+    mb_metric_case_dbl(r, cn, "flop_rate", s->step_s > 0 ? s->compute_flops / s->step_s : 0);
+    double peer_s, peer = ratel_gemm_peer_rate(&opt.cfg, (int)opt.batch, &peer_s);
+    mb_metric_case_dbl(r, cn, "cblas_sgemm_rate", peer);
+    mb_metric_case_dbl(r, cn, "flop_rate_of_sgemm", peer > 0 && s->step_s > 0 ? s->compute_flops / s->step_s / peer : 0);
+    mb_metric_case_dbl(r, cn, "recompute_flops_last", st.recompute_flops);
+    mb_metric_case_int(r, cn, "act_swapped_bytes_last", (long long)st.act_swapped);
+    /* of them, host-held ones copied back a layer ahead in backward (the prefetch) */
+    mb_metric_case_int(r, cn, "act_prefetched_bytes_last", (long long)st.act_prefetched);
+    /* of them, beyond MEM_avail: written to storage in forward, read back in backward */
+    mb_metric_case_int(r, cn, "act_storage_bytes_last", (long long)st.act_stored);
+    mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);
+    mb_metric_case_int(r, cn, "dev_peak_bytes", (long long)st.dev_peak);
+    mb_metric_case_int(r, cn, "host_peak_bytes", (long long)st.host_peak);
+    record_tiers(s, r, cn);
     mb_metric_case_str(r, cn, "recompute_rule",
                        !recomputes()       ? "none (every activation kept)"
                        : recompute_whole() ? "whole forward (DeepSpeed)"
@@ -514,80 +599,8 @@ static void record(struct st *s)
     /* forward's read-ahead of optimizer states (the embedding's, then the top layers') */
     mb_metric_case_int(r, cn, "read_ahead_layers", st.read_ahead);
     mb_metric_case_int(r, cn, "read_ahead_bytes", (long long)st.read_ahead_bytes);
-    if (st.choice_made) {
-        /* the model's T_f/T_b for the choice, at the profiling step's rates */
-        struct ratel_model m;
-        struct ratel_times tm;
-        ratel_trainer_model(s->t, &m);
-        ratel_iter_time(&m, &st.hw, st.choice.a_g2m, st.choice.flops_r, &tm);
-        mb_metric_case_int(r, cn, "policy_case", st.choice.which_case);
-        /* the swap set itself (--swap-set gives it to another run) and where it came from */
-        int nu = ratel_gpt_units(&opt.cfg, (int)opt.batch, PREC, NULL, 0);
-        unsigned char *sw = calloc((size_t)nu + 1, 1);
-        char *hex = malloc((size_t)nu / 4 + 2);
-        ratel_trainer_swap(s->t, sw, nu);
-        if (sw && hex && ratel_swap_set_format(sw, nu, hex, (size_t)nu / 4 + 2) >= 0)
-            mb_metric_case_str(r, cn, "policy_swap_set", hex);
-        free(sw);
-        free(hex);
-        mb_metric_case_str(r, cn, "policy_source", given_set ? "given (--swap-set)" : "profiling step (--act)");
-        /* the cores' sharing priced in T_b's compute term (the profiling step) */
-        mb_metric_case_dbl(r, cn, "hw_bwd_share_s", st.hw.bwd_share_s);
-        /* and the store's tail after backward's last gradient (the profiling step's drain) */
-        mb_metric_case_dbl(r, cn, "hw_store_tail_s", st.hw.store_tail_s);
-        /* FLOP_r with nothing swapped as the model priced it (recompute by time; 0: by FLOPs) */
-        mb_metric_case_dbl(r, cn, "recompute_priced_flops_all", st.recompute_priced_all);
-        /* and T_b as the model put it before the sharing was priced */
-        struct ratel_hw alone = st.hw;
-        struct ratel_times tu;
-        alone.bwd_share_s = 0;
-        ratel_iter_time(&m, &alone, st.choice.a_g2m, st.choice.flops_r, &tu);
-        mb_metric_case_dbl(r, cn, "t_b_predicted_unshared_s", tu.t_b);
-        mb_metric_case_dbl(r, cn, "policy_swap_bytes", st.choice.a_g2m);
-        /* Eq. 3's alpha A_G2M, priced in T_f (written) and T_b (read) */
-        mb_metric_case_dbl(r, cn, "policy_act_storage_bytes", tm.act_storage);
-        mb_metric_case_dbl(r, cn, "t_f_predicted_s", tm.t_f);
-        mb_metric_case_dbl(r, cn, "t_b_predicted_s", tm.t_b);
-        mb_metric_case_str(r, cn, "t_f_bound", ratel_bound_name(tm.bound_f));
-        mb_metric_case_str(r, cn, "t_b_bound", ratel_bound_name(tm.bound_b));
-        mb_metric_case_dbl(r, cn, "hw_gemm_flops", st.hw.gemm_flops);
-        mb_metric_case_dbl(r, cn, "hw_stor_read", st.hw.stor_read);
-        mb_metric_case_dbl(r, cn, "hw_stor_write", st.hw.stor_write);
-        /* MEM_avail (the host arena's bytes for activations) and the
-         * profiling step's transient host bytes it leaves out */
-        mb_metric_case_dbl(r, cn, "hw_mem_avail_bytes", st.hw.mem_avail);
-        mb_metric_case_int(r, cn, "host_transient_bytes", (long long)st.host_transient);
-        /* the CPU-sharing term's inputs (the profiling step) */
-        mb_metric_case_dbl(r, cn, "hw_cores", st.hw.cores);
-        mb_metric_case_dbl(r, cn, "hw_cpu_per_flop", st.hw.cpu_per_flop);
-        mb_metric_case_dbl(r, cn, "hw_cpu_per_link_byte", st.hw.cpu_per_link_byte);
-        mb_metric_case_dbl(r, cn, "hw_cpu_store_f_s", st.hw.cpu_store_f);
-        mb_metric_case_dbl(r, cn, "hw_cpu_store_b_s", st.hw.cpu_store_b);
-        /* Fig. 9b's curve at the profiling step's rates: the model at every
-         * prefix of Algorithm 1's walk over nn's recompute groups (the swap
-         * sets the trainer runs); this run's own set is policy_swap_bytes
-         * with t_f/t_b predicted and measured, the other policies' runs the
-         * other measured points (nu: the unit table's length, above) */
-        struct ratel_unit *u = malloc((size_t)nu * sizeof(*u));
-        struct ratel_point *pts = malloc(((size_t)nu + 1) * sizeof(*pts));
-        /* (the units as the policy priced them: recompute by time) */
-        if (u)
-            ratel_trainer_units(s->t, u, nu);
-        int np = u && pts ? ratel_sweep_groups(&m, &st.hw, u, nu, (enum ratel_case1)opt.case1, pts, nu + 1) : -1;
-        for (int j = 0; j < np; j++) {
-            mb_metric_at_dbl(r, cn, "sweep_swap_bytes", (size_t)j, pts[j].a_g2m);
-            mb_metric_at_dbl(r, cn, "sweep_recompute_flops", (size_t)j, pts[j].flops_r);
-            mb_metric_at_dbl(r, cn, "sweep_t_f_predicted_s", (size_t)j, pts[j].t.t_f);
-            mb_metric_at_dbl(r, cn, "sweep_t_b_predicted_s", (size_t)j, pts[j].t.t_b);
-        }
-        free(u);
-        free(pts);
-        if (!s->run->common.quiet)
-            printf("#   policy %s: case %d, %.0f bytes swapped (%.0f beyond MEM_avail %.0f to storage: model %.0f, "
-                   "Eq. 3); T_f predicted %.4f s measured %.4f s, T_b predicted %.4f s measured %.4f s (last step)\n",
-                   act_label(), st.choice.which_case, st.choice.a_g2m, (double)st.act_stored, st.hw.mem_avail,
-                   tm.act_storage, tm.t_f, st.fwd_s, tm.t_b, st.bwd_s);
-    }
+    if (st.choice_made)
+        record_policy(s, r, cn, &st);
     mb_metric_case_dbl(r, cn, "t_f_measured_s", st.fwd_s);
     mb_metric_case_dbl(r, cn, "t_b_measured_s", st.bwd_s);
     /* with --optimizer serial: storage (and Adam) alone; t_b less it, backward alone */
