@@ -788,9 +788,8 @@ static void test_rc_price(void)
     fwd.t[NN_ST_FWD_GEMM_O] = 1, fwd.t[NN_ST_FWD_RES_LN2] = 1, fwd.t[NN_ST_FWD_GEMM_W1] = 3,
     fwd.t[NN_ST_FWD_BIAS_GELU] = 1;                            /* 4: 3 s */
     fwd.t[NN_ST_FWD_GEMM_W2] = 100, fwd.t[NN_ST_FWD_COPIES] = 50; /* in no group */
-    double all = ratel_rc_price_units(&c, &fwd, 10, u, n, o), sum = 0, want_g[5] = {0, 10, 20, 20, 30};
     EXPECT(ratel_rc_price_units(&c, &fwd, 0, u, n, o) == -1);
-    all = ratel_rc_price_units(&c, &fwd, 10, u, n, o);
+    double all = ratel_rc_price_units(&c, &fwd, 10, u, n, o), sum = 0, want_g[5] = {0, 10, 20, 20, 30};
     for (int l = 1; l <= c.layers; l++)
         for (int g = 1; g < 5; g++) {
             double got = 0, gf = 0, gb = 0;
