@@ -67,22 +67,18 @@ void nn_normal_f32(float *x, size_t n, double std, struct nn_rng *r)
 
 void nn_fill_normal(void *dst, enum nn_dtype dt, size_t n, double std, struct nn_rng *r)
 {
-    enum { CHUNK = 1 << 18 };
-    float *buf = malloc((n < CHUNK ? n : CHUNK) * sizeof(float) + 1);
-    if (!buf) {
-        float one;
-        for (size_t i = 0; i < n; i++) {
-            one = (float)(std * nn_rng_normal(r));
-            nn_store_f32((char *)dst + i * nn_dtype_size(dt), dt, &one, 1);
-        }
-        return;
-    }
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t len = n - i < CHUNK ? n - i : CHUNK;
+    /* large chunks so nn_normal_f32 runs parallel; a stack one without memory */
+    float small[1024], *buf = n > 1024 ? malloc((n < 1u << 18 ? n : 1u << 18) * sizeof(float)) : NULL;
+    size_t chunk = buf ? 1u << 18 : 1024;
+    if (!buf)
+        buf = small;
+    for (size_t i = 0; i < n; i += chunk) {
+        size_t len = n - i < chunk ? n - i : chunk;
         nn_normal_f32(buf, len, std, r);
         nn_store_f32((char *)dst + i * nn_dtype_size(dt), dt, buf, len);
     }
-    free(buf);
+    if (buf != small)
+        free(buf);
 }
 
 void nn_fill_hashed(float *x, size_t n, uint64_t seed, double scale)
