@@ -51,12 +51,12 @@ static const struct mb_opt ratel_opts[] = {
     {"files", 0, MB_OPT_INT, &opt.files, "2", NULL, 1, 64, "files striped together (stand-in SSDs)", "N"},
     {"file-gbps", 0, MB_OPT_DOUBLE, &opt.file_gbps, "0", NULL, 0, 1e6, "per-file rate cap, 1e9 B/s (0: none)", "GBPS"},
     {"dev-mem", 0, MB_OPT_SIZE, &opt.dev_mem, "1G", NULL, 4096, 1e15, "emulated device memory (an arena)", "SIZE"},
-    {"host-mem", 0, MB_OPT_SIZE, &opt.host_mem, "1G", NULL, 4096, 1e15, "host memory for staging and activations", "SIZE"},
+    {"host-mem", 0, MB_OPT_SIZE, &opt.host_mem, "1G", NULL, 4096, 1e15, "host memory: P16/G16 slots, the store's buffers, swapped activations", "SIZE"},
     {"storage", 0, MB_OPT_SIZE, &opt.storage, "0", NULL, 0, 1e18, "--plan: storage capacity (0: unlimited)", "SIZE"},
     {"link-gbps", 0, MB_OPT_DOUBLE, &opt.link_gbps, "0", NULL, 0, 1e6,
      "device-host link per direction, 1e9 B/s (0: memcpy speed)", "GBPS"},
     {"budget-method", 0, MB_OPT_CHOICE, &opt.budget_how, "none", "auto|cgroup|mlock|none", 0, 0,
-     "also hold the whole process (dev-mem + host-mem + the store's buffers + 64 MiB) to a memory budget "
+     "also hold the whole process (dev-mem + host-mem + 64 MiB) to a memory budget "
      "(mlock pins the rest of the machine's memory: not on a shared host)", "HOW"},
     {"plan", 0, MB_OPT_FLAG, &opt.plan, NULL, NULL, 0, 0, "print bytes per tier and fit, allocate nothing", NULL},
     {"swap-set", 0, MB_OPT_STR, &opt.swap_set, NULL, NULL, 0, 0,
@@ -152,15 +152,19 @@ static int validate(struct mb_run *run)
         if (bad)
             return snprintf(err + 300, 300, "--swap-set: %.280s", err), usage(run, err + 300);
     }
-    /* the host arena (--host-mem) holds the slots and the swapped
-     * activations up to MEM_avail (the rest go to storage): at least the
-     * block inputs the first two steps swap there */
+    /* --host-mem holds the store's buffers and the activations' staging
+     * slots, and its arena the slots and the swapped activations up to
+     * MEM_avail (the rest go to storage): at least the block inputs the
+     * first two steps swap there */
     uint64_t need = ratel_host_arena_need(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
-                                          (enum ratel_act)opt.act);
+                                          (enum ratel_act)opt.act) +
+                    ratel_host_beside_bytes(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
+                                            (enum ratel_act)opt.act);
     if (need > opt.host_mem)
         return snprintf(err, sizeof(err), "--host-mem: %zu bytes cannot hold %s activations that --act %s swaps "
-                        "beside the staging slots; the smallest that fits is %llu", opt.host_mem,
-                        "the block-input",
+                        "beside the P16/G16 slots, the store's buffers and the staging slots; the smallest that "
+                        "fits is %llu",
+                        opt.host_mem, "the block-input",
                         opt.system == RATEL_SYS_RATEL ? ratel_act_name((enum ratel_act)opt.act) : "inter-block",
                         (unsigned long long)need),
                usage(run, err);
@@ -197,9 +201,9 @@ static int print_plan(void)
     struct ratel_plan ap;
     ratel_plan(&opt.cfg, (int)opt.batch, PREC, &b, (uint64_t)m.act_all, &ap);
     printf("# activations beyond the host go to storage (Eq. 3's alpha A_G2M: written in forward, T_f's storage "
-           "term; read back in backward, T_b's): swapping all %.3f GB, %.3f GB would (staging %.3f GB beside the "
-           "arena); Algorithm 1 picks A_G2M from the profiling step's rates\n",
-           m.act_all / 1e9, ap.stor_act / 1e9, ap.stor_act ? RATEL_ACT_STAGING_BYTES / 1e9 : 0.0);
+           "term; read back in backward, T_b's): swapping all %.3f GB, %.3f GB would (through staging slots of "
+           "%.3f GB, in the host's buffers); Algorithm 1 picks A_G2M from the profiling step's rates\n",
+           m.act_all / 1e9, ap.stor_act / 1e9, RATEL_ACT_STAGING_BYTES / 1e9);
     struct ratel_plan lp;
     const char *big = ratel_largest_preset((int)opt.batch, PREC, &b, &lp);
     printf("# largest Table IV preset for these budgets: %s\n", big ? big : "none");
@@ -270,20 +274,15 @@ static void cleanup_signal_safe(void *ctx)
         mb_budget_release_signal(&budget_held);
 }
 
-/* The trainer's arenas are capped already; the budget holds what they do
- * not see (the store's buffers, the page cache of the state files). The
- * reference model is made before, outside it. */
+/* The trainer's arenas and the store's buffers are within --dev-mem and
+ * --host-mem already; the budget holds what they do not see (the page
+ * cache of the state files, the program). The reference model is made
+ * before, outside it. */
 static int budget_enforce(void)
 {
     if (opt.budget_how == MB_BUDGET_NONE)
         return 0;
-    struct nn_layer_account a;
-    uint64_t most = 0;
-    for (int i = 0; i < opt.cfg.layers + 2; i++) {
-        nn_gpt_layer_account(&opt.cfg, (int)opt.batch, PREC, i, &a);
-        most = a.params > most ? a.params : most;
-    }
-    size_t bytes = opt.dev_mem + opt.host_mem + (size_t)(3 * 14 * most) + ((size_t)64 << 20);
+    size_t bytes = opt.dev_mem + opt.host_mem + ((size_t)64 << 20);
     char err[700];
     if (mb_budget_enforce(&budget_held, bytes, (enum mb_budget_how)opt.budget_how, err, sizeof(err)) != 0)
         return mb_warn("--budget-method: cannot enforce %zu bytes: %s", bytes, err), -1;
@@ -591,6 +590,7 @@ static void record(struct st *s)
     mb_metric_case_int(r, cn, "act_staging_bytes", (long long)st.act_staging);
     mb_metric_case_int(r, cn, "dev_peak_bytes", (long long)st.dev_peak);
     mb_metric_case_int(r, cn, "host_peak_bytes", (long long)st.host_peak);
+    mb_metric_case_int(r, cn, "host_beside_bytes", (long long)st.host_beside);
     record_tiers(s, r, cn);
     mb_metric_case_str(r, cn, "recompute_rule",
                        !recomputes()       ? "none (every activation kept)"

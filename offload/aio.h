@@ -609,6 +609,12 @@ struct mb_ostore_stats {
 struct mb_ostore;
 struct mb_ostore_io;
 
+/* The host memory mb_ostore_open takes for its step buffers and I/O (the
+ * engine's arena): MB_OSTORE_SETS sets of the largest tensor's P32, m, v
+ * and P16 with their blocks' tails, and 4 MiB; what a caller's host budget
+ * must leave the store. max_n: the largest tensor's elements (0: blobs
+ * only); block: the CRC block (0: the default). */
+uint64_t mb_ostore_host_bytes(uint64_t max_n, size_t block);
 /* Creates the files and opens the engine. NULL with the reason in err
  * (a file that exists, a bad folder, a bad option). */
 struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size_t errlen);

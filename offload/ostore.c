@@ -115,6 +115,13 @@ static int allocate(int fd, uint64_t bytes)
     return rc;
 }
 
+uint64_t mb_ostore_host_bytes(uint64_t max_n, size_t block)
+{
+    uint64_t b = block ? block : 64u << 10;
+    uint64_t set_bytes = max_n * 14 + 4 * b;
+    return ((max_n ? OSTORE_SETS * set_bytes : 0) + (4u << 20)) / 4096 * 4096;
+}
+
 struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size_t errlen)
 {
     if (bad_opts(o, err, errlen))
@@ -203,9 +210,8 @@ struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size
         }
         mb_rate_init(&s->rate[f], o->file_gbps * 1e9, (double)s->stripe);
     }
-    size_t set_bytes = (size_t)(s->max_n * 14 + 4 * s->block);
     struct mb_aio_opts ao = {.nthreads = o->io_threads, .stripe = s->stripe, .buffered = o->buffered,
-                             .arena = ((o->ntensors ? OSTORE_SETS * set_bytes : 0) + (4u << 20)) / 4096 * 4096};
+                             .arena = (size_t)mb_ostore_host_bytes(o->ntensors ? s->max_n : 0, s->block)};
     s->eng = mb_aio_open((const char *const *)s->path, s->nfiles, &ao, err, errlen);
     if (!s->eng)
         goto fail;

@@ -96,3 +96,20 @@ uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn
     free(u);
     return need;
 }
+
+uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                                 enum ratel_system sys, enum ratel_act act)
+{
+    if (sys != RATEL_SYS_RATEL && sys != RATEL_SYS_ZERO_INFINITY)
+        return 0; /* no store */
+    uint64_t maxp = 0;
+    for (int l = 0; l <= cfg->layers + 1; l++) {
+        struct nn_layer_account a;
+        nn_gpt_layer_account(cfg, B, prec, l, &a);
+        maxp = a.params > maxp ? a.params : maxp;
+    }
+    /* the store's buffer sets (open_store: its tensors are the layers, the
+     * default block), and the storage path's staging slots wherever some
+     * activations may go there (host-only never sends any) */
+    return mb_ostore_host_bytes(maxp, 0) + (act == RATEL_ACT_HOST_ONLY ? 0 : RATEL_ACT_STAGING_BYTES);
+}

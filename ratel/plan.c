@@ -38,12 +38,14 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     o->dev_need = ratel_dev_bytes(cfg, B, prec, RATEL_SYS_RATEL);
     /* the host arena: P16 staging and G16 landing, two slots each of the
      * largest layer, as the trainer takes them (64-byte rounded); beside it
-     * mb_ostore's three sets of P32, m, v in and P16 out (14 bytes per
-     * parameter), outside the arena but in the host's memory */
+     * in the same budget mb_ostore's three sets of P32, m, v in and P16 out
+     * (14 bytes per parameter) and, unless host-only, the activations'
+     * staging slots: the trainer's ratel_host_beside_bytes */
     (void)maxpb;
     (void)maxgb;
     o->host_fixed = 4 * ((maxp * 2 + 63) / 64 * 64);
-    o->host_store = 3 * 14 * maxp;
+    o->host_store = ratel_host_beside_bytes(cfg, B, prec, RATEL_SYS_RATEL,
+                                            bud->host_only_act ? RATEL_ACT_HOST_ONLY : RATEL_ACT_RATEL);
     uint64_t fixed = o->host_fixed + o->host_store;
     uint64_t avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
     o->host_act = o->act_swap < avail ? o->act_swap : avail;

@@ -337,9 +337,10 @@ struct ratel_plan {
      * Adam C(i), write-behind W(i+1)), then swapped activations */
     uint64_t host_fixed, host_act;
     /* host_fixed: the trainer's host arena without activations, exactly;
-     * host_store: mb_ostore's step buffers beside it (3 sets, 14P each;
-     * the activations' staging slots, RATEL_ACT_STAGING_BYTES when some go
-     * to storage, are not counted: --plan's activation line names them) */
+     * host_store: what the trainer keeps beside it in the same budget
+     * (ratel_host_beside_bytes: mb_ostore's 3 step buffer sets of the
+     * largest layer, 14 bytes a parameter, and unless host-only the
+     * activations' staging slots, RATEL_ACT_STAGING_BYTES) */
     uint64_t host_store;
     /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
     uint64_t dev_need;
@@ -348,7 +349,8 @@ struct ratel_plan {
     char why[160];       /* the first budget that does not fit, or "" */
 };
 /* The trainer's staging slots for activations on storage (16 chunks of
- * 4 MiB, outside the host arena: the artifact's activation buffers). */
+ * 4 MiB, beside the host arena in --host-mem: the artifact's activation
+ * buffers). */
 #define RATEL_ACT_STAGING_BYTES ((uint64_t)16 * (4u << 20))
 /* Plans cfg at batch B swapping act_swap bytes (< act_inter: act_inter). */
 void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
@@ -375,7 +377,8 @@ int ratel_largest_batch(const struct nn_gpt_config *cfg, struct nn_precision pre
  * One GPT trained layer by layer the way Ratel runs it, with every tier
  * emulated on this host: the device is an mb_arena of dev_mem that nn's
  * layers, workspace and hidden states are allocated from (nn's allocator
- * hook); the host is an mb_arena of host_mem (P16 staging, G16 landing,
+ * hook); the host is an mb_arena of host_mem less what the store and the
+ * activations' staging slots hold beside it (P16 staging, G16 landing,
  * swapped activations); the link between them is an mb_link (P16 staged
  * per layer, double-buffered; G16 copied out as produced; swapped
  * activations out after forward and back before backward); P32, m, v and
@@ -400,14 +403,21 @@ enum ratel_system {
 };
 const char *ratel_system_name(enum ratel_system s);
 /* host_arena.c: the bytes the trainer of system sys under policy act needs
- * in its host arena at the least (--host-mem; mb_ostore's buffers are
- * outside it): the P16 staging and G16 landing slots as setup takes them
+ * in its host arena at the least (--host-mem less ratel_host_beside_bytes): the P16 staging and G16 landing slots as setup takes them
  * and, with the states on storage, the block inputs the first two steps
  * swap (later ones send what exceeds MEM_avail to storage), each rounded
  * to 64 as allocated (act: unused since swap-all may spill too).
  * 0 where activations stay on the device. */
 uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                                enum ratel_system sys, enum ratel_act act);
+/* The host bytes that trainer keeps beside its arena, inside --host-mem
+ * all the same (the paper's MEM_avail is what the host has left after the
+ * optimizer's and prefetch buffers): mb_ostore's buffers
+ * (mb_ostore_host_bytes) and, unless act is host-only, the activations'
+ * staging slots (RATEL_ACT_STAGING_BYTES). The arena is --host-mem less
+ * these; 0 without a store (zero-offload, no-offload). */
+uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
+                                 enum ratel_system sys, enum ratel_act act);
 /* dev_bytes.c: the device arena's bytes exactly as the trainer of system
  * sys allocates them (its peak; --plan's device need is the ratel one):
  * nn's workspace, two shared intra regions (ratel, zero-infinity) or every
@@ -432,7 +442,10 @@ struct ratel_trainer_opts {
     const char *dir;            /* the store's folder (ratel, zero-infinity) */
     int nfiles;
     double file_gbps;           /* per-file rate cap, <= 0: none */
-    uint64_t dev_mem, host_mem; /* arena capacities */
+    uint64_t dev_mem;           /* the device arena's capacity */
+    uint64_t host_mem;          /* the host budget: the host arena is this less
+                                 * ratel_host_beside_bytes (the store's buffers,
+                                 * the activations' staging slots) */
     double link_gbps;           /* per direction, <= 0: memcpy speed */
     struct nn_adam hp;
     /* optional trace spans (what: "fwd", "bwd", "read", "write", "update",
@@ -505,6 +518,9 @@ struct ratel_trainer_stats {
     struct ratel_hw hw;         /* measured in the profiling step */
     int choice_made;
     uint64_t dev_peak, host_peak;
+    uint64_t host_beside;       /* --host-mem's bytes beside the host arena (the
+                                 * store's buffers, the staging slots): host_peak
+                                 * + host_beside <= host_mem */
     uint64_t host_transient;    /* the profiling step's host-arena bytes besides its
                                  * activations (MEM_avail leaves them out) */
 };

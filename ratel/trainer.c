@@ -187,8 +187,17 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
         snprintf(err, errlen, "--precision: parameters and gradients must be 16-bit (P16, G16)");
         return -1;
     }
+    /* --host-mem holds the store's buffers and the staging slots too: the
+     * arena (MEM_avail's) gets what they leave */
+    uint64_t beside = ratel_host_beside_bytes(&o->cfg, B, o->prec, o->system, o->act);
+    if (o->host_mem <= beside) {
+        snprintf(err, errlen, "host-mem: %llu bytes leave nothing beside the store's buffers and the staging "
+                 "slots (%llu)", (unsigned long long)o->host_mem, (unsigned long long)beside);
+        return -1;
+    }
+    t->host_beside = beside;
     if (!(t->dev = mb_arena_new("dev-mem", o->dev_mem, NULL, err, errlen)) ||
-        !(t->host = mb_arena_new("host-mem", o->host_mem, NULL, err, errlen)))
+        !(t->host = mb_arena_new("host-mem", o->host_mem - beside, NULL, err, errlen)))
         return -1;
     t->dev_alloc = (struct nn_alloc){dev_alloc, dev_free, t->dev};
     struct mb_link_opts lo = {{o->link_gbps, o->link_gbps}, 0, {-1, -1}, on_copy, t};
@@ -341,6 +350,7 @@ void ratel_trainer_stats(const struct ratel_trainer *t, struct ratel_trainer_sta
     out->act_staging = t->slot[0].buf ? TR_ACT_SLOTS * TR_ACT_CHUNK : 0;
     out->dev_peak = mb_arena_peak(t->dev);
     out->host_peak = mb_arena_peak(t->host);
+    out->host_beside = t->host_beside;
 }
 
 void ratel_trainer_swap(const struct ratel_trainer *t, unsigned char *swap, int n)

@@ -84,6 +84,7 @@ struct ratel_trainer {
     long long t;                         /* Adam's step count */
     mb_link_ticket act_d2h;              /* the last activation copied out */
     uint64_t act_alloc;                  /* this step's activations in the host arena, as allocated */
+    uint64_t host_beside;                /* --host-mem's bytes beside the arena (ratel_host_beside_bytes) */
     int states_on_store, release_acts;
     char (*lname)[32];
     struct ratel_trainer_stats st;

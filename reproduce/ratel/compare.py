@@ -12,6 +12,15 @@ import subprocess
 from reproduce.ratel import data
 
 
+def host_budgets(rows):
+    """Each system's --host-mem in these runs (zero-infinity may need more:
+    its G16 of every layer waits in host memory for the Adam after backward)."""
+    seen = {}
+    for x in rows:
+        seen.setdefault(x["system"], set()).add(x.get("host_mem") or 0)
+    return "; ".join(f"{s} " + ", ".join(f"{m / 2**20:.0f} MiB" for m in sorted(v)) for s, v in sorted(seen.items()))
+
+
 def ratio(a, b):
     return f"{a / b:.2f}×" if a and b else "n/a"
 
@@ -354,7 +363,8 @@ def main():
         f"Ours: {r['model'] if r else '?'} at batch {b}, mb-ratel with the emulated tiers of README.md "
         f"(link 4 GB/s token bucket, 2 files capped at {r['file_gbps'] if r else 0:g} GB/s each, below the "
         f"host's disk: run.sh's caps.txt), on a shared 2-core host ({load}); "
-        "ratios are of tokens/s in these runs, not the paper's hardware.",
+        "ratios are of tokens/s in these runs, not the paper's hardware. "
+        f"Host budgets (--host-mem, the store's buffers and staging slots included): {host_budgets(rows)}.",
         "",
         "| what | paper | ours |",
         "|---|---|---|",

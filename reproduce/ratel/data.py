@@ -23,6 +23,7 @@ def rows(paths):
         row = {"system": r.get("system"), "act": r.get("act"), "optimizer": r.get("optimizer"),
                "batch": int(cfg.get("batch", 0)), "files": int(cfg.get("files", 1)),
                "file_gbps": float(cfg.get("file-gbps", 0) or 0),
+               "host_mem": int(cfg.get("host-mem", 0) or 0),
                "model": cfg.get("model"), "check": r.get("check"), "seq": int(cfg.get("seq", 0)),
                "run": r["run"], "case": r["case"], "path": run.get("source_file")}
         for m in METRICS:

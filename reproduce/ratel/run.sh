@@ -40,6 +40,7 @@ for a in "$@"; do [ "$a" = --with-deepspeed ] && deepspeed=1 || args+=("$a"); do
 source reproduce/opts.sh
 study_opts run.sh "scale slurm dir out" "$0" ${args[@]+"${args[@]}"}
 mem=()   # budgets (the defaults: 1G each)
+zimem=() # zero-infinity's (full scale: more host memory, below)
 case $scale in
 tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
 small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
@@ -58,7 +59,12 @@ full)
   # fall; README.md). The middle batch (the activation sweep, the traces,
   # the files runs) stays 2, as in the earlier references
   model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="2 8 10" mid=2 files_list="1 4" iters=2
-  mem=(--dev-mem 1G --host-mem 512M) ;;
+  mem=(--dev-mem 1G --host-mem 512M)
+  # --host-mem holds the store's buffers (0.30 GB at this shape) and the
+  # staging slots too; zero-infinity's G16 of every layer wait in host
+  # memory for its Adam after backward (0.32 GB), so at 512M it is refused
+  # (0.81 GB at batch 10): the baseline runs with 1G, more than Ratel's
+  zimem=(--dev-mem 1G --host-mem 1G) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
 out=${out:-$root/${BUILD:-build}/reproduce/ratel}
@@ -110,6 +116,7 @@ gbps=$(awk -v d="$disk" 'BEGIN { c = int(0.4 * d / 1e9 / 0.05) * 0.05; if (c > 0
 printf 'disk %.3f GB/s (the uncapped profiling step, disk-probe.log); per-file cap %s GB/s\n' \
   "$(awk -v d="$disk" 'BEGIN { print d / 1e9 }')" "$gbps" | tee "$out/caps.txt" >&2
 emu=(--link-gbps 4 --file-gbps "$gbps" ${mem[@]+"${mem[@]}"})
+ziemu=(--link-gbps 4 --file-gbps "$gbps" ${zimem[@]+"${zimem[@]}"})
 runs=()   # a name, then mb-ratel's flags
 for b in $batches; do
   for s in ratel zero-infinity zero-offload; do
@@ -122,7 +129,9 @@ for b in $batches; do
     # there, to set beside its stages alone (serial-ib, traced too): where
     # its step exceeds their sum (1.16x in an earlier quiet reference)
     [ $s != zero-offload ] && [ "$b" = "$mid" ] && extra="$extra --trace"
-    runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${emu[*]} $extra")
+    e=("${emu[@]}")
+    [ $s = zero-infinity ] && [ ${#zimem[@]} -gt 0 ] && e=("${ziemu[@]}")
+    runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${e[*]} $extra")
   done
   # zero-infinity reruns a dropped block's whole forward, as DeepSpeed's
   # checkpointing does (mb-ratel --recompute auto); beside it the leaner
@@ -131,7 +140,9 @@ for b in $batches; do
   # at the last batch only, the balance's side: 110 s of the study's time
   # at the others)
   if [ $scale != full ] || [ "$b" = "${batches##* }" ]; then
-    runs+=("sys-zero-infinity-partial-b$b --model $model --batch $b --system zero-infinity --recompute partial --files 2 ${emu[*]} --no-check")
+    e=("${emu[@]}")
+    [ ${#zimem[@]} -gt 0 ] && e=("${ziemu[@]}")
+    runs+=("sys-zero-infinity-partial-b$b --model $model --batch $b --system zero-infinity --recompute partial --files 2 ${e[*]} --no-check")
   fi
   # The other orders run the optimized run's swap set (@set: its
   # policy_swap_set, given with --swap-set), so optimized against naive

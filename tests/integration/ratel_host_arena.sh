@@ -54,11 +54,17 @@ for k in 0 262144 524288 786432 1048576; do
   st=$(metric "$T/r$k.h5" $c act_storage_bytes_last)
   av=$(metric "$T/r$k.h5" $c hw_mem_avail_bytes)
   tr=$(metric "$T/r$k.h5" $c host_transient_bytes)
+  # the arena's peak and what sits beside it (the store's buffers, the
+  # staging slots) within the one budget
+  pk=$(metric "$T/r$k.h5" $c host_peak_bytes)
+  bs=$(metric "$T/r$k.h5" $c host_beside_bytes)
+  awk -v p="$pk" -v b="$bs" -v h="$h" 'BEGIN {exit !(p + 0 > 0 && b + 0 > 0 && p + b <= h + 0)}' ||
+    fail "ratel at $h: host arena peak $pk + $bs beside it over the budget"
   awk -v s="$sw" -v st="$st" -v a="$av" -v h="$h" -v t="$tr" 'BEGIN {exit !(s + 0 > 0 && s - st <= a + 0 && a + 0 < h + 0 && t == 0)}' ||
     fail "ratel at $h: swapped $sw ($st on storage), the rest within MEM_avail $av (< $h), transient $tr (the step allocates only activations)"
 done
 # host-only (Ratel+CpuAct; its --plan check wants more host memory): nothing to storage
-expect 0 "host-only passes" -- "$R" "${run[@]}" --act host-only --host-mem 8000000 -o "$T/h.h5" &&
+expect 0 "host-only passes" -- "$R" "${run[@]}" --act host-only --host-mem 12000000 -o "$T/h.h5" &&
   has " pass$" "host-only checked"
 [ "$(metric "$T/h.h5" ratel/host-only/optimized act_storage_bytes_last)" = 0 ] || fail "host-only sent activations to storage"
 [ -z "$(ls -A "$D")" ] || fail "state files removed at the end"

@@ -50,7 +50,7 @@ static struct ratel_trainer_opts opts(const struct nn_gpt_config *cfg, const cha
     o.dir = dir;
     o.nfiles = 2;
     o.dev_mem = 64u << 20;
-    o.host_mem = 64u << 20;
+    o.host_mem = 192u << 20; /* (the store's buffers and 64 MiB of staging slots beside the arena) */
     o.hp = nn_adam_default();
     return o;
 }
@@ -273,7 +273,8 @@ int main(void)
          * on storage (the lowest layers'), read back CRC-checked: the same
          * bits under every order */
         o.system = RATEL_SYS_RATEL;
-        o.host_mem = ratel_host_arena_need(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL);
+        o.host_mem = ratel_host_arena_need(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL) +
+                     ratel_host_beside_bytes(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL);
         for (int ord = 0; ord < 3; ord++) {
             o.order = (enum mb_ostore_order)ord;
             o.act = RATEL_ACT_SWAP_ALL;
@@ -328,7 +329,7 @@ int main(void)
             fprintf(stderr, "corrupt-act: \"%s\"\n", err);
             EXPECT(strstr(err, "CRC32C mismatch") && strstr(err, ".act.") && strstr(err, "offset"));
         }
-        o.host_mem = 64u << 20;
+        o.host_mem = 192u << 20;
         /* a link and storage rate cap change the timing, never the bits */
         o.system = RATEL_SYS_RATEL;
         o.order = MB_OSTORE_OPTIMIZED;
@@ -394,7 +395,15 @@ int main(void)
             fprintf(stderr, "small device: \"%s\"\n", err);
             EXPECT(strstr(err, "dev-mem") && strstr(err, "asked") && strstr(err, "free"));
             o.dev_mem = 64u << 20;
-            o.host_mem = 4096;
+            /* --host-mem holds the store's buffers and the staging slots
+             * beside the arena: exactly those leave it nothing, and 4096
+             * more an arena that overruns */
+            uint64_t beside = ratel_host_beside_bytes(&o.cfg, o.batch, PREC, o.system, o.act);
+            o.host_mem = beside;
+            EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
+            fprintf(stderr, "host budget all beside the arena: \"%s\"\n", err);
+            EXPECT(strstr(err, "host-mem") && strstr(err, "leave nothing"));
+            o.host_mem = beside + 4096;
             EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
             fprintf(stderr, "small host: \"%s\"\n", err);
             EXPECT(strstr(err, "host-mem") && strstr(err, "asked"));
