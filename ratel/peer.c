@@ -1,39 +1,36 @@
 /* The GEMM peer of a trainer's FLOP rate: plain cblas_sgemm over exactly
- * the GEMMs one decoder block runs (nn_block_gemm_shapes), as mb-nn does,
- * timed in the same run as the trainer. */
+ * the GEMMs one decoder block runs (nn_block_gemm_shapes), on nn's GEMM
+ * peer (mb-nn's: each GEMM its own filled operands), timed in the same run
+ * as the trainer. A warm-up pass first, then the median of three: a
+ * single cold pass (fresh zero pages faulted in under the timer) read
+ * 10-13% low after some runs and not others, so the peer moved with what
+ * ran before it rather than with the host's speed. */
 #include "ratel.h"
 #include "../common/common.h"
 
-#include <cblas.h>
 #include <stdlib.h>
+
+enum { PEER_PASSES = 3 };
 
 double ratel_gemm_peer_rate(const struct nn_gpt_config *cfg, int B, double *seconds)
 {
-    struct nn_gemm_shape g[32];
-    int n = nn_block_gemm_shapes(cfg, B, g, 32);
-    size_t most = 1;
-    for (int i = 0; i < n; i++) {
-        size_t a = (size_t)g[i].M * g[i].K, b = (size_t)g[i].K * g[i].N, c = (size_t)g[i].M * g[i].N;
-        most = a > most ? a : most;
-        most = b > most ? b : most;
-        most = c > most ? c : most;
+    struct nn_gemm_peer p = {0};
+    double rate = 0, dt = 0;
+    if (nn_gemm_peer_init(&p, cfg, B, 0) == 0) {
+        double flops = 0, pass[PEER_PASSES];
+        for (int i = 0; i < p.ng; i++)
+            flops += 2.0 * p.g[i].M * p.g[i].N * p.g[i].K * p.g[i].count;
+        nn_gemm_peer_run(&p, 0); /* warm-up: operands, C and OpenBLAS's threads touched */
+        for (int k = 0; k < PEER_PASSES; k++) {
+            double t0 = mb_now();
+            nn_gemm_peer_run(&p, k + 1);
+            pass[k] = mb_now() - t0;
+        }
+        dt = mb_median(pass, PEER_PASSES);
+        rate = dt > 0 ? flops / dt : 0;
     }
-    float *A = calloc(most, 4), *Bm = calloc(most, 4), *C = calloc(most, 4);
-    double flops = 0, t0 = mb_now();
-    for (int i = 0; A && Bm && C && i < n; i++) {
-        int lda = g[i].ta ? g[i].M : g[i].K, ldb = g[i].tb ? g[i].K : g[i].N;
-        for (int r = 0; r < g[i].count; r++)
-            cblas_sgemm(CblasRowMajor, g[i].ta ? CblasTrans : CblasNoTrans,
-                        g[i].tb ? CblasTrans : CblasNoTrans, g[i].M, g[i].N, g[i].K, 1.0f, A, lda,
-                        Bm, ldb, 0.0f, C, g[i].N);
-        flops += 2.0 * g[i].M * g[i].N * g[i].K * g[i].count;
-    }
-    double dt = mb_now() - t0;
-    int ok = A && Bm && C;
-    free(A);
-    free(Bm);
-    free(C);
+    nn_gemm_peer_free(&p);
     if (seconds)
         *seconds = dt;
-    return ok && dt > 0 ? flops / dt : 0;
+    return rate;
 }

@@ -560,8 +560,10 @@ struct mb_link *ratel_trainer_link(struct ratel_trainer *t);
 struct mb_ostore *ratel_trainer_store(struct ratel_trainer *t);
 void ratel_trainer_free(struct ratel_trainer *t);
 
-/* cblas_sgemm's rate (FLOP/s) over one block's GEMMs (nn_block_gemm_shapes),
- * timed now (the trainer's FLOP rate's peer); 0 when out of memory. */
+/* cblas_sgemm's rate (FLOP/s) over one block's GEMMs (nn_block_gemm_shapes,
+ * nn's GEMM peer), timed now: the median of three passes after a warm-up
+ * (the trainer's FLOP rate's peer; *seconds: the median pass); 0 when out
+ * of memory. */
 double ratel_gemm_peer_rate(const struct nn_gpt_config *cfg, int B, double *seconds);
 
 #endif

@@ -57,6 +57,18 @@ def naive_gain(f, b, s, a, ra=0.0):
     return (f + max(b, s)) / (f + max(b, s - a - ra, a))
 
 
+def cpu_drift(a, b, name_a, name_b, tol=0.05):
+    """The two runs' host speed beside a ratio of them: each run's own
+    cblas_sgemm rate on the blocks' GEMM shapes (mb-ratel measures it in
+    the run), said when they are more than tol apart, since the VM's cores
+    ran 10-20% faster or slower from one run to the next. "" otherwise."""
+    ra, rb = (a or {}).get("cblas_sgemm_rate"), (b or {}).get("cblas_sgemm_rate")
+    if not ra or not rb or abs(ra - rb) / max(ra, rb) <= tol:
+        return ""
+    return (f"; the host's cblas_sgemm {ra / 1e9:.0f} GFLOP/s in the {name_a} run, {rb / 1e9:.0f} in the "
+            f"{name_b} run: {abs(ra - rb) / max(ra, rb) * 100:.0f}% apart")
+
+
 def within(x, ref, tol):
     """|x - ref| / ref <= tol, and False for NaN or a zero reference."""
     return bool(ref) and abs(x - ref) / ref <= tol
@@ -241,6 +253,7 @@ def performance(rows):
         beside = f"overlap's ideal {ideal:.2f}×" if ideal else ""
         if opt.get("act_storage_bytes_last") is not None:
             beside += ("; " if beside else "") + f"{opt['act_storage_bytes_last'] / 1e6:.1f} MB of activations on storage"
+        beside += cpu_drift(opt, zi, "ratel", "zero-infinity")
         beside = f" ({beside})" if beside else ""
         out.append(f"| optimized+ratel vs zero-infinity, tokens/s (batch {bal}) | ≥ 1.8× | {x:.2f}×{beside} | "
                    f"{verdict(x >= 1.8)} |")
@@ -269,7 +282,8 @@ def performance(rows):
         how = ("same swap set" + (f", naive's {n['policy_source']}" if n.get("policy_source") else "")
                if same else "NOT the same swap set: two policies compared, not two orders")
         out.append(f"| optimized vs naive, batch {b}: measured gain vs the model's (F+max(B,S))/(F+max(B,S-A,A)) | "
-                   f"≥ 1×, within 10%, one swap set | {meas:.2f}× vs {model:.2f}× ({err * 100:.0f}%; {how}) | "
+                   f"≥ 1×, within 10%, one swap set | {meas:.2f}× vs {model:.2f}× ({err * 100:.0f}%; {how}"
+                   f"{cpu_drift(o, n, 'optimized', 'naive')}) | "
                    f"{verdict(bool(same) and meas >= 1 and within(meas, model, 0.1))} |")
     # T_b outside the swept points, per batch (the optimized Ratel runs):
     # its compute term carries the cores' sharing the profiling step priced

@@ -9,7 +9,7 @@ METRICS = ("tokens_per_s", "t_f_predicted_s", "t_b_predicted_s", "t_f_measured_s
            "cpu_link_s_last", "act_swapped_bytes_last", "act_storage_bytes_last", "policy_act_storage_bytes",
            "hw_mem_avail_bytes", "recompute_flops_last", "t_b_compute_s", "t_b_recompute_s", "t_b_swapin_wait_s",
            "t_b_stage_wait_s", "policy_swap_set", "policy_source", "hw_bwd_share_s", "hw_gemm_flops",
-           "t_b_predicted_unshared_s")
+           "t_b_predicted_unshared_s", "cblas_sgemm_rate")
 
 
 def rows(paths):
