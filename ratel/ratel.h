@@ -403,14 +403,15 @@ enum ratel_system {
 };
 const char *ratel_system_name(enum ratel_system s);
 /* host_arena.c: the bytes the trainer of system sys under policy act needs
- * in its host arena at the least (--host-mem less ratel_host_beside_bytes): the P16 staging and G16 landing slots as setup takes them
+ * in its host arena at the least (--host-mem less ratel_host_beside_bytes):
+ * the P16 staging and G16 landing slots as setup takes them
  * and, with the states on storage, the block inputs the first two steps
  * swap (later ones send what exceeds MEM_avail to storage), each rounded
  * to 64 as allocated (act: unused since swap-all may spill too).
  * 0 where activations stay on the device. */
 uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
                                enum ratel_system sys, enum ratel_act act);
-/* The host bytes that trainer keeps beside its arena, inside --host-mem
+/* The host bytes that trainer keeps beside its arena, within --host-mem
  * all the same (the paper's MEM_avail is what the host has left after the
  * optimizer's and prefetch buffers): mb_ostore's buffers
  * (mb_ostore_host_bytes) and, unless act is host-only, the activations'
