@@ -34,10 +34,14 @@ int nn_gemm_peer_init(struct nn_gemm_peer *p, const struct nn_gpt_config *cfg, i
 
 void nn_gemm_peer_free(struct nn_gemm_peer *p)
 {
-    for (int i = 0; p->A && i < p->ng; i++) {
-        free(p->A[i]);
-        free(p->B[i]);
-        free(p->C[i]);
+    /* (an init that failed half way may have left any of the arrays NULL) */
+    for (int i = 0; i < p->ng; i++) {
+        if (p->A)
+            free(p->A[i]);
+        if (p->B)
+            free(p->B[i]);
+        if (p->C)
+            free(p->C[i]);
     }
     free(p->A);
     free(p->B);
