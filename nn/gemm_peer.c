@@ -49,15 +49,28 @@ void nn_gemm_peer_free(struct nn_gemm_peer *p)
     p->A = p->B = p->C = NULL;
 }
 
+/* with recompute the block reruns its forward GEMMs but W2's: so does
+ * the peer */
+static int reps_of(const struct nn_gemm_peer *p, const struct nn_gemm_shape *g)
+{
+    return g->count * (p->recompute && g->recomputed ? 2 : 1);
+}
+
+double nn_gemm_peer_flops(const struct nn_gemm_peer *p)
+{
+    double flops = 0;
+    for (int i = 0; i < p->ng; i++)
+        flops += 2.0 * p->g[i].M * p->g[i].N * p->g[i].K * reps_of(p, &p->g[i]);
+    return flops;
+}
+
 void nn_gemm_peer_run(struct nn_gemm_peer *p, long long iter)
 {
     for (int i = 0; i < p->ng; i++) {
         const struct nn_gemm_shape *g = &p->g[i];
         int lda = g->ta ? g->M : g->K, ldb = g->tb ? g->K : g->N;
         p->A[i][0] = (float)(iter % 7) * 0.125f; /* fresh data: one element of A */
-        /* with recompute the block reruns its forward GEMMs but W2's: so
-         * does the peer */
-        int reps = g->count * (p->recompute && g->recomputed ? 2 : 1);
+        int reps = reps_of(p, g);
         double t0 = nn_stage_now();
         for (int r = 0; r < reps; r++)
             cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans,

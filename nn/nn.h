@@ -467,6 +467,8 @@ int nn_gemm_peer_init(struct nn_gemm_peer *p, const struct nn_gpt_config *cfg, i
 void nn_gemm_peer_free(struct nn_gemm_peer *p);
 /* One pass of every GEMM, each timed; iter changes one element of each A first. */
 void nn_gemm_peer_run(struct nn_gemm_peer *p, long long iter);
+/* The FLOPs of one pass (2MNK per GEMM call, the recomputed ones twice). */
+double nn_gemm_peer_flops(const struct nn_gemm_peer *p);
 /* Freivalds' check of every C (a random vector from seed): 0, or 1 with
  * msg naming the GEMM and row. */
 int nn_gemm_peer_check(const struct nn_gemm_peer *p, uint64_t seed, char *msg, size_t len);

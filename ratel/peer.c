@@ -17,9 +17,7 @@ double ratel_gemm_peer_rate(const struct nn_gpt_config *cfg, int B, double *seco
     struct nn_gemm_peer p = {0};
     double rate = 0, dt = 0;
     if (nn_gemm_peer_init(&p, cfg, B, 0) == 0) {
-        double flops = 0, pass[PEER_PASSES];
-        for (int i = 0; i < p.ng; i++)
-            flops += 2.0 * p.g[i].M * p.g[i].N * p.g[i].K * p.g[i].count;
+        double flops = nn_gemm_peer_flops(&p), pass[PEER_PASSES];
         nn_gemm_peer_run(&p, 0); /* warm-up: operands, C and OpenBLAS's threads touched */
         for (int k = 0; k < PEER_PASSES; k++) {
             double t0 = mb_now();

@@ -14,14 +14,13 @@
 static void gemm_rates(const struct nn_gpt_config *cfg, int B, int reps, double rate[2])
 {
     struct nn_gemm_peer p;
-    double best = INFINITY, cbest = INFINITY, flops = 0;
+    double best = INFINITY, cbest = INFINITY;
     rate[0] = rate[1] = NAN;
     if (nn_gemm_peer_init(&p, cfg, B, 0) != 0) {
         nn_gemm_peer_free(&p);
         return;
     }
-    for (int i = 0; i < p.ng; i++)
-        flops += 2.0 * p.g[i].M * p.g[i].N * p.g[i].K * p.g[i].count;
+    double flops = nn_gemm_peer_flops(&p);
     for (int r = 0; r < (reps < 1 ? 1 : reps); r++) {
         double c0 = mb_cpu_s(0);
         nn_gemm_peer_run(&p, r);

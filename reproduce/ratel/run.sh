@@ -40,7 +40,7 @@ for a in "$@"; do [ "$a" = --with-deepspeed ] && deepspeed=1 || args+=("$a"); do
 source reproduce/opts.sh
 study_opts run.sh "scale slurm dir out" "$0" ${args[@]+"${args[@]}"}
 mem=()   # budgets (the defaults: 1G each)
-zimem=() # zero-infinity's (full scale: more host memory, below)
+zimem=() # zero-infinity's (full scale: more host memory, below; else mem)
 case $scale in
 tiny) model=gpt-tiny batches="1 2" files_list="1 2" iters=2 ;;
 small) model=gpt-small batches="1 2 4" files_list="1 2 4" iters=3 ;;
@@ -67,6 +67,7 @@ full)
   zimem=(--dev-mem 1G --host-mem 1G) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
+[ ${#zimem[@]} -gt 0 ] || zimem=(${mem[@]+"${mem[@]}"})
 out=${out:-$root/${BUILD:-build}/reproduce/ratel}
 export MB_RATEL_DIR=${dir:-${MB_RATEL_DIR:-$root/${BUILD:-build}/ratel-data}}
 export MB_RESULTS=$out/results MB_ITERS=$iters MB_WARMUP=1
@@ -135,7 +136,7 @@ for b in $batches; do
     # its step exceeds their sum (1.16x in an earlier quiet reference)
     [ $s != zero-offload ] && [ "$b" = "$mid" ] && extra="$extra --trace"
     e=("${emu[@]}")
-    [ $s = zero-infinity ] && [ ${#zimem[@]} -gt 0 ] && e=("${ziemu[@]}")
+    [ $s = zero-infinity ] && e=("${ziemu[@]}")
     runs+=("sys-$s-b$b --model $model --batch $b --system $s --files 2 ${e[*]} $extra")
   done
   # zero-infinity reruns a dropped block's whole forward, as DeepSpeed's
@@ -145,9 +146,7 @@ for b in $batches; do
   # at the last batch only, the balance's side: 110 s of the study's time
   # at the others)
   if [ $scale != full ] || [ "$b" = "${batches##* }" ]; then
-    e=("${emu[@]}")
-    [ ${#zimem[@]} -gt 0 ] && e=("${ziemu[@]}")
-    runs+=("sys-zero-infinity-partial-b$b --model $model --batch $b --system zero-infinity --recompute partial --files 2 ${e[*]} --no-check")
+    runs+=("sys-zero-infinity-partial-b$b --model $model --batch $b --system zero-infinity --recompute partial --files 2 ${ziemu[*]} --no-check")
   fi
   # The other orders run the optimized run's swap set (@set: its
   # policy_swap_set, given with --swap-set), so optimized against naive
