@@ -18,7 +18,7 @@
 
 static struct {
     char *model, *dir, *swap_set;
-    long long batch, files, read_ahead;
+    long long batch, files, read_ahead, update_chunk;
     int system, act, order, case1, plan, trace, budget_how, recompute;
     size_t dev_mem, host_mem, storage;
     double link_gbps, file_gbps;
@@ -40,6 +40,10 @@ static const struct mb_opt ratel_opts[] = {
      "store's idle buffer sets: the embedding's (updated last, so the step does not end reading it), then the "
      "top layers' (updated first: off backward's storage path) (0: the paper's order alone; the other orders: "
      "none)", "N"},
+    {"update-chunk", 0, MB_OPT_INT, &opt.update_chunk, "2097152", NULL, 32768, 1LL << 40,
+     "elements the store updates at a time (DeepSpeed's sub_group_size; rounded up to 32768): a layer's "
+     "chunks are read, updated and written last to first as its G16 lands, and the store's 3 buffer sets "
+     "hold a chunk each, within --host-mem", "N"},
     {"recompute", 0, MB_OPT_CHOICE, &opt.recompute, "auto", "auto|whole|partial", 0, 0,
      "what a dropped block reruns in backward: its whole forward (whole: DeepSpeed's checkpointing, FLOP_r = "
      "FLOP_f) or the steps its tensors need (partial: nn's); auto: whole for zero-infinity, else partial; whole "
@@ -84,7 +88,8 @@ static const struct nn_precision PREC = {NN_F16, NN_F16, NN_F32};
 
 static struct ratel_budget budget(void)
 {
-    return (struct ratel_budget){opt.dev_mem, opt.host_mem, opt.storage, opt.act == RATEL_ACT_HOST_ONLY};
+    return (struct ratel_budget){opt.dev_mem, opt.host_mem, opt.storage, opt.act == RATEL_ACT_HOST_ONLY,
+                                 (uint64_t)opt.update_chunk};
 }
 
 static int usage(struct mb_run *run, const char *line)
@@ -159,7 +164,7 @@ static int validate(struct mb_run *run)
     uint64_t need = ratel_host_arena_need(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
                                           (enum ratel_act)opt.act) +
                     ratel_host_beside_bytes(&opt.cfg, B, PREC, (enum ratel_system)opt.system,
-                                            (enum ratel_act)opt.act);
+                                            (enum ratel_act)opt.act, (uint64_t)opt.update_chunk);
     if (need > opt.host_mem)
         return snprintf(err, sizeof(err), "--host-mem: %zu bytes cannot hold %s activations that --act %s swaps "
                         "beside the P16/G16 slots, the store's buffers and the staging slots; the smallest that "
@@ -346,7 +351,8 @@ static int setup(struct mb_run *run, const struct mb_case *c, void **state)
         .case1 = (enum ratel_case1)opt.case1, .order = (enum mb_ostore_order)opt.order,
         .dir = opt.dir, .nfiles = (int)opt.files, .file_gbps = opt.file_gbps, .dev_mem = opt.dev_mem,
         .host_mem = opt.host_mem, .link_gbps = opt.link_gbps, .hp = s->hp, .on_span = on_span,
-        .swap_set = given_set, .recompute_whole = recompute_whole(), .read_ahead = (int)opt.read_ahead};
+        .swap_set = given_set, .recompute_whole = recompute_whole(), .read_ahead = (int)opt.read_ahead,
+        .update_chunk = (uint64_t)opt.update_chunk};
     if (run->common.check) {
         s->ref = nn_gpt_new(&opt.cfg, (int)opt.batch, PREC, (uint64_t)run->common.seed);
         if (!s->ref || nn_adam_state_init(&s->rs, s->ref) != 0)

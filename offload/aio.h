@@ -560,13 +560,16 @@ struct mb_ostore_blob {
     const char *name;
     uint64_t bytes;
 };
-/* Tensor i's state in the store's buffers during an update. */
+/* A chunk of tensor i's state in the store's buffers during an update:
+ * elements [off, off + n) of the tensor (off 0 and n the whole tensor
+ * without a chunk size); p32[0] is element off. */
 struct mb_ostore_state {
     float *p32, *m, *v;
     uint16_t *p16;
-    uint64_t n;
+    uint64_t n, off;
 };
-/* The update: reads grad and st's P32, m, v; writes P32, m, v and P16.
+/* The update: reads grad (the whole tensor's: its element st->off is
+ * the chunk's first) and st's P32, m, v; writes P32, m, v and P16.
  * 0, or non-zero with the reason in err (the step fails with it). */
 typedef int (*mb_ostore_update_fn)(void *ctx, int i, const struct mb_ostore_state *st, const void *grad,
                                    char *err, size_t errlen);
@@ -580,6 +583,11 @@ struct mb_ostore_opts {
     int io_threads;             /* engine threads; 0 = CAM's rule */
     int buffered;               /* never O_DIRECT */
     enum mb_ostore_order order;
+    /* Elements per update at most (DeepSpeed's sub-group): a tensor's step
+     * runs its chunks last to first, each read, updated and written alone,
+     * so the buffer sets hold a chunk, not the largest tensor; rounded up
+     * to the block's alignment (mb_ostore_unit_elems). 0: whole tensors. */
+    uint64_t chunk;
     mb_ostore_update_fn update;
     void *ctx;
     const struct mb_ostore_tensor *tensors;
@@ -615,6 +623,15 @@ struct mb_ostore_io;
  * must leave the store. max_n: the largest tensor's elements (0: blobs
  * only); block: the CRC block (0: the default). */
 uint64_t mb_ostore_host_bytes(uint64_t max_n, size_t block);
+/* The largest update unit's elements at most, what mb_ostore_host_bytes
+ * takes: max_n (the largest tensor) without a chunk size, else the chunk
+ * rounded up to a multiple of block / 2 (every field's chunk starts on a
+ * block) when that is smaller. A tensor is cut into as few chunks as
+ * that allows, of equal length (aligned) but its last. */
+uint64_t mb_ostore_unit_elems(uint64_t max_n, uint64_t chunk, size_t block);
+/* The elements of the unit a step of a tensor of n runs first (its last
+ * chunk; what mb_ostore_read_ahead reads). */
+uint64_t mb_ostore_first_unit_elems(uint64_t n, uint64_t chunk, size_t block);
 /* Creates the files and opens the engine. NULL with the reason in err
  * (a file that exists, a bad folder, a bad option). */
 struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size_t errlen);

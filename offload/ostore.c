@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,63 @@ static int allocate(int fd, uint64_t bytes)
     return rc;
 }
 
+uint64_t mb_ostore_unit_elems(uint64_t max_n, uint64_t chunk, size_t block)
+{
+    uint64_t align = (block ? block : 64u << 10) / 2;
+    uint64_t c = chunk ? (chunk + align - 1) / align * align : max_n;
+    return c < max_n ? c : max_n;
+}
+
+/* The chunk length of a tensor of n elements: n cut into as few chunks as
+ * the chunk size allows, of equal aligned length but the last (so the
+ * unit a step runs first, which a read-ahead holds, is not a sliver). */
+static uint64_t unit_step(uint64_t n, uint64_t chunk, size_t block)
+{
+    uint64_t c = mb_ostore_unit_elems(n, chunk, block), align = (block ? block : 64u << 10) / 2;
+    if (c >= n)
+        return n;
+    uint64_t k = (n + c - 1) / c, even = (n + k - 1) / k;
+    return (even + align - 1) / align * align;
+}
+
+uint64_t mb_ostore_first_unit_elems(uint64_t n, uint64_t chunk, size_t block)
+{
+    uint64_t step = unit_step(n, chunk, block);
+    return n ? n - (n - 1) / step * step : 0;
+}
+
+/* The update units (ostore_internal.h): each tensor cut by unit_step. */
+static int make_units(struct mb_ostore *s, char *err, size_t errlen)
+{
+    const struct mb_ostore_opts *o = &s->o;
+    uint64_t total = 0;
+    for (int i = 0; i < o->ntensors; i++) {
+        uint64_t n = o->tensors[i].n, step = unit_step(n, o->chunk, s->block);
+        total += (n + step - 1) / step;
+    }
+    if (total > INT_MAX / 2)
+        return snprintf(err, errlen, "ostore: %llu update units: a chunk of %llu elements is too small",
+                        (unsigned long long)total, (unsigned long long)o->chunk), -1;
+    s->ubase = calloc((size_t)o->ntensors + 1, sizeof(int));
+    s->unit_tensor = calloc(total + 1, sizeof(int));
+    s->unit_off = calloc(total + 1, sizeof(uint64_t));
+    if (!s->ubase || !s->unit_tensor || !s->unit_off)
+        return snprintf(err, errlen, "ostore: out of memory"), -1;
+    int u = 0;
+    for (int i = 0; i < o->ntensors; i++) {
+        s->ubase[i] = u;
+        uint64_t n = o->tensors[i].n, step = unit_step(n, o->chunk, s->block);
+        for (uint64_t off = 0; off < n; off += step, u++) {
+            s->unit_tensor[u] = i;
+            s->unit_off[u] = off;
+            uint64_t len = n - off < step ? n - off : step;
+            s->max_unit = len > s->max_unit ? len : s->max_unit;
+        }
+    }
+    s->ubase[o->ntensors] = u;
+    return 0;
+}
+
 uint64_t mb_ostore_host_bytes(uint64_t max_n, size_t block)
 {
     uint64_t b = block ? block : 64u << 10;
@@ -154,6 +212,8 @@ struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size
         if (o->tensors[i].n > s->max_n)
             s->max_n = o->tensors[i].n;
     }
+    if (make_units(s, err, errlen) != 0)
+        goto fail;
     for (int b = 0; b < o->nblobs; b++)
         set_extent(s, 4 * o->ntensors + b, o->blobs[b].name, NULL, o->blobs[b].bytes, &at);
     for (int k = 0; k < s->next; k++) {
@@ -211,7 +271,7 @@ struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size
         mb_rate_init(&s->rate[f], o->file_gbps * 1e9, (double)s->stripe);
     }
     struct mb_aio_opts ao = {.nthreads = o->io_threads, .stripe = s->stripe, .buffered = o->buffered,
-                             .arena = (size_t)mb_ostore_host_bytes(o->ntensors ? s->max_n : 0, s->block)};
+                             .arena = (size_t)mb_ostore_host_bytes(o->ntensors ? s->max_unit : 0, s->block)};
     s->eng = mb_aio_open((const char *const *)s->path, s->nfiles, &ao, err, errlen);
     if (!s->eng)
         goto fail;
@@ -523,6 +583,9 @@ void mb_ostore_close(struct mb_ostore *s)
         free(s->ext[k].written);
     }
     free(s->ext);
+    free(s->ubase);
+    free(s->unit_tensor);
+    free(s->unit_off);
     pthread_cond_destroy(&s->more);
     pthread_cond_destroy(&s->idle);
     pthread_mutex_destroy(&s->mu);

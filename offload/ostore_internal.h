@@ -19,11 +19,11 @@ struct ostore_extent {
     uint64_t fault_block, fault_bit;
 };
 
-/* One set of step buffers: a tensor's P32, m, v and P16. */
+/* One set of step buffers: an update unit's P32, m, v and P16. */
 struct ostore_set {
     float *p32, *m, *v;
     uint16_t *p16;
-    int tensor;                 /* read into it, or -1 */
+    int unit;                   /* read into it, or -1 */
     struct mb_ostore_io *rd[3]; /* reads in flight (P32, m, v) */
     struct mb_ostore_io *wr[4]; /* writes in flight */
 };
@@ -43,6 +43,11 @@ struct mb_ostore {
     struct ostore_extent *ext;
     int next_t;                 /* tensor extents: 4 per tensor, then blobs */
     uint64_t max_n;             /* largest tensor */
+    /* update units: a tensor's chunks in order, tensor 0's first; a step of
+     * tensor i runs units ubase[i + 1] - 1 down to ubase[i] */
+    uint64_t max_unit;          /* the largest unit's elements */
+    int *ubase, *unit_tensor;
+    uint64_t *unit_off;
     int fault_blob;             /* corrupt-act: the first blob write completed gets the flip */
 
     pthread_mutex_t mu;         /* buckets, stats, CRC tables, first error */

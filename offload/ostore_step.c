@@ -16,16 +16,30 @@ static void *field_buf(struct ostore_set *b, int f)
     return f == MB_OSTORE_P32 ? (void *)b->p32 : f == MB_OSTORE_M ? (void *)b->m : f == MB_OSTORE_V ? (void *)b->v : (void *)b->p16;
 }
 
-/* Submits tensor i's reads (P32, m, v) into set b. */
-static int submit_reads(struct mb_ostore *s, struct ostore_set *b, int i, char *err, size_t errlen)
+/* Unit u's elements (its tensor's last chunk may be short). */
+static uint64_t unit_n(const struct mb_ostore *s, int u)
 {
-    b->tensor = i;
-    for (int f = 0; f < 3; f++) {
-        int e = mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f);
-        if (ostore_submit(s, MB_AIO_READ, e, 0, mb_ostore_extent_bytes(s, e), field_buf(b, f), 1, &b->rd[f], err,
-                             errlen) != 0)
+    int i = s->unit_tensor[u];
+    uint64_t end = u + 1 < s->ubase[i + 1] ? s->unit_off[u + 1] : s->o.tensors[i].n;
+    return end - s->unit_off[u];
+}
+
+/* Unit u's field f from or into set b: its part of the tensor's extent. */
+static int submit_field(struct mb_ostore *s, int op, struct ostore_set *b, int u, int f, struct mb_ostore_io **io,
+                        char *err, size_t errlen)
+{
+    uint64_t eb = f == MB_OSTORE_P16 ? 2 : 4;
+    int e = mb_ostore_tensor_extent(s, s->unit_tensor[u], (enum mb_ostore_field)f);
+    return ostore_submit(s, op, e, s->unit_off[u] * eb, unit_n(s, u) * eb, field_buf(b, f), 1, io, err, errlen);
+}
+
+/* Submits unit u's reads (P32, m, v) into set b. */
+static int submit_reads(struct mb_ostore *s, struct ostore_set *b, int u, char *err, size_t errlen)
+{
+    b->unit = u;
+    for (int f = 0; f < 3; f++)
+        if (submit_field(s, MB_AIO_READ, b, u, f, &b->rd[f], err, errlen) != 0)
             return -1;
-    }
     return 0;
 }
 
@@ -39,9 +53,10 @@ static int wait_reads(struct mb_ostore *s, struct ostore_set *b, char *err, size
     return rc;
 }
 
-static int update(struct mb_ostore *s, struct ostore_set *b, int i, const void *grad, char *err, size_t errlen)
+static int update(struct mb_ostore *s, struct ostore_set *b, int u, const void *grad, char *err, size_t errlen)
 {
-    struct mb_ostore_state st = {b->p32, b->m, b->v, b->p16, s->o.tensors[i].n};
+    int i = s->unit_tensor[u];
+    struct mb_ostore_state st = {b->p32, b->m, b->v, b->p16, unit_n(s, u), s->unit_off[u]};
     double t0 = mb_now();
     snprintf(err, errlen, "ostore: the update of %s failed", s->o.tensors[i].name);
     int rc = s->o.update(s->o.ctx, i, &st, grad, err, errlen);
@@ -50,36 +65,44 @@ static int update(struct mb_ostore *s, struct ostore_set *b, int i, const void *
         s->o.on_span(s->o.span_ctx, "update", s->o.tensors[i].name, t0, t1);
     pthread_mutex_lock(&s->mu);
     s->st.update_s += t1 - t0;
-    s->st.steps++;
     pthread_mutex_unlock(&s->mu);
     if (rc != 0)
         return -1;
     return 0;
 }
 
-static int submit_writes(struct mb_ostore *s, struct ostore_set *b, int i, char *err, size_t errlen)
+static void count_step(struct mb_ostore *s)
 {
-    b->tensor = -1;
-    for (int f = 0; f < MB_OSTORE_NFIELDS; f++) {
-        int e = mb_ostore_tensor_extent(s, i, (enum mb_ostore_field)f);
-        if (ostore_submit(s, MB_AIO_WRITE, e, 0, mb_ostore_extent_bytes(s, e), field_buf(b, f), 1, &b->wr[f], err,
-                             errlen) != 0)
+    pthread_mutex_lock(&s->mu);
+    s->st.steps++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int submit_writes(struct mb_ostore *s, struct ostore_set *b, int u, char *err, size_t errlen)
+{
+    b->unit = -1;
+    for (int f = 0; f < MB_OSTORE_NFIELDS; f++)
+        if (submit_field(s, MB_AIO_WRITE, b, u, f, &b->wr[f], err, errlen) != 0)
             return -1;
-    }
     return 0;
 }
 
-/* serial and naive: R(i), wait, update, W(i), wait */
+/* serial and naive: per unit, last to first: R(u), wait, update, W(u), wait */
 static int step_simple(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
 {
     struct ostore_set *b = &s->set[0];
-    int rc = submit_reads(s, b, i, err, errlen);
-    rc = wait_reads(s, b, rc ? NULL : err, rc ? 0 : errlen) || rc;
-    b->tensor = -1;
-    if (rc || update(s, b, i, grad, err, errlen) != 0)
-        return -1;
-    rc = submit_writes(s, b, i, err, errlen);
-    return mb_ostore_wait_all(b->wr, 4, rc ? NULL : err, rc ? 0 : errlen) || rc ? -1 : 0;
+    for (int u = s->ubase[i + 1] - 1; u >= s->ubase[i]; u--) {
+        int rc = submit_reads(s, b, u, err, errlen);
+        rc = wait_reads(s, b, rc ? NULL : err, rc ? 0 : errlen) || rc;
+        b->unit = -1;
+        if (rc || update(s, b, u, grad, err, errlen) != 0)
+            return -1;
+        rc = submit_writes(s, b, u, err, errlen);
+        if (mb_ostore_wait_all(b->wr, 4, rc ? NULL : err, rc ? 0 : errlen) || rc)
+            return -1;
+    }
+    count_step(s);
+    return 0;
 }
 
 static int has_writes(const struct ostore_set *b)
@@ -98,7 +121,7 @@ static struct ostore_set *free_set(struct mb_ostore *s, struct ostore_set *not, 
     struct ostore_set *pick = NULL;
     for (int k = 0; k < OSTORE_SETS; k++) {
         struct ostore_set *b = &s->set[k];
-        if (b == not || b->tensor >= 0)
+        if (b == not || b->unit >= 0)
             continue;
         if (!has_writes(b))
             return b;
@@ -110,11 +133,11 @@ static struct ostore_set *free_set(struct mb_ostore *s, struct ostore_set *not, 
     return pick;
 }
 
-/* The set holding tensor i's reads (submitted or done), or NULL. */
-static struct ostore_set *holding(struct mb_ostore *s, int i)
+/* The set holding unit u's reads (submitted or done), or NULL. */
+static struct ostore_set *holding(struct mb_ostore *s, int u)
 {
     for (int k = 0; k < OSTORE_SETS; k++)
-        if (s->set[k].tensor == i)
+        if (s->set[k].unit == u)
             return &s->set[k];
     return NULL;
 }
@@ -125,7 +148,7 @@ static void drop_reads(struct mb_ostore *s, struct ostore_set *b)
 {
     char drop[512];
     mb_ostore_wait_all(b->rd, 3, drop, sizeof(drop));
-    b->tensor = -1;
+    b->unit = -1;
     pthread_mutex_lock(&s->mu);
     s->st.read_aheads_dropped++;
     pthread_mutex_unlock(&s->mu);
@@ -138,49 +161,56 @@ static struct ostore_set *take_set(struct mb_ostore *s, struct ostore_set *not, 
 {
     struct ostore_set *b = free_set(s, not, s->write_seq, err, errlen, rc);
     for (int k = 0; !b && !*rc && k < OSTORE_SETS; k++)
-        if (&s->set[k] != not && s->set[k].tensor != keep) {
+        if (&s->set[k] != not && s->set[k].unit != keep) {
             b = &s->set[k];
             drop_reads(s, b);
         }
     return b;
 }
 
-/* optimized: R(i) (read ahead by the previous step or the caller), R(i-1)
- * submitted unless it is read already, then wait R(i), update, W(i)
- * submitted and left in flight. Other read-aheads stay for their steps. */
+/* optimized, per unit u of tensor i, last to first: R(u) (read ahead by
+ * the previous unit's step or the caller), R(u-1) submitted unless it is
+ * read already (u-1 is the next tensor's last chunk past i's first), then
+ * wait R(u), update, W(u) submitted and left in flight. Other read-aheads
+ * stay for their steps. */
 static int step_optimized(struct mb_ostore *s, int i, const void *grad, char *err, size_t errlen)
 {
-    int rc = 0;
-    struct ostore_set *cur = holding(s, i);
-    if (!cur) {
-        cur = take_set(s, NULL, i - 1, err, errlen, &rc);
-        if (rc || !cur || submit_reads(s, cur, i, err, errlen) != 0)
+    for (int u = s->ubase[i + 1] - 1; u >= s->ubase[i]; u--) {
+        int rc = 0;
+        struct ostore_set *cur = holding(s, u);
+        if (!cur) {
+            cur = take_set(s, NULL, u - 1, err, errlen, &rc);
+            if (rc || !cur || submit_reads(s, cur, u, err, errlen) != 0)
+                return -1;
+        }
+        if (u > 0 && !holding(s, u - 1)) {
+            struct ostore_set *nxt = take_set(s, cur, -2, err, errlen, &rc);
+            if (rc || !nxt || submit_reads(s, nxt, u - 1, err, errlen) != 0)
+                return -1;
+        }
+        if (wait_reads(s, cur, err, errlen) != 0 || update(s, cur, u, grad, err, errlen) != 0) {
+            cur->unit = -1;
+            return -1;
+        }
+        s->write_seq[cur - s->set] = ++s->wcount;
+        if (submit_writes(s, cur, u, err, errlen) != 0)
             return -1;
     }
-    if (i > 0 && !holding(s, i - 1)) {
-        struct ostore_set *nxt = take_set(s, cur, -2, err, errlen, &rc);
-        if (rc || !nxt || submit_reads(s, nxt, i - 1, err, errlen) != 0)
-            return -1;
-    }
-    if (wait_reads(s, cur, err, errlen) != 0 || update(s, cur, i, grad, err, errlen) != 0) {
-        cur->tensor = -1;
-        return -1;
-    }
-    s->write_seq[cur - s->set] = ++s->wcount;
-    return submit_writes(s, cur, i, err, errlen);
+    count_step(s);
+    return 0;
 }
 
 /* mb_ostore_read_ahead on the store's thread: into a free set only (a
  * set holding another read-ahead is not taken from it). */
 static int read_ahead(struct mb_ostore *s, int i, char *err, size_t errlen)
 {
-    int rc = 0;
-    if (holding(s, i))
+    int rc = 0, u = s->ubase[i + 1] - 1; /* the unit its step runs first */
+    if (holding(s, u))
         return 0;
     struct ostore_set *b = free_set(s, NULL, s->write_seq, err, errlen, &rc);
     if (rc || !b)
         return rc;
-    if (submit_reads(s, b, i, err, errlen) != 0)
+    if (submit_reads(s, b, u, err, errlen) != 0)
         return -1;
     pthread_mutex_lock(&s->mu);
     s->st.read_aheads++;
@@ -194,7 +224,7 @@ static int flush_sets(struct mb_ostore *s, char *err, size_t errlen)
     int rc = 0;
     char drop[512];
     for (int k = 0; k < OSTORE_SETS; k++) {
-        if (s->set[k].tensor >= 0)
+        if (s->set[k].unit >= 0)
             drop_reads(s, &s->set[k]);
         if (mb_ostore_wait_all(s->set[k].wr, 4, rc ? drop : err, rc ? sizeof(drop) : errlen) != 0)
             rc = -1;
@@ -322,10 +352,10 @@ int ostore_steps_init(struct mb_ostore *s, char *err, size_t errlen)
 {
     if (!s->o.ntensors)
         return 0;
-    uint64_t n = s->max_n;
+    uint64_t n = s->max_unit;
     for (int k = 0; k < OSTORE_SETS; k++) {
         struct ostore_set *b = &s->set[k];
-        b->tensor = -1;
+        b->unit = -1;
         b->p32 = mb_aio_alloc(s->eng, round_block(s, 4 * n));
         b->m = mb_aio_alloc(s->eng, round_block(s, 4 * n));
         b->v = mb_aio_alloc(s->eng, round_block(s, 4 * n));

@@ -98,7 +98,7 @@ uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn
 }
 
 uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
-                                 enum ratel_system sys, enum ratel_act act)
+                                 enum ratel_system sys, enum ratel_act act, uint64_t chunk)
 {
     if (sys != RATEL_SYS_RATEL && sys != RATEL_SYS_ZERO_INFINITY)
         return 0; /* no store */
@@ -108,8 +108,8 @@ uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct 
         nn_gpt_layer_account(cfg, B, prec, l, &a);
         maxp = a.params > maxp ? a.params : maxp;
     }
-    /* the store's buffer sets (open_store: its tensors are the layers, the
-     * default block), and the storage path's staging slots wherever some
+    /* the store's buffer sets (open_store: its tensors are the layers,
+     * updated in chunks, the default block), and the storage path's staging slots wherever some
      * activations may go there (host-only never sends any) */
-    return mb_ostore_host_bytes(maxp, 0) + (act == RATEL_ACT_HOST_ONLY ? 0 : RATEL_ACT_STAGING_BYTES);
+    return mb_ostore_host_bytes(mb_ostore_unit_elems(maxp, chunk ? chunk : RATEL_UPDATE_CHUNK, 0), 0) + (act == RATEL_ACT_HOST_ONLY ? 0 : RATEL_ACT_STAGING_BYTES);
 }

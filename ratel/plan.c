@@ -45,7 +45,7 @@ void ratel_plan(const struct nn_gpt_config *cfg, int B, struct nn_precision prec
     (void)maxgb;
     o->host_fixed = 4 * ((maxp * 2 + 63) / 64 * 64);
     o->host_store = ratel_host_beside_bytes(cfg, B, prec, RATEL_SYS_RATEL,
-                                            bud->host_only_act ? RATEL_ACT_HOST_ONLY : RATEL_ACT_RATEL);
+                                            bud->host_only_act ? RATEL_ACT_HOST_ONLY : RATEL_ACT_RATEL, bud->update_chunk);
     uint64_t fixed = o->host_fixed + o->host_store;
     uint64_t avail = bud->host_mem > fixed ? bud->host_mem - fixed : 0;
     o->host_act = o->act_swap < avail ? o->act_swap : avail;

@@ -325,6 +325,7 @@ struct ratel_budget {
     uint64_t host_mem;   /* host budget */
     uint64_t storage;    /* storage capacity, 0: unlimited */
     int host_only_act;   /* 1: activations may not go to storage (Ratel+CpuAct) */
+    uint64_t update_chunk; /* the store's update chunk (0: RATEL_UPDATE_CHUNK) */
 };
 
 struct ratel_plan {
@@ -339,7 +340,8 @@ struct ratel_plan {
     /* host_fixed: the trainer's host arena without activations, exactly;
      * host_store: what the trainer keeps beside it in the same budget
      * (ratel_host_beside_bytes: mb_ostore's 3 step buffer sets of the
-     * largest layer, 14 bytes a parameter, and unless host-only the
+     * largest update unit (RATEL_UPDATE_CHUNK, or the largest layer when
+     * smaller), 14 bytes a parameter, and unless host-only the
      * activations' staging slots, RATEL_ACT_STAGING_BYTES) */
     uint64_t host_store;
     /* device: ratel_dev_bytes(RATEL_SYS_RATEL), the trainer's arena peak */
@@ -416,9 +418,10 @@ uint64_t ratel_host_arena_need(const struct nn_gpt_config *cfg, int B, struct nn
  * optimizer's and prefetch buffers): mb_ostore's buffers
  * (mb_ostore_host_bytes) and, unless act is host-only, the activations'
  * staging slots (RATEL_ACT_STAGING_BYTES). The arena is --host-mem less
- * these; 0 without a store (zero-offload, no-offload). */
+ * these; 0 without a store (zero-offload, no-offload). chunk: the store's
+ * update chunk in elements (0: RATEL_UPDATE_CHUNK). */
 uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct nn_precision prec,
-                                 enum ratel_system sys, enum ratel_act act);
+                                 enum ratel_system sys, enum ratel_act act, uint64_t chunk);
 /* dev_bytes.c: the device arena's bytes exactly as the trainer of system
  * sys allocates them (its peak; --plan's device need is the ratel one):
  * nn's workspace, two shared intra regions (ratel, zero-infinity) or every
@@ -431,6 +434,14 @@ uint64_t ratel_dev_region_bytes(const struct nn_gpt_config *cfg, int B, struct n
 int ratel_system_parse(const char *s, enum ratel_system *out);
 
 #define RATEL_READ_AHEAD_MAX MB_OSTORE_SETS
+/* The store updates a layer in chunks of this many elements (mb_ostore's
+ * chunk, DeepSpeed's sub_group_size), last to first as the layer's G16
+ * lands: the paper's AGO runs per tensor, and a block's largest tensors
+ * at hidden 768 have 4h^2 = 2.4M elements. Its 3 buffer sets then take
+ * 88 MB of the host budget, not 3 x 14 bytes x the largest layer (0.30 GB
+ * at the full study's shape: 60% of its --host-mem, which activations
+ * need). Read-ahead reads a layer's last chunk, the first its step runs. */
+#define RATEL_UPDATE_CHUNK ((uint64_t)1 << 21)
 struct ratel_trainer_opts {
     struct nn_gpt_config cfg;
     int batch;
@@ -479,6 +490,8 @@ struct ratel_trainer_opts {
      * used by its first steps, so two sets stay for R(i-1) and W(i) from
      * the third step on. 0: the paper's order alone */
     int read_ahead;
+    /* the store's update chunk in elements (0: RATEL_UPDATE_CHUNK) */
+    uint64_t update_chunk;
 };
 
 struct ratel_trainer_stats {

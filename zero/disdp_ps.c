@@ -38,7 +38,7 @@ static int adam_update(void *ctx, int i, const struct mb_ostore_state *st, const
     (void)i, (void)err, (void)errlen;
     /* fp32 on the wire: P32 is what goes out, the 16-bit image is not made */
     int work = p->c->wire != NN_F32;
-    nn_adam_step(&p->o->hp, p->t, st->n, st->p32, st->m, st->v, grad, NN_F32, p->scale, work ? st->p16 : NULL,
+    nn_adam_step(&p->o->hp, p->t, st->n, st->p32, st->m, st->v, (const float *)grad + st->off, NN_F32, p->scale, work ? st->p16 : NULL,
                  work ? p->c->wire : NN_F32);
     return 0;
 }

@@ -26,7 +26,8 @@ static int update(void *ctx, int i, const struct mb_ostore_state *st, const void
     struct calib *c = ctx;
     (void)i, (void)err, (void)errlen;
     /* as mb-zero's PS with fp32 on the wire: P16 is written, not made */
-    nn_adam_step(&c->hp, c->t, st->n, st->p32, st->m, st->v, grad, NN_F32, 1.0f, NULL, NN_F32);
+    nn_adam_step(&c->hp, c->t, st->n, st->p32, st->m, st->v, (const float *)grad + st->off, NN_F32, 1.0f, NULL,
+                 NN_F32);
     return 0;
 }
 

@@ -8,7 +8,9 @@
  * order; write-error reports EIO naming the extent. The optimized order's
  * read-ahead (three tensors read before their steps, as a trainer does in
  * forward) reads nothing twice and changes no bit; one no step uses is
- * dropped and counted; other orders refuse it. */
+ * dropped and counted; other orders refuse it. With a chunk size (13
+ * units of at most 4096 elements) every order updates each tensor chunk by
+ * chunk, last to first, tiling it, to the same bits and byte counts. */
 #include "../../offload/aio.h"
 #include "../../common/common.h"
 #include "check.h"
@@ -40,18 +42,6 @@ static void adam(uint64_t n, float *p, float *m, float *v, uint16_t *p16, const 
     }
 }
 
-static int calls;
-static int update(void *ctx, int i, const struct mb_ostore_state *st, const void *grad, char *err, size_t errlen)
-{
-    (void)ctx;
-    (void)err;
-    (void)errlen;
-    EXPECT(st->n == tensors[i].n);
-    adam(st->n, st->p32, st->m, st->v, st->p16, grad);
-    __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
-    return 0;
-}
-
 static int spans_read, spans_write, spans_update, spans_bad;
 
 /* the first read submission, update end and P32 write end of each tensor:
@@ -76,14 +66,38 @@ static void on_span(void *ctx, const char *what, const char *name, double start,
             note_first(&first_read[i], start);
         else if (strcmp(what, "write") == 0 && strcmp(name + 2, ".P32") == 0)
             note_first(&first_write[i], end);
-        else if (strcmp(what, "update") == 0)
-            note_first(&first_update[i], end);
     }
     __atomic_add_fetch(strcmp(what, "read") == 0 ? &spans_read : strcmp(what, "write") == 0 ? &spans_write
                                                                 : &spans_update,
                        1, __ATOMIC_RELAXED);
     if (!(end >= start) || name[0] != 'L' || (strcmp(what, "update") != 0 && !strchr(name, '.')))
         __atomic_add_fetch(&spans_bad, 1, __ATOMIC_RELAXED);
+}
+
+static int calls;
+static uint64_t chunk_elems;     /* the stores' chunk (0: whole tensors) */
+static uint64_t last_off[NT];    /* the last update's first element, per tensor */
+static uint64_t covered[NT];     /* elements updated, per tensor */
+static int chunk_order_bad;
+static int update(void *ctx, int i, const struct mb_ostore_state *st, const void *grad, char *err, size_t errlen)
+{
+    (void)ctx;
+    (void)err;
+    (void)errlen;
+    if (chunk_elems == 0)
+        EXPECT(st->n == tensors[i].n && st->off == 0);
+    else
+        EXPECT(st->n <= 4096 && st->n > 0 && st->off % 4096 == 0 && st->off + st->n <= tensors[i].n);
+    /* a tensor's chunks go last to first: its first element last */
+    if (covered[i] % tensors[i].n != 0 && !(st->off < last_off[i]))
+        chunk_order_bad++;
+    last_off[i] = st->off;
+    covered[i] += st->n;
+    adam(st->n, st->p32, st->m, st->v, st->p16, (const float *)grad + st->off);
+    if (st->off == 0) /* the tensor's step done (its last chunk) */
+        note_first(&first_update[i], mb_now());
+    __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
 static float *grads[ITERS][NT];
@@ -106,7 +120,7 @@ static int count_files(const char *dir)
 static struct mb_ostore *open_store(const char *dir, enum mb_ostore_order order, uint64_t seed, char *err, size_t len)
 {
     struct mb_ostore_opts o = {.dir = dir, .nfiles = 2, .stripe = 64 << 10, .block = 4096, .order = order,
-                               .update = update, .tensors = tensors, .ntensors = NT, .blobs = blobs, .nblobs = 1,
+                               .chunk = chunk_elems, .update = update, .tensors = tensors, .ntensors = NT, .blobs = blobs, .nblobs = 1,
                                .seed = seed, .on_span = on_span};
     return mb_ostore_open(&o, err, len);
 }
@@ -163,11 +177,13 @@ static int train(struct mb_ostore *s, char *err, size_t len)
     return 0;
 }
 
-static void check_orders(const char *dir)
+/* units: updates per training step (NT whole tensors, or their chunks) */
+static void check_orders(const char *dir, int units)
 {
     char err[600];
     for (int order = MB_OSTORE_SERIAL; order <= MB_OSTORE_OPTIMIZED; order++) {
-        calls = spans_read = spans_write = spans_update = spans_bad = 0;
+        calls = spans_read = spans_write = spans_update = spans_bad = chunk_order_bad = 0;
+        memset(covered, 0, sizeof covered);
         memset(first_read, 0, sizeof first_read);
         memset(first_update, 0, sizeof first_update);
         memset(first_write, 0, sizeof first_write);
@@ -184,7 +200,9 @@ static void check_orders(const char *dir)
         EXPECT(rc == 0);
         if (rc)
             fprintf(stderr, "%s: %s\n", mb_ostore_order_names[order], err);
-        EXPECT(calls == ITERS * NT);
+        EXPECT(calls == ITERS * units && chunk_order_bad == 0);
+        for (int i = 0; i < NT; i++)
+            EXPECT(covered[i] == ITERS * tensors[i].n);
         expect_reference_states(s);
         struct mb_ostore_stats st;
         mb_ostore_stats(s, &st);
@@ -194,11 +212,12 @@ static void check_orders(const char *dir)
         EXPECT(st.write_bytes == nsum * 14 * (1 + ITERS));
         /* optimized reads ahead: tensor i-1 after i, never past 0, so no extra reads */
         EXPECT(st.read_bytes == nsum * 12 * ITERS + nsum * 14);
-        EXPECT(st.writes == (uint64_t)NT * 4 * (1 + ITERS) && st.reads == (uint64_t)NT * (3 * ITERS + 4));
+        EXPECT(st.writes == (uint64_t)NT * 4 + (uint64_t)units * 4 * ITERS &&
+               st.reads == (uint64_t)units * 3 * ITERS + NT * 4);
         EXPECT(st.read_busy_s > 0 && st.write_busy_s > 0 && st.update_s > 0);
         /* a span per transfer and per update, named after the extent or tensor */
         EXPECT((uint64_t)spans_read == st.reads && (uint64_t)spans_write == st.writes);
-        EXPECT(spans_update == ITERS * NT && spans_bad == 0);
+        EXPECT(spans_update == ITERS * units && spans_bad == 0);
         /* steps go NT-1 .. 0: optimized submits R(i-1) before i's update ends;
          * serial and naive read i-1 only once i's write is done */
         for (int i = 1; i < NT; i++) {
@@ -421,8 +440,19 @@ int main(void)
         for (int i = NT - 1; i >= 0; i--)
             adam(tensors[i].n, ref[i][0], ref[i][1], ref[i][2], ref16[i], grads[it][i]);
 
-    check_orders(dir);
+    check_orders(dir, NT);
     check_blob_and_ranges(dir); /* (counts the stores opened before it) */
+    /* chunks of 3000 elements round up to 4096 (block / 2): 3 + 8 + 2 units */
+    EXPECT(mb_ostore_unit_elems(30001, 3000, 4096) == 4096 && mb_ostore_unit_elems(1000, 3000, 4096) == 1000 &&
+           mb_ostore_unit_elems(30001, 0, 4096) == 30001);
+    EXPECT(mb_ostore_host_bytes(4096, 4096) < mb_ostore_host_bytes(30001, 4096));
+    /* the unit a step runs first (a read-ahead's): the last chunk, not a
+     * sliver: 6389760 in 4 chunks of 1605632 (49 x 32768) but a last of 1572864 */
+    EXPECT(mb_ostore_first_unit_elems(10000, 3000, 4096) == 1808 && mb_ostore_first_unit_elems(5000, 0, 4096) == 5000 &&
+           mb_ostore_first_unit_elems(6389760, 2097152, 0) == 1572864);
+    chunk_elems = 3000;
+    check_orders(dir, 13);
+    chunk_elems = 0;
     check_read_ahead(dir);
     check_rate_cap(dir);
     check_faults(dir);

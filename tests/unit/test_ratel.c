@@ -424,7 +424,7 @@ static void test_plan(void)
     /* nn/ keeps fp32 working copies of a layer's activations (the
      * workspace) beside their fp16 storage: 41 GB of device at 13B,
      * batch 32, where the paper's GPU fits 24 GB with FlashAttention */
-    struct ratel_budget big = {80 * G, 768 * G, 0, 0};
+    struct ratel_budget big = {80 * G, 768 * G, 0, 0, 0};
     struct nn_gpt_config c;
     nn_gpt_preset("gpt-13b", &c);
     struct ratel_plan p;
@@ -465,18 +465,18 @@ static void test_plan(void)
     const char *largest = ratel_largest_preset(2, mixed, &big, &best);
     EXPECT(largest && !strcmp(largest, "gpt-412b") && best.fits);
     /* a device too small for one layer: nothing fits, and the reason says so */
-    struct ratel_budget tiny_dev = {1 * G, 768 * G, 0, 0};
+    struct ratel_budget tiny_dev = {1 * G, 768 * G, 0, 0, 0};
     EXPECT(ratel_largest_preset(8, mixed, &tiny_dev, NULL) == NULL);
     ratel_plan(&c, 8, mixed, &tiny_dev, 0, &p);
     EXPECT(!p.fits && !p.fits_dev && strstr(p.why, "device") != NULL);
     ratel_plan_format(&p, &tiny_dev, table, sizeof(table));
     EXPECT(strstr(table, "does not fit: device") != NULL);
     /* storage capacity bounds the states */
-    struct ratel_budget small_disk = {80 * G, 768 * G, 100 * G, 0};
+    struct ratel_budget small_disk = {80 * G, 768 * G, 100 * G, 0, 0};
     ratel_plan(&c, 8, mixed, &small_disk, 0, &p);
     EXPECT(!p.fits_storage && strstr(p.why, "storage") != NULL);
     /* activations overflow the host to storage, unless host-only */
-    struct ratel_budget lowhost = {80 * G, 16 * G, 0, 0};
+    struct ratel_budget lowhost = {80 * G, 16 * G, 0, 0, 0};
     ratel_plan(&c, 32, mixed, &lowhost, 0, &p);
     EXPECT(p.fits && p.stor_act > 0 && p.host_act + p.stor_act == p.act_swap);
     lowhost.host_only_act = 1;
@@ -486,7 +486,7 @@ static void test_plan(void)
      * bounds the layer count; the largest fits, one more does not */
     int prev_l = 0;
     for (uint64_t h = 32; h <= 512; h *= 2) {
-        struct ratel_budget b = {80 * G, h * G, 0, 1};
+        struct ratel_budget b = {80 * G, h * G, 0, 1, 0};
         int L = ratel_largest_layers(&c, 32, mixed, &b, 4096);
         struct nn_gpt_config cl = c;
         cl.layers = L;
@@ -503,7 +503,7 @@ static void test_plan(void)
     EXPECT(prev_l > 40);
     /* the largest batch: it fits, one more does not (the device's
      * per-layer working set grows with B) */
-    struct ratel_budget b24 = {24 * G, 256 * G, 0, 0};
+    struct ratel_budget b24 = {24 * G, 256 * G, 0, 0, 0};
     int Bmax = ratel_largest_batch(&c, mixed, &b24, 4096);
     ratel_plan(&c, Bmax, mixed, &b24, 0, &p);
     EXPECT(Bmax >= 1 && p.fits);

@@ -1,5 +1,5 @@
-/* ratel/'s trainer against nn's whole-model reference: gpt-tiny and a
- * small parsed shape, 3 synchronous steps, under every system, every
+/* ratel/'s trainer against nn's whole-model reference: gpt-tiny, a
+ * small parsed shape and one whose layers the store updates in chunks, 3 synchronous steps, under every system, every
  * optimizer order and every activation policy: P32 and P16 of every layer
  * bit-identical to nn_gpt_forward/_backward + nn_gpt_adam_step (same
  * thread count). Then the failures a run must stop on: a corrupted state
@@ -102,8 +102,10 @@ static int run_same(const struct ratel_trainer_opts *o, const struct data *d, st
     last_read_bytes = os.read_bytes;
     int ra = o->system == RATEL_SYS_RATEL && o->order == MB_OSTORE_OPTIMIZED ? o->read_ahead : 0;
     uint64_t ra_bytes = 0;
-    for (int k = 0; k < ra; k++)
-        ra_bytes += 12 * ratel_trainer_layer_params(t, k ? ratel_trainer_layers(t) - k : 0);
+    for (int k = 0; k < ra; k++) { /* the layer's last update chunk */
+        uint64_t n = ratel_trainer_layer_params(t, k ? ratel_trainer_layers(t) - k : 0);
+        ra_bytes += 12 * mb_ostore_first_unit_elems(n, o->update_chunk ? o->update_chunk : RATEL_UPDATE_CHUNK, 0);
+    }
     if (st.read_ahead != ra || st.read_ahead_bytes != ra_bytes || os.read_aheads != (uint64_t)(ra * STEPS) ||
         os.read_aheads_dropped != 0)
         bad = 1, fprintf(stderr, "%s: read-ahead %d layers (%llu B), %llu submitted, %llu dropped; want %d\n", what,
@@ -207,8 +209,12 @@ int main(void)
         fprintf(stderr, "SKIP: no temporary folder\n");
         return 77;
     }
-    const char *shapes[] = {"gpt-tiny", "layers=3,hidden=32,heads=4,seq=16,vocab=24"};
-    for (int c = 0; c < 2; c++) {
+    /* the third: blocks of 50k parameters, which the store updates in two
+     * chunks of at most 32768 (--update-chunk) */
+    const char *shapes[] = {"gpt-tiny", "layers=3,hidden=32,heads=4,seq=16,vocab=24",
+                            "layers=2,hidden=64,heads=4,seq=16,vocab=64"};
+    const char *names[] = {"gpt-tiny", "parsed", "chunked"};
+    for (int c = 0; c < 3; c++) {
         struct nn_gpt_config cfg;
         char err[512];
         EXPECT(nn_gpt_config_parse(shapes[c], &cfg, err, sizeof(err)) == 0);
@@ -225,6 +231,7 @@ int main(void)
             nn_gpt_adam_step(ref, &rs, &hp, 1.0f);
         }
         struct ratel_trainer_opts o = opts(&cfg, dir);
+        o.update_chunk = c == 2 ? 32768 : 0;
         char what[128];
         uint64_t sw, swapped[RATEL_ACT_COUNT] = {0};
         for (int sys = 0; sys < RATEL_SYS_COUNT; sys++) {
@@ -238,7 +245,7 @@ int main(void)
                     o.order = zi ? MB_OSTORE_SERIAL : (enum mb_ostore_order)ord;
                     o.recompute_whole = zi && ord == 1;
                     o.act = (enum ratel_act)act;
-                    snprintf(what, sizeof(what), "%s %s %s %s%s", c ? "parsed" : "gpt-tiny",
+                    snprintf(what, sizeof(what), "%s %s %s %s%s", names[c],
                              ratel_system_name(o.system), mb_ostore_order_names[o.order],
                              ratel_act_name(o.act), o.recompute_whole ? " whole" : "");
                     EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
@@ -258,7 +265,7 @@ int main(void)
             for (int ord = 0; ord < 3; ord += 2) {
                 o.act = drops[k];
                 o.order = (enum mb_ostore_order)ord;
-                snprintf(what, sizeof(what), "%s ratel %s %s whole", c ? "parsed" : "gpt-tiny",
+                snprintf(what, sizeof(what), "%s ratel %s %s whole", names[c],
                          mb_ostore_order_names[ord], ratel_act_name(o.act));
                 EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
                 EXPECT(sw == swapped[o.act]);
@@ -274,16 +281,16 @@ int main(void)
          * bits under every order */
         o.system = RATEL_SYS_RATEL;
         o.host_mem = ratel_host_arena_need(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL) +
-                     ratel_host_beside_bytes(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL);
+                     ratel_host_beside_bytes(&cfg, B, PREC, RATEL_SYS_RATEL, RATEL_ACT_RATEL, o.update_chunk);
         for (int ord = 0; ord < 3; ord++) {
             o.order = (enum mb_ostore_order)ord;
             o.act = RATEL_ACT_SWAP_ALL;
-            snprintf(what, sizeof(what), "%s spill swap-all %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+            snprintf(what, sizeof(what), "%s spill swap-all %s", names[c], mb_ostore_order_names[ord]);
             EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
             fprintf(stderr, "  %llu of %llu bytes to storage\n", (unsigned long long)last_stored, (unsigned long long)sw);
             EXPECT(sw == swapped[RATEL_ACT_SWAP_ALL] && last_stored > 0 && last_stored < sw);
             o.act = RATEL_ACT_RATEL;
-            snprintf(what, sizeof(what), "%s spill ratel %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+            snprintf(what, sizeof(what), "%s spill ratel %s", names[c], mb_ostore_order_names[ord]);
             EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
         }
         /* a given swap set (--swap-set: another run's pick) is what every
@@ -302,7 +309,7 @@ int main(void)
             uint64_t first = 0;
             for (int ord = 0; ord < 3; ord++) {
                 o.order = (enum mb_ostore_order)ord;
-                snprintf(what, sizeof(what), "%s given set %s", c ? "parsed" : "gpt-tiny", mb_ostore_order_names[ord]);
+                snprintf(what, sizeof(what), "%s given set %s", names[c], mb_ostore_order_names[ord]);
                 EXPECT(run_same(&o, &d, ref, &rs, what, &sw) == 0);
                 first = ord ? first : sw;
                 EXPECT(sw == first && sw > swapped[RATEL_ACT_INTER_BLOCK]);
@@ -398,7 +405,7 @@ int main(void)
             /* --host-mem holds the store's buffers and the staging slots
              * beside the arena: exactly those leave it nothing, and 4096
              * more an arena that overruns */
-            uint64_t beside = ratel_host_beside_bytes(&o.cfg, o.batch, PREC, o.system, o.act);
+            uint64_t beside = ratel_host_beside_bytes(&o.cfg, o.batch, PREC, o.system, o.act, o.update_chunk);
             o.host_mem = beside;
             EXPECT(ratel_trainer_new(&o, err, sizeof(err)) == NULL);
             fprintf(stderr, "host budget all beside the arena: \"%s\"\n", err);
