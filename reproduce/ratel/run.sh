@@ -60,10 +60,11 @@ full)
   # the files runs) stays 2, as in the earlier references
   model=layers=21,hidden=768,heads=12,seq=128,vocab=8192 batches="2 8 10" mid=2 files_list="1 4" iters=2
   mem=(--dev-mem 1G --host-mem 512M)
-  # --host-mem holds the store's buffers (0.30 GB at this shape) and the
+  # --host-mem holds the store's buffers (88 MB at this shape: chunks of
+  # --update-chunk, 2M elements; whole layers took 0.30 GB) and the
   # staging slots too; zero-infinity's G16 of every layer wait in host
   # memory for its Adam after backward (0.32 GB), so at 512M it is refused
-  # (0.81 GB at batch 10): the baseline runs with 1G, more than Ratel's
+  # (0.60 GB at batch 10): the baseline runs with 1G, more than Ratel's
   zimem=(--dev-mem 1G --host-mem 1G) ;;
 *) echo "run.sh: --scale must be tiny, small or full, not '$scale'" >&2; exit 2 ;;
 esac
