@@ -1,10 +1,12 @@
 /* nn/ ops: finite-difference gradient checks for every op (layer norm,
  * GELU, ReLU, bias, softmax cross-entropy, log-softmax NLL, causal
- * attention, GEMM), the causal mask, dtype conversions, and that a wrong
+ * attention, GEMM), the causal mask, dtype conversions (the array ones
+ * against the scalar ones, bit for bit), and that a wrong
  * gradient is caught by the checker; the parallel normal draw against
  * the serial one. */
 #include "check.h"
 #include "nn_gradcheck.h"
+#include "../../common/common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,49 @@ int main(void)
         float v = (float)(nn_rng_normal(&r) * 100);
         EXPECT(fabsf(nn_f16_to_f32(nn_f32_to_f16(v)) - v) <= fabsf(v) * (1.0f / 2048) + 1e-7f);
         EXPECT(fabsf(nn_bf16_to_f32(nn_f32_to_bf16(v)) - v) <= fabsf(v) * (1.0f / 256));
+    }
+    /* the array conversions (F16C where the CPU has it, 8 at a time, over
+     * the threads) equal the scalar ones bit for bit: every half loaded;
+     * stored, 2^20 seeded float bit patterns (NaNs, infinities, subnormals,
+     * ties among them) and the edges; accumulated, seeded pairs; lengths
+     * that leave tails of a block and of 8 */
+    {
+        size_t nh = 65536 + 5, nf = (1u << 20) + 3;
+        uint16_t *h = malloc(nf * 2), *hs = malloc(nf * 2);
+        float *f = malloc(nf * 4), *g = malloc(nf * 4);
+        for (size_t i = 0; i < nh; i++)
+            h[i] = (uint16_t)i;
+        nn_load_f32(f, h, NN_F16, nh);
+        size_t bad = 0;
+        for (size_t i = 0; i < nh; i++) {
+            float w = nn_f16_to_f32(h[i]);
+            bad += memcmp(&w, &f[i], 4) != 0;
+        }
+        EXPECT(bad == 0);
+        uint64_t st = 77;
+        const uint32_t edges[] = {0x477fefffu, 0x477ff000u, 0x47800000u, 0x38800000u, 0x387fffffu, 0x33000000u,
+                                  0x33000001u, 0x7f800000u, 0x7f800001u, 0x7fc00000u, 0xffffffffu, 0x80000000u};
+        for (size_t i = 0; i < nf; i++) {
+            uint32_t u = i < 12 ? edges[i] : (uint32_t)mb_splitmix64(&st);
+            memcpy(&f[i], &u, 4);
+            g[i] = (float)(nn_rng_normal(&r) * 8);
+        }
+        nn_store_f32(h, NN_F16, f, nf);
+        bad = 0;
+        for (size_t i = 0; i < nf; i++)
+            bad += nn_f32_to_f16(f[i]) != h[i];
+        EXPECT(bad == 0);
+        for (size_t i = 0; i < nf; i++) /* finite halves to add to */
+            hs[i] = h[i] = nn_f32_to_f16((float)(nn_rng_normal(&r) * 8));
+        nn_accum_f32(h, NN_F16, g, nf);
+        bad = 0;
+        for (size_t i = 0; i < nf; i++)
+            bad += nn_f32_to_f16(nn_f16_to_f32(hs[i]) + g[i]) != h[i];
+        EXPECT(bad == 0);
+        free(h);
+        free(hs);
+        free(f);
+        free(g);
     }
     /* the parallel draw is the serial stream value for value, across its
      * chunks (65536) and from a stream already advanced */
