@@ -109,7 +109,9 @@ uint64_t ratel_host_beside_bytes(const struct nn_gpt_config *cfg, int B, struct 
         maxp = a.params > maxp ? a.params : maxp;
     }
     /* the store's buffer sets (open_store: its tensors are the layers,
-     * updated in chunks, the default block), and the storage path's staging slots wherever some
-     * activations may go there (host-only never sends any) */
-    return mb_ostore_host_bytes(mb_ostore_unit_elems(maxp, chunk ? chunk : RATEL_UPDATE_CHUNK, 0), 0) + (act == RATEL_ACT_HOST_ONLY ? 0 : RATEL_ACT_STAGING_BYTES);
+     * updated in chunks, the default block), and the storage path's
+     * staging slots wherever some activations may go there (host-only
+     * never sends any) */
+    uint64_t unit = mb_ostore_unit_elems(maxp, chunk ? chunk : RATEL_UPDATE_CHUNK, 0);
+    return mb_ostore_host_bytes(unit, 0) + (act == RATEL_ACT_HOST_ONLY ? 0 : RATEL_ACT_STAGING_BYTES);
 }

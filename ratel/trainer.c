@@ -111,8 +111,8 @@ static int init_states(struct ratel_trainer *t, int i, float *p32, const float *
  * other). */
 static int init_all(struct ratel_trainer *t, char *err, size_t errlen)
 {
-    /* page-aligned, so the writes go O_DIRECT (the engine sends a buffer
-     * that is not through the page cache: 1.9 GB dirtied at full scale) */
+    /* page-aligned, so the writes go O_DIRECT (the engine writes an
+     * unaligned buffer through the page cache: 1.9 GB dirtied at full scale) */
     size_t bytes = (t->max_np * 4 + 4095) / 4096 * 4096;
     float *p32[2] = {aligned_alloc(4096, bytes), aligned_alloc(4096, bytes)}, *zero = aligned_alloc(4096, bytes);
     if (zero)
