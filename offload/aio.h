@@ -618,10 +618,11 @@ struct mb_ostore;
 struct mb_ostore_io;
 
 /* The host memory mb_ostore_open takes for its step buffers and I/O (the
- * engine's arena): MB_OSTORE_SETS sets of the largest tensor's P32, m, v
- * and P16 with their blocks' tails, and 4 MiB; what a caller's host budget
- * must leave the store. max_n: the largest tensor's elements (0: blobs
- * only); block: the CRC block (0: the default). */
+ * engine's arena): MB_OSTORE_SETS sets of the largest update unit's P32,
+ * m, v and P16 with their blocks' tails, and 4 MiB; what a caller's host
+ * budget must leave the store. max_n: that unit's elements
+ * (mb_ostore_unit_elems; 0: blobs only); block: the CRC block (0: the
+ * default). */
 uint64_t mb_ostore_host_bytes(uint64_t max_n, size_t block);
 /* The largest update unit's elements at most, what mb_ostore_host_bytes
  * takes: max_n (the largest tensor) without a chunk size, else the chunk

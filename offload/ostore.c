@@ -209,8 +209,6 @@ struct mb_ostore *mb_ostore_open(const struct mb_ostore_opts *o, char *err, size
         for (int f = 0; f < MB_OSTORE_NFIELDS; f++)
             set_extent(s, 4 * i + f, o->tensors[i].name, mb_ostore_field_names[f],
                        o->tensors[i].n * field_elem_bytes[f], &at);
-        if (o->tensors[i].n > s->max_n)
-            s->max_n = o->tensors[i].n;
     }
     if (make_units(s, err, errlen) != 0)
         goto fail;

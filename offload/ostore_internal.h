@@ -42,7 +42,6 @@ struct mb_ostore {
     int next;                   /* extents */
     struct ostore_extent *ext;
     int next_t;                 /* tensor extents: 4 per tensor, then blobs */
-    uint64_t max_n;             /* largest tensor */
     /* update units: a tensor's chunks in order, tensor 0's first; a step of
      * tensor i runs units ubase[i + 1] - 1 down to ubase[i] */
     uint64_t max_unit;          /* the largest unit's elements */

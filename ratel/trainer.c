@@ -68,6 +68,12 @@ static int adam_update(void *ctx, int i, const struct mb_ostore_state *st, const
     return 0;
 }
 
+/* the store's update chunk: the option's, else RATEL_UPDATE_CHUNK */
+static uint64_t update_chunk(const struct ratel_trainer_opts *o)
+{
+    return o->update_chunk ? o->update_chunk : RATEL_UPDATE_CHUNK;
+}
+
 static void *take(struct mb_arena *a, size_t bytes, char *err, size_t errlen)
 {
     /* rounded up, so the arena's peak is the sum ratel_dev_bytes counts */
@@ -174,7 +180,7 @@ static int open_store(struct ratel_trainer *t, char *err, size_t errlen)
     struct mb_ostore_opts so = {
         .dir = t->o.dir, .nfiles = t->o.nfiles, .file_gbps = t->o.file_gbps,
         .order = t->o.system == RATEL_SYS_ZERO_INFINITY ? MB_OSTORE_SERIAL : t->o.order,
-        .chunk = t->o.update_chunk ? t->o.update_chunk : RATEL_UPDATE_CHUNK,
+        .chunk = update_chunk(&t->o),
         .update = adam_update, .ctx = t, .tensors = ts, .ntensors = t->nl, .blobs = bl, .nblobs = t->nu,
         .seed = t->o.seed, .on_span = on_store_span, .span_ctx = t};
     t->store = mb_ostore_open(&so, err, errlen);
@@ -302,7 +308,7 @@ static int setup(struct ratel_trainer *t, char *err, size_t errlen)
     for (int k = 0; k < t->ra_n; k++) { /* the layer's last chunk */
         uint64_t n = t->np[tr_read_ahead_layer(t, k)];
         t->st.read_ahead_bytes +=
-            12 * mb_ostore_first_unit_elems(n, o->update_chunk ? o->update_chunk : RATEL_UPDATE_CHUNK, 0);
+            12 * mb_ostore_first_unit_elems(n, update_chunk(o), 0);
     }
     return init_all(t, err, errlen);
 }
